@@ -1,0 +1,190 @@
+//! Getting a process under control and letting it go: spawn, attach, detach, kill.
+
+use std::os::fd::OwnedFd;
+use std::time::{Duration, Instant};
+
+use super::{Inferior, Origin, Stop};
+use crate::os::spawn::{spawn_traced, SpawnRequest};
+use crate::os::wait::{wait, WaitEvent, WaitOutcome};
+use crate::os::{procfs, ptrace, OsError, Tid};
+
+/// The read ends of the target's stdout and stderr pipes.
+pub struct SpawnOutput {
+    pub stdout: OwnedFd,
+    pub stderr: OwnedFd,
+}
+
+/// How long the dynamic loader may take to reach the program's entry point.
+const ENTRY_DEADLINE: Duration = Duration::from_secs(30);
+
+impl Inferior {
+    /// Spawns the program and runs it to its entry point: the loader has mapped the start-up
+    /// libraries by then, so their symbols can take breakpoints at once.
+    pub fn spawn(req: &SpawnRequest) -> Result<(Inferior, SpawnOutput, Stop), OsError> {
+        let spawned = spawn_traced(req)?;
+        let output = SpawnOutput {
+            stdout: spawned.stdout,
+            stderr: spawned.stderr,
+        };
+        let mut inferior = Inferior::new(spawned.pid, Origin::Spawned, &[spawned.pid])?;
+        let stop = inferior.run_to_entry()?;
+        Ok((inferior, output, stop))
+    }
+
+    fn run_to_entry(&mut self) -> Result<Stop, OsError> {
+        let Some(entry) = procfs::entry_point(self.pid) else {
+            return Ok(Stop::Entry { tid: self.pid });
+        };
+        let had_site = self.has_site(entry);
+        self.insert_site(entry)?;
+        let deadline = Instant::now() + ENTRY_DEADLINE;
+        self.arm(deadline);
+        let stop = self.cont(deadline, &|_| false);
+        self.disarm();
+        if !had_site && !self.dead {
+            self.remove_site(entry)?;
+        }
+        match stop? {
+            Stop::Breakpoint { tid, addr } if addr == entry => Ok(Stop::Entry { tid }),
+            other => Ok(other),
+        }
+    }
+
+    /// Attaches to every thread of `pid` with PTRACE_SEIZE (the program sees no SIGSTOP) and
+    /// stops them all.
+    pub fn attach(pid: Tid) -> Result<(Inferior, Stop), OsError> {
+        if pid <= 0 {
+            return Err(OsError::Spawn(format!("attach: {pid} is not a process id")));
+        }
+        if pid == std::process::id() as Tid {
+            return Err(OsError::Spawn(
+                "attach: refusing to attach to scry itself".into(),
+            ));
+        }
+        let status = procfs::status_text(pid)
+            .ok_or_else(|| OsError::Spawn(format!("attach: no process {pid}")))?;
+        if let Some(tgid) = procfs::status_field(&status, "Tgid") {
+            if tgid != pid.to_string() {
+                return Err(OsError::Spawn(format!(
+                    "attach: {pid} is a thread of process {tgid}; attach to {tgid}"
+                )));
+            }
+        }
+        let options = ptrace::trace_options(false);
+        let mut seized: Vec<Tid> = Vec::new();
+        // Threads may be created while we seize: repeat until the task list holds no stranger.
+        loop {
+            let fresh: Vec<Tid> = procfs::task_ids(pid)
+                .into_iter()
+                .filter(|t| !seized.contains(t))
+                .collect();
+            if fresh.is_empty() {
+                break;
+            }
+            for tid in fresh {
+                match ptrace::seize(tid, options) {
+                    Ok(()) => seized.push(tid),
+                    Err(e) if tid == pid => return Err(attach_error(pid, &status, e)),
+                    Err(_) => {} // a thread that exited meanwhile
+                }
+            }
+        }
+        let mut inferior = Inferior::new(pid, Origin::Attached, &[])?;
+        for &tid in &seized {
+            inferior
+                .threads
+                .insert(tid, super::thread::Thread::new_stopped(tid));
+            if let Some(t) = inferior.threads.get_mut(&tid) {
+                t.mark_running();
+            }
+        }
+        inferior.stop_all(&|_| false)?;
+        if inferior.dead {
+            return Err(OsError::Spawn(format!(
+                "attach: process {pid} exited while attaching"
+            )));
+        }
+        Ok((inferior, Stop::Attached { tid: pid }))
+    }
+
+    /// Restores every breakpoint byte and lets every thread go, passing on signals it was
+    /// about to receive.
+    pub fn detach(&mut self) -> Result<(), OsError> {
+        if self.dead {
+            return Ok(());
+        }
+        self.stop_all(&|_| false)?;
+        self.remove_all_sites();
+        for tid in self.thread_ids() {
+            let sig = self.take_signal(tid);
+            match ptrace::detach(tid, sig) {
+                Ok(()) => {}
+                Err(e) if e.is_gone() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.threads.clear();
+        self.dead = true;
+        Ok(())
+    }
+
+    /// SIGKILLs the process and reaps it.
+    pub fn kill(&mut self) -> Result<Stop, OsError> {
+        if self.dead {
+            return Ok(Stop::Killed {
+                signal: libc::SIGKILL,
+            });
+        }
+        ptrace::kill_process(self.pid, libc::SIGKILL)?;
+        let mut last = Stop::Killed {
+            signal: libc::SIGKILL,
+        };
+        loop {
+            match wait(-1, false) {
+                Ok(WaitOutcome::Event(WaitEvent::Exited { tid, code })) if tid == self.pid => {
+                    last = Stop::Exited { code };
+                    break;
+                }
+                Ok(WaitOutcome::Event(WaitEvent::Killed { tid, signal })) if tid == self.pid => {
+                    last = Stop::Killed { signal };
+                    break;
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        self.threads.clear();
+        self.dead = true;
+        Ok(last)
+    }
+}
+
+fn attach_error(pid: Tid, status: &str, err: OsError) -> OsError {
+    let tracer = procfs::status_field(status, "TracerPid").unwrap_or_default();
+    if !tracer.is_empty() && tracer != "0" {
+        return OsError::Spawn(format!(
+            "attach: process {pid} is already traced by process {tracer}"
+        ));
+    }
+    match err {
+        OsError::Ptrace { errno: nix::Error::EPERM, .. } => OsError::Spawn(format!(
+            "attach: not permitted to trace process {pid} (check /proc/sys/kernel/yama/ptrace_scope and privileges)"
+        )),
+        OsError::Ptrace { errno: nix::Error::ESRCH, .. } => {
+            OsError::Spawn(format!("attach: no process {pid}"))
+        }
+        other => other,
+    }
+}
+
+impl Drop for Inferior {
+    fn drop(&mut self) {
+        if self.dead {
+            return;
+        }
+        let _ = match self.origin {
+            Origin::Spawned => self.kill().map(|_| ()),
+            Origin::Attached => self.detach(),
+        };
+    }
+}

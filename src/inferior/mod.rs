@@ -1,0 +1,249 @@
+//! The traced process: its threads, its breakpoint sites, and the state machine that stops and
+//! resumes them (all-stop: when one thread stops, every thread is stopped).
+
+mod lifecycle;
+mod run;
+pub mod sites;
+pub mod thread;
+
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::os::memory::ProcMem;
+use crate::os::regs::RawRegs;
+use crate::os::timer::WaitAlarm;
+use crate::os::{ptrace, OsError, Tid};
+
+pub use lifecycle::SpawnOutput;
+use sites::{Sites, INT3};
+use thread::{RunState, Thread};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Spawned,
+    Attached,
+}
+
+/// Why the process (or one of its threads) stopped, as the debugger reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// Spawned and stopped at the program's entry point.
+    Entry {
+        tid: Tid,
+    },
+    /// Attached and stopped wherever it was.
+    Attached {
+        tid: Tid,
+    },
+    /// A single step completed.
+    Step {
+        tid: Tid,
+    },
+    /// Stopped at a breakpoint site (pc equals `addr`, the int3 already undone).
+    Breakpoint {
+        tid: Tid,
+        addr: u64,
+    },
+    /// A signal is about to be delivered to `tid` (it will be on the next resume).
+    Signal {
+        tid: Tid,
+        signal: i32,
+        code: i32,
+        fault_addr: u64,
+    },
+    /// The deadline passed and every thread was interrupted.
+    Timeout {
+        tid: Tid,
+    },
+    /// The program called exec: a new image, every breakpoint is gone.
+    Exec {
+        tid: Tid,
+    },
+    /// The stepped thread exited (the process lives on).
+    ThreadExit {
+        tid: Tid,
+    },
+    Exited {
+        code: i32,
+    },
+    Killed {
+        signal: i32,
+    },
+}
+
+impl Stop {
+    pub fn tid(&self) -> Option<Tid> {
+        match *self {
+            Stop::Entry { tid }
+            | Stop::Attached { tid }
+            | Stop::Step { tid }
+            | Stop::Breakpoint { tid, .. }
+            | Stop::Signal { tid, .. }
+            | Stop::Timeout { tid }
+            | Stop::Exec { tid }
+            | Stop::ThreadExit { tid } => Some(tid),
+            Stop::Exited { .. } | Stop::Killed { .. } => None,
+        }
+    }
+
+    pub fn is_final(&self) -> bool {
+        matches!(self, Stop::Exited { .. } | Stop::Killed { .. })
+    }
+}
+
+pub struct Inferior {
+    pid: Tid,
+    origin: Origin,
+    threads: BTreeMap<Tid, Thread>,
+    selected: Tid,
+    mem: ProcMem,
+    sites: Sites,
+    alarm: WaitAlarm,
+    /// Stops other threads reported while everything was being stopped; handed out, in
+    /// order, before anything runs again.
+    queued: VecDeque<Stop>,
+    dead: bool,
+}
+
+impl Inferior {
+    fn new(pid: Tid, origin: Origin, tids: &[Tid]) -> Result<Self, OsError> {
+        let threads = tids.iter().map(|&t| (t, Thread::new_stopped(t))).collect();
+        Ok(Inferior {
+            pid,
+            origin,
+            threads,
+            selected: pid,
+            mem: ProcMem::open(pid)?,
+            sites: Sites::default(),
+            alarm: WaitAlarm::for_current_thread()?,
+            queued: VecDeque::new(),
+            dead: false,
+        })
+    }
+
+    pub fn pid(&self) -> Tid {
+        self.pid
+    }
+
+    pub fn origin(&self) -> Origin {
+        self.origin
+    }
+
+    pub fn is_dead(&self) -> bool {
+        self.dead
+    }
+
+    pub fn selected(&self) -> Tid {
+        self.selected
+    }
+
+    pub fn select(&mut self, tid: Tid) -> bool {
+        if self.threads.contains_key(&tid) {
+            self.selected = tid;
+            true
+        } else {
+            false
+        }
+    }
+
+    pub fn clear_pending_signal(&mut self, tid: Tid) {
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.pending_signal = 0;
+        }
+    }
+
+    pub fn thread_ids(&self) -> Vec<Tid> {
+        self.threads.keys().copied().collect()
+    }
+
+    /// Registers of `tid`, read once per stop.
+    pub fn regs(&mut self, tid: Tid) -> Result<&RawRegs, OsError> {
+        let thread = self.threads.get_mut(&tid).ok_or(OsError::Ptrace {
+            what: "getregs",
+            tid,
+            errno: nix::Error::ESRCH,
+        })?;
+        if thread.regs.is_none() {
+            thread.regs = Some(ptrace::get_regs(tid)?);
+        }
+        Ok(thread.regs.as_ref().expect("just filled"))
+    }
+
+    pub fn set_regs(&mut self, tid: Tid, regs: &RawRegs) -> Result<(), OsError> {
+        ptrace::set_regs(tid, regs)?;
+        if let Some(thread) = self.threads.get_mut(&tid) {
+            thread.regs = Some(*regs);
+        }
+        Ok(())
+    }
+
+    pub fn pc(&mut self, tid: Tid) -> Result<u64, OsError> {
+        Ok(self.regs(tid)?.rip)
+    }
+
+    fn set_pc(&mut self, tid: Tid, pc: u64) -> Result<(), OsError> {
+        let mut regs = *self.regs(tid)?;
+        regs.rip = pc;
+        self.set_regs(tid, &regs)
+    }
+
+    /// Reads target memory as the program sees it on disk: breakpoint bytes are hidden.
+    pub fn read_memory(&self, addr: u64, buf: &mut [u8]) -> Result<(), OsError> {
+        self.mem.read(addr, buf)?;
+        self.sites.unpatch(addr, buf);
+        Ok(())
+    }
+
+    /// Like [`read_memory`](Self::read_memory) but stops at the first unreadable byte.
+    pub fn read_memory_partial(&self, addr: u64, buf: &mut [u8]) -> usize {
+        let n = self.mem.read_partial(addr, buf);
+        self.sites.unpatch(addr, &mut buf[..n]);
+        n
+    }
+
+    /// Writes target memory; bytes under a breakpoint become its saved original instead.
+    pub fn write_memory(&mut self, addr: u64, bytes: &[u8]) -> Result<(), OsError> {
+        let mut buf = bytes.to_vec();
+        self.sites.patch_write(addr, &mut buf);
+        self.mem.write(addr, &buf)
+    }
+
+    pub fn has_site(&self, addr: u64) -> bool {
+        self.sites.contains(addr)
+    }
+
+    /// Writes an int3 at `addr` (idempotent).
+    pub fn insert_site(&mut self, addr: u64) -> Result<(), OsError> {
+        if self.sites.contains(addr) {
+            return Ok(());
+        }
+        let mut orig = [0u8];
+        self.mem.read(addr, &mut orig)?;
+        self.mem
+            .write(addr, &[INT3])
+            .map_err(|_| OsError::Unwritable { addr, len: 1 })?;
+        self.sites.insert(addr, orig[0]);
+        Ok(())
+    }
+
+    /// Restores the original byte at `addr`.
+    pub fn remove_site(&mut self, addr: u64) -> Result<(), OsError> {
+        match self.sites.remove(addr) {
+            Some(orig) if !self.dead => self.mem.write(addr, &[orig]),
+            _ => Ok(()),
+        }
+    }
+
+    fn remove_all_sites(&mut self) {
+        for addr in self.sites.addrs() {
+            let _ = self.remove_site(addr);
+        }
+    }
+
+    fn running_tids(&self) -> Vec<Tid> {
+        self.threads
+            .values()
+            .filter(|t| t.state == RunState::Running)
+            .map(|t| t.tid)
+            .collect()
+    }
+}

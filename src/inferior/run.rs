@@ -1,0 +1,375 @@
+//! Resuming and stopping: single steps, continues, and the all-stop discipline.
+
+use std::time::{Duration, Instant};
+
+use super::sites::INT3;
+use super::thread::{RunState, StopKind, Thread};
+use super::{Inferior, Stop};
+use crate::os::ptrace::{self, SI_KERNEL};
+use crate::os::wait::{wait, WaitEvent, WaitOutcome};
+use crate::os::{OsError, Tid};
+
+/// What to do with threads other than the one an event came from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Everything is running: an event that is not a stop resumes its thread at once.
+    Running,
+    /// Threads that stop stay stopped (stepping one thread, or stopping all).
+    Hold,
+}
+
+/// Signals for which `pass(sig)` is true are delivered without a stop.
+pub type PassFn<'a> = &'a dyn Fn(i32) -> bool;
+
+impl Inferior {
+    /// Arms the wait deadline for a run of steps or a continue; [`disarm`](Self::disarm) ends it.
+    pub fn arm(&self, deadline: Instant) {
+        self.alarm
+            .arm(deadline.saturating_duration_since(Instant::now()));
+    }
+
+    pub fn disarm(&self) {
+        self.alarm.disarm();
+    }
+
+    /// Steps the selected thread by one instruction; the others stay stopped.
+    pub fn step(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
+        if let Some(stop) = self.queued.pop_front() {
+            return Ok(stop);
+        }
+        let stop = self.step_thread(self.selected, deadline, pass)?;
+        if !self.dead {
+            self.stop_all(pass)?;
+        }
+        Ok(stop)
+    }
+
+    /// Resumes every thread until something worth reporting happens or `deadline` passes.
+    pub fn cont(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
+        if let Some(stop) = self.queued.pop_front() {
+            return Ok(stop);
+        }
+        // A thread parked on a breakpoint must first execute the original instruction, alone.
+        for tid in self.thread_ids() {
+            let stopped = self
+                .threads
+                .get(&tid)
+                .is_some_and(|t| t.state == RunState::Stopped);
+            if stopped && {
+                let pc = self.pc(tid)?;
+                self.has_site(pc)
+            } {
+                let stop = self.step_thread(tid, deadline, pass)?;
+                if !matches!(stop, Stop::Step { .. }) {
+                    if !self.dead {
+                        self.stop_all(pass)?;
+                    }
+                    return Ok(stop);
+                }
+            }
+        }
+        self.stop_all(pass)?;
+        if let Some(stop) = self.queued.pop_front() {
+            return Ok(stop);
+        }
+        for tid in self.thread_ids() {
+            self.resume(tid)?;
+        }
+        loop {
+            let Some(event) = self.next_event(deadline)? else {
+                self.stop_all(pass)?;
+                return Ok(Stop::Timeout { tid: self.selected });
+            };
+            if let Some(stop) = self.handle(event, Mode::Running, pass)? {
+                if !stop.is_final() {
+                    self.stop_all(pass)?;
+                    if let Some(tid) = stop.tid() {
+                        self.select(tid);
+                    }
+                }
+                return Ok(stop);
+            }
+        }
+    }
+
+    fn resume(&mut self, tid: Tid) -> Result<(), OsError> {
+        let sig = self.take_signal(tid);
+        match ptrace::cont(tid, sig) {
+            Ok(()) => {}
+            // Exiting under us: its exit report is on its way.
+            Err(e) if e.is_gone() => {}
+            Err(e) => return Err(e),
+        }
+        if let Some(thread) = self.threads.get_mut(&tid) {
+            thread.mark_running();
+        }
+        Ok(())
+    }
+
+    pub(super) fn take_signal(&mut self, tid: Tid) -> i32 {
+        match self.threads.get_mut(&tid) {
+            Some(t) if t.stop_kind == StopKind::Signal => std::mem::take(&mut t.pending_signal),
+            _ => 0,
+        }
+    }
+
+    /// Steps one thread, lifting a breakpoint under its pc for that one instruction.
+    fn step_thread(&mut self, tid: Tid, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
+        let pc = self.pc(tid)?;
+        let lifted = self.sites.original(pc);
+        if let Some(orig) = lifted {
+            self.mem.write(pc, &[orig])?;
+        }
+        let result = self.step_raw(tid, deadline, pass);
+        if lifted.is_some() && !self.dead && self.sites.contains(pc) {
+            let _ = self.mem.write(pc, &[INT3]);
+        }
+        result
+    }
+
+    fn step_raw(&mut self, tid: Tid, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
+        let sig = self.take_signal(tid);
+        ptrace::single_step(tid, sig)?;
+        self.mark(tid, RunState::Running, StopKind::Event);
+        loop {
+            let Some(event) = self.next_event(deadline)? else {
+                self.stop_all(pass)?;
+                return Ok(Stop::Timeout { tid });
+            };
+            if event.tid() != tid || event.is_gone() {
+                if let Some(stop) = self.handle(event, Mode::Hold, pass)? {
+                    if stop.is_final() || event.tid() == tid {
+                        return Ok(stop);
+                    }
+                    self.queued.push_back(stop);
+                }
+                if !self.threads.contains_key(&tid) {
+                    return Ok(Stop::ThreadExit { tid });
+                }
+                continue;
+            }
+            match event {
+                WaitEvent::Signal {
+                    signal: libc::SIGTRAP,
+                    ..
+                } => {
+                    let info = ptrace::sig_info(tid)?;
+                    // A positive si_code other than SI_KERNEL is the trap flag firing: the
+                    // step is done. SI_KERNEL is an int3; si_code <= 0 a SIGTRAP sent by a
+                    // process. Both are handled like any trap of the program's own.
+                    if info.code > 0 && info.code != SI_KERNEL {
+                        self.mark(tid, RunState::Stopped, StopKind::Event);
+                        let pc = self.pc(tid)?;
+                        return Ok(if self.sites.contains(pc) {
+                            Stop::Breakpoint { tid, addr: pc }
+                        } else {
+                            Stop::Step { tid }
+                        });
+                    }
+                    return Ok(self
+                        .handle(event, Mode::Hold, pass)?
+                        .unwrap_or(Stop::Step { tid }));
+                }
+                WaitEvent::Signal { signal, .. } if pass(signal) => {
+                    // Delivered as part of this step: the step ends at the handler's entry.
+                    ptrace::single_step(tid, signal)?;
+                }
+                WaitEvent::Signal { .. } | WaitEvent::Exec { .. } => {
+                    return Ok(self
+                        .handle(event, Mode::Hold, pass)?
+                        .unwrap_or(Stop::Step { tid }));
+                }
+                WaitEvent::Clone { .. } => {
+                    self.handle(event, Mode::Hold, pass)?;
+                    ptrace::single_step(tid, 0)?;
+                    self.mark(tid, RunState::Running, StopKind::Event);
+                }
+                // A stale PTRACE_INTERRUPT or a group-stop: the instruction has not run yet.
+                _ => {
+                    ptrace::single_step(tid, 0)?;
+                }
+            }
+        }
+    }
+
+    /// Brings every running thread to a stop. Reports that arrive meanwhile are queued, except
+    /// breakpoint hits, which are undone (pc rewound) and will simply happen again.
+    pub(super) fn stop_all(&mut self, pass: PassFn) -> Result<(), OsError> {
+        let running = self.running_tids();
+        if running.is_empty() {
+            return Ok(());
+        }
+        for tid in &running {
+            match ptrace::interrupt(*tid) {
+                Ok(()) => {}
+                Err(e) if e.is_gone() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        // Generous: an interrupt is answered in microseconds unless a thread is in an
+        // uninterruptible sleep, and then waiting longer does not help.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !self.dead && !self.running_tids().is_empty() {
+            let Some(event) = self.next_event(deadline)? else {
+                return Err(OsError::Spawn(format!(
+                    "threads {:?} did not stop within 5 s of PTRACE_INTERRUPT",
+                    self.running_tids()
+                )));
+            };
+            match self.handle(event, Mode::Hold, pass)? {
+                Some(Stop::Breakpoint { .. }) | None => {}
+                Some(stop) => self.queued.push_back(stop),
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for the next event from any thread; `None` when the deadline passed first.
+    fn next_event(&mut self, deadline: Instant) -> Result<Option<WaitEvent>, OsError> {
+        loop {
+            match wait(-1, false) {
+                Ok(WaitOutcome::Event(event)) => return Ok(Some(event)),
+                Ok(WaitOutcome::Interrupted) => {
+                    if Instant::now() >= deadline {
+                        return Ok(None);
+                    }
+                }
+                Ok(WaitOutcome::NothingYet) => {}
+                Err(OsError::Ptrace {
+                    errno: nix::Error::ECHILD,
+                    ..
+                }) => {
+                    // Nothing left to wait for: the process is gone and was reaped.
+                    self.dead = true;
+                    return Ok(Some(WaitEvent::Killed {
+                        tid: self.pid,
+                        signal: libc::SIGKILL,
+                    }));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn mark(&mut self, tid: Tid, state: RunState, kind: StopKind) {
+        let thread = self
+            .threads
+            .entry(tid)
+            .or_insert_with(|| Thread::new_stopped(tid));
+        match state {
+            RunState::Running => thread.mark_running(),
+            RunState::Stopped => thread.mark_stopped(kind),
+        }
+    }
+
+    fn hold_signal(&mut self, tid: Tid, signal: i32) {
+        self.mark(tid, RunState::Stopped, StopKind::Signal);
+        if let Some(thread) = self.threads.get_mut(&tid) {
+            thread.pending_signal = signal;
+        }
+    }
+
+    /// Books one wait event. Returns the stop to report, if it is one.
+    fn handle(
+        &mut self,
+        event: WaitEvent,
+        mode: Mode,
+        pass: PassFn,
+    ) -> Result<Option<Stop>, OsError> {
+        let tid = event.tid();
+        match event {
+            WaitEvent::Exited { code, .. } => Ok(self.thread_gone(tid, Stop::Exited { code })),
+            WaitEvent::Killed { signal, .. } => Ok(self.thread_gone(tid, Stop::Killed { signal })),
+            WaitEvent::Signal {
+                signal: libc::SIGTRAP,
+                ..
+            } => {
+                self.mark(tid, RunState::Stopped, StopKind::Event);
+                let info = ptrace::sig_info(tid)?;
+                if info.code == SI_KERNEL {
+                    let pc = self.pc(tid)?;
+                    if pc > 0 && self.sites.contains(pc - 1) {
+                        self.set_pc(tid, pc - 1)?;
+                        return Ok(Some(Stop::Breakpoint { tid, addr: pc - 1 }));
+                    }
+                }
+                self.hold_signal(tid, libc::SIGTRAP);
+                Ok(Some(Stop::Signal {
+                    tid,
+                    signal: libc::SIGTRAP,
+                    code: info.code,
+                    fault_addr: info.addr,
+                }))
+            }
+            WaitEvent::Signal { signal, .. } => {
+                if pass(signal) {
+                    if mode == Mode::Running {
+                        ptrace::cont(tid, signal)?;
+                        self.mark(tid, RunState::Running, StopKind::Event);
+                    } else {
+                        self.hold_signal(tid, signal);
+                    }
+                    return Ok(None);
+                }
+                let info = ptrace::sig_info(tid)?;
+                self.hold_signal(tid, signal);
+                Ok(Some(Stop::Signal {
+                    tid,
+                    signal,
+                    code: info.code,
+                    fault_addr: info.addr,
+                }))
+            }
+            WaitEvent::Clone { .. } => {
+                let new_tid = ptrace::event_msg(tid)? as Tid;
+                // The new thread reports its own first stop; until then it counts as running.
+                self.threads.entry(new_tid).or_insert_with(|| {
+                    let mut t = Thread::new_stopped(new_tid);
+                    t.mark_running();
+                    t
+                });
+                self.continue_or_hold(tid, mode)?;
+                Ok(None)
+            }
+            WaitEvent::Exec { .. } => {
+                self.after_exec()?;
+                Ok(Some(Stop::Exec { tid: self.pid }))
+            }
+            _ => {
+                self.continue_or_hold(tid, mode)?;
+                Ok(None)
+            }
+        }
+    }
+
+    fn continue_or_hold(&mut self, tid: Tid, mode: Mode) -> Result<(), OsError> {
+        self.mark(tid, RunState::Stopped, StopKind::Event);
+        if mode == Mode::Running {
+            self.resume(tid)?;
+        }
+        Ok(())
+    }
+
+    fn thread_gone(&mut self, tid: Tid, stop: Stop) -> Option<Stop> {
+        self.threads.remove(&tid);
+        if tid == self.pid {
+            self.dead = true;
+            self.threads.clear();
+            return Some(stop);
+        }
+        if self.selected == tid {
+            self.selected = self.pid;
+        }
+        None
+    }
+
+    /// exec replaced the image: old breakpoint bytes, threads and the mem fd are stale.
+    fn after_exec(&mut self) -> Result<(), OsError> {
+        self.sites = Default::default();
+        self.threads.clear();
+        self.threads.insert(self.pid, Thread::new_stopped(self.pid));
+        self.selected = self.pid;
+        self.mem = crate::os::memory::ProcMem::open(self.pid)?;
+        Ok(())
+    }
+}

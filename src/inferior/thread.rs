@@ -1,0 +1,52 @@
+//! Per-thread bookkeeping of the tracer.
+
+use crate::os::regs::RawRegs;
+use crate::os::Tid;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunState {
+    Running,
+    Stopped,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopKind {
+    /// A ptrace-event or interrupt stop: resumed with no signal.
+    Event,
+    /// A signal-delivery-stop: resuming passes `pending_signal`.
+    Signal,
+}
+
+pub struct Thread {
+    pub tid: Tid,
+    pub state: RunState,
+    pub stop_kind: StopKind,
+    /// Signal to deliver on the next resume (0 = none).
+    pub pending_signal: i32,
+    /// Registers read since the last resume; `None` until someone asks.
+    pub regs: Option<RawRegs>,
+}
+
+impl Thread {
+    pub fn new_stopped(tid: Tid) -> Self {
+        Thread {
+            tid,
+            state: RunState::Stopped,
+            stop_kind: StopKind::Event,
+            pending_signal: 0,
+            regs: None,
+        }
+    }
+
+    pub fn mark_running(&mut self) {
+        self.state = RunState::Running;
+        self.regs = None;
+        self.pending_signal = 0;
+    }
+
+    pub fn mark_stopped(&mut self, kind: StopKind) {
+        self.state = RunState::Stopped;
+        self.stop_kind = kind;
+        self.regs = None;
+    }
+}

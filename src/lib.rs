@@ -1,0 +1,12 @@
+//! scry: a Linux x86-64 debugger scripted in JavaScript, built for LLM agents.
+//!
+//! Layers, top to bottom: `repl` (framing, output), `script` (the only rquickjs user),
+//! `session` (the facade scripts call), `inferior` (threads, breakpoints, stop/resume),
+//! `os` (the only ptrace/unsafe code). `symbols` is pure and used by session and script.
+
+pub mod inferior;
+pub mod os;
+pub mod repl;
+pub mod script;
+pub mod session;
+pub mod symbols;

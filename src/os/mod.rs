@@ -1,0 +1,88 @@
+//! The OS layer: the only place that speaks ptrace, libc and `unsafe`. Everything above sees
+//! typed requests and results.
+
+pub mod maps;
+pub mod memory;
+pub mod procfs;
+pub mod ptrace;
+pub mod regs;
+pub mod signals;
+pub mod spawn;
+pub mod timer;
+pub mod wait;
+
+use std::fmt;
+
+/// A kernel thread id (a process id is its leader's tid).
+pub type Tid = i32;
+
+#[derive(Debug)]
+pub enum OsError {
+    Ptrace {
+        what: &'static str,
+        tid: Tid,
+        errno: nix::Error,
+    },
+    Io {
+        what: &'static str,
+        err: std::io::Error,
+    },
+    Unmapped {
+        addr: u64,
+        len: usize,
+    },
+    Unwritable {
+        addr: u64,
+        len: usize,
+    },
+    Spawn(String),
+}
+
+impl fmt::Display for OsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OsError::Ptrace { what, tid, errno } => {
+                write!(f, "ptrace {what} on thread {tid} failed: {}", errno.desc())
+            }
+            OsError::Io { what, err } => write!(f, "{what}: {err}"),
+            OsError::Unmapped { addr, len } => {
+                write!(
+                    f,
+                    "cannot read {len} byte{} at {addr:#x}: address not mapped",
+                    plural(*len)
+                )
+            }
+            OsError::Unwritable { addr, len } => {
+                write!(
+                    f,
+                    "cannot write {len} byte{} at {addr:#x}: address not mapped",
+                    plural(*len)
+                )
+            }
+            OsError::Spawn(msg) => write!(f, "{msg}"),
+        }
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+impl std::error::Error for OsError {}
+
+impl OsError {
+    /// The thread or process is gone (ESRCH): callers treat this as "it exited under us".
+    pub fn is_gone(&self) -> bool {
+        matches!(
+            self,
+            OsError::Ptrace {
+                errno: nix::Error::ESRCH,
+                ..
+            }
+        )
+    }
+}

@@ -1,0 +1,86 @@
+//! Reading `/proc/PID/...`: the parsing is pure, the reading is one `fs::read`.
+
+use std::path::PathBuf;
+
+use super::Tid;
+
+const AT_ENTRY: u64 = 9;
+
+/// Looks a key up in a raw auxv (pairs of native-endian u64).
+pub fn auxv_lookup(auxv: &[u8], key: u64) -> Option<u64> {
+    auxv.chunks_exact(16).find_map(|pair| {
+        let k = u64::from_ne_bytes(pair[..8].try_into().ok()?);
+        let v = u64::from_ne_bytes(pair[8..].try_into().ok()?);
+        (k == key).then_some(v)
+    })
+}
+
+/// The runtime address of the program's entry point (AT_ENTRY), already relocated for PIE.
+pub fn entry_point(pid: Tid) -> Option<u64> {
+    let auxv = std::fs::read(format!("/proc/{pid}/auxv")).ok()?;
+    auxv_lookup(&auxv, AT_ENTRY)
+}
+
+pub fn exe_path(pid: Tid) -> Option<PathBuf> {
+    std::fs::read_link(format!("/proc/{pid}/exe")).ok()
+}
+
+pub fn maps_text(pid: Tid) -> std::io::Result<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/maps"))
+}
+
+pub fn task_ids(pid: Tid) -> Vec<Tid> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut tids: Vec<Tid> = dir
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    tids.sort_unstable();
+    tids
+}
+
+pub fn thread_name(pid: Tid, tid: Tid) -> Option<String> {
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")).ok()?;
+    Some(comm.trim_end().to_string())
+}
+
+/// A field of `/proc/PID/status`, e.g. `TracerPid` or `State`.
+pub fn status_field(status: &str, key: &str) -> Option<String> {
+    status.lines().find_map(|line| {
+        let (k, v) = line.split_once(':')?;
+        (k == key).then(|| v.trim().to_string())
+    })
+}
+
+pub fn status_text(pid: Tid) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/status")).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auxv_finds_entry() {
+        let mut raw = Vec::new();
+        for (k, v) in [(3u64, 0x40u64), (9, 0x401020), (0, 0)] {
+            raw.extend_from_slice(&k.to_ne_bytes());
+            raw.extend_from_slice(&v.to_ne_bytes());
+        }
+        assert_eq!(auxv_lookup(&raw, AT_ENTRY), Some(0x401020));
+        assert_eq!(auxv_lookup(&raw, 99), None);
+        assert_eq!(auxv_lookup(&raw[..10], AT_ENTRY), None);
+    }
+
+    #[test]
+    fn status_fields() {
+        let text = "Name:\tcat\nState:\tt (tracing stop)\nTracerPid:\t42\n";
+        assert_eq!(status_field(text, "TracerPid").as_deref(), Some("42"));
+        assert_eq!(
+            status_field(text, "State").as_deref(),
+            Some("t (tracing stop)")
+        );
+        assert_eq!(status_field(text, "Nope"), None);
+    }
+}

@@ -1,0 +1,146 @@
+//! Thin, typed wrappers over the ptrace requests scry uses. Every call names the thread it
+//! failed on, because "ESRCH" alone tells a user nothing.
+
+use nix::sys::ptrace::{self, Options};
+use nix::sys::signal::Signal;
+use nix::unistd::Pid;
+
+use super::regs::RawRegs;
+use super::{OsError, Tid};
+
+fn pid(tid: Tid) -> Pid {
+    Pid::from_raw(tid)
+}
+
+fn signal(sig: i32) -> Option<Signal> {
+    if sig == 0 {
+        None
+    } else {
+        Signal::try_from(sig).ok()
+    }
+}
+
+fn err(what: &'static str, tid: Tid) -> impl FnOnce(nix::Error) -> OsError {
+    move |errno| OsError::Ptrace { what, tid, errno }
+}
+
+/// Options every traced thread carries. EXITKILL only for processes scry spawned: an attached
+/// process must outlive a crashed debugger.
+pub fn trace_options(kill_on_exit: bool) -> Options {
+    let mut opts = Options::PTRACE_O_TRACECLONE | Options::PTRACE_O_TRACEEXEC;
+    if kill_on_exit {
+        opts |= Options::PTRACE_O_EXITKILL;
+    }
+    opts
+}
+
+pub fn seize(tid: Tid, options: Options) -> Result<(), OsError> {
+    ptrace::seize(pid(tid), options).map_err(err("seize", tid))
+}
+
+pub fn interrupt(tid: Tid) -> Result<(), OsError> {
+    ptrace::interrupt(pid(tid)).map_err(err("interrupt", tid))
+}
+
+pub fn cont(tid: Tid, sig: i32) -> Result<(), OsError> {
+    ptrace::cont(pid(tid), signal(sig)).map_err(err("cont", tid))
+}
+
+pub fn single_step(tid: Tid, sig: i32) -> Result<(), OsError> {
+    ptrace::step(pid(tid), signal(sig)).map_err(err("singlestep", tid))
+}
+
+pub fn detach(tid: Tid, sig: i32) -> Result<(), OsError> {
+    ptrace::detach(pid(tid), signal(sig)).map_err(err("detach", tid))
+}
+
+pub fn get_regs(tid: Tid) -> Result<RawRegs, OsError> {
+    ptrace::getregs(pid(tid)).map_err(err("getregs", tid))
+}
+
+pub fn set_regs(tid: Tid, regs: &RawRegs) -> Result<(), OsError> {
+    ptrace::setregs(pid(tid), *regs).map_err(err("setregs", tid))
+}
+
+pub fn event_msg(tid: Tid) -> Result<u64, OsError> {
+    ptrace::getevent(pid(tid))
+        .map(|v| v as u64)
+        .map_err(err("geteventmsg", tid))
+}
+
+/// What a signal stop carries beyond its number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SigInfo {
+    pub signo: i32,
+    pub code: i32,
+    /// `si_addr`: meaningful for SIGSEGV, SIGBUS, SIGILL, SIGFPE and hardware traps.
+    pub addr: u64,
+}
+
+/// si_code for a trap raised by the kernel itself, which is how an `int3` reports.
+pub const SI_KERNEL: i32 = 0x80;
+pub const TRAP_BRKPT: i32 = 1;
+pub const TRAP_TRACE: i32 = 2;
+pub const TRAP_HWBKPT: i32 = 4;
+
+pub fn sig_info(tid: Tid) -> Result<SigInfo, OsError> {
+    let info = ptrace::getsiginfo(pid(tid)).map_err(err("getsiginfo", tid))?;
+    // SAFETY: si_addr reads the union's fault-address member; for signals that do not set it
+    // the value is unspecified but still a plain integer, and callers only trust it for the
+    // signals that carry one.
+    let addr = unsafe { info.si_addr() } as u64;
+    Ok(SigInfo {
+        signo: info.si_signo,
+        code: info.si_code,
+        addr,
+    })
+}
+
+/// Byte offset of debug register `index` inside `struct user`.
+fn debugreg_offset(index: usize) -> usize {
+    std::mem::offset_of!(libc::user, u_debugreg) + 8 * index
+}
+
+pub fn read_debugreg(tid: Tid, index: usize) -> Result<u64, OsError> {
+    ptrace::read_user(pid(tid), debugreg_offset(index) as ptrace::AddressType)
+        .map(|v| v as u64)
+        .map_err(err("peekuser", tid))
+}
+
+pub fn write_debugreg(tid: Tid, index: usize, value: u64) -> Result<(), OsError> {
+    ptrace::write_user(
+        pid(tid),
+        debugreg_offset(index) as ptrace::AddressType,
+        value as libc::c_long,
+    )
+    .map_err(err("pokeuser", tid))
+}
+
+/// Sends `sig` to one thread of a thread group.
+pub fn tgkill(tgid: Tid, tid: Tid, sig: i32) -> Result<(), OsError> {
+    // SAFETY: a plain syscall with integer arguments.
+    let rc = unsafe { libc::syscall(libc::SYS_tgkill, tgid, tid, sig) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(OsError::Ptrace {
+            what: "tgkill",
+            tid,
+            errno: nix::Error::last(),
+        })
+    }
+}
+
+pub fn kill_process(pid_: Tid, sig: i32) -> Result<(), OsError> {
+    // SAFETY: a plain syscall with integer arguments.
+    let rc = unsafe { libc::kill(pid_, sig) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(OsError::Ptrace {
+            what: "kill",
+            tid: pid_,
+            errno: nix::Error::last(),
+        })
+    }
+}

@@ -1,0 +1,209 @@
+//! Starting a program under ptrace. The child stops itself before exec so the parent can
+//! PTRACE_SEIZE it (SEIZE, not TRACEME, so PTRACE_INTERRUPT works later) and set options; the
+//! exec then arrives as PTRACE_EVENT_EXEC. An exec failure travels back over a CLOEXEC pipe.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+
+use nix::fcntl::OFlag;
+use nix::unistd::{fork, pipe2, ForkResult};
+
+use super::wait::{wait, WaitEvent, WaitOutcome};
+use super::{ptrace, OsError, Tid};
+
+pub struct SpawnRequest {
+    pub path: PathBuf,
+    /// Full argv, argv[0] included.
+    pub argv: Vec<String>,
+    /// Final environment as `KEY=VALUE` strings.
+    pub env: Vec<String>,
+    pub cwd: Option<PathBuf>,
+    /// Bytes the target reads on stdin; `None` gives it /dev/null.
+    pub stdin: Option<Vec<u8>>,
+    pub disable_aslr: bool,
+}
+
+pub struct Spawned {
+    pub pid: Tid,
+    pub stdout: OwnedFd,
+    pub stderr: OwnedFd,
+}
+
+fn cstring(s: &[u8], what: &str) -> Result<CString, OsError> {
+    CString::new(s).map_err(|_| OsError::Spawn(format!("{what} contains a NUL byte")))
+}
+
+fn pipe() -> Result<(OwnedFd, OwnedFd), OsError> {
+    pipe2(OFlag::O_CLOEXEC).map_err(|e| OsError::Spawn(format!("pipe: {e}")))
+}
+
+/// Forks, execs and seizes `req.path`; returns with the new process in its exec stop.
+pub fn spawn_traced(req: &SpawnRequest) -> Result<Spawned, OsError> {
+    // Everything the child touches is prepared before fork: after fork only async-signal-safe
+    // calls are allowed.
+    let path = cstring(req.path.as_os_str().as_bytes(), "program path")?;
+    let argv: Vec<CString> = req
+        .argv
+        .iter()
+        .map(|a| cstring(a.as_bytes(), "an argument"))
+        .collect::<Result<_, _>>()?;
+    let env: Vec<CString> = req
+        .env
+        .iter()
+        .map(|e| cstring(e.as_bytes(), "an environment entry"))
+        .collect::<Result<_, _>>()?;
+    let cwd = match &req.cwd {
+        Some(dir) => Some(cstring(dir.as_os_str().as_bytes(), "cwd")?),
+        None => None,
+    };
+    let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+    argv_ptrs.push(std::ptr::null());
+    let mut env_ptrs: Vec<*const libc::c_char> = env.iter().map(|e| e.as_ptr()).collect();
+    env_ptrs.push(std::ptr::null());
+
+    let (out_r, out_w) = pipe()?;
+    let (err_r, err_w) = pipe()?;
+    let (exec_r, exec_w) = pipe()?;
+    let (stdin_child, stdin_feed): (OwnedFd, Option<OwnedFd>) = match &req.stdin {
+        Some(_) => {
+            let (r, w) = pipe()?;
+            (r, Some(w))
+        }
+        None => {
+            let null =
+                File::open("/dev/null").map_err(|e| OsError::Spawn(format!("/dev/null: {e}")))?;
+            (null.into(), None)
+        }
+    };
+
+    // SAFETY: the child only calls async-signal-safe functions (dup2, chdir, personality,
+    // raise, execve, write, _exit) on memory prepared above.
+    let fork_result = unsafe { fork() }.map_err(|e| OsError::Spawn(format!("fork: {e}")))?;
+    let child = match fork_result {
+        ForkResult::Child => unsafe {
+            libc::setpgid(0, 0);
+            libc::dup2(stdin_child.as_raw_fd(), 0);
+            libc::dup2(out_w.as_raw_fd(), 1);
+            libc::dup2(err_w.as_raw_fd(), 2);
+            if let Some(dir) = &cwd {
+                if libc::chdir(dir.as_ptr()) != 0 {
+                    report_and_exit(exec_w.as_raw_fd());
+                }
+            }
+            if req.disable_aslr {
+                let current = libc::personality(0xffff_ffff);
+                libc::personality(
+                    (current as libc::c_ulong) | libc::ADDR_NO_RANDOMIZE as libc::c_ulong,
+                );
+            }
+            libc::raise(libc::SIGSTOP);
+            libc::execve(path.as_ptr(), argv_ptrs.as_ptr(), env_ptrs.as_ptr());
+            report_and_exit(exec_w.as_raw_fd());
+        },
+        ForkResult::Parent { child } => child.as_raw(),
+    };
+    drop((out_w, err_w, exec_w, stdin_child));
+
+    let setup = seize_through_exec(child);
+    if let Err(e) = setup {
+        let _ = ptrace::kill_process(child, libc::SIGKILL);
+        reap(child);
+        return Err(e);
+    }
+    let mut errno_bytes = [0u8; 4];
+    let mut exec_r = File::from(exec_r);
+    if let Ok(4) = exec_r.read(&mut errno_bytes) {
+        let errno = i32::from_ne_bytes(errno_bytes);
+        let _ = ptrace::kill_process(child, libc::SIGKILL);
+        reap(child);
+        return Err(exec_error(req, errno));
+    }
+    if let (Some(feed), Some(bytes)) = (stdin_feed, req.stdin.clone()) {
+        // A writer thread: a large stdin must not block scry while the target is stopped.
+        std::thread::spawn(move || {
+            super::timer::block_alarm_in_this_thread();
+            let _ = File::from(feed).write_all(&bytes);
+        });
+    }
+    Ok(Spawned {
+        pid: child,
+        stdout: out_r,
+        stderr: err_r,
+    })
+}
+
+unsafe fn report_and_exit(fd: libc::c_int) -> ! {
+    let errno = *libc::__errno_location();
+    let bytes = errno.to_ne_bytes();
+    libc::write(fd, bytes.as_ptr().cast(), 4);
+    libc::_exit(127);
+}
+
+fn exec_error(req: &SpawnRequest, errno: i32) -> OsError {
+    let reason = std::io::Error::from_raw_os_error(errno);
+    if req.cwd.is_some() && errno == libc::ENOENT && req.path.exists() {
+        return OsError::Spawn(format!(
+            "cannot chdir to {}: {reason}",
+            req.cwd.as_ref().unwrap().display()
+        ));
+    }
+    OsError::Spawn(format!("cannot execute {}: {reason}", req.path.display()))
+}
+
+fn seize_through_exec(child: Tid) -> Result<(), OsError> {
+    let mut status = 0;
+    // SAFETY: waiting for our own child to reach its self-inflicted SIGSTOP.
+    let rc = unsafe { libc::waitpid(child, &mut status, libc::WUNTRACED) };
+    if rc != child || !libc::WIFSTOPPED(status) {
+        return Err(OsError::Spawn(
+            "the child did not reach its pre-exec stop".into(),
+        ));
+    }
+    ptrace::seize(child, ptrace::trace_options(true))?;
+    ptrace::kill_process(child, libc::SIGCONT)?;
+    loop {
+        let event = match wait(child, false)? {
+            WaitOutcome::Event(event) => event,
+            WaitOutcome::Interrupted | WaitOutcome::NothingYet => continue,
+        };
+        match event {
+            WaitEvent::Exec { .. } => return Ok(()),
+            // The group-stop we were seized in, and the SIGCONT that ends it, are our own doing:
+            // swallow them so the program never sees them.
+            WaitEvent::EventStop { .. } => ptrace::cont(child, 0)?,
+            WaitEvent::Signal { signal, .. }
+                if signal == libc::SIGCONT || signal == libc::SIGSTOP =>
+            {
+                ptrace::cont(child, 0)?
+            }
+            WaitEvent::Signal { signal, .. } => ptrace::cont(child, signal)?,
+            // Exec failed: the errno pipe says why.
+            WaitEvent::Exited { .. } | WaitEvent::Killed { .. } => return Ok(()),
+            _ => ptrace::cont(child, 0)?,
+        }
+    }
+}
+
+fn reap(pid: Tid) {
+    let mut status = 0;
+    // SAFETY: reaping our own child.
+    unsafe {
+        libc::waitpid(pid, &mut status, libc::__WALL);
+    }
+}
+
+/// Finds `program` on PATH the way a shell would, unless it already names a path.
+pub fn resolve_program(program: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        let p = PathBuf::from(program);
+        return p.exists().then_some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+}

@@ -1,0 +1,38 @@
+//! Response size caps: a response longer than the limit is cut at a line boundary when one is
+//! near, and the rest is kept for `:more` instead of being lost.
+
+/// Splits `text` into what is shown now and what is kept for later.
+pub fn split(text: &str, limit: usize) -> (&str, &str) {
+    if text.len() <= limit {
+        return (text, "");
+    }
+    let mut cut = limit;
+    while cut > 0 && !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    // Prefer ending on a whole line if that loses less than a quarter of the budget.
+    if let Some(nl) = text[..cut].rfind('\n') {
+        if nl + 1 >= cut - cut / 4 {
+            cut = nl + 1;
+        }
+    }
+    text.split_at(cut)
+}
+
+pub fn cut_note(shown: usize, rest: usize, marker: &str) -> String {
+    let _ = marker;
+    format!("[scry: response cut after {shown} bytes; {rest} more bytes: send :more to read them]")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuts_on_lines_and_chars() {
+        assert_eq!(split("short", 10), ("short", ""));
+        assert_eq!(split("aaaa\nbbbb\ncccc\n", 12), ("aaaa\nbbbb\n", "cccc\n"));
+        assert_eq!(split("éé", 3), ("é", "é"));
+        assert_eq!(split("abcdefgh", 4), ("abcd", "efgh"));
+    }
+}

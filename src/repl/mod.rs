@@ -1,0 +1,187 @@
+//! The read-eval-print loop: the framed pipe protocol for harnesses, and a prompt for people.
+
+mod cap;
+pub mod framing;
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use crate::script::{ChunkResult, Engine};
+use framing::ChunkReader;
+
+pub struct Repl {
+    engine: Engine,
+    marker: String,
+    /// What `:more` shows next: the part of the last response that was cut.
+    more: String,
+}
+
+/// A response: its body and whether it succeeded.
+struct Response {
+    body: String,
+    ok: bool,
+}
+
+const META_HELP: &str = "\
+:help     this list (help() is the JavaScript API reference)
+:more     the next part of a response that was cut
+:status   the target and the session settings
+:quit     end the session (a spawned target is killed, an attached one detached)";
+
+impl Repl {
+    pub fn new(engine: Engine, marker: &str) -> Self {
+        Repl {
+            engine,
+            marker: marker.to_string(),
+            more: String::new(),
+        }
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Runs a script file (`-x`) and writes its framed response.
+    pub fn run_file(&mut self, path: &str, out: &mut impl Write) -> std::io::Result<bool> {
+        let response = match std::fs::read_to_string(path) {
+            Ok(src) => self.eval(&src, path),
+            Err(e) => Response {
+                body: format!("error: cannot read script {path}: {e}"),
+                ok: false,
+            },
+        };
+        let ok = response.ok;
+        self.write_framed(response, out)?;
+        Ok(ok)
+    }
+
+    /// The pipe protocol: chunks in, framed responses out, until end of input or `:quit`.
+    pub fn run_pipe(&mut self, input: impl BufRead, out: &mut impl Write) -> std::io::Result<()> {
+        let mut reader = ChunkReader::new(input, &self.marker);
+        while let Some(chunk) = reader.next_chunk() {
+            let Some(response) = self.handle(&chunk) else {
+                break;
+            };
+            self.write_framed(response, out)?;
+        }
+        Ok(())
+    }
+
+    /// The interactive prompt: no markers, continuation lines while input is incomplete.
+    pub fn run_tty(&mut self, input: impl BufRead, out: &mut impl Write) -> std::io::Result<()> {
+        let mut lines = input.lines();
+        let mut pending = String::new();
+        loop {
+            write!(
+                out,
+                "{}",
+                if pending.is_empty() {
+                    "scry> "
+                } else {
+                    "...   "
+                }
+            )?;
+            out.flush()?;
+            let Some(line) = lines.next() else { break };
+            let line = line?;
+            pending.push_str(&line);
+            pending.push('\n');
+            if !pending.trim_start().starts_with(':') && self.engine.is_incomplete(&pending) {
+                continue;
+            }
+            let chunk = std::mem::take(&mut pending);
+            if chunk.trim().is_empty() {
+                continue;
+            }
+            let Some(response) = self.handle(&chunk) else {
+                break;
+            };
+            let body = self.capped(response.body);
+            if !body.is_empty() {
+                writeln!(out, "{}", body.trim_end_matches('\n'))?;
+            }
+        }
+        writeln!(out)?;
+        Ok(())
+    }
+
+    /// One chunk: a `:command` or JavaScript. `None` means quit.
+    fn handle(&mut self, chunk: &str) -> Option<Response> {
+        let trimmed = chunk.trim();
+        if trimmed.starts_with(':') && !trimmed.contains('\n') {
+            return self.meta(trimmed);
+        }
+        Some(self.eval(chunk, "<input>"))
+    }
+
+    fn eval(&mut self, source: &str, file: &str) -> Response {
+        let ChunkResult {
+            mut text,
+            ok,
+            dropped,
+        } = self.engine.eval(source, file);
+        if dropped > 0 {
+            text.push_str(&format!(
+                "[scry: {dropped} further bytes of output were discarded: a response holds at most 8 MiB]\n"
+            ));
+        }
+        Response { body: text, ok }
+    }
+
+    fn meta(&mut self, command: &str) -> Option<Response> {
+        let ok = |body: String| Some(Response { body, ok: true });
+        match command.split_whitespace().next().unwrap_or("") {
+            ":quit" | ":q" | ":exit" => None,
+            ":help" | ":h" => ok(format!("{META_HELP}\n")),
+            ":more" => {
+                if self.more.is_empty() {
+                    ok("[scry: nothing more: the last response was complete]\n".into())
+                } else {
+                    ok(std::mem::take(&mut self.more))
+                }
+            }
+            ":status" => ok(self.engine.eval("status()", "<meta>").text),
+            other => Some(Response {
+                body: format!(
+                    "error: unknown command '{other}'; commands: :help :more :status :quit\n"
+                ),
+                ok: false,
+            }),
+        }
+    }
+
+    /// Applies the response cap, keeping the rest for `:more`.
+    fn capped(&mut self, body: String) -> String {
+        let limit = self.engine.with_session(|s| s.config.output_limit);
+        let (shown, rest) = cap::split(&body, limit);
+        if rest.is_empty() {
+            return body;
+        }
+        let mut text = shown.to_string();
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&cap::cut_note(shown.len(), rest.len(), &self.marker));
+        text.push('\n');
+        self.more = rest.to_string();
+        text
+    }
+
+    fn write_framed(&mut self, response: Response, out: &mut impl Write) -> std::io::Result<()> {
+        let mut body = self.capped(response.body);
+        if !body.is_empty() && !body.ends_with('\n') {
+            body.push('\n');
+        }
+        let status = if response.ok { "ok" } else { "error" };
+        write!(out, "{body}{} {status}\n", self.marker)?;
+        out.flush()
+    }
+
+    /// Lets go of the target the way its origin asks.
+    pub fn finish(&mut self) {
+        self.engine.with_session(|s| s.release());
+    }
+}
+
+pub fn stdin_is_terminal() -> bool {
+    std::io::stdin().is_terminal()
+}

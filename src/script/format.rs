@@ -1,0 +1,283 @@
+//! The terse text format, over a tree the JS walker builds (pure, so it is unit-tested).
+//! Objects print as `key<TAB>value` lines, arrays of objects as a header line plus
+//! tab-separated rows, built-in objects as their own one-line rendering.
+
+/// A JS value reduced to what the format needs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Node {
+    Undefined,
+    Null,
+    Bool(bool),
+    Number(f64),
+    BigInt(String),
+    Str(String),
+    Function(String),
+    /// A built-in object with its own rendering (a stop, an instruction, a register set).
+    Line(String),
+    Object(Vec<(String, Node)>),
+    /// Items, and how many more the source had that were not walked.
+    Array(Vec<Node>, usize),
+    /// Depth or cycle limit reached.
+    Elided,
+}
+
+/// Keys whose integer values are addresses and print in hex wherever they appear.
+pub fn is_address_key(key: &str) -> bool {
+    matches!(
+        key,
+        "addr"
+            | "address"
+            | "pc"
+            | "sp"
+            | "fp"
+            | "rip"
+            | "rsp"
+            | "rbp"
+            | "fault_addr"
+            | "start"
+            | "end"
+            | "top"
+            | "base"
+            | "usable_base"
+            | "entry"
+            | "target"
+    )
+}
+
+fn number_text(n: f64) -> String {
+    if n.is_finite() && n.fract() == 0.0 && n.abs() < 1e21 {
+        format!("{}", n as i128)
+    } else if n.is_nan() {
+        "NaN".into()
+    } else if n.is_infinite() {
+        if n > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        }
+    } else {
+        format!("{n}")
+    }
+}
+
+fn hex_of_number(n: f64) -> Option<String> {
+    if n.is_finite() && n.fract() == 0.0 && n.abs() <= 9.007_199_254_740_992e15 {
+        let i = n as i64;
+        Some(if i < 0 {
+            format!("-{:#x}", -i)
+        } else {
+            format!("{i:#x}")
+        })
+    } else {
+        None
+    }
+}
+
+fn hex_of_bigint(digits: &str) -> Option<String> {
+    let v: i128 = digits.parse().ok()?;
+    Some(if v < 0 {
+        format!("-{:#x}", -v)
+    } else {
+        format!("{v:#x}")
+    })
+}
+
+/// A value as one table cell or one inline item: no tabs or newlines inside.
+pub fn inline(node: &Node, hex: bool) -> String {
+    match node {
+        Node::Undefined => "undefined".into(),
+        Node::Null => "null".into(),
+        Node::Bool(b) => b.to_string(),
+        Node::Number(n) => match (hex, hex_of_number(*n)) {
+            (true, Some(h)) => h,
+            _ => number_text(*n),
+        },
+        Node::BigInt(d) => match (hex, hex_of_bigint(d)) {
+            (true, Some(h)) => h,
+            _ => format!("{d}n"),
+        },
+        Node::Str(s) => escape(s),
+        Node::Function(name) => format!("[function {name}]"),
+        Node::Line(l) => escape(l),
+        Node::Object(fields) => {
+            let parts: Vec<String> = fields
+                .iter()
+                .map(|(k, v)| format!("{k}: {}", nested(v, is_address_key(k))))
+                .collect();
+            format!("{{{}}}", parts.join(", "))
+        }
+        Node::Array(items, more) => {
+            let mut parts: Vec<String> = items.iter().map(|v| nested(v, hex)).collect();
+            if *more > 0 {
+                parts.push(format!("... {more} more"));
+            }
+            format!("[{}]", parts.join(", "))
+        }
+        Node::Elided => "…".into(),
+    }
+}
+
+/// Inside an inline object strings are quoted, so `{a: '1'}` and `{a: 1}` differ.
+fn nested(node: &Node, hex: bool) -> String {
+    match node {
+        Node::Str(s) => format!("'{}'", escape(s)),
+        other => inline(other, hex),
+    }
+}
+
+fn escape(s: &str) -> String {
+    if !s.contains(['\t', '\n', '\r']) {
+        return s.to_string();
+    }
+    s.replace('\\', "\\\\")
+        .replace('\t', "\\t")
+        .replace('\n', "\\n")
+        .replace('\r', "\\r")
+}
+
+/// A value at the top of a response (the completion value or a `print` argument).
+pub fn top_level(node: &Node) -> String {
+    match node {
+        Node::Str(s) => s.clone(),
+        Node::Line(l) => l.clone(),
+        Node::Number(n) => match hex_of_number(*n) {
+            Some(h) if n.abs() >= 65536.0 => format!("{} ({h})", number_text(*n)),
+            _ => number_text(*n),
+        },
+        Node::BigInt(d) => match hex_of_bigint(d) {
+            Some(h) => format!("{d}n ({h})"),
+            None => format!("{d}n"),
+        },
+        Node::Object(fields) => {
+            let lines: Vec<String> = fields
+                .iter()
+                .map(|(k, v)| format!("{k}\t{}", inline(v, is_address_key(k))))
+                .collect();
+            lines.join("\n")
+        }
+        Node::Array(items, more) => {
+            let mut out = array_text(items);
+            if *more > 0 {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(&format!("[... {more} more]"));
+            }
+            out
+        }
+        other => inline(other, false),
+    }
+}
+
+fn array_text(items: &[Node]) -> String {
+    let all_objects = !items.is_empty() && items.iter().all(|n| matches!(n, Node::Object(_)));
+    if !all_objects {
+        let lines: Vec<String> = items
+            .iter()
+            .map(|n| match n {
+                Node::Line(l) => l.clone(),
+                Node::Str(s) => escape(s),
+                other => inline(other, false),
+            })
+            .collect();
+        return lines.join("\n");
+    }
+    // Header: the union of keys, in order of first appearance.
+    let mut header: Vec<&str> = Vec::new();
+    for item in items {
+        if let Node::Object(fields) = item {
+            for (k, _) in fields {
+                if !header.contains(&k.as_str()) {
+                    header.push(k);
+                }
+            }
+        }
+    }
+    let mut out = header.join("\t");
+    for item in items {
+        if let Node::Object(fields) = item {
+            let row: Vec<String> = header
+                .iter()
+                .map(|h| {
+                    fields
+                        .iter()
+                        .find(|(k, _)| k == h)
+                        .map(|(k, v)| match v {
+                            Node::Undefined => String::new(),
+                            other => inline(other, is_address_key(k)),
+                        })
+                        .unwrap_or_default()
+                })
+                .collect();
+            out.push('\n');
+            out.push_str(&row.join("\t"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(fields: &[(&str, Node)]) -> Node {
+        Node::Object(
+            fields
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn scalars() {
+        assert_eq!(top_level(&Node::Number(42.0)), "42");
+        assert_eq!(top_level(&Node::Number(4198710.0)), "4198710 (0x401136)");
+        assert_eq!(top_level(&Node::Number(1.5)), "1.5");
+        assert_eq!(
+            top_level(&Node::BigInt("18446744073709551615".into())),
+            "18446744073709551615n (0xffffffffffffffff)"
+        );
+        assert_eq!(top_level(&Node::Str("a\tb".into())), "a\tb");
+        assert_eq!(top_level(&Node::Null), "null");
+    }
+
+    #[test]
+    fn objects_are_key_tab_value_with_hex_addresses() {
+        let o = obj(&[
+            ("pc", Node::Number(4198710.0)),
+            ("count", Node::Number(3.0)),
+            ("name", Node::Str("x".into())),
+        ]);
+        assert_eq!(top_level(&o), "pc\t0x401136\ncount\t3\nname\tx");
+    }
+
+    #[test]
+    fn arrays_of_objects_are_tables() {
+        let rows = Node::Array(
+            vec![
+                obj(&[("id", Node::Number(1.0)), ("addr", Node::Number(16.0))]),
+                obj(&[
+                    ("id", Node::Number(2.0)),
+                    ("name", Node::Str("loop".into())),
+                ]),
+            ],
+            0,
+        );
+        assert_eq!(top_level(&rows), "id\taddr\tname\n1\t0x10\t\n2\t\tloop");
+        let more = Node::Array(vec![Node::Number(1.0)], 5);
+        assert_eq!(top_level(&more), "1\n[... 5 more]");
+    }
+
+    #[test]
+    fn nested_values_are_inline() {
+        let o = obj(&[
+            (
+                "a",
+                obj(&[("b", Node::Str("x".into())), ("sp", Node::Number(255.0))]),
+            ),
+            ("l", Node::Array(vec![Node::Number(1.0)], 2)),
+        ]);
+        assert_eq!(top_level(&o), "a\t{b: 'x', sp: 0xff}\nl\t[1, ... 2 more]");
+    }
+}

@@ -1,0 +1,65 @@
+//! What native functions share: the session, the response being built, and the JS budget.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use crate::session::Session;
+
+/// The text of one response while a chunk runs. Past `hard_cap` bytes nothing more is kept,
+/// only counted: a `print` loop cannot exhaust scry's memory.
+#[derive(Default)]
+pub struct Response {
+    pub text: String,
+    pub dropped: u64,
+}
+
+pub const RESPONSE_HARD_CAP: usize = 8 * 1024 * 1024;
+
+impl Response {
+    pub fn push_line(&mut self, line: &str) {
+        let room = RESPONSE_HARD_CAP.saturating_sub(self.text.len());
+        if line.len() < room {
+            self.text.push_str(line);
+            self.text.push('\n');
+        } else {
+            let mut cut = room;
+            while cut > 0 && !line.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            self.text.push_str(&line[..cut]);
+            self.dropped += (line.len() - cut + 1) as u64;
+        }
+    }
+}
+
+pub struct Host {
+    pub session: RefCell<Session>,
+    pub response: RefCell<Response>,
+    /// When the running chunk's JS budget ends; read by the interrupt handler.
+    pub js_deadline: Rc<Cell<Option<Instant>>>,
+    /// Deadline of the run (`cont`/`step`) in progress.
+    pub run_deadline: Cell<Option<Instant>>,
+}
+
+impl Host {
+    pub fn new(session: Session) -> Rc<Host> {
+        Rc::new(Host {
+            session: RefCell::new(session),
+            response: RefCell::new(Response::default()),
+            js_deadline: Rc::new(Cell::new(None)),
+            run_deadline: Cell::new(None),
+        })
+    }
+
+    /// Time the target spent running is not the script's: move the JS deadline by it.
+    pub fn credit(&self, waited: Duration) {
+        if let Some(d) = self.js_deadline.get() {
+            self.js_deadline.set(Some(d + waited));
+        }
+    }
+
+    pub fn print(&self, line: &str) {
+        self.response.borrow_mut().push_line(line);
+    }
+}

@@ -1,0 +1,425 @@
+// The public JS API of scry, built once per session on the native object N.
+// Frames from this file are hidden from users' stack traces.
+(function (N) {
+  'use strict';
+  const g = globalThis;
+  const LINE = Symbol.for('scry.line');
+  const hidden = (obj, key, value) =>
+    Object.defineProperty(obj, key, { value, enumerable: false, configurable: true, writable: true });
+  const define = (name, value) => hidden(g, name, value);
+  hidden(g, '__scryLine', LINE);
+
+  class ScryError extends Error {
+    constructor(message) {
+      super(message);
+      this.name = 'ScryError';
+    }
+  }
+
+  // ---- "did you mean" --------------------------------------------------------------------
+  function distance(a, b) {
+    const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+    for (let i = 1; i <= a.length; i++) {
+      let diag = row[0];
+      row[0] = i;
+      for (let j = 1; j <= b.length; j++) {
+        const keep = row[j];
+        row[j] = Math.min(row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+        diag = keep;
+      }
+    }
+    return row[b.length];
+  }
+  function nearest(name, candidates) {
+    let best = null;
+    let bestScore = Infinity;
+    const lower = name.toLowerCase();
+    for (const c of candidates) {
+      const cl = c.toLowerCase();
+      let score = distance(lower, cl);
+      if (cl.startsWith(lower) || lower.startsWith(cl)) score = Math.min(score, 1);
+      else if (lower.length >= 3 && cl.startsWith(lower.slice(0, 3))) score = Math.min(score, 2);
+      if (score < bestScore) {
+        best = c;
+        bestScore = score;
+      }
+    }
+    return bestScore <= Math.max(2, Math.floor(name.length / 3)) ? best : null;
+  }
+  // Unknown properties of scry's objects are errors that name the closest real one.
+  function guard(label, target) {
+    return new Proxy(target, {
+      get(t, k, r) {
+        if (typeof k === 'string' && !(k in t) && k !== 'toJSON' && k !== 'then') {
+          const near = nearest(k, Object.keys(t));
+          throw new ScryError(`${label} has no property '${k}'` + (near ? `; did you mean ${label}.${near}?` : ''));
+        }
+        return Reflect.get(t, k, r);
+      },
+      set(t, k, v, r) {
+        if (typeof k === 'string' && !(k in t)) {
+          const near = nearest(k, Object.keys(t));
+          throw new ScryError(`${label} has no property '${k}'` + (near ? `; did you mean ${label}.${near}?` : ''));
+        }
+        return Reflect.set(t, k, v, r);
+      },
+    });
+  }
+  const globalNames = N.global_names();
+  define('__suggestGlobal', (name) => {
+    const user = Object.keys(g);
+    return nearest(name, globalNames.concat(user));
+  });
+
+  // ---- numbers ---------------------------------------------------------------------------
+  function hex(n) {
+    if (typeof n === 'bigint') return n < 0n ? '-0x' + (-n).toString(16) : '0x' + n.toString(16);
+    if (typeof n === 'number' && Number.isInteger(n)) return n < 0 ? '-0x' + (-n).toString(16) : '0x' + n.toString(16);
+    throw new TypeError('hex() takes an integer Number or BigInt, got ' + (typeof n === 'string' ? `'${n}'` : String(n)));
+  }
+
+  // ---- rendering helpers -----------------------------------------------------------------
+  function asStop(rec) {
+    hidden(rec, LINE, rec.line);
+    delete rec.line;
+    return rec;
+  }
+  function asInsn(rec) {
+    const where = rec.symbol ? ` <${rec.symbol}>` : '';
+    hidden(rec, LINE, `${hex(rec.addr)}${where}\t${rec.text}`);
+    return rec;
+  }
+  function asListing(res) {
+    const rows = res.rows;
+    for (const r of rows) hidden(r, LINE, `${hex(r.addr)}\t${r.text}`);
+    hidden(rows, LINE, res.text);
+    return rows;
+  }
+
+  // ---- memory ----------------------------------------------------------------------------
+  const TYPES = ['u8', 'u16', 'u32', 'u64', 'i8', 'i16', 'i32', 'i64', 'f32', 'f64'];
+  class Memory {
+    constructor(addr) {
+      this.addr = addr;
+    }
+    bytes(n) {
+      return N.mem_bytes(this.addr, n);
+    }
+    str(max = 4096) {
+      return N.mem_str(this.addr, max);
+    }
+    write_bytes(hexString) {
+      N.mem_write_bytes(this.addr, String(hexString));
+    }
+  }
+  class PrevMemory {
+    constructor(addr) {
+      this.addr = addr;
+    }
+  }
+  for (const t of TYPES) {
+    hidden(Memory.prototype, t, function () {
+      return N.mem_read(this.addr, t);
+    });
+    hidden(Memory.prototype, 'write_' + t, function (v) {
+      N.mem_write(this.addr, t, v);
+    });
+    hidden(PrevMemory.prototype, t, function () {
+      return N.prev_mem(this.addr, t);
+    });
+  }
+
+  // ---- registers and flags ---------------------------------------------------------------
+  const REGS = N.reg_names();
+  const FLAGS = ['c', 'p', 'a', 'z', 's', 't', 'i', 'd', 'o'];
+  function registers(prev) {
+    const o = {};
+    for (const r of REGS) {
+      Object.defineProperty(o, r, {
+        enumerable: true,
+        get: prev ? () => N.prev_reg(r) : () => N.reg(r),
+        set: prev
+          ? () => {
+              throw new ScryError('prev is read-only');
+            }
+          : (v) => N.set_reg(r, v),
+      });
+    }
+    hidden(o, LINE, prev ? () => REGS.map((r) => `${r}\t${fmt(N.prev_reg(r))}`).join('\n') : () => N.regs_text());
+    return guard(prev ? 'prev.registers' : 'state.registers', o);
+  }
+  const fmt = (v) => (v === undefined ? 'undefined' : hex(v));
+  function flags(prev) {
+    const o = {};
+    for (const f of FLAGS.concat(['n', 'v'])) {
+      Object.defineProperty(o, f, {
+        enumerable: FLAGS.includes(f),
+        get: () => N.flag(f, prev),
+        set: prev
+          ? () => {
+              throw new ScryError('prev is read-only');
+            }
+          : (v) => N.set_flag(f, !!v),
+      });
+    }
+    hidden(o, LINE, () => FLAGS.map((f) => {
+      const v = N.flag(f, prev);
+      return `${f}=${v === undefined ? '?' : v ? 1 : 0}`;
+    }).join(' '));
+    return guard(prev ? 'prev.flags' : 'state.flags', o);
+  }
+
+  // ---- state and prev --------------------------------------------------------------------
+  const stateTarget = {
+    get pc() {
+      return N.reg('rip');
+    },
+    get sp() {
+      return N.reg('rsp');
+    },
+    get tid() {
+      return N.tid();
+    },
+    registers: registers(false),
+    flags: flags(false),
+    get instruction() {
+      return asInsn(N.insn());
+    },
+    memory(addr) {
+      if (addr === undefined) throw new ScryError('state.memory(addr) needs an address (Number, BigInt or symbol)');
+      return new Memory(addr);
+    },
+    disasm(n, addr) {
+      return asListing(N.disasm(addr, n));
+    },
+    symbol_at(addr) {
+      return N.symbol_at(addr);
+    },
+  };
+  hidden(stateTarget, LINE, () => {
+    const i = asInsn(N.insn());
+    return `pc\t${hex(N.reg('rip'))}${i.symbol ? '\t' + i.symbol : ''}\nsp\t${hex(N.reg('rsp'))}\ninsn\t${i.text}`;
+  });
+  const state = guard('state', stateTarget);
+
+  const prevTarget = {
+    get pc() {
+      return N.prev_reg('rip');
+    },
+    get sp() {
+      return N.prev_reg('rsp');
+    },
+    registers: registers(true),
+    flags: flags(true),
+    memory(addr) {
+      return new PrevMemory(addr);
+    },
+  };
+  hidden(prevTarget, LINE, () => `pc\t${fmt(N.prev_reg('rip'))}\nsp\t${fmt(N.prev_reg('rsp'))}`);
+  const prev = guard('prev', prevTarget);
+
+  // ---- events ----------------------------------------------------------------------------
+  const EVENTS = ['step', 'breakpoint', 'signal', 'exit'];
+  const listeners = {};
+  for (const t of EVENTS) listeners[t] = [];
+  function checkType(type) {
+    if (!EVENTS.includes(type)) {
+      const near = typeof type === 'string' ? nearest(type, EVENTS) : null;
+      throw new ScryError(`unknown event type ${JSON.stringify(type)}; types: ${EVENTS.join(' ')}` +
+        (near ? `; did you mean '${near}'?` : ''));
+    }
+  }
+  function addEventListener(type, fn) {
+    checkType(type);
+    if (typeof fn !== 'function') throw new TypeError(`addEventListener('${type}', fn): fn must be a function`);
+    listeners[type].push(fn);
+  }
+  function removeEventListener(type, fn) {
+    checkType(type);
+    const i = listeners[type].indexOf(fn);
+    if (i >= 0) listeners[type].splice(i, 1);
+    return i >= 0;
+  }
+  let inListener = 0;
+  function dispatch(type, stop) {
+    const ls = listeners[type];
+    if (!ls || ls.length === 0) return undefined;
+    const ev = Object.assign({}, stop);
+    ev.stop_reason = stop.reason;
+    ev.state = state;
+    ev.prev = prev;
+    if (type === 'signal') ev.deliver = true;
+    let verdict;
+    inListener++;
+    try {
+      for (const fn of ls.slice()) {
+        let r;
+        try {
+          r = fn(ev);
+        } catch (err) {
+          const where = ` [in ${type} listener; target stopped: ${stop.line}]`;
+          if (err instanceof Error) {
+            err.message += where;
+            throw err;
+          }
+          throw new ScryError(`${type} listener threw ${String(err)}${where}`);
+        }
+        if (r === 'stop') verdict = 'stop';
+        else if (r === 'continue' && verdict !== 'stop') verdict = 'continue';
+      }
+    } finally {
+      inListener--;
+    }
+    if (type === 'signal' && ev.deliver === false) N.suppress_signal();
+    return verdict;
+  }
+
+  // ---- running ---------------------------------------------------------------------------
+  function noReentry(name) {
+    if (inListener > 0) {
+      throw new ScryError(`${name}() cannot be called inside a listener; return 'continue' or 'stop' from it instead`);
+    }
+  }
+  function timeoutOf(opts) {
+    if (opts === undefined) return undefined;
+    if (typeof opts !== 'object' || opts === null) throw new TypeError('options must be an object such as {timeout: 5}');
+    return opts.timeout;
+  }
+  function withSteps(line, done, asked) {
+    const m = line.match(/ \[\d+ bytes of output\]$/);
+    const tail = m ? m[0] : '';
+    const head = tail ? line.slice(0, -tail.length) : line;
+    return `${head} [${done} of ${asked} steps]${tail}`;
+  }
+  function step(n = 1, opts) {
+    noReentry('step');
+    if (typeof n === 'object' && n !== null) {
+      opts = n;
+      n = 1;
+    }
+    if (typeof n === 'bigint') n = Number(n);
+    if (!Number.isInteger(n) || n < 0) throw new ScryError(`step(n): n must be a non-negative integer, got ${String(n)}`);
+    N.run_begin(timeoutOf(opts));
+    try {
+      const quiet = EVENTS.every((t) => listeners[t].length === 0);
+      if (quiet || n === 0) return asStop(N.step_n(n));
+      let done = 0;
+      let stop;
+      while (done < n) {
+        stop = N.step_one();
+        const r = stop.reason;
+        if (r === 'step' || r === 'breakpoint') {
+          done++;
+          if (dispatch('step', stop) === 'stop') break;
+          if (r === 'step') continue;
+        }
+        if (r === 'breakpoint' || r === 'signal') {
+          if (dispatch(r, stop) === 'continue') continue;
+        } else if (r === 'exited' || r === 'killed') {
+          dispatch('exit', stop);
+        }
+        break;
+      }
+      stop.steps = done;
+      if (n !== 1 || done !== 1) stop.line = withSteps(stop.line, done, n);
+      return asStop(stop);
+    } finally {
+      N.run_end();
+    }
+  }
+  function cont(opts) {
+    noReentry('continue');
+    N.run_begin(timeoutOf(opts));
+    try {
+      for (;;) {
+        const stop = N.cont_one();
+        const r = stop.reason;
+        const type = r === 'exited' || r === 'killed' ? 'exit' : r;
+        const verdict = dispatch(type, stop);
+        if (verdict === 'continue' && (r === 'breakpoint' || r === 'signal')) continue;
+        return asStop(stop);
+      }
+    } finally {
+      N.run_end();
+    }
+  }
+
+  // ---- breakpoints and symbols -------------------------------------------------------------
+  const breakpoint = guard('breakpoint', {
+    set(at, name) {
+      if (at === undefined) throw new ScryError("breakpoint.set(addr | 'symbol+off', name?) needs a location");
+      return N.bp_set(at, name);
+    },
+    remove(which) {
+      return N.bp_remove(which);
+    },
+    list() {
+      return N.bp_list();
+    },
+  });
+  function symbols(filter, limit) {
+    const res = N.symbols(filter === undefined || filter === null ? undefined : String(filter), limit);
+    hidden(res.rows, 'more', res.more);
+    return res.rows;
+  }
+  const notYet = (what) =>
+    new Proxy({}, {
+      get(_, k) {
+        if (typeof k !== 'string' || k === 'toJSON' || k === 'then') return undefined;
+        throw new ScryError(`${what} are not available in this version of scry`);
+      },
+    });
+
+  // ---- settings and the persistent ctx ------------------------------------------------------
+  const configTarget = {};
+  for (const k of ['timeout', 'script_timeout', 'output_limit', 'aslr', 'read_only']) {
+    Object.defineProperty(configTarget, k, {
+      enumerable: true,
+      get: () => N.config_get(k),
+      set: (v) => N.config_set(k, v),
+    });
+  }
+  const ctx = {};
+  hidden(ctx, 'reset', function () {
+    for (const k of Object.keys(this)) delete this[k];
+  });
+
+  define('print', N.print);
+  define('hex', hex);
+  define('ctx', ctx);
+  define('config', guard('config', configTarget));
+  define('help', (topic) => (topic === undefined ? N.help() : N.help(String(topic))));
+  define('state', state);
+  define('prev', prev);
+  define('spawn', (path, ...rest) => {
+    noReentry('spawn');
+    if (typeof path !== 'string') throw new TypeError('spawn(path, ...args, {env, cwd, stdin}?): path must be a string');
+    let opts;
+    if (rest.length && typeof rest[rest.length - 1] === 'object' && rest[rest.length - 1] !== null) opts = rest.pop();
+    return asStop(N.spawn(path, rest.map(String), opts));
+  });
+  define('attach', (pid) => {
+    noReentry('attach');
+    return asStop(N.attach(pid));
+  });
+  define('detach', () => {
+    noReentry('detach');
+    return asStop(N.detach());
+  });
+  define('kill', () => {
+    noReentry('kill');
+    return asStop(N.kill());
+  });
+  define('step', step);
+  define('cont', cont);
+  define('output', () => N.output());
+  define('status', () => N.status());
+  define('handle_signal', (sig, mode) => N.signal_mode(String(sig), String(mode)));
+  define('symbol', (expr) => N.resolve(expr));
+  define('symbols', symbols);
+  define('breakpoint', breakpoint);
+  define('addEventListener', addEventListener);
+  define('removeEventListener', removeEventListener);
+  define('watchpoint', notYet('watchpoints'));
+  define('thread', notYet('thread commands'));
+});

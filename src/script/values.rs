@@ -1,0 +1,191 @@
+//! The numbers decision, in one place. A 64-bit value becomes a JS Number when the Number holds
+//! it exactly (|v| <= 2^53) and a BigInt otherwise, so nothing is ever rounded; user-space
+//! addresses (< 2^47) are therefore always Numbers. Inputs accept either.
+
+use rquickjs::convert::Coerced;
+use rquickjs::{BigInt, Ctx, FromJs, Value};
+
+/// 2^53: the largest integer every smaller integer of which a Number holds exactly.
+pub const MAX_EXACT: u64 = 1 << 53;
+
+pub fn u64_to_js<'js>(ctx: &Ctx<'js>, v: u64) -> rquickjs::Result<Value<'js>> {
+    if v <= MAX_EXACT {
+        Ok(Value::new_number(ctx.clone(), v as f64))
+    } else {
+        Ok(BigInt::from_u64(ctx.clone(), v)?.into_value())
+    }
+}
+
+pub fn i64_to_js<'js>(ctx: &Ctx<'js>, v: i64) -> rquickjs::Result<Value<'js>> {
+    if v.unsigned_abs() <= MAX_EXACT {
+        Ok(Value::new_number(ctx.clone(), v as f64))
+    } else {
+        Ok(BigInt::from_i64(ctx.clone(), v)?.into_value())
+    }
+}
+
+/// A short description of a value for error messages: `-5`, `'main'`, `undefined`.
+pub fn describe<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> String {
+    if v.is_string() {
+        let s: String = v.get().unwrap_or_default();
+        return format!("'{}'", s.chars().take(60).collect::<String>());
+    }
+    if v.is_function() {
+        return "a function".into();
+    }
+    if v.is_array() {
+        return "an array".into();
+    }
+    if v.is_object() {
+        return "an object".into();
+    }
+    let text = Coerced::<String>::from_js(ctx, v.clone())
+        .map(|c| c.0)
+        .unwrap_or_else(|_| "?".into());
+    if v.is_big_int() {
+        format!("{text}n")
+    } else {
+        text
+    }
+}
+
+/// An integer argument (Number without fraction, or BigInt) widened for range checks.
+pub fn to_integer<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Result<i128, String> {
+    if let Some(n) = v.as_number() {
+        if !n.is_finite() || n.fract() != 0.0 {
+            return Err(format!("expected an integer, got {}", describe(ctx, v)));
+        }
+        if n.abs() > 1.9e38 {
+            return Err(format!("{} is out of range", describe(ctx, v)));
+        }
+        return Ok(n as i128);
+    }
+    if v.is_big_int() {
+        let text = Coerced::<String>::from_js(ctx, v.clone())
+            .map_err(|e| e.to_string())?
+            .0;
+        return text
+            .parse::<i128>()
+            .map_err(|_| format!("{text}n is out of range"));
+    }
+    Err(format!(
+        "expected a Number or BigInt, got {}",
+        describe(ctx, v)
+    ))
+}
+
+/// A 64-bit value to store: 0..2^64-1, or a negative down to -2^63 taken as two's complement.
+pub fn to_u64_bits<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Result<u64, String> {
+    let n = to_integer(ctx, v)?;
+    if n < -(1i128 << 63) || n > u64::MAX as i128 {
+        return Err(format!("{} does not fit in 64 bits", describe(ctx, v)));
+    }
+    Ok(n as u64)
+}
+
+/// A value that must fit `bits` bits, signed or unsigned (two's complement either way).
+pub fn to_sized_bits<'js>(ctx: &Ctx<'js>, v: &Value<'js>, bits: u32) -> Result<u64, String> {
+    let n = to_integer(ctx, v)?;
+    let min = -(1i128 << (bits - 1));
+    let max = (1i128 << bits) - 1;
+    if n < min || n > max {
+        return Err(format!("{} does not fit in {bits} bits", describe(ctx, v)));
+    }
+    Ok((n as u64)
+        & if bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        })
+}
+
+/// An address: a non-negative Number or BigInt below 2^64. Strings are symbol expressions and
+/// are resolved by the caller.
+pub fn to_address<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Result<u64, String> {
+    let n = to_integer(ctx, v).map_err(|e| format!("bad address: {e}"))?;
+    if n < 0 {
+        return Err(format!("bad address {}: negative", describe(ctx, v)));
+    }
+    if n > u64::MAX as i128 {
+        return Err(format!("bad address {}: beyond 64 bits", describe(ctx, v)));
+    }
+    Ok(n as u64)
+}
+
+/// A count such as `step(n)` or `bytes(n)`: a non-negative integer up to `max`.
+pub fn to_count<'js>(ctx: &Ctx<'js>, v: &Value<'js>, max: u64, what: &str) -> Result<u64, String> {
+    let n = to_integer(ctx, v).map_err(|e| format!("{what}: {e}"))?;
+    if n < 0 || n > max as i128 {
+        return Err(format!(
+            "{what}: {} is not between 0 and {max}",
+            describe(ctx, v)
+        ));
+    }
+    Ok(n as u64)
+}
+
+/// Parses a hex byte string such as `"90 90cc"` or `"0x9090"`.
+pub fn parse_hex_bytes(text: &str) -> Result<Vec<u8>, String> {
+    let cleaned: String = text
+        .trim()
+        .trim_start_matches("0x")
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    if cleaned.len() % 2 != 0 {
+        return Err(format!("hex string has an odd number of digits: '{text}'"));
+    }
+    (0..cleaned.len())
+        .step_by(2)
+        .map(|i| {
+            u8::from_str_radix(&cleaned[i..i + 2], 16)
+                .map_err(|_| format!("not a hex byte string: '{text}'"))
+        })
+        .collect()
+}
+
+pub fn to_hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_bytes() {
+        assert_eq!(parse_hex_bytes("90 cc").unwrap(), vec![0x90, 0xcc]);
+        assert_eq!(parse_hex_bytes("0x0102").unwrap(), vec![1, 2]);
+        assert!(parse_hex_bytes("123").is_err());
+        assert!(parse_hex_bytes("zz").is_err());
+        assert_eq!(to_hex(&[0, 0xab]), "00ab");
+    }
+
+    #[test]
+    fn numbers_are_exact() {
+        let rt = rquickjs::Runtime::new().unwrap();
+        let context = rquickjs::Context::full(&rt).unwrap();
+        context.with(|ctx| {
+            let small = u64_to_js(&ctx, MAX_EXACT).unwrap();
+            assert!(small.is_number());
+            let big = u64_to_js(&ctx, u64::MAX).unwrap();
+            assert!(big.is_big_int());
+            assert_eq!(to_u64_bits(&ctx, &big).unwrap(), u64::MAX);
+            let neg: Value = ctx.eval("-1").unwrap();
+            assert_eq!(to_u64_bits(&ctx, &neg).unwrap(), u64::MAX);
+            assert!(to_address(&ctx, &neg).is_err());
+            let frac: Value = ctx.eval("1.5").unwrap();
+            assert!(to_address(&ctx, &frac).is_err());
+            let too_big: Value = ctx.eval("2n ** 64n").unwrap();
+            assert!(to_address(&ctx, &too_big).is_err());
+            let v: Value = ctx.eval("300").unwrap();
+            assert!(to_sized_bits(&ctx, &v, 8).is_err());
+            let v: Value = ctx.eval("-128").unwrap();
+            assert_eq!(to_sized_bits(&ctx, &v, 8).unwrap(), 0x80);
+        });
+    }
+}

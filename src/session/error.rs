@@ -1,0 +1,45 @@
+use std::fmt;
+
+use crate::os::OsError;
+use crate::symbols::SymbolError;
+
+/// Every failure a session call can report; each renders as one line.
+#[derive(Debug)]
+pub enum SessionError {
+    /// No live process; carries how the last one ended, if one did.
+    NoProcess(Option<String>),
+    Os(OsError),
+    Symbol(SymbolError),
+    Invalid(String),
+}
+
+impl fmt::Display for SessionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SessionError::NoProcess(Some(how)) => write!(f, "no live process ({how})"),
+            SessionError::NoProcess(None) => {
+                write!(
+                    f,
+                    "no live process (start one with spawn(path) or attach(pid))"
+                )
+            }
+            SessionError::Os(e) => write!(f, "{e}"),
+            SessionError::Symbol(e) => write!(f, "{e}"),
+            SessionError::Invalid(msg) => write!(f, "{msg}"),
+        }
+    }
+}
+
+impl std::error::Error for SessionError {}
+
+impl From<OsError> for SessionError {
+    fn from(e: OsError) -> Self {
+        SessionError::Os(e)
+    }
+}
+
+impl From<SymbolError> for SessionError {
+    fn from(e: SymbolError) -> Self {
+        SessionError::Symbol(e)
+    }
+}

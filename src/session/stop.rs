@@ -1,0 +1,174 @@
+//! A stop as the user sees it: the reason plus where, rendered as one short line.
+
+use std::fmt::Write;
+
+use crate::os::signals::signal_name;
+use crate::os::Tid;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    Entry,
+    Attached,
+    Step,
+    Breakpoint,
+    Signal,
+    Timeout,
+    Exec,
+    ThreadExit,
+    Exited,
+    Killed,
+    Detached,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Entry => "entry",
+            Reason::Attached => "attached",
+            Reason::Step => "step",
+            Reason::Breakpoint => "breakpoint",
+            Reason::Signal => "signal",
+            Reason::Timeout => "timeout",
+            Reason::Exec => "exec",
+            Reason::ThreadExit => "thread_exit",
+            Reason::Exited => "exited",
+            Reason::Killed => "killed",
+            Reason::Detached => "detached",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StopInfo {
+    pub reason: Option<Reason>,
+    pub tid: Option<Tid>,
+    pub pc: Option<u64>,
+    pub symbol: Option<String>,
+    pub breakpoint_id: Option<u32>,
+    pub breakpoint_name: Option<String>,
+    pub signal: Option<i32>,
+    pub fault_addr: Option<u64>,
+    pub exit_code: Option<i32>,
+    /// Instructions executed by a `step(n)` and how many were asked for.
+    pub steps: Option<(u64, u64)>,
+    /// Bytes of target output waiting in `output()`.
+    pub unread_output: usize,
+    /// Show the thread: the process has more than one.
+    pub show_tid: bool,
+}
+
+impl StopInfo {
+    pub fn reason(&self) -> Reason {
+        self.reason.unwrap_or(Reason::Step)
+    }
+
+    /// `breakpoint 1 (loop) at 0x401136 main+0x4 thread 1234 [3 of 5 steps] [12 bytes of output]`
+    pub fn line(&self) -> String {
+        let mut s = String::from(self.reason().as_str());
+        match self.reason() {
+            Reason::Breakpoint => {
+                if let Some(id) = self.breakpoint_id {
+                    let _ = write!(s, " {id}");
+                }
+                if let Some(name) = &self.breakpoint_name {
+                    let _ = write!(s, " ({name})");
+                }
+            }
+            Reason::Signal => {
+                if let Some(sig) = self.signal {
+                    let _ = write!(s, " {}", signal_name(sig));
+                }
+                if let Some(addr) = self.fault_addr {
+                    let _ = write!(s, " fault_addr={addr:#x}");
+                }
+            }
+            Reason::Exited => {
+                let _ = write!(s, " with code {}", self.exit_code.unwrap_or(0));
+            }
+            Reason::Killed => {
+                if let Some(sig) = self.signal {
+                    let _ = write!(s, " by {}", signal_name(sig));
+                }
+            }
+            _ => {}
+        }
+        if let Some(pc) = self.pc {
+            let _ = write!(s, " at {pc:#x}");
+            if let Some(sym) = &self.symbol {
+                let _ = write!(s, " {sym}");
+            }
+        }
+        if self.show_tid {
+            if let Some(tid) = self.tid {
+                let _ = write!(s, " thread {tid}");
+            }
+        }
+        if let Some((done, asked)) = self.steps {
+            if asked != 1 || done != 1 {
+                let _ = write!(s, " [{done} of {asked} steps]");
+            }
+        }
+        if self.unread_output > 0 {
+            let _ = write!(s, " [{} bytes of output]", self.unread_output);
+        }
+        s
+    }
+
+    /// How the end of a process is described in "no live process (...)".
+    pub fn ending(&self) -> Option<String> {
+        match self.reason() {
+            Reason::Exited => Some(format!("exited with code {}", self.exit_code.unwrap_or(0))),
+            Reason::Killed => Some(format!(
+                "killed by {}",
+                signal_name(self.signal.unwrap_or(9))
+            )),
+            Reason::Detached => Some("detached".into()),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_one_line() {
+        let bp = StopInfo {
+            reason: Some(Reason::Breakpoint),
+            tid: Some(7),
+            pc: Some(0x401136),
+            symbol: Some("main".into()),
+            breakpoint_id: Some(1),
+            ..Default::default()
+        };
+        assert_eq!(bp.line(), "breakpoint 1 at 0x401136 main");
+        let segv = StopInfo {
+            reason: Some(Reason::Signal),
+            pc: Some(0x401150),
+            symbol: Some("crash+0x8".into()),
+            signal: Some(11),
+            fault_addr: Some(0),
+            unread_output: 12,
+            ..Default::default()
+        };
+        assert_eq!(
+            segv.line(),
+            "signal SIGSEGV fault_addr=0x0 at 0x401150 crash+0x8 [12 bytes of output]"
+        );
+        let exit = StopInfo {
+            reason: Some(Reason::Exited),
+            exit_code: Some(3),
+            ..Default::default()
+        };
+        assert_eq!(exit.line(), "exited with code 3");
+        assert_eq!(exit.ending().unwrap(), "exited with code 3");
+        let step = StopInfo {
+            reason: Some(Reason::Step),
+            pc: Some(0x10),
+            steps: Some((3, 5)),
+            ..Default::default()
+        };
+        assert_eq!(step.line(), "step at 0x10 [3 of 5 steps]");
+    }
+}

@@ -1,0 +1,166 @@
+//! Turning raw linker names into what a person types: demangling (Rust legacy and v0, C++
+//! Itanium) and trimming a demangled name down to its bare path.
+
+use std::borrow::Cow;
+
+/// Whether `raw` uses a mangling scheme we know. Checked before calling a demangler because
+/// the C++ demangler also accepts bare type encodings: a C global named `i` would otherwise
+/// "demangle" to `int`.
+pub fn looks_mangled(raw: &str) -> bool {
+    // `_Z` is Itanium (and Rust legacy, which reuses it); `__Z` is the Mach-O style some tools
+    // still emit; `_R` is Rust v0.
+    raw.starts_with("_Z") || raw.starts_with("__Z") || raw.starts_with("_R")
+}
+
+/// The demangled form of `raw`, or `None` when it is not mangled or fails to demangle.
+/// Rust hashes (`::h0123456789abcdef`) are left out, as users never type them.
+pub fn demangle(raw: &str) -> Option<String> {
+    if !looks_mangled(raw) {
+        return None;
+    }
+    // addr2line tries Rust first, then C++, and hands back the input untouched on failure;
+    // for Rust it formats with `{:#}`, which is the hash-free form.
+    match addr2line::demangle_auto(Cow::Borrowed(raw), None) {
+        Cow::Owned(s) if s != raw => Some(s),
+        _ => None,
+    }
+}
+
+/// The name to show for `raw`: demangled when possible, else `raw` itself.
+pub fn display(raw: &str) -> Cow<'_, str> {
+    match demangle(raw) {
+        Some(s) => Cow::Owned(s),
+        None => Cow::Borrowed(raw),
+    }
+}
+
+/// The bare qualified name of a demangled C++ function: `ns::Foo::bar(int) const` becomes
+/// `ns::Foo::bar`, `void f<int>(int)` becomes `f<int>`. Returns the input when there is
+/// nothing to trim (Rust paths, C names).
+pub fn strip_signature(demangled: &str) -> &str {
+    let mut s = demangled.trim_end();
+    // GCC clones ("foo() [clone .cold]") and ABI tags come after the parameter list.
+    while let Some(rest) = s.strip_suffix(']') {
+        match matching_open(rest, b'[', b']') {
+            Some(open) => s = rest[..open].trim_end(),
+            None => break,
+        }
+    }
+    // Member function qualifiers follow the parameter list.
+    loop {
+        let before = s;
+        for q in [" const", " volatile", " &&", " &", " noexcept"] {
+            if let Some(rest) = s.strip_suffix(q) {
+                s = rest.trim_end();
+            }
+        }
+        if s == before {
+            break;
+        }
+    }
+    let Some(rest) = s.strip_suffix(')') else {
+        return demangled;
+    };
+    let Some(open) = matching_open(rest, b'(', b')') else {
+        return demangled;
+    };
+    let name = rest[..open].trim_end();
+    if name.is_empty() {
+        return demangled;
+    }
+    strip_return_type(name)
+}
+
+/// Index of the bracket that opens the group whose closer was just removed from the end of
+/// `s`, scanning backwards and honouring nesting.
+fn matching_open(s: &str, open: u8, close: u8) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, &b) in s.as_bytes().iter().enumerate().rev() {
+        if b == close {
+            depth += 1;
+        } else if b == open {
+            if depth == 0 {
+                return Some(i);
+            }
+            depth -= 1;
+        }
+    }
+    None
+}
+
+/// Itanium mangles the return type only for template functions, which makes the demangler
+/// print `void f<int>`; the name is what follows the last space outside brackets.
+fn strip_return_type(name: &str) -> &str {
+    let bytes = name.as_bytes();
+    let mut depth = 0usize;
+    for (i, &b) in bytes.iter().enumerate().rev() {
+        match b {
+            b'>' | b')' | b']' => depth += 1,
+            b'<' | b'(' | b'[' => depth = depth.saturating_sub(1),
+            b' ' if depth == 0 => {
+                // `operator new`, `operator delete[]`, conversion operators: the space is
+                // part of the name.
+                if name[..i].ends_with("operator") {
+                    continue;
+                }
+                return &name[i + 1..];
+            }
+            _ => {}
+        }
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn demangles_rust_legacy_without_hash() {
+        assert_eq!(
+            demangle("_ZN4core3fmt5write17h0123456789abcdefE").as_deref(),
+            Some("core::fmt::write")
+        );
+    }
+
+    #[test]
+    fn demangles_cpp() {
+        assert_eq!(
+            demangle("_ZN2ns3Foo3barEi").as_deref(),
+            Some("ns::Foo::bar(int)")
+        );
+        assert_eq!(demangle("_Z3addii").as_deref(), Some("add(int, int)"));
+    }
+
+    #[test]
+    fn leaves_plain_names_alone() {
+        assert_eq!(demangle("main"), None);
+        assert_eq!(demangle("i"), None, "a C global named like a type code");
+        assert_eq!(display("puts"), "puts");
+        assert_eq!(demangle("_Zgarbage"), None);
+    }
+
+    #[test]
+    fn strips_signatures() {
+        assert_eq!(strip_signature("ns::Foo::bar(int)"), "ns::Foo::bar");
+        assert_eq!(strip_signature("ns::Foo::bar(int) const"), "ns::Foo::bar");
+        assert_eq!(strip_signature("foo() [clone .cold]"), "foo");
+        assert_eq!(strip_signature("void f<int>(int)"), "f<int>");
+        assert_eq!(
+            strip_signature(
+                "(anonymous namespace)::helper(std::vector<int, std::allocator<int> >&)"
+            ),
+            "(anonymous namespace)::helper"
+        );
+        assert_eq!(
+            strip_signature("X::operator new(unsigned long)"),
+            "X::operator new"
+        );
+        assert_eq!(strip_signature("core::fmt::write"), "core::fmt::write");
+        assert_eq!(
+            strip_signature("<alloc::vec::Vec<T> as core::ops::drop::Drop>::drop"),
+            "<alloc::vec::Vec<T> as core::ops::drop::Drop>::drop"
+        );
+        assert_eq!(strip_signature("main"), "main");
+    }
+}

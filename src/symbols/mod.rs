@@ -1,0 +1,27 @@
+//! Symbols: ELF files, their symbol tables, the modules of one process and disassembly.
+//! Pure: paths, bytes and addresses in, answers out. Nothing here sees a pid or ptrace; the
+//! caller supplies maps snapshots and memory bytes.
+
+pub mod addr;
+pub mod demangle;
+pub mod disasm;
+pub mod elf;
+pub mod error;
+mod expr;
+mod fuzzy;
+pub mod index;
+mod names;
+pub mod store;
+pub mod symbol;
+mod symtab;
+
+#[cfg(test)]
+mod testutil;
+
+pub use addr::{FileAddr, LoadBias, RuntimeAddr};
+pub use disasm::{disassemble, Insn};
+pub use elf::{ElfImage, LoadSegment, SegFlags, TlsSegment};
+pub use error::SymbolError;
+pub use index::SymbolIndex;
+pub use store::{LoadedModule, SymbolStore};
+pub use symbol::{SymKind, Symbol};

@@ -1,0 +1,177 @@
+//! Name-side lookups of a `SymbolIndex`: raw, demangled and bare-path keys. Built on first use,
+//! the demangled keys only once a raw lookup misses: demangling every name of a large binary
+//! costs several times more than loading its table, and C names never need it.
+
+use std::sync::OnceLock;
+
+use super::demangle;
+use super::fuzzy;
+use super::symbol::{SymKind, Symbol};
+
+pub(crate) struct NameTable {
+    /// Symbol indices sorted by (raw name, preference).
+    raw: Vec<u32>,
+    /// Built on the first miss in `raw`: C names never need it.
+    demangled: OnceLock<Demangled>,
+}
+
+struct Demangled {
+    /// Demangled display names (`ns::Foo::bar(int)`, `core::fmt::write`), sorted by
+    /// (name, preference).
+    full: Vec<(Box<str>, u32)>,
+    /// Demangled names without parameters or return type, only where that differs from
+    /// the display name (`ns::Foo::bar`).
+    bare: Vec<(Box<str>, u32)>,
+}
+
+/// Lower is better when one name has several definitions: a global function is almost
+/// always what the user means; then anything that is code; then things visible outside their
+/// object file; then ones with a known extent. The address makes the order total.
+fn preference(s: &Symbol) -> (bool, bool, bool, bool, bool, u64) {
+    let func = s.kind == SymKind::Func;
+    (
+        !(func && s.global),
+        !func,
+        !s.global,
+        s.kind == SymKind::Tls,
+        s.size == 0,
+        s.addr.0,
+    )
+}
+
+impl NameTable {
+    pub(crate) fn build(syms: &[Symbol]) -> NameTable {
+        let count = u32::try_from(syms.len()).unwrap_or(u32::MAX);
+        let mut raw: Vec<u32> = (0..count).collect();
+        raw.sort_by(|&a, &b| {
+            let (sa, sb) = (&syms[a as usize], &syms[b as usize]);
+            sa.name
+                .cmp(&sb.name)
+                .then_with(|| preference(sa).cmp(&preference(sb)))
+        });
+        NameTable {
+            raw,
+            demangled: OnceLock::new(),
+        }
+    }
+
+    fn demangled(&self, syms: &[Symbol]) -> &Demangled {
+        self.demangled.get_or_init(|| {
+            let mut full = Vec::new();
+            let mut bare = Vec::new();
+            for (i, s) in syms.iter().enumerate().take(self.raw.len()) {
+                let Some(d) = demangle::demangle(&s.name) else {
+                    continue;
+                };
+                let stripped = demangle::strip_signature(&d);
+                if stripped != d {
+                    bare.push((Box::<str>::from(stripped), i as u32));
+                }
+                full.push((d.into_boxed_str(), i as u32));
+            }
+            let by_key = |a: &(Box<str>, u32), b: &(Box<str>, u32)| {
+                a.0.cmp(&b.0).then_with(|| {
+                    preference(&syms[a.1 as usize]).cmp(&preference(&syms[b.1 as usize]))
+                })
+            };
+            full.sort_by(by_key);
+            bare.sort_by(by_key);
+            Demangled { full, bare }
+        })
+    }
+
+    /// Exact raw name, then exact demangled name, then the bare demangled path, then an
+    /// unambiguous path suffix. Each list is pre-sorted by preference within a name, so the
+    /// first hit is the best one.
+    pub(crate) fn find(&self, syms: &[Symbol], query: &str) -> Option<u32> {
+        let first_raw = |q: &str| {
+            let i = self.raw.partition_point(|&k| &*syms[k as usize].name < q);
+            self.raw
+                .get(i)
+                .copied()
+                .filter(|&k| &*syms[k as usize].name == q)
+        };
+        if let Some(k) = first_raw(query) {
+            return Some(k);
+        }
+        let first_in = |list: &[(Box<str>, u32)]| {
+            let i = list.partition_point(|e| &*e.0 < query);
+            list.get(i).filter(|e| &*e.0 == query).map(|e| e.1)
+        };
+        let d = self.demangled(syms);
+        if let Some(k) = first_in(&d.full).or_else(|| first_in(&d.bare)) {
+            return Some(k);
+        }
+        // `puts@GLIBC_2.2.5` as copied from `nm` output: versions are not part of our names.
+        if let Some((base, _)) = query.split_once('@') {
+            if let Some(k) = first_raw(base).filter(|_| !base.is_empty()) {
+                return Some(k);
+            }
+        }
+        self.unique_suffix(syms, query)
+    }
+
+    /// `marker_fn` or `Foo::bar` for `mycrate::tests::marker_fn` / `ns::Foo::bar`: accepted
+    /// only when every symbol ending in that path is at one address, so a common name like
+    /// `new` never silently picks one of hundreds. Linear, but only reached on a miss.
+    fn unique_suffix(&self, syms: &[Symbol], query: &str) -> Option<u32> {
+        let mut best: Option<u32> = None;
+        for k in self.suffix_matches(syms, query) {
+            match best {
+                Some(b) if syms[b as usize].addr != syms[k as usize].addr => return None,
+                Some(b) if preference(&syms[b as usize]) <= preference(&syms[k as usize]) => {}
+                _ => best = Some(k),
+            }
+        }
+        best
+    }
+
+    /// Symbols whose demangled path (without parameters) ends in `::query`.
+    fn suffix_matches<'a>(
+        &'a self,
+        syms: &'a [Symbol],
+        query: &'a str,
+    ) -> impl Iterator<Item = u32> + 'a {
+        let d = self.demangled(syms);
+        let is_suffix = move |name: &str| {
+            name.strip_suffix(query)
+                .is_some_and(|head| head.ends_with("::"))
+        };
+        let valid = !query.is_empty() && !query.starts_with(':');
+        d.full
+            .iter()
+            .filter(move |e| valid && is_suffix(demangle::strip_signature(&e.0)))
+            .map(|e| e.1)
+    }
+
+    /// Names close to `query`, as `(distance, name)`, nearest first. Offers what a user could
+    /// type: raw names for C, bare demangled paths for Rust and C++.
+    pub(crate) fn nearest(&self, syms: &[Symbol], query: &str, k: usize) -> Vec<(usize, String)> {
+        let max = fuzzy::max_distance(query);
+        let mut found = Vec::new();
+        let mut consider = |name: &str| {
+            if let Some(d) = fuzzy::bounded_distance(query, name, max) {
+                found.push((d, name.to_string()));
+            }
+        };
+        let mut last: Option<&str> = None;
+        for &i in &self.raw {
+            let name = &*syms[i as usize].name;
+            // Raw names of demangled symbols are noise nobody types (`_ZN2ns3Foo3barEi`).
+            if last == Some(name) || demangle::looks_mangled(name) {
+                continue;
+            }
+            last = Some(name);
+            consider(name);
+        }
+        for (name, _) in &self.demangled(syms).full {
+            consider(demangle::strip_signature(name));
+        }
+        // A bare function name that several paths end in (`new`) is best answered with them.
+        for i in self.suffix_matches(syms, query).take(k) {
+            let name = syms[i as usize].display_name();
+            found.push((0, demangle::strip_signature(&name).to_string()));
+        }
+        fuzzy::best_k(found, k)
+    }
+}

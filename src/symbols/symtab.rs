@@ -1,0 +1,108 @@
+//! Reading `.symtab` and `.dynsym` into `Symbol`s. Stripped binaries and shared libraries
+//! often keep only `.dynsym`; unstripped ones have both, and `.dynsym` is then (almost always)
+//! a subset of `.symtab`. Dynamic entries already seen are skipped here, before allocating,
+//! which matters for large libraries; the index still merges any duplicates that remain.
+
+use object::elf::{self, FileHeader64, Sym64};
+use object::read::elf::{SectionTable, Sym};
+use object::Endianness;
+
+use super::addr::FileAddr;
+use super::symbol::{SymKind, Symbol};
+
+type Sections<'data> = SectionTable<'data, FileHeader64<Endianness>, &'data [u8]>;
+
+pub fn read_symbols(
+    endian: Endianness,
+    data: &[u8],
+    sections: &Sections<'_>,
+) -> anyhow::Result<Vec<Symbol>> {
+    let bad = |e: object::read::Error| anyhow::anyhow!("bad symbol table: {e}");
+    let symtab = sections
+        .symbols(endian, data, elf::SHT_SYMTAB)
+        .map_err(bad)?;
+    let dynsym = sections
+        .symbols(endian, data, elf::SHT_DYNSYM)
+        .map_err(bad)?;
+
+    let mut out = Vec::with_capacity(symtab.len().max(dynsym.len()));
+    for sym in symtab.iter() {
+        // A bad name offset spoils one symbol, not the table.
+        let Ok(name) = symtab.symbol_name(endian, sym) else {
+            continue;
+        };
+        if let Some(s) = convert(sym, endian, name) {
+            out.push(s);
+        }
+    }
+
+    // (address, index) of what .symtab gave, to recognise .dynsym's copies by binary search.
+    let mut by_addr: Vec<(u64, u32)> = out
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.addr.0, i as u32))
+        .collect();
+    by_addr.sort_unstable();
+    let seen = |addr: u64, name: &[u8]| {
+        let from = by_addr.partition_point(|e| e.0 < addr);
+        by_addr[from..]
+            .iter()
+            .take_while(|e| e.0 == addr)
+            .any(|e| same_name(&out[e.1 as usize].name, name))
+    };
+    let mut extra = Vec::new();
+    for sym in dynsym.iter() {
+        let Ok(name) = dynsym.symbol_name(endian, sym) else {
+            continue;
+        };
+        if seen(sym.st_value(endian), name) {
+            continue;
+        }
+        if let Some(s) = convert(sym, endian, name) {
+            extra.push(s);
+        }
+    }
+    out.append(&mut extra);
+    Ok(out)
+}
+
+/// Whether a stored (version-stripped) name equals a raw one that may carry `@VERSION`.
+fn same_name(stored: &str, raw: &[u8]) -> bool {
+    let base = raw
+        .iter()
+        .position(|&b| b == b'@')
+        .map_or(raw, |at| &raw[..at]);
+    stored.as_bytes() == base
+}
+
+fn convert(sym: &Sym64<Endianness>, endian: Endianness, raw: &[u8]) -> Option<Symbol> {
+    let shndx = sym.st_shndx(endian);
+    // Undefined symbols are references to other modules, not definitions. Absolute ones hold
+    // constants rather than addresses (adding a load bias to them would be wrong), and common
+    // ones only exist in relocatable objects.
+    if shndx == elf::SHN_UNDEF || shndx == elf::SHN_ABS || shndx == elf::SHN_COMMON {
+        return None;
+    }
+    let kind = match sym.st_type() {
+        elf::STT_FUNC | elf::STT_GNU_IFUNC => SymKind::Func,
+        elf::STT_OBJECT | elf::STT_COMMON => SymKind::Object,
+        elf::STT_TLS => SymKind::Tls,
+        elf::STT_SECTION | elf::STT_FILE => return None,
+        _ => SymKind::Other,
+    };
+    let global = matches!(
+        sym.st_bind(),
+        elf::STB_GLOBAL | elf::STB_WEAK | elf::STB_GNU_UNIQUE
+    );
+    if raw.is_empty() {
+        return None;
+    }
+    // Validating is much cheaper than the lossy conversion, and names are nearly always UTF-8.
+    let name = match std::str::from_utf8(raw) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(raw),
+    };
+    let addr = FileAddr(sym.st_value(endian));
+    let size = sym.st_size(endian);
+    Some(Symbol::new(&name, addr, size, kind, global))
+}
