@@ -145,11 +145,12 @@ unsafe fn report_and_exit(fd: libc::c_int) -> ! {
 
 fn exec_error(req: &SpawnRequest, errno: i32) -> OsError {
     let reason = std::io::Error::from_raw_os_error(errno);
-    if req.cwd.is_some() && errno == libc::ENOENT && req.path.exists() {
-        return OsError::Spawn(format!(
-            "cannot chdir to {}: {reason}",
-            req.cwd.as_ref().unwrap().display()
-        ));
+    if let Some(cwd) = req
+        .cwd
+        .as_ref()
+        .filter(|_| errno == libc::ENOENT && req.path.exists())
+    {
+        return OsError::Spawn(format!("cannot chdir to {}: {reason}", cwd.display()));
     }
     OsError::Spawn(format!("cannot execute {}: {reason}", req.path.display()))
 }

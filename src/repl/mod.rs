@@ -172,7 +172,7 @@ impl Repl {
             body.push('\n');
         }
         let status = if response.ok { "ok" } else { "error" };
-        write!(out, "{body}{} {status}\n", self.marker)?;
+        writeln!(out, "{body}{} {status}", self.marker)?;
         out.flush()
     }
 

@@ -132,7 +132,7 @@ pub fn parse_hex_bytes(text: &str) -> Result<Vec<u8>, String> {
         .chars()
         .filter(|c| !c.is_whitespace())
         .collect();
-    if cleaned.len() % 2 != 0 {
+    if !cleaned.len().is_multiple_of(2) {
         return Err(format!("hex string has an odd number of digits: '{text}'"));
     }
     (0..cleaned.len())

@@ -183,6 +183,12 @@ impl SymbolIndex {
         self.syms.get(k as usize)
     }
 
+    /// `lookup_name` without the path-suffix fallback: only names the user spelled out.
+    pub fn lookup_name_exact(&self, name: &str) -> Option<&Symbol> {
+        let k = self.name_table().find_exact(&self.syms, name)?;
+        self.syms.get(k as usize)
+    }
+
     /// Up to `k` names within a small edit distance of `name`, nearest first.
     pub fn nearest_names(&self, name: &str, k: usize) -> Vec<String> {
         self.nearest_scored(name, k)
@@ -477,6 +483,8 @@ mod tests {
             "unique suffix"
         );
         assert_eq!(ix.lookup_name("write").unwrap().addr, FileAddr(0x1000));
+        assert!(ix.lookup_name_exact("write").is_none());
+        assert!(ix.lookup_name_exact("core::fmt::write").is_some());
         assert!(
             ix.lookup_name("bar").is_none(),
             "two overloads at different addresses"

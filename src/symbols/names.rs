@@ -84,6 +84,12 @@ impl NameTable {
     /// unambiguous path suffix. Each list is pre-sorted by preference within a name, so the
     /// first hit is the best one.
     pub(crate) fn find(&self, syms: &[Symbol], query: &str) -> Option<u32> {
+        self.find_exact(syms, query)
+            .or_else(|| self.unique_suffix(syms, query))
+    }
+
+    /// `find` without the path-suffix tier.
+    pub(crate) fn find_exact(&self, syms: &[Symbol], query: &str) -> Option<u32> {
         let first_raw = |q: &str| {
             let i = self.raw.partition_point(|&k| &*syms[k as usize].name < q);
             self.raw
@@ -103,12 +109,10 @@ impl NameTable {
             return Some(k);
         }
         // `puts@GLIBC_2.2.5` as copied from `nm` output: versions are not part of our names.
-        if let Some((base, _)) = query.split_once('@') {
-            if let Some(k) = first_raw(base).filter(|_| !base.is_empty()) {
-                return Some(k);
-            }
+        match query.split_once('@') {
+            Some((base, _)) if !base.is_empty() => first_raw(base),
+            _ => None,
         }
-        self.unique_suffix(syms, query)
     }
 
     /// `marker_fn` or `Foo::bar` for `mycrate::tests::marker_fn` / `ns::Foo::bar`: accepted

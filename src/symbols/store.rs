@@ -310,16 +310,24 @@ impl SymbolStore {
 }
 
 /// The dynamic linker binds a name to the first module exporting it, so a global definition
-/// anywhere beats a file-local one earlier in the list; failing that, the first local.
+/// anywhere beats a file-local one earlier in the list; failing that, the first local. Names
+/// spelled out in full are tried in every module before any path-suffix shorthand, so `write`
+/// finds libc's `write` rather than a unique `mycrate::io::write` in the executable.
 fn find_in<'a>(
     scope: &[&'a LoadedModule],
     name: &str,
 ) -> Option<(&'a LoadedModule, &'a Symbol, RuntimeAddr)> {
+    find_with(scope, |m| m.image.symbols.lookup_name_exact(name))
+        .or_else(|| find_with(scope, |m| m.image.symbols.lookup_name(name)))
+}
+
+fn find_with<'a>(
+    scope: &[&'a LoadedModule],
+    lookup: impl Fn(&'a LoadedModule) -> Option<&'a Symbol>,
+) -> Option<(&'a LoadedModule, &'a Symbol, RuntimeAddr)> {
     let mut local = None;
     for &m in scope {
-        let Some(s) = m.image.symbols.lookup_name(name) else {
-            continue;
-        };
+        let Some(s) = lookup(m) else { continue };
         if s.kind == SymKind::Tls {
             continue;
         }

@@ -1,0 +1,223 @@
+//! The test harness: builds C fixtures with the system `cc`, drives the real `scry` binary over
+//! its pipe protocol, and bounds every exchange with a timeout.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+pub const SCRY: &str = env!("CARGO_BIN_EXE_scry");
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
+
+/// How long one response may take before the test fails (not hangs).
+pub const RESPONSE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Builds `fixtures/<name>.c` with `flags` once per test run; returns the binary's path.
+pub fn fixture_with(name: &str, flags: &[&str]) -> PathBuf {
+    static BUILT: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    let key = format!("{name}{}", flags.join(""));
+    let built = BUILT.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut built = built.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(path) = built.get(&key) {
+        return path.clone();
+    }
+    let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixtures");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let suffix: String = flags.iter().map(|f| f.trim_start_matches('-').replace(['=', '/'], "_")).collect::<Vec<_>>().join("_");
+    let out = out_dir.join(if suffix.is_empty() { name.to_string() } else { format!("{name}_{suffix}") });
+    let src = Path::new(FIXTURES).join(format!("{name}.c"));
+    let status = Command::new("cc")
+        .args(flags)
+        .arg("-o")
+        .arg(&out)
+        .arg(&src)
+        .arg("-lpthread")
+        .status()
+        .expect("cc runs");
+    assert!(status.success(), "building fixture {name} failed");
+    built.insert(key, out.clone());
+    out
+}
+
+/// The default build: debug info, no optimisation.
+pub fn fixture(name: &str) -> PathBuf {
+    fixture_with(name, &["-g", "-O0"])
+}
+
+pub struct Response {
+    pub body: String,
+    pub ok: bool,
+}
+
+impl std::fmt::Debug for Response {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}", self.body, if self.ok { ";; ok" } else { ";; error" })
+    }
+}
+
+/// One scry process driven over stdin/stdout.
+pub struct Scry {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+}
+
+impl Scry {
+    pub fn start(args: &[&str]) -> Scry {
+        let mut child = Command::new(SCRY)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("scry starts");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Scry { child, stdin, lines }
+    }
+
+    /// scry debugging `program` with `args`.
+    pub fn spawn(program: &Path, args: &[&str]) -> Scry {
+        let mut all = vec!["--", program.to_str().unwrap()];
+        all.extend_from_slice(args);
+        Scry::start(&all)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends raw text without waiting (for tests of the framing itself).
+    pub fn send_raw(&mut self, text: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(text.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Reads one framed response.
+    pub fn read_response(&mut self) -> Response {
+        let deadline = Instant::now() + RESPONSE_TIMEOUT;
+        let mut body = String::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(status) = line.strip_prefix(";; ") {
+                        return Response { body, ok: status == "ok" };
+                    }
+                    body.push_str(&line);
+                    body.push('\n');
+                }
+                Err(RecvTimeoutError::Timeout) => panic!("no response within {RESPONSE_TIMEOUT:?}; got so far:\n{body}"),
+                Err(RecvTimeoutError::Disconnected) => panic!("scry closed stdout; got so far:\n{body}"),
+            }
+        }
+    }
+
+    pub fn eval(&mut self, code: &str) -> Response {
+        self.send_raw(&format!("{code}\n;;\n"));
+        self.read_response()
+    }
+
+    /// Evaluates and asserts success; returns the body without its final newline.
+    pub fn ok(&mut self, code: &str) -> String {
+        let r = self.eval(code);
+        assert!(r.ok, "expected ok for {code:?}, got:\n{r:?}");
+        r.body.trim_end_matches('\n').to_string()
+    }
+
+    /// Evaluates and asserts failure; returns the body.
+    pub fn err(&mut self, code: &str) -> String {
+        let r = self.eval(code);
+        assert!(!r.ok, "expected an error for {code:?}, got:\n{r:?}");
+        r.body.trim_end_matches('\n').to_string()
+    }
+
+    /// A numeric completion value (`print` it to get plain decimal).
+    pub fn num(&mut self, code: &str) -> u64 {
+        let text = self.ok(&format!("print(String({code}))"));
+        text.trim().parse().unwrap_or_else(|_| panic!("{code} gave {text:?}"))
+    }
+
+    /// Closes stdin and waits for scry to exit.
+    pub fn finish(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "scry did not exit after end of input");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The target's pid, as scry reports it.
+    pub fn target_pid(&mut self) -> i32 {
+        self.num("status().pid") as i32
+    }
+}
+
+impl Drop for Scry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Address of `symbol` in `binary` as `nm` reports it (a file address).
+pub fn nm_address(binary: &Path, symbol: &str) -> u64 {
+    let out = Command::new("nm").arg(binary).output().expect("nm runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in text.lines() {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        if parts.len() == 3 && parts[2] == symbol {
+            return u64::from_str_radix(parts[0], 16).unwrap();
+        }
+    }
+    panic!("nm: no {symbol} in {}", binary.display());
+}
+
+/// Parses `0x...` or decimal.
+pub fn parse_num(text: &str) -> u64 {
+    let t = text.trim();
+    match t.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).unwrap_or_else(|_| panic!("not hex: {t}")),
+        None => t.parse().unwrap_or_else(|_| panic!("not a number: {t}")),
+    }
+}
+
+/// Waits until `path` holds text (the fixture writes its pid or values there).
+pub fn wait_for_file(path: &Path, timeout: Duration) -> String {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            if text.ends_with('\n') {
+                return text;
+            }
+        }
+        assert!(Instant::now() < deadline, "{} did not appear", path.display());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A unique temporary path for this test.
+pub fn temp_path(tag: &str) -> PathBuf {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    std::env::temp_dir().join(format!("scry-test-{}-{tag}-{n}", std::process::id()))
+}
