@@ -49,23 +49,26 @@ impl Inferior {
         if let Some(stop) = self.queued.pop_front() {
             return Ok(stop);
         }
-        // A thread parked on a breakpoint must first execute the original instruction, alone.
-        for tid in self.thread_ids() {
-            let stopped = self
-                .threads
-                .get(&tid)
-                .is_some_and(|t| t.state == RunState::Stopped);
-            if stopped && {
+        // The thread that reported a breakpoint is parked on it and must first execute the
+        // original instruction, alone. Other threads found on a site were rewound while being
+        // stopped (their hit was undone): they are resumed onto the int3 and hit it again, so
+        // no hit is lost.
+        let tid = self.selected;
+        let parked = self
+            .threads
+            .get(&tid)
+            .is_some_and(|t| t.state == RunState::Stopped)
+            && {
                 let pc = self.pc(tid)?;
                 self.has_site(pc)
-            } {
-                let stop = self.step_thread(tid, deadline, pass)?;
-                if !matches!(stop, Stop::Step { .. }) {
-                    if !self.dead {
-                        self.stop_all(pass)?;
-                    }
-                    return Ok(stop);
+            };
+        if parked {
+            let stop = self.step_thread(tid, deadline, pass)?;
+            if !matches!(stop, Stop::Step { .. }) {
+                if !self.dead {
+                    self.stop_all(pass)?;
                 }
+                return Ok(stop);
             }
         }
         self.stop_all(pass)?;

@@ -149,17 +149,31 @@ impl Engine {
     }
 
     /// True when `source` is a prefix of valid code that needs more lines (TTY continuation).
+    /// The source is parsed, not run, as the body of `new Function`; QuickJS wraps that body
+    /// between two lines of its own, so a syntax error located past the body's last line
+    /// means the parser ran out of input.
     pub fn is_incomplete(&self, source: &str) -> bool {
         let source = rewrite::rewrite_continue(source);
+        let body_lines = source.trim_end_matches('\n').lines().count().max(1);
         self.context.with(|ctx| {
             let probe: Function = match ctx.eval(
-                "(src) => { try { new Function(src); return ''; } catch (e) { return e instanceof SyntaxError ? String(e.message) : ''; } }",
+                "(src) => { try { new Function(src); return ''; } catch (e) { \
+                   if (!(e instanceof SyntaxError)) return ''; \
+                   const m = /:(\\d+):\\d+/.exec(String(e.stack)); \
+                   return String(e.message) + '|' + (m ? m[1] : '0'); } }",
             ) {
                 Ok(f) => f,
                 Err(_) => return false,
             };
-            let msg: String = probe.call((source.as_str(),)).unwrap_or_default();
-            msg.contains("unexpected end") || msg.contains("unexpected EOF") || msg.contains("unterminated")
+            let report: String = probe.call((source.as_str(),)).unwrap_or_default();
+            let Some((message, line)) = report.rsplit_once('|') else {
+                return false;
+            };
+            let line: usize = line.parse().unwrap_or(0);
+            let open_template = source.matches('`').count() % 2 == 1;
+            message.contains("unexpected end of comment")
+                || (message.contains("unexpected end of string") && open_template)
+                || line > body_lines + 2
         })
     }
 }
