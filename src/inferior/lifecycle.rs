@@ -115,6 +115,7 @@ impl Inferior {
         }
         self.stop_all(&|_| false)?;
         self.remove_all_sites();
+        self.clear_all_watches();
         for tid in self.thread_ids() {
             let sig = self.take_signal(tid);
             match ptrace::detach(tid, sig) {

@@ -8,6 +8,7 @@ pub mod thread;
 
 use std::collections::{BTreeMap, VecDeque};
 
+use crate::os::debugregs::{self, Access};
 use crate::os::memory::ProcMem;
 use crate::os::regs::RawRegs;
 use crate::os::timer::WaitAlarm;
@@ -62,6 +63,15 @@ pub enum Stop {
     ThreadExit {
         tid: Tid,
     },
+    /// A new thread appeared (reported only when asked for: `report_threads`).
+    ThreadStart {
+        tid: Tid,
+    },
+    /// Hardware watchpoints fired (bit n = slot n); the access is done, pc is past it.
+    Watchpoint {
+        tid: Tid,
+        slots: u8,
+    },
     Exited {
         code: i32,
     },
@@ -80,7 +90,9 @@ impl Stop {
             | Stop::Signal { tid, .. }
             | Stop::Timeout { tid }
             | Stop::Exec { tid }
-            | Stop::ThreadExit { tid } => Some(tid),
+            | Stop::ThreadExit { tid }
+            | Stop::Watchpoint { tid, .. }
+            | Stop::ThreadStart { tid } => Some(tid),
             Stop::Exited { .. } | Stop::Killed { .. } => None,
         }
     }
@@ -102,6 +114,18 @@ pub struct Inferior {
     /// order, before anything runs again.
     queued: VecDeque<Stop>,
     dead: bool,
+    /// Armed hardware watchpoints, by debug register slot, and the DR7 that arms them.
+    watch: [Option<WatchSlot>; debugregs::SLOTS],
+    dr7: u64,
+    /// Report thread creation and exit as stops during a continue.
+    pub report_threads: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WatchSlot {
+    pub addr: u64,
+    pub len: u64,
+    pub access: Access,
 }
 
 impl Inferior {
@@ -117,6 +141,9 @@ impl Inferior {
             alarm: WaitAlarm::for_current_thread()?,
             queued: VecDeque::new(),
             dead: false,
+            watch: [None; debugregs::SLOTS],
+            dr7: 0,
+            report_threads: false,
         })
     }
 
@@ -237,6 +264,75 @@ impl Inferior {
         for addr in self.sites.addrs() {
             let _ = self.remove_site(addr);
         }
+    }
+
+    // ---- hardware watchpoints ----------------------------------------------------------
+
+    /// A free debug register slot, if any.
+    pub fn free_watch_slot(&self) -> Option<usize> {
+        self.watch.iter().position(|w| w.is_none())
+    }
+
+    /// Arms `slot` on every thread (debug registers are per thread).
+    pub fn set_watch(&mut self, slot: usize, watch: WatchSlot) -> Result<(), OsError> {
+        self.watch[slot] = Some(watch);
+        self.dr7 = debugregs::arm(self.dr7, slot, watch.access, watch.len);
+        for tid in self.thread_ids() {
+            if let Err(e) = self.program_debugregs(tid) {
+                self.clear_watch(slot);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    pub fn clear_watch(&mut self, slot: usize) {
+        self.watch[slot] = None;
+        self.dr7 = debugregs::disarm(self.dr7, slot);
+        for tid in self.thread_ids() {
+            let _ = self.program_debugregs(tid);
+        }
+    }
+
+    fn clear_all_watches(&mut self) {
+        for slot in 0..debugregs::SLOTS {
+            if self.watch[slot].is_some() {
+                self.clear_watch(slot);
+            }
+        }
+    }
+
+    pub fn watch_slot(&self, slot: usize) -> Option<WatchSlot> {
+        self.watch.get(slot).copied().flatten()
+    }
+
+    /// Writes the armed slots and DR7 into one thread. DR7 goes last (and first to 0) so the
+    /// CPU never sees an enabled slot with a stale address.
+    fn program_debugregs(&mut self, tid: Tid) -> Result<(), OsError> {
+        ptrace::write_debugreg(tid, debugregs::DR7, 0)?;
+        for (slot, watch) in self.watch.iter().enumerate() {
+            ptrace::write_debugreg(tid, slot, watch.map(|w| w.addr).unwrap_or(0))?;
+        }
+        ptrace::write_debugreg(tid, debugregs::DR7, self.dr7)
+    }
+
+    /// After a SIGTRAP: which armed slots fired (DR6), clearing DR6 for the next trap.
+    fn take_watch_hits(&mut self, tid: Tid) -> Result<u8, OsError> {
+        if self.dr7 == 0 {
+            return Ok(0);
+        }
+        let dr6 = ptrace::read_debugreg(tid, debugregs::DR6)?;
+        let (slots, _) = debugregs::fired(dr6);
+        if dr6 != 0 {
+            ptrace::write_debugreg(tid, debugregs::DR6, 0)?;
+        }
+        let armed = self
+            .watch
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.is_some())
+            .fold(0u8, |m, (i, _)| m | (1 << i));
+        Ok(slots & armed)
     }
 
     fn running_tids(&self) -> Vec<Tid> {

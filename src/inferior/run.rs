@@ -162,6 +162,10 @@ impl Inferior {
                     // process. Both are handled like any trap of the program's own.
                     if info.code > 0 && info.code != SI_KERNEL {
                         self.mark(tid, RunState::Stopped, StopKind::Event);
+                        let slots = self.take_watch_hits(tid)?;
+                        if slots != 0 {
+                            return Ok(Stop::Watchpoint { tid, slots });
+                        }
                         let pc = self.pc(tid)?;
                         return Ok(if self.sites.contains(pc) {
                             Stop::Breakpoint { tid, addr: pc }
@@ -281,8 +285,12 @@ impl Inferior {
     ) -> Result<Option<Stop>, OsError> {
         let tid = event.tid();
         match event {
-            WaitEvent::Exited { code, .. } => Ok(self.thread_gone(tid, Stop::Exited { code })),
-            WaitEvent::Killed { signal, .. } => Ok(self.thread_gone(tid, Stop::Killed { signal })),
+            WaitEvent::Exited { code, .. } => {
+                Ok(self.thread_gone(tid, Stop::Exited { code }, mode))
+            }
+            WaitEvent::Killed { signal, .. } => {
+                Ok(self.thread_gone(tid, Stop::Killed { signal }, mode))
+            }
             WaitEvent::Signal {
                 signal: libc::SIGTRAP,
                 ..
@@ -295,6 +303,15 @@ impl Inferior {
                         self.set_pc(tid, pc - 1)?;
                         return Ok(Some(Stop::Breakpoint { tid, addr: pc - 1 }));
                     }
+                }
+                let slots = self.take_watch_hits(tid)?;
+                if slots != 0 {
+                    return Ok(Some(Stop::Watchpoint { tid, slots }));
+                }
+                if info.code == ptrace::TRAP_TRACE || info.code == ptrace::TRAP_HWBKPT {
+                    // A stale trap of ours (a step already accounted for): not the program's.
+                    self.continue_or_hold(tid, mode)?;
+                    return Ok(None);
                 }
                 self.hold_signal(tid, libc::SIGTRAP);
                 Ok(Some(Stop::Signal {
@@ -326,17 +343,37 @@ impl Inferior {
             WaitEvent::Clone { .. } => {
                 let new_tid = ptrace::event_msg(tid)? as Tid;
                 // The new thread reports its own first stop; until then it counts as running.
-                self.threads.entry(new_tid).or_insert_with(|| {
+                // Its debug registers start empty and are armed at that first stop.
+                let fresh = !self.threads.contains_key(&new_tid);
+                let thread = self.threads.entry(new_tid).or_insert_with(|| {
                     let mut t = Thread::new_stopped(new_tid);
                     t.mark_running();
                     t
                 });
+                if fresh {
+                    thread.fresh = true;
+                }
                 self.continue_or_hold(tid, mode)?;
-                Ok(None)
+                Ok((fresh && self.report_threads && mode == Mode::Running)
+                    .then_some(Stop::ThreadStart { tid: new_tid }))
             }
             WaitEvent::Exec { .. } => {
                 self.after_exec()?;
                 Ok(Some(Stop::Exec { tid: self.pid }))
+            }
+            WaitEvent::EventStop { .. } => {
+                let fresh = self.threads.get(&tid).is_none_or(|t| t.fresh);
+                self.mark(tid, RunState::Stopped, StopKind::Event);
+                if fresh {
+                    if let Some(t) = self.threads.get_mut(&tid) {
+                        t.fresh = false;
+                    }
+                    if self.dr7 != 0 {
+                        self.program_debugregs(tid)?;
+                    }
+                }
+                self.continue_or_hold(tid, mode)?;
+                Ok(None)
             }
             _ => {
                 self.continue_or_hold(tid, mode)?;
@@ -353,7 +390,7 @@ impl Inferior {
         Ok(())
     }
 
-    fn thread_gone(&mut self, tid: Tid, stop: Stop) -> Option<Stop> {
+    fn thread_gone(&mut self, tid: Tid, stop: Stop, mode: Mode) -> Option<Stop> {
         self.threads.remove(&tid);
         if tid == self.pid {
             self.dead = true;
@@ -363,7 +400,7 @@ impl Inferior {
         if self.selected == tid {
             self.selected = self.pid;
         }
-        None
+        (self.report_threads && mode == Mode::Running).then_some(Stop::ThreadExit { tid })
     }
 
     /// exec replaced the image: old breakpoint bytes, threads and the mem fd are stale.

@@ -25,6 +25,8 @@ pub struct Thread {
     pub pending_signal: i32,
     /// Registers read since the last resume; `None` until someone asks.
     pub regs: Option<RawRegs>,
+    /// Created by a clone and not yet seen stopped: its debug registers still need arming.
+    pub fresh: bool,
 }
 
 impl Thread {
@@ -35,6 +37,7 @@ impl Thread {
             stop_kind: StopKind::Event,
             pending_signal: 0,
             regs: None,
+            fresh: false,
         }
     }
 

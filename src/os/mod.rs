@@ -1,6 +1,7 @@
 //! The OS layer: the only place that speaks ptrace, libc and `unsafe`. Everything above sees
 //! typed requests and results.
 
+pub mod debugregs;
 pub mod maps;
 pub mod memory;
 pub mod procfs;
@@ -8,6 +9,7 @@ pub mod ptrace;
 pub mod regs;
 pub mod signals;
 pub mod spawn;
+pub mod syscalls;
 pub mod timer;
 pub mod wait;
 

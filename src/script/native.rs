@@ -13,6 +13,8 @@ use super::{api, printer};
 use crate::inferior::Stop;
 use crate::os::regs::{self, REGISTER_NAMES};
 use crate::os::signals;
+use crate::session::stop::le_value;
+use crate::session::watchpoints::WatchKind;
 use crate::session::{BreakpointRef, SignalMode, SpawnSpec, StopInfo};
 use crate::symbols::{Insn, RuntimeAddr, SymKind};
 
@@ -142,6 +144,24 @@ fn stop_to_js<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
     }
     if let Some((done, _)) = info.steps {
         o.set("steps", done as f64)?;
+    }
+    if let Some(w) = &info.watch {
+        o.set("watchpoint_id", w.id)?;
+        if let Some(name) = &w.name {
+            o.set("watchpoint_name", name.as_str())?;
+        }
+        o.set("access_type", if w.is_write { "write" } else { "read" })?;
+        o.set("addr", u64_to_js(ctx, w.addr)?)?;
+        if w.is_write {
+            o.set("old", u64_to_js(ctx, le_value(&w.old))?)?;
+        }
+        o.set("new", u64_to_js(ctx, le_value(&w.new))?)?;
+        if let Some(at) = w.insn_addr {
+            o.set("insn_addr", u64_to_js(ctx, at)?)?;
+        }
+        if let Some(text) = &w.insn_text {
+            o.set("insn", text.as_str())?;
+        }
     }
     o.set("line", info.line())?;
     Ok(o.into_value())
@@ -740,6 +760,170 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
             rows.set(i, o)?;
         }
         Ok(rows.into_value())
+    });
+
+    let h = host.clone();
+    def!("wp_set", move |ctx: Ctx<'js>,
+                         at: Value<'js>,
+                         kind: Opt<Value<'js>>,
+                         name: Opt<Value<'js>>,
+                         opts: Opt<Value<'js>>|
+          -> R<'js> {
+        let kind_text: String = match kind.0.filter(|v| !v.is_undefined()) {
+            Some(v) => v
+                .get()
+                .map_err(|_| throw(&ctx, "watchpoint access must be 'r', 'w' or 'rw'"))?,
+            None => "w".into(),
+        };
+        let kind = WatchKind::parse(&kind_text).ok_or_else(|| {
+            throw(
+                &ctx,
+                format!("watchpoint access must be 'r', 'w' or 'rw', not '{kind_text}'"),
+            )
+        })?;
+        let addr = address(&ctx, &h, &at)?;
+        let name = match name.0.filter(|v| !v.is_undefined() && !v.is_null()) {
+            Some(v) => Some(
+                v.as_string()
+                    .ok_or_else(|| throw(&ctx, "watchpoint name must be a string"))?
+                    .to_string()?,
+            ),
+            None => None,
+        };
+        let explicit = match opts.0.as_ref().and_then(|v| v.as_object()) {
+            Some(o) => match o.get::<_, Value>("len")? {
+                v if v.is_undefined() => None,
+                v => Some(
+                    values::to_count(&ctx, &v, 8, "watchpoint len").map_err(|e| throw(&ctx, e))?,
+                ),
+            },
+            None => None,
+        };
+        let len = match explicit {
+            Some(len) => len,
+            None => {
+                let sized = at
+                    .as_string()
+                    .and_then(|s| s.to_string().ok())
+                    .and_then(|s| h.session.borrow().symbol_size(&s));
+                match sized {
+                    Some(size) if matches!(size, 1 | 2 | 4 | 8) && addr.is_multiple_of(size) => size,
+                    _ => [8u64, 4, 2, 1]
+                        .into_iter()
+                        .find(|l| addr % l == 0)
+                        .unwrap_or(1),
+                }
+            }
+        };
+        let id = h
+            .session
+            .borrow_mut()
+            .watchpoint_set(addr, kind, len, name)
+            .map_err(|e| throw(&ctx, e))?;
+        Ok(Value::new_number(ctx.clone(), id as f64))
+    });
+
+    let h = host.clone();
+    def!("wp_remove", move |ctx: Ctx<'js>,
+                            which: Value<'js>|
+          -> rquickjs::Result<()> {
+        if let Some(s) = which.as_string() {
+            let name = s.to_string()?;
+            h.session
+                .borrow_mut()
+                .watchpoint_remove(BreakpointRef::Name(&name))
+                .map_err(|e| throw(&ctx, e))
+        } else {
+            let id = values::to_count(&ctx, &which, u32::MAX as u64, "watchpoint.remove(id)")
+                .map_err(|e| throw(&ctx, e))?;
+            h.session
+                .borrow_mut()
+                .watchpoint_remove(BreakpointRef::Id(id as u32))
+                .map_err(|e| throw(&ctx, e))
+        }
+    });
+
+    let h = host.clone();
+    def!("wp_list", move |ctx: Ctx<'js>| -> R<'js> {
+        let list: Vec<_> = h.session.borrow().watchpoints().to_vec();
+        let rows = Array::new(ctx.clone())?;
+        for (i, w) in list.iter().enumerate() {
+            let o = Object::new(ctx.clone())?;
+            o.set("id", w.id)?;
+            o.set("addr", u64_to_js(&ctx, w.addr)?)?;
+            o.set("len", w.len as f64)?;
+            o.set("access", w.kind.as_str())?;
+            if let Some(name) = &w.name {
+                o.set("name", name.as_str())?;
+            }
+            o.set("hits", w.hits as f64)?;
+            rows.set(i, o)?;
+        }
+        Ok(rows.into_value())
+    });
+
+    let h = host.clone();
+    def!("threads", move |ctx: Ctx<'js>| -> R<'js> {
+        let list = h
+            .session
+            .borrow_mut()
+            .thread_list()
+            .map_err(|e| throw(&ctx, e))?;
+        let rows = Array::new(ctx.clone())?;
+        for (i, t) in list.iter().enumerate() {
+            let o = Object::new(ctx.clone())?;
+            o.set("tid", t.tid)?;
+            o.set("name", t.name.as_str())?;
+            o.set("state", t.state.as_str())?;
+            o.set("pc", u64_to_js(&ctx, t.pc)?)?;
+            o.set("symbol", t.symbol.clone())?;
+            if t.selected {
+                o.set("selected", true)?;
+            }
+            rows.set(i, o)?;
+        }
+        Ok(rows.into_value())
+    });
+
+    let h = host.clone();
+    def!("thread_select", move |ctx: Ctx<'js>,
+                                tid: Value<'js>|
+          -> rquickjs::Result<()> {
+        let tid = values::to_count(&ctx, &tid, i32::MAX as u64, "thread.select(tid)")
+            .map_err(|e| throw(&ctx, e))?;
+        h.session
+            .borrow_mut()
+            .select_thread(tid as i32)
+            .map_err(|e| throw(&ctx, e))
+    });
+
+    let h = host.clone();
+    def!("thread_events", move |on: bool| {
+        h.session.borrow_mut().set_thread_events(on);
+    });
+
+    let h = host.clone();
+    def!("stack", move |ctx: Ctx<'js>| -> R<'js> {
+        let b = h.session.borrow_mut().stack().map_err(|e| throw(&ctx, e))?;
+        let o = Object::new(ctx.clone())?;
+        o.set("top", u64_to_js(&ctx, b.top)?)?;
+        o.set("usable_base", u64_to_js(&ctx, b.usable_base)?)?;
+        o.set("guard_size", u64_to_js(&ctx, b.guard_size)?)?;
+        o.set("kind", b.kind)?;
+        Ok(o.into_value())
+    });
+
+    let h = host.clone();
+    def!("tls", move |ctx: Ctx<'js>, name: String| -> R<'js> {
+        let (addr, size) = h
+            .session
+            .borrow_mut()
+            .thread_local(&name)
+            .map_err(|e| throw(&ctx, e))?;
+        let o = Object::new(ctx.clone())?;
+        o.set("addr", u64_to_js(&ctx, addr)?)?;
+        o.set("size", size as f64)?;
+        Ok(o.into_value())
     });
 
     let h = host.clone();

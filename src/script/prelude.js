@@ -195,6 +195,17 @@
     symbol_at(addr) {
       return N.symbol_at(addr);
     },
+    get stack() {
+      return N.stack();
+    },
+    thread_local(name) {
+      const t = N.tls(String(name));
+      const kind = { 1: 'u8', 2: 'u16', 4: 'u32', 8: 'u64' }[t.size];
+      return kind ? N.mem_read(t.addr, kind) : N.mem_bytes(t.addr, t.size);
+    },
+    thread_local_addr(name) {
+      return N.tls(String(name)).addr;
+    },
   };
   hidden(stateTarget, LINE, () => {
     const i = asInsn(N.insn());
@@ -219,7 +230,7 @@
   const prev = guard('prev', prevTarget);
 
   // ---- events ----------------------------------------------------------------------------
-  const EVENTS = ['step', 'breakpoint', 'signal', 'exit'];
+  const EVENTS = ['step', 'breakpoint', 'watchpoint', 'signal', 'thread', 'exit'];
   const listeners = {};
   for (const t of EVENTS) listeners[t] = [];
   function checkType(type) {
@@ -233,11 +244,13 @@
     checkType(type);
     if (typeof fn !== 'function') throw new TypeError(`addEventListener('${type}', fn): fn must be a function`);
     listeners[type].push(fn);
+    if (type === 'thread') N.thread_events(true);
   }
   function removeEventListener(type, fn) {
     checkType(type);
     const i = listeners[type].indexOf(fn);
     if (i >= 0) listeners[type].splice(i, 1);
+    if (type === 'thread' && listeners.thread.length === 0) N.thread_events(false);
     return i >= 0;
   }
   let inListener = 0;
@@ -308,12 +321,12 @@
       while (done < n) {
         stop = N.step_one();
         const r = stop.reason;
-        if (r === 'step' || r === 'breakpoint') {
+        if (r === 'step' || r === 'breakpoint' || r === 'watchpoint') {
           done++;
           if (dispatch('step', stop) === 'stop') break;
           if (r === 'step') continue;
         }
-        if (r === 'breakpoint' || r === 'signal') {
+        if (r === 'breakpoint' || r === 'watchpoint' || r === 'signal') {
           if (dispatch(r, stop) === 'continue') continue;
         } else if (r === 'exited' || r === 'killed') {
           dispatch('exit', stop);
@@ -334,9 +347,16 @@
       for (;;) {
         const stop = N.cont_one();
         const r = stop.reason;
+        if (r === 'thread_start' || r === 'thread_exit') {
+          // Thread events are stops only for thread listeners, and only if one says 'stop'.
+          const ev = Object.assign({}, stop);
+          ev.kind = r === 'thread_start' ? 'start' : 'exit';
+          if (dispatch('thread', ev) === 'stop') return asStop(stop);
+          continue;
+        }
         const type = r === 'exited' || r === 'killed' ? 'exit' : r;
         const verdict = dispatch(type, stop);
-        if (verdict === 'continue' && (r === 'breakpoint' || r === 'signal')) continue;
+        if (verdict === 'continue' && (r === 'breakpoint' || r === 'watchpoint' || r === 'signal')) continue;
         return asStop(stop);
       }
     } finally {
@@ -362,13 +382,6 @@
     hidden(res.rows, 'more', res.more);
     return res.rows;
   }
-  const notYet = (what) =>
-    new Proxy({}, {
-      get(_, k) {
-        if (typeof k !== 'string' || k === 'toJSON' || k === 'then') return undefined;
-        throw new ScryError(`${what} are not available in this version of scry`);
-      },
-    });
 
   // ---- settings and the persistent ctx ------------------------------------------------------
   const configTarget = {};
@@ -420,6 +433,29 @@
   define('breakpoint', breakpoint);
   define('addEventListener', addEventListener);
   define('removeEventListener', removeEventListener);
-  define('watchpoint', notYet('watchpoints'));
-  define('thread', notYet('thread commands'));
+  define('watchpoint', guard('watchpoint', {
+    set(at, access, name, opts) {
+      if (at === undefined) throw new ScryError("watchpoint.set(addr | 'symbol', 'r'|'w'|'rw', name?, {len}?) needs a location");
+      if (typeof name === 'object' && name !== null && opts === undefined) {
+        opts = name;
+        name = undefined;
+      }
+      return N.wp_set(at, access, name, opts);
+    },
+    remove(which) {
+      N.wp_remove(which);
+    },
+    list() {
+      return N.wp_list();
+    },
+  }));
+  define('thread', guard('thread', {
+    list() {
+      return N.threads();
+    },
+    select(tid) {
+      N.thread_select(tid);
+      return asInsn(N.insn());
+    },
+  }));
 });

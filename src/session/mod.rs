@@ -6,25 +6,30 @@ pub mod breakpoints;
 pub mod capture;
 mod error;
 mod snapshot;
+pub mod stack;
 pub mod stop;
+pub mod tls;
+pub mod watchpoints;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::inferior::{Inferior, Origin, Stop};
+use crate::inferior::{Inferior, Origin, Stop, WatchSlot};
+use crate::os::debugregs;
 use crate::os::regs::{self, RawRegs};
 use crate::os::spawn::{resolve_program, SpawnRequest};
-use crate::os::{maps, procfs, signals, Tid};
+use crate::os::{maps, procfs, signals, OsError, Tid};
 use crate::symbols::disasm::{disassemble, Insn};
-use crate::symbols::{RuntimeAddr, SymbolStore};
+use crate::symbols::{culprit, RuntimeAddr, SymbolStore};
 
 use breakpoints::BreakpointTable;
 pub use breakpoints::{Breakpoint, BreakpointRef};
 use capture::{Capture, SharedCapture};
 pub use error::SessionError;
 use snapshot::Snapshot;
-pub use stop::{Reason, StopInfo};
+pub use stop::{Reason, StopInfo, WatchReport};
+use watchpoints::{WatchKind, WatchTable, Watchpoint};
 
 pub type Result<T> = std::result::Result<T, SessionError>;
 
@@ -69,6 +74,17 @@ pub struct SpawnSpec {
     pub stdin: Option<Vec<u8>>,
 }
 
+/// One row of `thread.list()`.
+#[derive(Debug, Clone)]
+pub struct ThreadRow {
+    pub tid: Tid,
+    pub name: String,
+    pub state: String,
+    pub pc: u64,
+    pub symbol: Option<String>,
+    pub selected: bool,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SignalMode {
     Stop,
@@ -86,11 +102,13 @@ pub struct Session {
     symbols: SymbolStore,
     last_maps_refresh: Option<Instant>,
     breakpoints: BreakpointTable,
+    watchpoints: WatchTable,
     capture: SharedCapture,
     /// How the last process ended, for "no live process (...)".
     ended: Option<String>,
     snapshot: Snapshot,
     signal_modes: [SignalMode; 65],
+    thread_events: bool,
 }
 
 impl Session {
@@ -108,10 +126,12 @@ impl Session {
             symbols: SymbolStore::new(),
             last_maps_refresh: None,
             breakpoints: BreakpointTable::default(),
+            watchpoints: WatchTable::default(),
             capture,
             ended: None,
             snapshot: Snapshot::default(),
             signal_modes,
+            thread_events: false,
         }
     }
 
@@ -190,6 +210,7 @@ impl Session {
         self.target = Some(Target { inferior, program });
         self.ended = None;
         self.breakpoints.clear();
+        self.watchpoints.clear();
         self.snapshot = Snapshot::default();
         self.symbols = SymbolStore::new();
         self.refresh_symbols();
@@ -201,6 +222,7 @@ impl Session {
         let result = target.inferior.detach();
         self.ended = Some("detached".into());
         self.breakpoints.clear();
+        self.watchpoints.clear();
         result?;
         Ok(StopInfo {
             reason: Some(Reason::Detached),
@@ -212,6 +234,7 @@ impl Session {
         let mut target = self.target.take().ok_or_else(|| self.no_process())?;
         let stop = target.inferior.kill()?;
         self.breakpoints.clear();
+        self.watchpoints.clear();
         self.finish_stop(stop)
     }
 
@@ -257,9 +280,16 @@ impl Session {
     pub fn cont(&mut self, deadline: Instant) -> Result<StopInfo> {
         let modes = self.signal_modes;
         let pass = move |sig: i32| modes.get(sig as usize) == Some(&SignalMode::Pass);
-        let stop = self.inferior()?.cont(deadline, &pass)?;
-        self.after_raw(stop);
-        self.finish_stop(stop)
+        loop {
+            let stop = self.inferior()?.cont(deadline, &pass)?;
+            self.after_raw(stop);
+            let info = self.finish_stop(stop)?;
+            // A watch hit nobody reports (a write on a read watch) is not a stop.
+            if matches!(stop, Stop::Watchpoint { .. }) && info.reason() != Reason::Watchpoint {
+                continue;
+            }
+            return Ok(info);
+        }
     }
 
     /// Bookkeeping every stop needs, even one nobody looks at: the snapshot rotates.
@@ -267,6 +297,7 @@ impl Session {
         self.snapshot.rotate();
         if let Stop::Exec { .. } = stop {
             self.breakpoints.clear();
+            self.watchpoints.clear();
             self.symbols = SymbolStore::new();
             self.refresh_symbols();
         }
@@ -301,6 +332,14 @@ impl Session {
             Stop::Timeout { .. } => Reason::Timeout,
             Stop::Exec { .. } => Reason::Exec,
             Stop::ThreadExit { .. } => Reason::ThreadExit,
+            Stop::ThreadStart { .. } => Reason::ThreadStart,
+            Stop::Watchpoint { slots, .. } => match self.watch_hit(slots)? {
+                Some(report) => {
+                    info.watch = Some(report);
+                    Reason::Watchpoint
+                }
+                None => Reason::Step,
+            },
             Stop::Exited { code } => {
                 info.exit_code = Some(code);
                 Reason::Exited
@@ -314,6 +353,7 @@ impl Session {
             self.ended = info.ending();
             self.target = None;
             self.breakpoints.clear();
+            self.watchpoints.clear();
         } else {
             let pc = self.pc()?;
             info.pc = Some(pc);
@@ -333,6 +373,14 @@ impl Session {
         let tid = inferior.selected();
         inferior.clear_pending_signal(tid);
         Ok(())
+    }
+
+    /// Thread creation and exit become stops during `cont()` (for `thread` listeners).
+    pub fn set_thread_events(&mut self, on: bool) {
+        self.thread_events = on;
+        if let Some(t) = &mut self.target {
+            t.inferior.report_threads = on;
+        }
     }
 
     pub fn signal_mode(&mut self, signal: i32, mode: SignalMode) -> Result<()> {
@@ -440,6 +488,160 @@ impl Session {
         Ok(self.inferior()?.thread_ids())
     }
 
+    // ---- threads, stacks, thread-locals ------------------------------------------------------
+
+    pub fn thread_list(&mut self) -> Result<Vec<ThreadRow>> {
+        let pid = self.pid().unwrap_or(0);
+        let tids = self.inferior()?.thread_ids();
+        let selected = self.inferior()?.selected();
+        let mut rows = Vec::with_capacity(tids.len());
+        for tid in tids {
+            let regs = *self.inferior()?.regs(tid)?;
+            let state = self
+                .syscall_state(&regs)
+                .unwrap_or_else(|| "stopped".into());
+            rows.push(ThreadRow {
+                tid,
+                name: procfs::thread_name(pid, tid).unwrap_or_default(),
+                state,
+                pc: regs.rip,
+                symbol: self.symbolize(regs.rip),
+                selected: tid == selected,
+            });
+        }
+        Ok(rows)
+    }
+
+    /// `in futex` when the thread was stopped inside a system call (pc right after a
+    /// `syscall` instruction and orig_rax holding its number).
+    fn syscall_state(&mut self, regs: &RawRegs) -> Option<String> {
+        if (regs.orig_rax as i64) < 0 || regs.rip < 2 {
+            return None;
+        }
+        let mut insn = [0u8; 2];
+        self.inferior()
+            .ok()?
+            .read_memory(regs.rip - 2, &mut insn)
+            .ok()?;
+        (insn == [0x0f, 0x05]).then(|| format!("in {}", crate::os::syscalls::name(regs.orig_rax)))
+    }
+
+    pub fn select_thread(&mut self, tid: Tid) -> Result<()> {
+        let inferior = self.inferior()?;
+        if inferior.select(tid) {
+            Ok(())
+        } else {
+            Err(SessionError::Invalid(format!(
+                "no thread {tid}; threads: {}",
+                inferior
+                    .thread_ids()
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )))
+        }
+    }
+
+    /// Bounds of the stack that holds the selected thread's sp.
+    pub fn stack(&mut self) -> Result<stack::StackBounds> {
+        let sp = self.regs()?.rsp;
+        let pid = self.pid().unwrap_or(0);
+        let text = procfs::maps_text(pid).map_err(|err| OsError::Io {
+            what: "read /proc/PID/maps",
+            err,
+        })?;
+        let limit = std::fs::read_to_string(format!("/proc/{pid}/limits"))
+            .ok()
+            .and_then(|l| stack::parse_stack_limit(&l));
+        stack::stack_bounds(&maps::parse_maps(&text), sp, limit)
+            .ok_or_else(|| SessionError::Invalid(format!("sp {sp:#x} is not inside any mapping")))
+    }
+
+    /// Address and size of thread-local `name` in the selected thread.
+    pub fn thread_local(&mut self, name: &str) -> Result<(u64, u64)> {
+        if self.symbols.tls_symbol(name).is_none() {
+            self.refresh_symbols_on_miss();
+        }
+        let (module_path, bias, sym_offset, size, exe_tls) = {
+            let (module, sym) = self.symbols.tls_symbol(name).ok_or_else(|| {
+                SessionError::Invalid(format!(
+                    "no thread-local variable '{name}' in the executable or its start-up libraries"
+                ))
+            })?;
+            let exe_tls = if module.is_exe {
+                module.image.tls.as_ref().map(|t| (t.memsz, t.align))
+            } else {
+                None
+            };
+            (
+                module.path.clone(),
+                module.bias.0,
+                sym.addr.0,
+                sym.size,
+                exe_tls,
+            )
+        };
+        let modid = self
+            .tls_module_order()
+            .iter()
+            .position(|b| *b == bias)
+            .map(|i| i as u64 + 1)
+            .or(exe_tls.map(|_| 1));
+        let fs_base = self.regs()?.fs_base;
+        let tid = self.selected_tid()?;
+        if let Some(modid) = modid {
+            let dtv = self.read_u64(fs_base + tls::TCB_DTV_OFFSET)?;
+            let block = self.read_u64(dtv + tls::DTV_ENTRY_SIZE * modid)?;
+            if block != tls::DTV_UNALLOCATED && block != 0 {
+                return Ok((block + sym_offset, size));
+            }
+        }
+        if let Some((memsz, align)) = exe_tls {
+            return Ok((tls::exe_block(fs_base, memsz, align) + sym_offset, size));
+        }
+        Err(SessionError::Invalid(format!(
+            "the TLS block of {module_path} is not allocated in thread {tid} (a library loaded with dlopen gets it on first use)"
+        )))
+    }
+
+    fn read_u64(&mut self, addr: u64) -> Result<u64> {
+        let b = self.read_memory(addr, 8)?;
+        Ok(u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    }
+
+    /// Load biases of the modules with a TLS segment, in link-map order (their module ids are
+    /// 1, 2, ...). Read from the dynamic loader's `_r_debug`; empty for a static program.
+    fn tls_module_order(&mut self) -> Vec<u64> {
+        let Ok(r_debug) = self.resolve("_r_debug") else {
+            return Vec::new();
+        };
+        let Ok(mut map) = self.read_u64(r_debug + tls::R_DEBUG_MAP_OFFSET) else {
+            return Vec::new();
+        };
+        let mut order = Vec::new();
+        let mut seen = 0;
+        while map != 0 && seen < 4096 {
+            seen += 1;
+            let Ok(l_addr) = self.read_u64(map) else {
+                break;
+            };
+            let has_tls = self
+                .symbols
+                .modules()
+                .iter()
+                .any(|m| m.bias.0 == l_addr && m.image.tls.is_some());
+            if has_tls {
+                order.push(l_addr);
+            }
+            match self.read_u64(map + tls::LINK_MAP_NEXT_OFFSET) {
+                Ok(next) => map = next,
+                Err(_) => break,
+            }
+        }
+        order
+    }
+
     // ---- symbols -----------------------------------------------------------------------
 
     fn refresh_symbols(&mut self) {
@@ -494,6 +696,11 @@ impl Session {
         }
     }
 
+    /// The size of a plain symbol name (no offset), for default watch lengths.
+    pub fn symbol_size(&self, name: &str) -> Option<u64> {
+        self.symbols.lookup(name).map(|(_, sym, _)| sym.size)
+    }
+
     pub fn symbol_store(&self) -> &SymbolStore {
         &self.symbols
     }
@@ -505,6 +712,142 @@ impl Session {
         let store = &self.symbols;
         let resolver = |a: u64| store.symbolize(RuntimeAddr(a));
         Ok(disassemble(&bytes, addr, count, &resolver))
+    }
+
+    // ---- watchpoints -------------------------------------------------------------------
+
+    /// Arms a hardware watchpoint on every thread. The value there now is the "before" of
+    /// the first hit.
+    pub fn watchpoint_set(
+        &mut self,
+        addr: u64,
+        kind: WatchKind,
+        len: u64,
+        name: Option<String>,
+    ) -> Result<u32> {
+        if let Some(n) = &name {
+            if self.watchpoints.name_taken(n) {
+                return Err(SessionError::Invalid(format!(
+                    "a watchpoint named '{n}' exists already"
+                )));
+            }
+        }
+        debugregs::validate(addr, len, kind.hardware()).map_err(SessionError::Invalid)?;
+        let last = self.read_memory(addr, len as usize)?;
+        let inferior = self.inferior()?;
+        let Some(slot) = inferior.free_watch_slot() else {
+            let ids: Vec<String> = self
+                .watchpoints
+                .list()
+                .iter()
+                .map(|w| w.id.to_string())
+                .collect();
+            return Err(SessionError::Invalid(format!(
+                "all 4 hardware watchpoint slots are in use (watchpoints {}); remove one first",
+                ids.join(", ")
+            )));
+        };
+        inferior.set_watch(
+            slot,
+            WatchSlot {
+                addr,
+                len,
+                access: kind.hardware(),
+            },
+        )?;
+        Ok(self.watchpoints.add(Watchpoint {
+            id: 0,
+            addr,
+            len,
+            kind,
+            name,
+            hits: 0,
+            slot,
+            last,
+        }))
+    }
+
+    pub fn watchpoint_remove(&mut self, r: BreakpointRef) -> Result<()> {
+        let found = self.watchpoints.remove_by(|w| match &r {
+            BreakpointRef::Id(id) => w.id == *id,
+            BreakpointRef::Name(n) => w.name.as_deref() == Some(*n),
+        });
+        let w = found.ok_or_else(|| {
+            SessionError::Invalid(match &r {
+                BreakpointRef::Id(id) => format!("no watchpoint {id}"),
+                BreakpointRef::Name(n) => format!("no watchpoint named '{n}'"),
+            })
+        })?;
+        if let Ok(inferior) = self.inferior() {
+            inferior.clear_watch(w.slot);
+        }
+        Ok(())
+    }
+
+    pub fn watchpoints(&self) -> &[Watchpoint] {
+        self.watchpoints.list()
+    }
+
+    /// Books the hits of the fired slots; describes the first one a user sees.
+    fn watch_hit(&mut self, slots: u8) -> Result<Option<WatchReport>> {
+        let mut report = None;
+        for slot in 0..debugregs::SLOTS {
+            if slots & (1 << slot) == 0 {
+                continue;
+            }
+            let Some(w) = self
+                .watchpoints
+                .list()
+                .iter()
+                .find(|w| w.slot == slot)
+                .cloned()
+            else {
+                continue;
+            };
+            let now = self.read_memory(w.addr, w.len as usize)?;
+            let Some(hit) = self.watchpoints.hit(slot, now) else {
+                continue;
+            };
+            if report.is_none() {
+                let (insn_addr, insn_text) = self.culprit(w.addr, w.len)?;
+                report = Some(WatchReport {
+                    id: hit.id,
+                    name: w.name.clone(),
+                    is_write: hit.is_write,
+                    addr: w.addr,
+                    old: hit.old,
+                    new: hit.new,
+                    insn_addr,
+                    insn_text,
+                });
+            }
+        }
+        Ok(report)
+    }
+
+    /// The instruction that made the access: the trap leaves pc just past it.
+    fn culprit(&mut self, addr: u64, len: u64) -> Result<(Option<u64>, Option<String>)> {
+        let regs = self.regs()?;
+        let pc = regs.rip;
+        let from = pc.saturating_sub(culprit::MAX_INSN as u64);
+        let mut code = vec![0u8; (pc - from) as usize];
+        let inferior = self.inferior()?;
+        // The bytes right before pc may start on an unmapped page: keep what is readable.
+        let mut skip = 0;
+        while skip < code.len()
+            && inferior
+                .read_memory(from + skip as u64, &mut code[skip..])
+                .is_err()
+        {
+            skip += 1;
+        }
+        let code = &code[skip..];
+        let reg = |r: iced_x86::Register| register_value(&regs, r);
+        let Some(start) = culprit::accessing_instruction(code, pc, (addr, len), &reg) else {
+            return Ok((None, None));
+        };
+        let text = self.disasm(start, 1)?.into_iter().next().map(|i| i.text);
+        Ok((Some(start), text))
     }
 
     // ---- breakpoints -------------------------------------------------------------------
@@ -554,4 +897,32 @@ impl Drop for Session {
     fn drop(&mut self) {
         self.release();
     }
+}
+
+/// A 64-bit register's value for address arithmetic in the disassembler.
+fn register_value(regs: &RawRegs, r: iced_x86::Register) -> Option<u64> {
+    use iced_x86::Register as X;
+    Some(match r.full_register() {
+        X::RAX => regs.rax,
+        X::RBX => regs.rbx,
+        X::RCX => regs.rcx,
+        X::RDX => regs.rdx,
+        X::RSI => regs.rsi,
+        X::RDI => regs.rdi,
+        X::RBP => regs.rbp,
+        X::RSP => regs.rsp,
+        X::R8 => regs.r8,
+        X::R9 => regs.r9,
+        X::R10 => regs.r10,
+        X::R11 => regs.r11,
+        X::R12 => regs.r12,
+        X::R13 => regs.r13,
+        X::R14 => regs.r14,
+        X::R15 => regs.r15,
+        X::RIP => regs.rip,
+        X::FS => regs.fs_base,
+        X::GS => regs.gs_base,
+        X::ES | X::CS | X::SS | X::DS => 0,
+        _ => return None,
+    })
 }

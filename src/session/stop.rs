@@ -18,6 +18,8 @@ pub enum Reason {
     Exited,
     Killed,
     Detached,
+    Watchpoint,
+    ThreadStart,
 }
 
 impl Reason {
@@ -34,6 +36,8 @@ impl Reason {
             Reason::Exited => "exited",
             Reason::Killed => "killed",
             Reason::Detached => "detached",
+            Reason::Watchpoint => "watchpoint",
+            Reason::ThreadStart => "thread_start",
         }
     }
 }
@@ -55,6 +59,38 @@ pub struct StopInfo {
     pub unread_output: usize,
     /// Show the thread: the process has more than one.
     pub show_tid: bool,
+    pub watch: Option<WatchReport>,
+}
+
+/// What a watchpoint hit saw.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WatchReport {
+    pub id: u32,
+    pub name: Option<String>,
+    /// x86 reports accesses, not their kind: a changed value is a write, else a read.
+    pub is_write: bool,
+    pub addr: u64,
+    pub old: Vec<u8>,
+    pub new: Vec<u8>,
+    /// The instruction that made the access (the trap leaves pc after it).
+    pub insn_addr: Option<u64>,
+    pub insn_text: Option<String>,
+}
+
+/// Little-endian bytes as an integer (watched values are 1 to 8 bytes).
+pub fn le_value(bytes: &[u8]) -> u64 {
+    let mut raw = [0u8; 8];
+    let n = bytes.len().min(8);
+    raw[..n].copy_from_slice(&bytes[..n]);
+    u64::from_le_bytes(raw)
+}
+
+fn value_text(v: u64) -> String {
+    if v < 65536 {
+        v.to_string()
+    } else {
+        format!("{v:#x}")
+    }
 }
 
 impl StopInfo {
@@ -84,6 +120,29 @@ impl StopInfo {
             }
             Reason::Exited => {
                 let _ = write!(s, " with code {}", self.exit_code.unwrap_or(0));
+            }
+            Reason::Watchpoint => {
+                if let Some(w) = &self.watch {
+                    let _ = write!(s, " {}", w.id);
+                    if let Some(name) = &w.name {
+                        let _ = write!(s, " ({name})");
+                    }
+                    let kind = if w.is_write { "write" } else { "read" };
+                    let _ = write!(s, " {kind} {:#x}", w.addr);
+                    if w.is_write {
+                        let _ = write!(
+                            s,
+                            " {} -> {}",
+                            value_text(le_value(&w.old)),
+                            value_text(le_value(&w.new))
+                        );
+                    } else {
+                        let _ = write!(s, " = {}", value_text(le_value(&w.new)));
+                    }
+                    if let (Some(at), Some(text)) = (w.insn_addr, &w.insn_text) {
+                        let _ = write!(s, " by {at:#x}: {text};");
+                    }
+                }
             }
             Reason::Killed => {
                 if let Some(sig) = self.signal {

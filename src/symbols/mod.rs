@@ -3,6 +3,7 @@
 //! caller supplies maps snapshots and memory bytes.
 
 pub mod addr;
+pub mod culprit;
 pub mod demangle;
 pub mod disasm;
 pub mod elf;

@@ -1,0 +1,112 @@
+//! x86 debug registers: DR0-DR3 hold addresses, DR7 says which are armed and for what, DR6
+//! says which one fired. Pure encoding; the ptrace side is in `ptrace.rs`.
+
+/// What a hardware watchpoint traps on. x86 has no read-only watch: `ReadWrite` also traps on
+/// writes, and scry tells reads from writes by whether the value changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Execute,
+    Write,
+    ReadWrite,
+}
+
+pub const SLOTS: usize = 4;
+pub const DR6: usize = 6;
+pub const DR7: usize = 7;
+
+/// DR6 bit 14: the trap was a single step.
+const DR6_BS: u64 = 1 << 14;
+
+/// Checks a watch request: length 1, 2, 4 or 8 and the address aligned to it (the CPU
+/// ignores the low address bits, so a misaligned watch would silently cover other bytes).
+pub fn validate(addr: u64, len: u64, access: Access) -> Result<(), String> {
+    if access == Access::Execute {
+        if len != 1 {
+            return Err("an execute watchpoint has length 1".into());
+        }
+        return Ok(());
+    }
+    if !matches!(len, 1 | 2 | 4 | 8) {
+        return Err(format!(
+            "watch length must be 1, 2, 4 or 8 bytes, not {len}"
+        ));
+    }
+    if !addr.is_multiple_of(len) {
+        return Err(format!(
+            "address {addr:#x} is not aligned to the watch length {len}"
+        ));
+    }
+    Ok(())
+}
+
+fn len_bits(len: u64) -> u64 {
+    match len {
+        1 => 0b00,
+        2 => 0b01,
+        8 => 0b10,
+        _ => 0b11, // 4
+    }
+}
+
+fn access_bits(access: Access) -> u64 {
+    match access {
+        Access::Execute => 0b00,
+        Access::Write => 0b01,
+        Access::ReadWrite => 0b11,
+    }
+}
+
+/// DR7 with `slot` armed (local enable) for `access` of `len` bytes.
+pub fn arm(dr7: u64, slot: usize, access: Access, len: u64) -> u64 {
+    let shift = 16 + 4 * slot as u64;
+    let cleared = disarm(dr7, slot);
+    cleared | (1 << (2 * slot)) | (access_bits(access) << shift) | (len_bits(len) << (shift + 2))
+}
+
+/// DR7 with `slot` disarmed and its condition bits cleared.
+pub fn disarm(dr7: u64, slot: usize) -> u64 {
+    let shift = 16 + 4 * slot as u64;
+    dr7 & !(0b11 << (2 * slot)) & !(0b1111 << shift)
+}
+
+/// The slots DR6 reports as fired (bit n = slot n), and whether it was also a single step.
+pub fn fired(dr6: u64) -> (u8, bool) {
+    ((dr6 & 0xf) as u8, dr6 & DR6_BS != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_slots() {
+        // Slot 0, write, 4 bytes: L0 (bit 0), RW0 = 01 (bits 16-17), LEN0 = 11 (bits 18-19).
+        assert_eq!(arm(0, 0, Access::Write, 4), 0b1101 << 16 | 1);
+        // Slot 3, read/write, 8 bytes: L3 (bit 6), RW3 = 11 (bits 28-29), LEN3 = 10 (bits 30-31).
+        assert_eq!(
+            arm(0, 3, Access::ReadWrite, 8),
+            (0b1011u64 << 28) | (1 << 6)
+        );
+        let both = arm(arm(0, 0, Access::Write, 4), 1, Access::Write, 1);
+        assert_eq!(disarm(both, 0), arm(0, 1, Access::Write, 1));
+        assert_eq!(disarm(disarm(both, 0), 1), 0);
+    }
+
+    #[test]
+    fn validates_requests() {
+        assert!(validate(0x1000, 8, Access::Write).is_ok());
+        assert!(validate(0x1004, 8, Access::Write)
+            .unwrap_err()
+            .contains("not aligned"));
+        assert!(validate(0x1000, 3, Access::Write)
+            .unwrap_err()
+            .contains("1, 2, 4 or 8"));
+        assert!(validate(0x1001, 1, Access::ReadWrite).is_ok());
+    }
+
+    #[test]
+    fn reads_dr6() {
+        assert_eq!(fired(0x4001), (1, true));
+        assert_eq!(fired(0b1010), (0b1010, false));
+    }
+}

@@ -1,0 +1,157 @@
+//! The user's hardware watchpoints: ids, names, hit counts, and the last value seen at each,
+//! which is how a hit knows the value before the access.
+
+use crate::os::debugregs::Access;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchKind {
+    /// Reads only. x86 cannot trap on reads alone: the slot traps on reads and writes, and
+    /// accesses that change the value are let through without a stop.
+    Read,
+    Write,
+    ReadWrite,
+}
+
+impl WatchKind {
+    pub fn parse(text: &str) -> Option<WatchKind> {
+        match text {
+            "r" => Some(WatchKind::Read),
+            "w" => Some(WatchKind::Write),
+            "rw" | "wr" => Some(WatchKind::ReadWrite),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WatchKind::Read => "r",
+            WatchKind::Write => "w",
+            WatchKind::ReadWrite => "rw",
+        }
+    }
+
+    pub fn hardware(self) -> Access {
+        match self {
+            WatchKind::Write => Access::Write,
+            WatchKind::Read | WatchKind::ReadWrite => Access::ReadWrite,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Watchpoint {
+    pub id: u32,
+    pub addr: u64,
+    pub len: u64,
+    pub kind: WatchKind,
+    pub name: Option<String>,
+    pub hits: u64,
+    pub slot: usize,
+    /// The watched bytes as of the last hit (or when set).
+    pub last: Vec<u8>,
+}
+
+/// One access a hit stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hit {
+    pub id: u32,
+    pub is_write: bool,
+    pub old: Vec<u8>,
+    pub new: Vec<u8>,
+}
+
+#[derive(Default)]
+pub struct WatchTable {
+    list: Vec<Watchpoint>,
+    next_id: u32,
+}
+
+impl WatchTable {
+    pub fn add(&mut self, mut w: Watchpoint) -> u32 {
+        self.next_id += 1;
+        w.id = self.next_id;
+        self.list.push(w);
+        self.next_id
+    }
+
+    pub fn name_taken(&self, name: &str) -> bool {
+        self.list.iter().any(|w| w.name.as_deref() == Some(name))
+    }
+
+    pub fn remove_by(&mut self, pred: impl Fn(&Watchpoint) -> bool) -> Option<Watchpoint> {
+        let pos = self.list.iter().position(pred)?;
+        Some(self.list.remove(pos))
+    }
+
+    pub fn by_slot_mut(&mut self, slot: usize) -> Option<&mut Watchpoint> {
+        self.list.iter_mut().find(|w| w.slot == slot)
+    }
+
+    pub fn list(&self) -> &[Watchpoint] {
+        &self.list
+    }
+
+    pub fn clear(&mut self) {
+        self.list.clear();
+    }
+
+    /// Books a hit on `slot` given the bytes there now. `None` when the access is not one
+    /// the watchpoint reports (a value-changing access on a read watch).
+    pub fn hit(&mut self, slot: usize, now: Vec<u8>) -> Option<Hit> {
+        let w = self.by_slot_mut(slot)?;
+        let changed = now != w.last;
+        let old = std::mem::replace(&mut w.last, now.clone());
+        let is_write = match w.kind {
+            WatchKind::Write => true,
+            WatchKind::ReadWrite => changed,
+            WatchKind::Read if changed => return None,
+            WatchKind::Read => false,
+        };
+        w.hits += 1;
+        Some(Hit {
+            id: w.id,
+            is_write,
+            old,
+            new: now,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn watch(kind: WatchKind) -> Watchpoint {
+        Watchpoint {
+            id: 0,
+            addr: 0x10,
+            len: 4,
+            kind,
+            name: None,
+            hits: 0,
+            slot: 0,
+            last: vec![0; 4],
+        }
+    }
+
+    #[test]
+    fn hits_track_old_values_and_kinds() {
+        let mut t = WatchTable::default();
+        t.add(watch(WatchKind::ReadWrite));
+        let a = t.hit(0, vec![1, 0, 0, 0]).unwrap();
+        assert!(a.is_write);
+        assert_eq!(a.old, vec![0; 4]);
+        let b = t.hit(0, vec![1, 0, 0, 0]).unwrap();
+        assert!(!b.is_write, "an unchanged value is a read");
+        assert_eq!(t.list()[0].hits, 2);
+    }
+
+    #[test]
+    fn read_watches_skip_changing_accesses() {
+        let mut t = WatchTable::default();
+        t.add(watch(WatchKind::Read));
+        assert!(t.hit(0, vec![2, 0, 0, 0]).is_none());
+        assert_eq!(t.list()[0].hits, 0);
+        assert!(t.hit(0, vec![2, 0, 0, 0]).is_some());
+    }
+}

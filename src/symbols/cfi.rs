@@ -1,0 +1,421 @@
+//! Call frame information: finding the FDE that covers an address in `.eh_frame` (through
+//! `.eh_frame_hdr`'s sorted table when there is one) or `.debug_frame`, and evaluating its
+//! row into the caller's registers. Addresses in the tables are file addresses; register
+//! values are runtime values.
+
+use std::sync::OnceLock;
+
+use gimli::{
+    BaseAddresses, CfaRule, DebugFrame, EhFrame, EhFrameHdr, EndianSlice, Evaluation,
+    EvaluationResult, FrameDescriptionEntry, LittleEndian, Register, RegisterRule,
+    UnwindContext, UnwindSection, Value,
+};
+
+use super::elf::ElfImage;
+use super::sections::{eh_frame_phdr, read_sections};
+use super::unwind::{read_u64, MemReader, UnwindRegs, NREGS, RA, RSP};
+
+type Slice<'a> = EndianSlice<'a, LittleEndian>;
+
+/// Operations one DWARF expression may execute, and times it may stop to ask for a value.
+const MAX_EXPR_OPS: u32 = 1000;
+const MAX_EXPR_RESUMES: usize = 64;
+/// FDEs indexed per section at most; more than any real binary has.
+const MAX_INDEXED_FDES: usize = 4_000_000;
+
+/// Callee-saved by the SysV x86-64 ABI: rbx, rbp, r12-r15. Without an explicit rule they
+/// keep their value across a call; every other register is unknown in the caller.
+const CALLEE_SAVED: [u16; 6] = [3, 6, 12, 13, 14, 15];
+
+#[derive(Clone, Debug)]
+struct Sect {
+    /// Link-time address of the first byte.
+    addr: u64,
+    offset: usize,
+    size: usize,
+}
+
+impl Sect {
+    fn bytes<'d>(&self, data: &'d [u8]) -> &'d [u8] {
+        self.offset
+            .checked_add(self.size)
+            .and_then(|end| data.get(self.offset..end))
+            .unwrap_or(&[])
+    }
+}
+
+/// One FDE's code range and where it starts in its section.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    start: u64,
+    end: u64,
+    offset: usize,
+}
+
+/// Where an image's unwind tables are, found once; the sorted FDE indexes are built on first
+/// need (a section without a usable binary-search table).
+#[derive(Debug, Default)]
+pub(crate) struct CfiSections {
+    eh_frame: Option<Sect>,
+    eh_frame_hdr: Option<Sect>,
+    debug_frame: Option<Sect>,
+    text: Option<u64>,
+    got: Option<u64>,
+    eh_index: OnceLock<Vec<Span>>,
+    debug_index: OnceLock<Vec<Span>>,
+}
+
+impl CfiSections {
+    fn discover(image: &ElfImage) -> CfiSections {
+        let data = image.data();
+        let secs = read_sections(data);
+        let find = |name: &str| {
+            secs.iter()
+                .find(|s| s.name == name && !s.compressed && s.size > 0)
+                .map(|s| Sect {
+                    addr: s.addr,
+                    offset: s.offset,
+                    size: s.size,
+                })
+        };
+        let mut out = CfiSections {
+            eh_frame: find(".eh_frame"),
+            eh_frame_hdr: find(".eh_frame_hdr"),
+            debug_frame: find(".debug_frame"),
+            text: find(".text").map(|s| s.addr),
+            got: find(".got").map(|s| s.addr),
+            ..CfiSections::default()
+        };
+        if out.eh_frame_hdr.is_none() {
+            // Section headers stripped: the program header still locates the table, and the
+            // table's header locates .eh_frame (running to the end of its segment, which is
+            // fine: the section ends with a zero terminator).
+            if let Some((addr, offset, size)) = eh_frame_phdr(data) {
+                out.eh_frame_hdr = Some(Sect { addr, offset, size });
+            }
+        }
+        if out.eh_frame.is_none() {
+            out.eh_frame = out
+                .eh_frame_hdr
+                .as_ref()
+                .and_then(|hdr| eh_frame_from_hdr(image, hdr));
+        }
+        out
+    }
+
+    fn bases(&self) -> BaseAddresses {
+        let mut b = BaseAddresses::default();
+        if let Some(s) = &self.eh_frame_hdr {
+            b = b.set_eh_frame_hdr(s.addr);
+        }
+        if let Some(s) = &self.eh_frame {
+            b = b.set_eh_frame(s.addr);
+        }
+        if let Some(t) = self.text {
+            b = b.set_text(t);
+        }
+        if let Some(g) = self.got {
+            b = b.set_got(g);
+        }
+        b
+    }
+}
+
+fn eh_frame_from_hdr(image: &ElfImage, hdr: &Sect) -> Option<Sect> {
+    let bytes = hdr.bytes(image.data());
+    let bases = BaseAddresses::default().set_eh_frame_hdr(hdr.addr);
+    let parsed = EhFrameHdr::new(bytes, LittleEndian).parse(&bases, 8).ok()?;
+    let addr = parsed.eh_frame_ptr().direct().ok()?;
+    let seg = image.load_segments.iter().find(|s| {
+        s.vaddr.0 <= addr && addr < s.vaddr.0.saturating_add(s.filesz.min(s.memsz))
+    })?;
+    let delta = addr - seg.vaddr.0;
+    let offset = usize::try_from(seg.offset.checked_add(delta)?).ok()?;
+    let size = usize::try_from(seg.filesz.min(seg.memsz) - delta).ok()?;
+    image.data().get(offset..offset.checked_add(size)?)?;
+    Some(Sect { addr, offset, size })
+}
+
+/// What the CFI says about the frame at one address.
+pub(super) enum CfiStep {
+    /// The caller's registers (rsp = CFA, rip = the return address).
+    Caller(UnwindRegs),
+    /// The return address column is undefined: this is the outermost frame.
+    Outermost,
+}
+
+pub(super) enum CfiError {
+    /// No FDE covers the address.
+    NoInfo,
+    /// An FDE covers it but its rules could not be evaluated.
+    Failed(String),
+}
+
+/// Unwinds one frame with the CFI of `image`. `file_pc` is the lookup address (already
+/// adjusted for return addresses) in the image's link-time space; `bias` relocates
+/// DW_OP_addr operands.
+pub(super) fn step(
+    image: &ElfImage,
+    bias: u64,
+    file_pc: u64,
+    regs: &UnwindRegs,
+    mem: MemReader<'_>,
+) -> Result<CfiStep, CfiError> {
+    let cfi = image.cfi_sections(CfiSections::discover);
+    let data = image.data();
+    let bases = cfi.bases();
+    let env = Env { regs, mem, bias };
+
+    if let Some(eh) = &cfi.eh_frame {
+        let section = EhFrame::new(eh.bytes(data), LittleEndian);
+        if let Some(fde) = eh_frame_fde(cfi, data, &section, &bases, file_pc) {
+            return evaluate(&section, &bases, &fde, file_pc, &env);
+        }
+    }
+    if let Some(df) = &cfi.debug_frame {
+        let mut section = DebugFrame::new(df.bytes(data), LittleEndian);
+        section.set_address_size(8);
+        let index = cfi
+            .debug_index
+            .get_or_init(|| build_index(&section, &bases));
+        if let Some(fde) = indexed_fde(index, &section, &bases, file_pc) {
+            return evaluate(&section, &bases, &fde, file_pc, &env);
+        }
+    }
+    Err(CfiError::NoInfo)
+}
+
+fn eh_frame_fde<'d>(
+    cfi: &CfiSections,
+    data: &'d [u8],
+    section: &EhFrame<Slice<'d>>,
+    bases: &BaseAddresses,
+    pc: u64,
+) -> Option<FrameDescriptionEntry<Slice<'d>>> {
+    if let Some(hdr) = &cfi.eh_frame_hdr {
+        let parsed = EhFrameHdr::new(hdr.bytes(data), LittleEndian).parse(bases, 8);
+        if let Some(table) = parsed.as_ref().ok().and_then(|p| p.table()) {
+            match table.fde_for_address(section, bases, pc, EhFrame::cie_from_offset) {
+                Ok(fde) => return Some(fde),
+                // The table is authoritative when it could be searched.
+                Err(gimli::Error::NoUnwindInfoForAddress) => return None,
+                // A damaged table: fall back to reading the section itself.
+                Err(_) => {}
+            }
+        }
+    }
+    let index = cfi.eh_index.get_or_init(|| build_index(section, bases));
+    indexed_fde(index, section, bases, pc)
+}
+
+/// Every FDE of a section, sorted by start address. Stops at the first malformed entry,
+/// keeping what came before it.
+fn build_index<'d, S>(section: &S, bases: &BaseAddresses) -> Vec<Span>
+where
+    S: UnwindSection<Slice<'d>>,
+{
+    let mut spans = Vec::new();
+    let mut entries = section.entries(bases);
+    while spans.len() < MAX_INDEXED_FDES {
+        match entries.next() {
+            Ok(Some(gimli::CieOrFde::Fde(partial))) => {
+                let Ok(fde) = partial.parse(S::cie_from_offset) else {
+                    continue;
+                };
+                if fde.len() > 0 {
+                    spans.push(Span {
+                        start: fde.initial_address(),
+                        end: fde.end_address(),
+                        offset: fde.offset(),
+                    });
+                }
+            }
+            Ok(Some(gimli::CieOrFde::Cie(_))) => {}
+            Ok(None) | Err(_) => break,
+        }
+    }
+    spans.sort_by_key(|s| (s.start, s.end));
+    spans
+}
+
+fn indexed_fde<'d, S>(
+    index: &[Span],
+    section: &S,
+    bases: &BaseAddresses,
+    pc: u64,
+) -> Option<FrameDescriptionEntry<Slice<'d>>>
+where
+    S: UnwindSection<Slice<'d>>,
+{
+    let i = index.partition_point(|s| s.start <= pc).checked_sub(1)?;
+    let span = index[i];
+    if pc >= span.end {
+        return None;
+    }
+    let fde = section
+        .fde_from_offset(bases, S::Offset::from(span.offset), S::cie_from_offset)
+        .ok()?;
+    fde.contains(pc).then_some(fde)
+}
+
+/// The callee frame's state an expression may ask about.
+struct Env<'a> {
+    regs: &'a UnwindRegs,
+    mem: MemReader<'a>,
+    bias: u64,
+}
+
+fn evaluate<'d, S>(
+    section: &S,
+    bases: &BaseAddresses,
+    fde: &FrameDescriptionEntry<Slice<'d>>,
+    pc: u64,
+    env: &Env<'_>,
+) -> Result<CfiStep, CfiError>
+where
+    S: UnwindSection<Slice<'d>>,
+{
+    let failed = |what: &str, e: gimli::Error| CfiError::Failed(format!("{what}: {e}"));
+    let mut ctx = UnwindContext::new();
+    let row = fde
+        .unwind_info_for_address(section, bases, &mut ctx, pc)
+        .map_err(|e| failed("bad CFI program", e))?;
+    let encoding = fde.cie().encoding();
+
+    let cfa = match row.cfa() {
+        CfaRule::RegisterAndOffset { register, offset } => {
+            let base = env.regs.get(register.0).ok_or_else(|| {
+                CfiError::Failed(format!("CFA register {} unknown", register.0))
+            })?;
+            base.checked_add_signed(*offset)
+                .ok_or_else(|| CfiError::Failed("CFA overflows".into()))?
+        }
+        CfaRule::Expression(e) => {
+            let expr = e.get(section).map_err(|e| failed("CFA expression", e))?;
+            eval_expr(Evaluation::new(expr.0, encoding), None, env)
+                .map_err(|m| CfiError::Failed(format!("CFA expression: {m}")))?
+        }
+    };
+
+    let ra_column = fde.cie().return_address_register();
+    let rule_of = |reg: Register| -> RegisterRule<usize> {
+        row.register(reg).unwrap_or_else(|| {
+            if CALLEE_SAVED.contains(&reg.0) {
+                RegisterRule::SameValue
+            } else {
+                RegisterRule::Undefined
+            }
+        })
+    };
+    let apply = |rule: RegisterRule<usize>| -> Option<u64> {
+        match rule {
+            RegisterRule::Undefined | RegisterRule::Architectural => None,
+            RegisterRule::SameValue => None,
+            RegisterRule::Offset(n) => read_u64(env.mem, cfa.checked_add_signed(n)?),
+            RegisterRule::ValOffset(n) => cfa.checked_add_signed(n),
+            RegisterRule::Register(r) => env.regs.get(r.0),
+            RegisterRule::Expression(e) => {
+                let expr = e.get(section).ok()?;
+                let addr = eval_expr(Evaluation::new(expr.0, encoding), Some(cfa), env).ok()?;
+                read_u64(env.mem, addr)
+            }
+            RegisterRule::ValExpression(e) => {
+                let expr = e.get(section).ok()?;
+                eval_expr(Evaluation::new(expr.0, encoding), Some(cfa), env).ok()
+            }
+            RegisterRule::Constant(c) => Some(c),
+            // A rule gimli adds later: nothing known about it.
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    };
+
+    let ra_rule = rule_of(ra_column);
+    if matches!(ra_rule, RegisterRule::Undefined) {
+        return Ok(CfiStep::Outermost);
+    }
+    let mut caller = UnwindRegs::default();
+    for n in 0..NREGS as u16 {
+        if n == RA {
+            continue;
+        }
+        let rule = rule_of(Register(n));
+        let value = match rule {
+            RegisterRule::SameValue => env.regs.get(n),
+            // The caller's stack pointer is the CFA unless a rule says otherwise.
+            RegisterRule::Undefined if n == RSP => Some(cfa),
+            rule => apply(rule),
+        };
+        caller.vals[usize::from(n)] = value;
+    }
+    caller.vals[usize::from(RA)] = if ra_column.0 == RA {
+        apply(ra_rule)
+    } else {
+        // An unusual return-address column: its rule yields the caller's pc all the same.
+        match ra_rule {
+            RegisterRule::SameValue => env.regs.get(ra_column.0),
+            rule => apply(rule),
+        }
+    };
+    Ok(CfiStep::Caller(caller))
+}
+
+/// Runs a CFI expression to completion. `cfa`, when given, is pushed first (the rule for a
+/// register expression); the result is the value left on top of the stack.
+fn eval_expr(mut eval: Evaluation<Slice<'_>>, cfa: Option<u64>, env: &Env<'_>) -> Result<u64, String> {
+    if let Some(cfa) = cfa {
+        eval.set_initial_value(cfa);
+    }
+    eval.set_max_iterations(MAX_EXPR_OPS);
+    let mut state = eval.evaluate().map_err(|e| e.to_string())?;
+    let mut resumes = 0usize;
+    loop {
+        resumes += 1;
+        if resumes > MAX_EXPR_RESUMES {
+            return Err("expression asks for too many values".into());
+        }
+        state = match state {
+            EvaluationResult::Complete => break,
+            EvaluationResult::RequiresMemory {
+                address,
+                size,
+                space: None,
+                ..
+            } => {
+                let width = usize::from(size);
+                if width == 0 || width > 8 {
+                    return Err(format!("memory read of {size} bytes"));
+                }
+                let mut buf = [0u8; 8];
+                if !(env.mem)(address, &mut buf[..width]) {
+                    return Err(format!("cannot read memory at {address:#x}"));
+                }
+                eval.resume_with_memory(Value::Generic(u64::from_le_bytes(buf)))
+            }
+            EvaluationResult::RequiresRegister {
+                register,
+                base_type,
+            } if base_type.0 == 0 => {
+                let v = env
+                    .regs
+                    .get(register.0)
+                    .ok_or_else(|| format!("register {} unknown", register.0))?;
+                eval.resume_with_register(Value::Generic(v))
+            }
+            EvaluationResult::RequiresRelocatedAddress(a) => {
+                eval.resume_with_relocated_address(a.wrapping_add(env.bias))
+            }
+            other => return Err(format!("unsupported request {other:?}")),
+        }
+        .map_err(|e| e.to_string())?;
+    }
+    let pieces = eval.result();
+    match pieces.as_slice() {
+        [piece] if piece.size_in_bits.is_none() => match &piece.location {
+            gimli::Location::Address { address } => Ok(*address),
+            gimli::Location::Value { value } => value.to_u64(u64::MAX).map_err(|e| e.to_string()),
+            _ => Err("expression does not give a value".into()),
+        },
+        _ => Err("expression gives pieces".into()),
+    }
+}

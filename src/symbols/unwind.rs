@@ -1,0 +1,314 @@
+//! Stack unwinding, pure: the registers of frame 0, a way to read memory and the modules of
+//! the process in; the list of frames out. Uses CFI (`.eh_frame`, `.debug_frame`) where it
+//! covers a pc, recognizes the signal return trampoline, and falls back to the frame-pointer
+//! chain where there is no CFI. Every step is bounded and every stop has a reason.
+
+use std::collections::HashSet;
+
+use super::addr::RuntimeAddr;
+use super::cfi::{self, CfiError, CfiStep};
+use super::store::SymbolStore;
+
+/// Registers tracked, by DWARF number: rax rdx rcx rbx rsi rdi rbp rsp r8..r15, then 16, the
+/// return address column (rip).
+pub const NREGS: usize = 17;
+pub const RBP: u16 = 6;
+pub const RSP: u16 = 7;
+pub const RA: u16 = 16;
+
+/// Reads `buf.len()` bytes at an address; false when any of them is unreadable.
+pub type MemReader<'a> = &'a dyn Fn(u64, &mut [u8]) -> bool;
+
+/// Register values by DWARF number (see `NREGS`); `None` where the value is not known.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UnwindRegs {
+    pub vals: [Option<u64>; NREGS],
+}
+
+impl UnwindRegs {
+    /// Only pc and sp known: what a thread blocked in a system call reveals.
+    pub fn from_pc_sp(pc: u64, sp: u64) -> UnwindRegs {
+        let mut r = UnwindRegs::default();
+        r.set(RA, pc);
+        r.set(RSP, sp);
+        r
+    }
+
+    /// The value of DWARF register `n`; `None` for unknown values and numbers past 16.
+    pub fn get(&self, n: u16) -> Option<u64> {
+        self.vals.get(usize::from(n)).copied().flatten()
+    }
+
+    /// Sets DWARF register `n`; numbers past 16 are ignored.
+    pub fn set(&mut self, n: u16, value: u64) {
+        if let Some(slot) = self.vals.get_mut(usize::from(n)) {
+            *slot = Some(value);
+        }
+    }
+
+    pub fn clear(&mut self, n: u16) {
+        if let Some(slot) = self.vals.get_mut(usize::from(n)) {
+            *slot = None;
+        }
+    }
+
+    pub fn rip(&self) -> Option<u64> {
+        self.get(RA)
+    }
+
+    pub fn rsp(&self) -> Option<u64> {
+        self.get(RSP)
+    }
+
+    pub fn rbp(&self) -> Option<u64> {
+        self.get(RBP)
+    }
+}
+
+/// How a frame's registers were found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameSource {
+    /// Frame 0: the registers given.
+    Regs,
+    /// From the callee's call frame information.
+    Cfi,
+    /// From the callee's saved frame pointer (no CFI covered the callee).
+    FramePointer,
+    /// From the `ucontext_t` a signal handler's frame holds: this frame was interrupted by a
+    /// signal, so its pc is the exact instruction (not a return address) and every general
+    /// register is known.
+    SignalFrame,
+}
+
+#[derive(Clone, Debug)]
+pub struct Frame {
+    pub index: usize,
+    pub pc: u64,
+    /// The stack pointer while executing in this frame (the callee's CFA).
+    pub sp: u64,
+    /// Register values valid in this frame: callee-saved ones, rsp and rip; caller-saved
+    /// registers are `None` except in frame 0 and in frames interrupted by a signal.
+    pub regs: UnwindRegs,
+    pub source: FrameSource,
+}
+
+impl Frame {
+    /// The address to symbolize this frame by. A caller's pc is a return address, which for
+    /// a call to a noreturn function is already past the calling function's end, so one
+    /// byte back is looked up instead; frame 0 and interrupted frames are exact.
+    pub fn lookup_pc(&self) -> u64 {
+        match self.source {
+            FrameSource::Regs | FrameSource::SignalFrame => self.pc,
+            FrameSource::Cfi | FrameSource::FramePointer => self.pc.saturating_sub(1),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct UnwindLimits {
+    pub max_frames: usize,
+}
+
+impl Default for UnwindLimits {
+    fn default() -> Self {
+        UnwindLimits { max_frames: 256 }
+    }
+}
+
+/// glibc's `__restore_rt` (and musl's and Go's restorers): `mov rax, 15; syscall`, the
+/// rt_sigreturn system call a signal handler returns into.
+const SIGRETURN: [u8; 9] = [0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05];
+/// Offset of `uc_mcontext.gregs` in `ucontext_t`: uc_flags (8), uc_link (8), uc_stack (24).
+const UC_GREGS: u64 = 40;
+/// DWARF register for each `gregs` slot REG_R8..REG_RIP (sys/ucontext.h order).
+const GREGS_TO_DWARF: [u16; 17] = [8, 9, 10, 11, 12, 13, 14, 15, 5, 4, 6, 3, 1, 0, 2, 7, 16];
+/// A frame-pointer link further than this above sp is not believed.
+const MAX_FRAME_SIZE: u64 = 256 << 20;
+
+/// Functions at the bottom of every stack: when unwinding stops in one of them, the stack
+/// was walked to its end.
+const OUTERMOST: [&str; 6] = ["_start", "__start", "clone", "__clone", "clone3", "__clone3"];
+
+/// Walks the stack from `frame0`. Returns the frames, innermost first, and why the walk
+/// stopped early (`None` when it reached the outermost frame).
+pub fn unwind(
+    store: &SymbolStore,
+    frame0: &UnwindRegs,
+    read_mem: &dyn Fn(u64, &mut [u8]) -> bool,
+    limits: &UnwindLimits,
+) -> (Vec<Frame>, Option<String>) {
+    let mut frames = Vec::new();
+    if limits.max_frames == 0 {
+        return (frames, Some("frame limit is 0".into()));
+    }
+    let Some(pc) = frame0.rip() else {
+        return (frames, Some("pc of frame 0 unknown".into()));
+    };
+    let Some(sp) = frame0.rsp() else {
+        return (frames, Some("sp of frame 0 unknown".into()));
+    };
+    frames.push(Frame {
+        index: 0,
+        pc,
+        sp,
+        regs: frame0.clone(),
+        source: FrameSource::Regs,
+    });
+    let mut seen: HashSet<(u64, u64)> = HashSet::from([(pc, sp)]);
+
+    loop {
+        let cur = frames.last().expect("frame 0 was pushed");
+        if frames.len() >= limits.max_frames {
+            return (frames, Some(format!("stopped at the frame limit ({})", limits.max_frames)));
+        }
+        let (regs, source) = match step(store, cur, read_mem) {
+            Step::Caller(regs, source) => (regs, source),
+            Step::Outermost => return (frames, None),
+            Step::Stop(reason) => {
+                let end = in_outermost_function(store, cur.lookup_pc());
+                return (frames, (!end).then_some(reason));
+            }
+        };
+        let Some(pc) = regs.rip() else {
+            return (frames, Some(format!("return address of frame {} unreadable", cur.index)));
+        };
+        if pc == 0 {
+            return (frames, None);
+        }
+        let Some(sp) = regs.rsp() else {
+            return (frames, Some(format!("stack pointer of frame {} unknown", cur.index + 1)));
+        };
+        // A signal handler may run on an alternate stack, so the interrupted frame may be
+        // anywhere; elsewhere the stack must grow towards higher addresses.
+        if source != FrameSource::SignalFrame && sp <= cur.sp {
+            return (
+                frames,
+                Some(format!("stack did not grow ({:#x} -> {sp:#x}): stopped", cur.sp)),
+            );
+        }
+        if !seen.insert((pc, sp)) {
+            return (frames, Some(format!("frame {pc:#x} (sp {sp:#x}) repeats: stopped")));
+        }
+        let index = frames.len();
+        frames.push(Frame {
+            index,
+            pc,
+            sp,
+            regs,
+            source,
+        });
+    }
+}
+
+enum Step {
+    Caller(UnwindRegs, FrameSource),
+    Outermost,
+    Stop(String),
+}
+
+/// One frame up from `cur`.
+fn step(store: &SymbolStore, cur: &Frame, mem: MemReader<'_>) -> Step {
+    if is_sigreturn(store, cur.pc, mem) {
+        return signal_frame(cur, mem);
+    }
+    let lookup = cur.lookup_pc();
+    let Some(module) = store.module_at(RuntimeAddr(lookup)) else {
+        return Step::Stop(format!(
+            "no unwind info for {:#x}: not in any loaded module: stopped",
+            cur.pc
+        ));
+    };
+    let file_pc = module.bias.to_file(RuntimeAddr(lookup)).0;
+    match cfi::step(&module.image, module.bias.0, file_pc, &cur.regs, mem) {
+        Ok(CfiStep::Caller(regs)) => Step::Caller(regs, FrameSource::Cfi),
+        Ok(CfiStep::Outermost) => Step::Outermost,
+        Err(CfiError::Failed(why)) => Step::Stop(format!(
+            "unwind info for {:#x} ({}) unusable: {why}: stopped",
+            cur.pc,
+            describe(store, lookup)
+        )),
+        Err(CfiError::NoInfo) => match frame_pointer(cur, mem) {
+            Some(regs) => Step::Caller(regs, FrameSource::FramePointer),
+            None => Step::Stop(format!(
+                "no unwind info for {:#x} ({}) and no usable frame pointer: stopped",
+                cur.pc,
+                describe(store, lookup)
+            )),
+        },
+    }
+}
+
+fn describe(store: &SymbolStore, addr: u64) -> String {
+    let module = store
+        .module_at(RuntimeAddr(addr))
+        .map_or("?", |m| m.name.as_str());
+    match store.symbol_at(RuntimeAddr(addr)) {
+        Some((_, s, _)) => format!("{} in {module}", s.display_name()),
+        None => module.to_string(),
+    }
+}
+
+fn in_outermost_function(store: &SymbolStore, addr: u64) -> bool {
+    let Some((m, s, _)) = store.symbol_at(RuntimeAddr(addr)) else {
+        return false;
+    };
+    OUTERMOST.contains(&&*s.name) || (m.is_exe && s.addr == m.image.entry)
+}
+
+/// True when `pc` is at the rt_sigreturn trampoline (or at its `syscall`). The bytes come
+/// from the module's file when there is one, so a breakpoint planted there does not hide it.
+fn is_sigreturn(store: &SymbolStore, pc: u64, mem: MemReader<'_>) -> bool {
+    let at = |addr: u64| -> bool {
+        if let Some(m) = store.module_at(RuntimeAddr(addr)) {
+            if let Some(bytes) = m.image.file_bytes(m.bias.to_file(RuntimeAddr(addr)), 9) {
+                return bytes == SIGRETURN;
+            }
+        }
+        let mut buf = [0u8; 9];
+        mem(addr, &mut buf) && buf == SIGRETURN
+    };
+    at(pc) || pc.checked_sub(7).is_some_and(at)
+}
+
+/// The frame a signal interrupted, from the `ucontext_t` at the trampoline's stack pointer.
+/// The kernel's rt_sigframe is `{ char *pretcode; ucontext_t uc; siginfo_t info; }`; the
+/// handler's `ret` popped pretcode, leaving sp at `uc`.
+fn signal_frame(cur: &Frame, mem: MemReader<'_>) -> Step {
+    let Some(base) = cur.regs.rsp().and_then(|sp| sp.checked_add(UC_GREGS)) else {
+        return Step::Stop("signal frame without a stack pointer: stopped".into());
+    };
+    let mut buf = [0u8; 8 * 17];
+    if !mem(base, &mut buf) {
+        return Step::Stop(format!(
+            "signal context at {base:#x} unreadable: stopped"
+        ));
+    }
+    let mut regs = UnwindRegs::default();
+    for (chunk, &reg) in buf.chunks_exact(8).zip(GREGS_TO_DWARF.iter()) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        regs.set(reg, u64::from_le_bytes(word));
+    }
+    Step::Caller(regs, FrameSource::SignalFrame)
+}
+
+/// The caller by the frame-pointer convention: `[rbp]` is the caller's rbp and `[rbp+8]` the
+/// return address. Only when rbp looks like a link in this stack.
+fn frame_pointer(cur: &Frame, mem: MemReader<'_>) -> Option<UnwindRegs> {
+    let rbp = cur.regs.rbp()?;
+    if rbp % 8 != 0 || rbp < cur.sp || rbp - cur.sp > MAX_FRAME_SIZE {
+        return None;
+    }
+    let saved_rbp = read_u64(mem, rbp)?;
+    let ret = read_u64(mem, rbp.checked_add(8)?)?;
+    let mut regs = UnwindRegs::default();
+    regs.set(RA, ret);
+    regs.set(RSP, rbp.checked_add(16)?);
+    regs.set(RBP, saved_rbp);
+    Some(regs)
+}
+
+pub(super) fn read_u64(mem: MemReader<'_>, addr: u64) -> Option<u64> {
+    let mut buf = [0u8; 8];
+    mem(addr, &mut buf).then(|| u64::from_le_bytes(buf))
+}
