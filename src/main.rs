@@ -43,7 +43,7 @@ struct Cli {
     #[arg(long)]
     aslr: bool,
 
-    /// Refuse memory and register writes and signal injection.
+    /// Refuse memory and register writes and signal suppression (inspection only).
     #[arg(long)]
     read_only: bool,
 

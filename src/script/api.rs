@@ -14,57 +14,48 @@ const fn e(topic: &'static str, path: &'static str, doc: &'static str) -> Entry 
 }
 
 pub const TOPICS: &[(&str, &str)] = &[
-    ("run", "start, stop and drive the target"),
-    ("state", "registers, memory, code of the stopped target"),
-    ("break", "breakpoints"),
-    ("events", "listeners that run inside scry at every stop"),
+    ("run", "drive the target"),
+    ("state", "the stopped target (selected thread)"),
+    ("break", "breakpoints, watchpoints"),
+    ("events", "listeners run inside scry at each stop"),
     ("util", "printing, numbers, settings"),
 ];
 
 pub const API: &[Entry] = &[
-    e("run", "spawn(path, ...args, {env,cwd,stdin}?)", "start a program, stopped at its entry point -> stop"),
-    e("run", "attach(pid)", "trace a running process (all threads stop) -> stop"),
-    e("run", "detach()", "restore breakpoint bytes, let the process run on"),
-    e("run", "kill()", "SIGKILL the process -> stop"),
-    e("run", "step(n=1, {timeout}?)", "execute n instructions on the selected thread -> stop"),
-    e("run", "cont({timeout}?)", "resume all threads until a stop -> stop; continue() is an alias"),
-    e("run", "output()", "target stdout+stderr captured since the last call"),
-    e("run", "handle_signal(sig, 'stop'|'pass')", "stop on a signal, or deliver it silently"),
+    e("run", "spawn(path, ...args, {env,cwd,stdin}?)", "start, stop at entry -> stop"),
+    e("run", "attach(pid) / detach() / kill()", "detach restores code, process runs on"),
+    e("run", "step(n=1, {timeout}?)", "n instructions, selected thread -> stop"),
+    e("run", "cont({timeout}?)", "run all threads to a stop; alias continue()"),
+    e("run", "output()", "target stdout+stderr since last call"),
+    e("run", "thread.list() / thread.select(tid)", "[{tid, name, state, pc, symbol}]"),
+    e("run", "handle_signal(sig, 'stop'|'pass')", "signal policy"),
     e("run", "status()", "{live, pid, program}"),
-    e("state", "state.pc", "instruction pointer (Number)"),
-    e("state", "state.sp", "stack pointer"),
-    e("state", "state.registers.rax", "any of rax..r15 rip rsp rbp eflags cs ss ds es fs gs fs_base gs_base orig_rax; assignable"),
-    e("state", "state.flags.z", "c p a z s t i d o (n=s, v=o) as booleans; assignable"),
-    e("state", "state.instruction", "{addr, bytes, mnemonic, operands, text} at pc"),
-    e("state", "state.memory(addr).u32()", "u8 u16 u32 u64 i8 i16 i32 i64 f32 f64; addr may be 'symbol+off'"),
-    e("state", "state.memory(addr).bytes(n)", "n bytes as a hex string"),
-    e("state", "state.memory(addr).str(max=4096)", "NUL-terminated string"),
-    e("state", "state.memory(addr).write_u32(v)", "typed writes: write_u8 .. write_f64, write_bytes(hex)"),
-    e("state", "state.disasm(n=10, addr=pc)", "instructions from addr"),
+    e("state", "state.pc / state.sp / state.tid", "Numbers"),
+    e("state", "state.registers.rax", "rax..r15 rip rsp rbp eflags cs..gs fs_base gs_base orig_rax; assignable"),
+    e("state", "state.flags.z", "c p a z s t i d o (n=s v=o); assignable"),
+    e("state", "state.instruction", "{addr, bytes, mnemonic, operands, text}"),
+    e("state", "state.memory(addr).u32()", "u8..u64 i8..i64 f32 f64 bytes(n) str(max); write_u32(v).. write_bytes(hex)"),
+    e("state", "state.disasm(n=10, addr=pc)", "listing"),
     e("state", "state.symbol_at(addr)", "'main+0x4' or null"),
-    e("state", "state.tid", "selected thread id"),
-    e("state", "prev", "what scripts read at the previous stop, same shape as state (undefined if unread)"),
-    e("state", "symbol(expr)", "address of 'main', 'main+0x10', 'libc.so.6:puts'"),
-    e("state", "symbols(filter?, limit=200)", "[{addr, size, type, name, module}]"),
-    e("break", "breakpoint.set(addr|'sym+off', name?)", "-> id"),
-    e("break", "breakpoint.remove(id|name)", "restore the original byte"),
-    e("break", "breakpoint.list()", "[{id, addr, name, symbol, hits}]"),
-    e("events", "addEventListener(type, fn)", "type: step breakpoint signal exit; fn(e) with e.state, e.prev, e.stop_reason, e.pc, e.breakpoint_id, e.signal, e.fault_addr"),
-    e("events", "removeEventListener(type, fn)", "unregister"),
-    e("events", "return 'continue'", "from a listener: keep running (a breakpoint hit becomes a logpoint)"),
-    e("events", "return 'stop'", "from a step listener: end step(n) here"),
-    e("events", "e.deliver = false", "in a signal listener: do not pass the signal on"),
-    e("util", "print(...values)", "write a line of the response"),
-    e("util", "hex(n)", "'0x...' for a Number or BigInt"),
-    e("util", "ctx", "persistent object for your state; ctx.reset() empties it"),
-    e("util", "config.timeout", "seconds a cont()/step() may run (also script_timeout, output_limit, aslr)"),
-    e("util", "help(topic?)", "this reference; topics: run state break events util"),
+    e("state", "state.stack", "{top, usable_base, guard_size, kind} of the stack holding sp"),
+    e("state", "state.thread_local(name)", "value in the selected thread; thread_local_addr(name)"),
+    e("state", "prev", "previous stop's reads, same shape (undefined if unread)"),
+    e("state", "symbol(expr) / symbols(filter?, limit=200)", "address of 'main+0x10', 'libc:puts'; listing"),
+    e("break", "breakpoint.set(where, name?)", "-> id; remove(id|name); list()"),
+    e("break", "watchpoint.set(where, 'w'|'rw'|'r', name?, {len}?)", "hardware, 4 slots; remove(id|name); list()"),
+    e("events", "addEventListener(type, fn)", "step breakpoint watchpoint signal thread exit; removeEventListener"),
+    e("events", "fn(e)", "e: state prev stop_reason pc tid breakpoint_id watchpoint_id access_type old new insn signal fault_addr"),
+    e("events", "return 'continue' / 'stop'", "go on past a hit (logpoint) / end step(n) here"),
+    e("events", "e.deliver = false", "signal listener: do not deliver"),
+    e("util", "print(...v) / hex(n)", "output line / '0x..'"),
+    e("util", "ctx", "persistent object; ctx.reset()"),
+    e("util", "config.timeout", "also script_timeout output_limit aslr"),
+    e("util", "help(topic?)", "topics: run state break events util"),
 ];
 
 pub const OVERVIEW: &str = "\
-scry: JavaScript against a stopped process. A chunk's last value is printed.
-Numbers: exact; 64-bit values above 2^53 are BigInt. Addresses accept Number, BigInt or 'sym+off'.
-Stops print as one line: reason, pc, symbol.";
+scry: JavaScript against a stopped process; a chunk's last value is printed.
+64-bit values above 2^53 are BigInt. Addresses: Number, BigInt or 'sym+off'.";
 
 /// `help()` is everything (it fits in 3 KB); `help('state')` one topic.
 pub fn help(topic: Option<&str>) -> String {
@@ -91,16 +82,55 @@ pub fn help(topic: Option<&str>) -> String {
     out
 }
 
+/// The JS paths a row names: `"attach(pid) / detach()"` gives `["attach()", "detach()"]`
+/// (arguments dropped, calls kept). Rows that are not paths (`return ...`, `fn(e)`) give none.
+pub fn paths(entry: &Entry) -> Vec<String> {
+    entry
+        .path
+        .split(" / ")
+        .filter(|p| {
+            !p.starts_with("return")
+                && !p.starts_with("fn(")
+                && !p.starts_with("e.")
+                && !p.starts_with('\'')
+        })
+        .map(|p| {
+            let mut out = String::new();
+            let mut depth = 0;
+            for c in p.chars() {
+                match c {
+                    '(' => {
+                        if depth == 0 {
+                            out.push_str("()");
+                        }
+                        depth += 1;
+                    }
+                    ')' => depth -= 1,
+                    _ if depth == 0 => out.push(c),
+                    _ => {}
+                }
+            }
+            out.split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect()
+}
+
 /// The names reachable from the global scope, for "did you mean".
 pub fn global_names() -> Vec<&'static str> {
     let mut names: Vec<&str> = API
         .iter()
-        .filter_map(|e| {
-            let head = e.path.split(['.', '(', ' ']).next()?;
-            (!head.is_empty() && head != "return" && head != "e").then_some(head)
+        .flat_map(|e| e.path.split(" / "))
+        .filter_map(|p| {
+            let head = p.split(['.', '(', ' ']).next()?;
+            let ident =
+                !head.is_empty() && head.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            (ident && !matches!(head, "return" | "fn" | "e")).then_some(head)
         })
         .collect();
-    names.extend(["continue", "watchpoint", "thread"]);
+    names.extend(["continue", "removeEventListener", "thread_local"]);
     names.sort_unstable();
     names.dedup();
     names
@@ -119,5 +149,20 @@ mod tests {
         }
         assert!(help(Some("state")).contains("state.pc"));
         assert!(help(Some("nope")).starts_with("no help topic"));
+    }
+
+    #[test]
+    fn rows_name_paths() {
+        let row = Entry {
+            topic: "run",
+            path: "attach(pid) / detach() / state.memory(addr).u32()",
+            doc: "",
+        };
+        assert_eq!(
+            paths(&row),
+            vec!["attach()", "detach()", "state.memory().u32()"]
+        );
+        assert!(global_names().contains(&"spawn"));
+        assert!(!global_names().contains(&"fn"));
     }
 }

@@ -807,7 +807,9 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
                     .and_then(|s| s.to_string().ok())
                     .and_then(|s| h.session.borrow().symbol_size(&s));
                 match sized {
-                    Some(size) if matches!(size, 1 | 2 | 4 | 8) && addr.is_multiple_of(size) => size,
+                    Some(size) if matches!(size, 1 | 2 | 4 | 8) && addr.is_multiple_of(size) => {
+                        size
+                    }
                     _ => [8u64, 4, 2, 1]
                         .into_iter()
                         .find(|l| addr % l == 0)

@@ -369,6 +369,7 @@ impl Session {
 
     /// The signal the selected thread stopped with will not be delivered.
     pub fn suppress_signal(&mut self) -> Result<()> {
+        self.check_writable("suppress a signal")?;
         let inferior = self.inferior()?;
         let tid = inferior.selected();
         inferior.clear_pending_signal(tid);

@@ -7,8 +7,8 @@ use std::sync::OnceLock;
 
 use gimli::{
     BaseAddresses, CfaRule, DebugFrame, EhFrame, EhFrameHdr, EndianSlice, Evaluation,
-    EvaluationResult, FrameDescriptionEntry, LittleEndian, Register, RegisterRule,
-    UnwindContext, UnwindSection, Value,
+    EvaluationResult, FrameDescriptionEntry, LittleEndian, Register, RegisterRule, UnwindContext,
+    UnwindSection, Value,
 };
 
 use super::elf::ElfImage;
@@ -126,9 +126,10 @@ fn eh_frame_from_hdr(image: &ElfImage, hdr: &Sect) -> Option<Sect> {
     let bases = BaseAddresses::default().set_eh_frame_hdr(hdr.addr);
     let parsed = EhFrameHdr::new(bytes, LittleEndian).parse(&bases, 8).ok()?;
     let addr = parsed.eh_frame_ptr().direct().ok()?;
-    let seg = image.load_segments.iter().find(|s| {
-        s.vaddr.0 <= addr && addr < s.vaddr.0.saturating_add(s.filesz.min(s.memsz))
-    })?;
+    let seg = image
+        .load_segments
+        .iter()
+        .find(|s| s.vaddr.0 <= addr && addr < s.vaddr.0.saturating_add(s.filesz.min(s.memsz)))?;
     let delta = addr - seg.vaddr.0;
     let offset = usize::try_from(seg.offset.checked_add(delta)?).ok()?;
     let size = usize::try_from(seg.filesz.min(seg.memsz) - delta).ok()?;
@@ -284,9 +285,10 @@ where
 
     let cfa = match row.cfa() {
         CfaRule::RegisterAndOffset { register, offset } => {
-            let base = env.regs.get(register.0).ok_or_else(|| {
-                CfiError::Failed(format!("CFA register {} unknown", register.0))
-            })?;
+            let base = env
+                .regs
+                .get(register.0)
+                .ok_or_else(|| CfiError::Failed(format!("CFA register {} unknown", register.0)))?;
             base.checked_add_signed(*offset)
                 .ok_or_else(|| CfiError::Failed("CFA overflows".into()))?
         }
@@ -362,7 +364,11 @@ where
 
 /// Runs a CFI expression to completion. `cfa`, when given, is pushed first (the rule for a
 /// register expression); the result is the value left on top of the stack.
-fn eval_expr(mut eval: Evaluation<Slice<'_>>, cfa: Option<u64>, env: &Env<'_>) -> Result<u64, String> {
+fn eval_expr(
+    mut eval: Evaluation<Slice<'_>>,
+    cfa: Option<u64>,
+    env: &Env<'_>,
+) -> Result<u64, String> {
     if let Some(cfa) = cfa {
         eval.set_initial_value(cfa);
     }

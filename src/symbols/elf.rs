@@ -3,6 +3,7 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use anyhow::{anyhow, bail, Context};
 use memmap2::Mmap;
@@ -11,7 +12,10 @@ use object::read::elf::{FileHeader, NoteIterator, ProgramHeader, SectionHeader, 
 use object::Endianness;
 
 use super::addr::{FileAddr, LoadBias};
+use super::cfi::CfiSections;
+use super::dwarf_reader::SharedBytes;
 use super::index::SymbolIndex;
+use super::lines::LineInfo;
 use super::symtab;
 
 /// The kernel (and ld.so) map segments at page granularity: a segment whose p_offset is not
@@ -70,6 +74,12 @@ impl Backing {
     }
 }
 
+impl AsRef<[u8]> for Backing {
+    fn as_ref(&self) -> &[u8] {
+        self.bytes()
+    }
+}
+
 pub struct ElfImage {
     pub path: PathBuf,
     pub entry: FileAddr,
@@ -83,7 +93,11 @@ pub struct ElfImage {
     /// The NT_GNU_BUILD_ID note, identifying the exact build (and its separate debug file).
     pub build_id: Option<Vec<u8>>,
     pub symbols: SymbolIndex,
-    backing: Backing,
+    backing: Arc<Backing>,
+    /// Unwind tables, located on the first unwind through this image.
+    cfi: OnceLock<CfiSections>,
+    /// DWARF line information, parsed on the first source-line question (`None`: none found).
+    lines: OnceLock<Option<LineInfo>>,
 }
 
 impl std::fmt::Debug for ElfImage {
@@ -155,8 +169,25 @@ impl ElfImage {
             soname: p.soname,
             build_id: p.build_id,
             symbols: p.symbols,
-            backing,
+            backing: Arc::new(backing),
+            cfi: OnceLock::new(),
+            lines: OnceLock::new(),
         }
+    }
+
+    /// The file's bytes, shareable with caches that must outlive a borrow of the image.
+    pub(super) fn shared_bytes(&self) -> SharedBytes {
+        self.backing.clone()
+    }
+
+    /// The unwind-table cache, filled by `init` on first use.
+    pub(super) fn cfi_sections(&self, init: fn(&ElfImage) -> CfiSections) -> &CfiSections {
+        self.cfi.get_or_init(|| init(self))
+    }
+
+    /// The line-information cache, filled by `init` on first use.
+    pub(super) fn line_info(&self, init: fn(&ElfImage) -> Option<LineInfo>) -> Option<&LineInfo> {
+        self.lines.get_or_init(|| init(self)).as_ref()
     }
 
     /// The whole file.
@@ -504,7 +535,9 @@ mod tests {
             soname: None,
             build_id: None,
             symbols: SymbolIndex::default(),
-            backing: Backing::Owned(Vec::new()),
+            backing: Arc::new(Backing::Owned(Vec::new())),
+            cfi: OnceLock::new(),
+            lines: OnceLock::new(),
         }
     }
 

@@ -5,14 +5,15 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use gimli::{EndianArcSlice, LittleEndian, SectionId};
+use gimli::SectionId;
 
 use super::addr::{FileAddr, RuntimeAddr};
+use super::dwarf_reader::{DwarfReader, SharedBytes};
 use super::elf::ElfImage;
 use super::sections::{read_sections, SectionInfo};
 use super::store::SymbolStore;
 
-type Reader = EndianArcSlice<LittleEndian>;
+type Reader = DwarfReader;
 
 /// Inlined calls reported per address at most.
 const MAX_INLINE_DEPTH: usize = 64;
@@ -50,24 +51,23 @@ impl LineInfo {
     fn load(image: &ElfImage) -> Option<LineInfo> {
         let own = read_sections(image.data());
         if has_debug_info(&own) {
-            return LineInfo::from_sections(image.data(), &own);
+            return LineInfo::from_sections(image.shared_bytes(), &own);
         }
         let debug_file = std::fs::read(separate_debug_path(image.build_id.as_deref()?)).ok()?;
         let secs = read_sections(&debug_file);
         if !has_debug_info(&secs) {
             return None;
         }
-        LineInfo::from_sections(&debug_file, &secs)
+        LineInfo::from_sections(Arc::new(debug_file), &secs)
     }
 
-    fn from_sections(data: &[u8], secs: &[SectionInfo]) -> Option<LineInfo> {
+    fn from_sections(data: SharedBytes, secs: &[SectionInfo]) -> Option<LineInfo> {
         let load = |id: SectionId| -> Result<Reader, gimli::Error> {
-            let bytes = secs
+            let (offset, size) = secs
                 .iter()
                 .find(|s| s.name == id.name() && !s.compressed)
-                .and_then(|s| s.bytes(data))
-                .unwrap_or(&[]);
-            Ok(EndianArcSlice::new(Arc::from(bytes), LittleEndian))
+                .map_or((0, 0), |s| (s.offset, s.size));
+            Ok(DwarfReader::new(data.clone(), offset, size))
         };
         let dwarf = gimli::Dwarf::load(load).ok()?;
         if !nesting_is_sane(&dwarf) {

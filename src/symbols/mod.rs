@@ -3,18 +3,23 @@
 //! caller supplies maps snapshots and memory bytes.
 
 pub mod addr;
+mod cfi;
 pub mod culprit;
 pub mod demangle;
 pub mod disasm;
+mod dwarf_reader;
 pub mod elf;
 pub mod error;
 mod expr;
 mod fuzzy;
 pub mod index;
+pub mod lines;
 mod names;
+mod sections;
 pub mod store;
 pub mod symbol;
 mod symtab;
+pub mod unwind;
 
 #[cfg(test)]
 mod testutil;
@@ -24,5 +29,7 @@ pub use disasm::{disassemble, Insn};
 pub use elf::{ElfImage, LoadSegment, SegFlags, TlsSegment};
 pub use error::SymbolError;
 pub use index::SymbolIndex;
+pub use lines::Location;
 pub use store::{LoadedModule, SymbolStore};
 pub use symbol::{SymKind, Symbol};
+pub use unwind::{unwind, Frame, FrameSource, UnwindLimits, UnwindRegs};

@@ -56,7 +56,7 @@ pub(super) fn read_sections(data: &[u8]) -> Vec<SectionInfo> {
             addr: sh.sh_addr(endian),
             offset,
             size,
-            compressed: sh.sh_flags(endian) & u64::from(elf::SHF_COMPRESSED) != 0,
+            compressed: sh.sh_flags(endian).0 & elf::SHF_COMPRESSED.0 != 0,
         };
         if info.bytes(data).is_some() {
             out.push(info);

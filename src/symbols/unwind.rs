@@ -127,7 +127,9 @@ const MAX_FRAME_SIZE: u64 = 256 << 20;
 
 /// Functions at the bottom of every stack: when unwinding stops in one of them, the stack
 /// was walked to its end.
-const OUTERMOST: [&str; 6] = ["_start", "__start", "clone", "__clone", "clone3", "__clone3"];
+const OUTERMOST: [&str; 6] = [
+    "_start", "__start", "clone", "__clone", "clone3", "__clone3",
+];
 
 /// Walks the stack from `frame0`. Returns the frames, innermost first, and why the walk
 /// stopped early (`None` when it reached the outermost frame).
@@ -157,11 +159,19 @@ pub fn unwind(
     let mut seen: HashSet<(u64, u64)> = HashSet::from([(pc, sp)]);
 
     loop {
-        let cur = frames.last().expect("frame 0 was pushed");
+        let Some(cur) = frames.last().cloned() else {
+            return (frames, Some("no frame".into()));
+        };
         if frames.len() >= limits.max_frames {
-            return (frames, Some(format!("stopped at the frame limit ({})", limits.max_frames)));
+            return (
+                frames,
+                Some(format!(
+                    "stopped at the frame limit ({})",
+                    limits.max_frames
+                )),
+            );
         }
-        let (regs, source) = match step(store, cur, read_mem) {
+        let (regs, source) = match step(store, &cur, read_mem) {
             Step::Caller(regs, source) => (regs, source),
             Step::Outermost => return (frames, None),
             Step::Stop(reason) => {
@@ -170,24 +180,36 @@ pub fn unwind(
             }
         };
         let Some(pc) = regs.rip() else {
-            return (frames, Some(format!("return address of frame {} unreadable", cur.index)));
+            return (
+                frames,
+                Some(format!("return address of frame {} unreadable", cur.index)),
+            );
         };
         if pc == 0 {
             return (frames, None);
         }
         let Some(sp) = regs.rsp() else {
-            return (frames, Some(format!("stack pointer of frame {} unknown", cur.index + 1)));
+            return (
+                frames,
+                Some(format!("stack pointer of frame {} unknown", cur.index + 1)),
+            );
         };
         // A signal handler may run on an alternate stack, so the interrupted frame may be
         // anywhere; elsewhere the stack must grow towards higher addresses.
         if source != FrameSource::SignalFrame && sp <= cur.sp {
             return (
                 frames,
-                Some(format!("stack did not grow ({:#x} -> {sp:#x}): stopped", cur.sp)),
+                Some(format!(
+                    "stack did not grow ({:#x} -> {sp:#x}): stopped",
+                    cur.sp
+                )),
             );
         }
         if !seen.insert((pc, sp)) {
-            return (frames, Some(format!("frame {pc:#x} (sp {sp:#x}) repeats: stopped")));
+            return (
+                frames,
+                Some(format!("frame {pc:#x} (sp {sp:#x}) repeats: stopped")),
+            );
         }
         let index = frames.len();
         frames.push(Frame {
@@ -279,9 +301,7 @@ fn signal_frame(cur: &Frame, mem: MemReader<'_>) -> Step {
     };
     let mut buf = [0u8; 8 * 17];
     if !mem(base, &mut buf) {
-        return Step::Stop(format!(
-            "signal context at {base:#x} unreadable: stopped"
-        ));
+        return Step::Stop(format!("signal context at {base:#x} unreadable: stopped"));
     }
     let mut regs = UnwindRegs::default();
     for (chunk, &reg) in buf.chunks_exact(8).zip(GREGS_TO_DWARF.iter()) {
