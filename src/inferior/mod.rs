@@ -159,6 +159,11 @@ impl Inferior {
         self.dead
     }
 
+    /// Stops are waiting to be reported (possibly the process's own end).
+    pub fn has_queued(&self) -> bool {
+        !self.queued.is_empty()
+    }
+
     pub fn selected(&self) -> Tid {
         self.selected
     }

@@ -38,8 +38,23 @@ impl Inferior {
             return Ok(stop);
         }
         let stop = self.step_thread(self.selected, deadline, pass)?;
-        if !self.dead {
-            self.stop_all(pass)?;
+        self.settle(stop, pass)
+    }
+
+    /// Ends a run on `stop`: every other thread stopped, the stopping thread selected, and a
+    /// thread at a reported breakpoint marked as parked there.
+    fn settle(&mut self, stop: Stop, pass: PassFn) -> Result<Stop, OsError> {
+        if self.dead {
+            return Ok(stop);
+        }
+        self.stop_all(pass)?;
+        if let Some(tid) = stop.tid() {
+            self.select(tid);
+        }
+        if let Stop::Breakpoint { tid, addr } = stop {
+            if let Some(t) = self.threads.get_mut(&tid) {
+                t.parked_at = Some(addr);
+            }
         }
         Ok(stop)
     }
@@ -49,26 +64,27 @@ impl Inferior {
         if let Some(stop) = self.queued.pop_front() {
             return Ok(stop);
         }
-        // The thread that reported a breakpoint is parked on it and must first execute the
-        // original instruction, alone. Other threads found on a site were rewound while being
-        // stopped (their hit was undone): they are resumed onto the int3 and hit it again, so
-        // no hit is lost.
-        let tid = self.selected;
-        let parked = self
-            .threads
-            .get(&tid)
-            .is_some_and(|t| t.state == RunState::Stopped)
-            && {
-                let pc = self.pc(tid)?;
-                self.has_site(pc)
+        // A thread parked on a breakpoint it reported must first execute the original
+        // instruction, alone; so must the selected thread if the user moved it onto one.
+        // Threads whose hit was undone while everything stopped are resumed onto the int3
+        // and hit it again, so no hit is lost or counted twice.
+        for tid in self.thread_ids() {
+            let Some(t) = self.threads.get(&tid) else {
+                continue;
             };
-        if parked {
+            if t.state != RunState::Stopped {
+                continue;
+            }
+            let (parked_at, rewound) = (t.parked_at, t.rewound);
+            let pc = self.pc(tid)?;
+            let over =
+                parked_at == Some(pc) || (tid == self.selected && !rewound && self.has_site(pc));
+            if !over {
+                continue;
+            }
             let stop = self.step_thread(tid, deadline, pass)?;
             if !matches!(stop, Stop::Step { .. }) {
-                if !self.dead {
-                    self.stop_all(pass)?;
-                }
-                return Ok(stop);
+                return self.settle(stop, pass);
             }
         }
         self.stop_all(pass)?;
@@ -84,13 +100,7 @@ impl Inferior {
                 return Ok(Stop::Timeout { tid: self.selected });
             };
             if let Some(stop) = self.handle(event, Mode::Running, pass)? {
-                if !stop.is_final() {
-                    self.stop_all(pass)?;
-                    if let Some(tid) = stop.tid() {
-                        self.select(tid);
-                    }
-                }
-                return Ok(stop);
+                return self.settle(stop, pass);
             }
         }
     }
@@ -224,7 +234,12 @@ impl Inferior {
                 )));
             };
             match self.handle(event, Mode::Hold, pass)? {
-                Some(Stop::Breakpoint { .. }) | None => {}
+                Some(Stop::Breakpoint { tid, .. }) => {
+                    if let Some(t) = self.threads.get_mut(&tid) {
+                        t.rewound = true;
+                    }
+                }
+                None => {}
                 Some(stop) => self.queued.push_back(stop),
             }
         }
@@ -353,9 +368,10 @@ impl Inferior {
                 if fresh {
                     thread.fresh = true;
                 }
+                let announce =
+                    self.report_threads && !std::mem::replace(&mut thread.announced, true);
                 self.continue_or_hold(tid, mode)?;
-                Ok((fresh && self.report_threads && mode == Mode::Running)
-                    .then_some(Stop::ThreadStart { tid: new_tid }))
+                Ok(announce.then_some(Stop::ThreadStart { tid: new_tid }))
             }
             WaitEvent::Exec { .. } => {
                 self.after_exec()?;
@@ -400,7 +416,8 @@ impl Inferior {
         if self.selected == tid {
             self.selected = self.pid;
         }
-        (self.report_threads && mode == Mode::Running).then_some(Stop::ThreadExit { tid })
+        let _ = mode;
+        self.report_threads.then_some(Stop::ThreadExit { tid })
     }
 
     /// exec replaced the image: old breakpoint bytes, threads and the mem fd are stale.

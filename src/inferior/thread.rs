@@ -27,6 +27,14 @@ pub struct Thread {
     pub regs: Option<RawRegs>,
     /// Created by a clone and not yet seen stopped: its debug registers still need arming.
     pub fresh: bool,
+    /// Its creation was reported (thread events); the clone event, not the new thread's
+    /// first stop (which may come first), is what announces it.
+    pub announced: bool,
+    /// The breakpoint this thread's last reported stop was at: resuming executes the
+    /// instruction under it first.
+    pub parked_at: Option<u64>,
+    /// Its breakpoint hit was undone while all threads were stopped: it must hit again.
+    pub rewound: bool,
 }
 
 impl Thread {
@@ -38,11 +46,16 @@ impl Thread {
             pending_signal: 0,
             regs: None,
             fresh: false,
+            announced: false,
+            parked_at: None,
+            rewound: false,
         }
     }
 
     pub fn mark_running(&mut self) {
         self.state = RunState::Running;
+        self.parked_at = None;
+        self.rewound = false;
         self.regs = None;
         self.pending_signal = 0;
     }

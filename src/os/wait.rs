@@ -110,6 +110,12 @@ pub fn decode(tid: Tid, status: i32) -> WaitEvent {
     }
 }
 
+/// `SCRY_TRACE=1` prints every wait event on stderr: a diagnostic for scry's developers.
+pub fn trace_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("SCRY_TRACE").is_some_and(|v| v != "0"))
+}
+
 /// Why a wait returned without an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WaitOutcome {
@@ -128,7 +134,11 @@ pub fn wait(tid: Tid, nohang: bool) -> Result<WaitOutcome, OsError> {
     // SAFETY: waitpid writes one int through the pointer we own.
     let rc = unsafe { libc::waitpid(tid, &mut status, flags) };
     if rc > 0 {
-        return Ok(WaitOutcome::Event(decode(rc, status)));
+        let event = decode(rc, status);
+        if trace_enabled() {
+            eprintln!("scry: wait: {event:?}");
+        }
+        return Ok(WaitOutcome::Event(event));
     }
     if rc == 0 {
         return Ok(WaitOutcome::NothingYet);

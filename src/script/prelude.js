@@ -287,6 +287,14 @@
     return verdict;
   }
 
+  // Thread events are stops only for thread listeners, and only if one says 'stop'.
+  function threadEvent(stop) {
+    const ev = Object.assign({}, stop);
+    ev.kind = stop.reason === 'thread_start' ? 'start' : 'exit';
+    hidden(ev, 'line', stop.line);
+    return dispatch('thread', ev);
+  }
+
   // ---- running ---------------------------------------------------------------------------
   function noReentry(name) {
     if (inListener > 0) {
@@ -321,6 +329,10 @@
       while (done < n) {
         stop = N.step_one();
         const r = stop.reason;
+        if (r === 'thread_start' || r === 'thread_exit') {
+          if (threadEvent(stop) === 'stop') break;
+          continue;
+        }
         if (r === 'step' || r === 'breakpoint' || r === 'watchpoint') {
           done++;
           if (dispatch('step', stop) === 'stop') break;
@@ -348,10 +360,7 @@
         const stop = N.cont_one();
         const r = stop.reason;
         if (r === 'thread_start' || r === 'thread_exit') {
-          // Thread events are stops only for thread listeners, and only if one says 'stop'.
-          const ev = Object.assign({}, stop);
-          ev.kind = r === 'thread_start' ? 'start' : 'exit';
-          if (dispatch('thread', ev) === 'stop') return asStop(stop);
+          if (threadEvent(stop) === 'stop') return asStop(stop);
           continue;
         }
         const type = r === 'exited' || r === 'killed' ? 'exit' : r;

@@ -253,7 +253,7 @@ impl Session {
 
     /// Arms the deadline for a run (one continue or a batch of steps).
     pub fn arm(&mut self, deadline: Instant) -> Result<()> {
-        self.inferior()?.arm(deadline);
+        self.inferior_for_run()?.arm(deadline);
         Ok(())
     }
 
@@ -267,7 +267,7 @@ impl Session {
     pub fn step_raw(&mut self, deadline: Instant) -> Result<Stop> {
         let modes = self.signal_modes;
         let pass = move |sig: i32| modes.get(sig as usize) == Some(&SignalMode::Pass);
-        let stop = self.inferior()?.step(deadline, &pass)?;
+        let stop = self.inferior_for_run()?.step(deadline, &pass)?;
         self.after_raw(stop);
         Ok(stop)
     }
@@ -281,7 +281,7 @@ impl Session {
         let modes = self.signal_modes;
         let pass = move |sig: i32| modes.get(sig as usize) == Some(&SignalMode::Pass);
         loop {
-            let stop = self.inferior()?.cont(deadline, &pass)?;
+            let stop = self.inferior_for_run()?.cont(deadline, &pass)?;
             self.after_raw(stop);
             let info = self.finish_stop(stop)?;
             // A watch hit nobody reports (a write on a read watch) is not a stop.
@@ -349,12 +349,15 @@ impl Session {
                 Reason::Killed
             }
         });
+        // A process can die while its other threads are being stopped: the stops before its
+        // end are still reported, without a pc.
+        let dead = self.target.as_ref().is_none_or(|t| t.inferior.is_dead());
         if stop.is_final() {
             self.ended = info.ending();
             self.target = None;
             self.breakpoints.clear();
             self.watchpoints.clear();
-        } else {
+        } else if !dead {
             let pc = self.pc()?;
             info.pc = Some(pc);
             info.symbol = self.symbolize(pc);
@@ -403,6 +406,15 @@ impl Session {
     fn inferior(&mut self) -> Result<&mut Inferior> {
         match &mut self.target {
             Some(t) if !t.inferior.is_dead() => Ok(&mut t.inferior),
+            _ => Err(SessionError::NoProcess(self.ended.clone())),
+        }
+    }
+
+    /// The inferior for resuming: a process that died while being stopped may still have
+    /// stops to report (the thread events before its end, then the end itself).
+    fn inferior_for_run(&mut self) -> Result<&mut Inferior> {
+        match &mut self.target {
+            Some(t) if !t.inferior.is_dead() || t.inferior.has_queued() => Ok(&mut t.inferior),
             _ => Err(SessionError::NoProcess(self.ended.clone())),
         }
     }

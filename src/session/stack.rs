@@ -21,7 +21,15 @@ const MAIN_STACK_GAP: u64 = 256 * 4096;
 /// Bounds of the stack containing `sp`. `rlimit_stack` is the soft RLIMIT_STACK in bytes
 /// (`None` for unlimited).
 pub fn stack_bounds(maps: &[MapEntry], sp: u64, rlimit_stack: Option<u64>) -> Option<StackBounds> {
-    let i = maps.iter().position(|m| m.start <= sp && sp < m.end)?;
+    let mut i = maps.iter().position(|m| m.start <= sp && sp < m.end)?;
+    // sp inside a PROT_NONE guard (an overflow in progress): the stack is the one above it.
+    if is_guard(&maps[i])
+        && maps
+            .get(i + 1)
+            .is_some_and(|up| up.start == maps[i].end && !is_guard(up))
+    {
+        i += 1;
+    }
     let region = &maps[i];
     let below = i.checked_sub(1).map(|j| &maps[j]);
     if region.path.as_deref() == Some("[stack]") {
@@ -46,6 +54,10 @@ pub fn stack_bounds(maps: &[MapEntry], sp: u64, rlimit_stack: Option<u64>) -> Op
         guard_size: guard.map(|g| g.end - g.start).unwrap_or(0),
         kind: "mapped",
     })
+}
+
+fn is_guard(m: &MapEntry) -> bool {
+    !m.perms.read && !m.perms.write && !m.perms.exec
 }
 
 /// The soft "Max stack size" of `/proc/PID/limits`, in bytes.
@@ -86,6 +98,11 @@ mod tests {
         );
         assert_eq!(b.kind, "mapped");
         assert!(stack_bounds(&maps, 0x1000, None).is_none());
+        let in_guard = stack_bounds(&maps, 0x7ffff7d00800, None).unwrap();
+        assert_eq!(
+            in_guard, b,
+            "sp in the guard page belongs to the stack above it"
+        );
     }
 
     #[test]

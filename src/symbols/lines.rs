@@ -2,6 +2,7 @@
 //! image on the first question and cached in it: from the image's own `.debug_*` sections or,
 //! failing those, from a separate debug file found by build id under /usr/lib/debug.
 
+use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -73,13 +74,22 @@ impl LineInfo {
         if !nesting_is_sane(&dwarf) {
             return None;
         }
-        let ctx = addr2line::Context::from_dwarf(dwarf).ok()?;
+        let ctx =
+            std::panic::catch_unwind(AssertUnwindSafe(|| addr2line::Context::from_dwarf(dwarf)))
+                .ok()?
+                .ok()?;
         Some(LineInfo {
             ctx: Mutex::new(ctx),
         })
     }
 
     fn locations(&self, addr: u64) -> Vec<Location> {
+        // A parser bug on hostile DWARF costs this answer, not the debugger.
+        std::panic::catch_unwind(AssertUnwindSafe(|| self.locations_inner(addr)))
+            .unwrap_or_default()
+    }
+
+    fn locations_inner(&self, addr: u64) -> Vec<Location> {
         let ctx = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
         let Ok(mut frames) = ctx.find_frames(addr).skip_all_loads() else {
             return Vec::new();
@@ -200,5 +210,159 @@ impl SymbolStore {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::symbols::testutil::compile;
+
+    const PROGRAM: &str = r#"#include <stdio.h>
+
+volatile int sink;
+
+static inline __attribute__((always_inline)) void twice(int x) {
+    sink = x * 2;
+}
+
+int main(int argc, char **argv) {
+    (void)argv;
+    twice(argc);
+    printf("%d\n", sink);
+    return 0;
+}
+"#;
+
+    fn line_of(text: &str) -> u32 {
+        PROGRAM.lines().position(|l| l.contains(text)).unwrap() as u32 + 1
+    }
+
+    #[test]
+    fn main_line_and_inlined_call() {
+        // Unoptimized, the first instruction of main belongs to the line main is written on.
+        let exe = compile("lines-O0", PROGRAM, false, &["-g", "-O0"]);
+        let img = ElfImage::load(&exe).unwrap();
+        assert!(img.has_line_info());
+        let main = img.symbols.lookup_name("main").unwrap();
+        let locs = img.locations(main.addr);
+        assert_eq!(locs.len(), 1, "{locs:?}");
+        let last = &locs[0];
+        assert_eq!(last.function.as_deref(), Some("main"));
+        assert!(
+            last.file.as_deref().unwrap().ends_with("prog.c"),
+            "{locs:?}"
+        );
+        assert_eq!(last.line, Some(line_of("int main(")));
+        assert!(!last.inlined);
+
+        let exe = compile("lines-O2", PROGRAM, false, &["-g", "-O2"]);
+        let img = ElfImage::load(&exe).unwrap();
+        let main = img.symbols.lookup_name("main").unwrap();
+        let last = img.locations(main.addr).pop().expect("a location for main");
+        assert_eq!(last.function.as_deref(), Some("main"));
+
+        // Somewhere in main, the store of the inlined `twice` is attributed to it.
+        let twice_line = line_of("sink = x * 2;");
+        let call_line = line_of("twice(argc);");
+        let found = (0..main.size).find_map(|off| {
+            let locs = img.locations(FileAddr(main.addr.0 + off));
+            (locs.len() == 2 && locs[0].function.as_deref() == Some("twice")).then_some(locs)
+        });
+        let locs = found.expect("an address inside the inlined twice()");
+        assert!(locs[0].inlined && !locs[1].inlined, "{locs:?}");
+        assert_eq!(locs[0].line, Some(twice_line));
+        assert_eq!(locs[1].function.as_deref(), Some("main"));
+        assert_eq!(locs[1].line, Some(call_line), "the call site, in main");
+        assert!(locs[1].file.as_deref().unwrap().ends_with("prog.c"));
+    }
+
+    #[test]
+    fn no_debug_info_means_no_lines_but_symbols_still_name_functions() {
+        let exe = compile("nolines", PROGRAM, false, &["-O2", "-no-pie", "-fno-pie"]);
+        let img = ElfImage::load(&exe).unwrap();
+        assert!(!img.has_line_info());
+        let main = img.symbols.lookup_name("main").unwrap().addr;
+        assert!(img.locations(main).is_empty());
+
+        let maps = crate::os::maps::parse_maps(&format!(
+            "00400000-00500000 r-xp 00000000 08:01 5 {}\n",
+            exe.display()
+        ));
+        let mut store = SymbolStore::new();
+        store.refresh(&maps, Some(&*exe), &|m| {
+            std::path::PathBuf::from(m.file_path().unwrap_or_default())
+        });
+        let locs = store.locations(RuntimeAddr(main.0 + 1));
+        assert_eq!(
+            locs,
+            vec![Location {
+                function: Some("main".into()),
+                ..Location::default()
+            }]
+        );
+        assert!(store.locations(RuntimeAddr(0x10)).is_empty());
+    }
+
+    /// Hand-made .debug_info: one unit whose DIEs nest `depth` deep.
+    fn nested_dwarf(depth: usize) -> (SharedBytes, Vec<SectionInfo>) {
+        // Abbreviation 1: DW_TAG_inlined_subroutine with children, no attributes.
+        let abbrev = vec![1u8, 0x1d, 1, 0, 0, 0];
+        let mut info = Vec::new();
+        let body_len = 2 + 4 + 1 + depth + depth;
+        info.extend_from_slice(&(body_len as u32).to_le_bytes());
+        info.extend_from_slice(&4u16.to_le_bytes());
+        info.extend_from_slice(&0u32.to_le_bytes());
+        info.push(8);
+        info.extend(std::iter::repeat_n(1u8, depth));
+        info.extend(std::iter::repeat_n(0u8, depth));
+        let mut data = abbrev.clone();
+        data.extend_from_slice(&info);
+        let secs = vec![
+            SectionInfo {
+                name: ".debug_abbrev".into(),
+                addr: 0,
+                offset: 0,
+                size: abbrev.len(),
+                compressed: false,
+            },
+            SectionInfo {
+                name: ".debug_info".into(),
+                addr: 0,
+                offset: abbrev.len(),
+                size: info.len(),
+                compressed: false,
+            },
+        ];
+        (Arc::new(data), secs)
+    }
+
+    #[test]
+    fn absurdly_deep_dwarf_is_refused() {
+        let (data, secs) = nested_dwarf(100);
+        let info = LineInfo::from_sections(data, &secs).expect("sane nesting is accepted");
+        assert!(info.locations(0x1000).is_empty());
+        let (data, secs) = nested_dwarf(200_000);
+        assert!(LineInfo::from_sections(data, &secs).is_none());
+        // Garbage sections: no panic, no lines.
+        let junk: SharedBytes = Arc::new(vec![0xffu8; 64]);
+        let secs = vec![SectionInfo {
+            name: ".debug_info".into(),
+            addr: 0,
+            offset: 0,
+            size: 64,
+            compressed: false,
+        }];
+        if let Some(info) = LineInfo::from_sections(junk, &secs) {
+            assert!(info.locations(0).is_empty());
+        }
+    }
+
+    #[test]
+    fn debug_file_path_from_build_id() {
+        assert_eq!(
+            separate_debug_path(&[0xab, 0xcd, 0xef, 0x01]),
+            PathBuf::from("/usr/lib/debug/.build-id/ab/cdef01.debug")
+        );
     }
 }

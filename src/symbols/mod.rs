@@ -23,6 +23,8 @@ pub mod unwind;
 
 #[cfg(test)]
 mod testutil;
+#[cfg(test)]
+mod unwind_tests;
 
 pub use addr::{FileAddr, LoadBias, RuntimeAddr};
 pub use disasm::{disassemble, Insn};

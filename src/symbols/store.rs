@@ -60,6 +60,9 @@ pub struct SymbolStore {
     /// Mapped files that are not loadable ELF (locale archives, fonts, data files): not
     /// worth re-reading on every refresh.
     not_elf: HashSet<CacheKey>,
+    /// Where the kernel's vDSO is mapped; it has no file, so it is not a module, but its
+    /// unwind tables can be read from memory.
+    vdso: Option<(RuntimeAddr, RuntimeAddr)>,
 }
 
 /// The mappings of one loaded copy of one file, in address order.
@@ -101,6 +104,10 @@ impl SymbolStore {
         // Stable: libraries keep address order behind the executable.
         modules.sort_by_key(|m| !m.is_exe);
         self.modules = modules;
+        self.vdso = maps
+            .iter()
+            .find(|m| m.path.as_deref() == Some("[vdso]"))
+            .map(|m| (RuntimeAddr(m.start), RuntimeAddr(m.end)));
     }
 
     fn load_group(
@@ -161,6 +168,11 @@ impl SymbolStore {
             end: RuntimeAddr(end),
             is_exe: exe == Some(group.path),
         })
+    }
+
+    /// The vDSO's mapping (start, end), from the last `refresh`.
+    pub fn vdso_range(&self) -> Option<(RuntimeAddr, RuntimeAddr)> {
+        self.vdso
     }
 
     pub fn modules(&self) -> &[LoadedModule] {
@@ -378,7 +390,9 @@ fn group_mappings(maps: &[MapEntry]) -> Vec<Group<'_>> {
     let mut groups: Vec<Group<'_>> = Vec::new();
     let mut open: HashMap<(&str, u64, &str), usize> = HashMap::new();
     for (i, m) in maps.iter().enumerate() {
-        if m.is_pseudo() {
+        // Loaders map modules privately; a shared mapping is a program (or a debugger
+        // sharing the address space) reading the file as data, and would skew the bias.
+        if m.is_pseudo() || m.perms.shared {
             continue;
         }
         let Some(path) = m.file_path() else { continue };

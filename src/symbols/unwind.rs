@@ -3,10 +3,14 @@
 //! covers a pc, recognizes the signal return trampoline, and falls back to the frame-pointer
 //! chain where there is no CFI. Every step is bounded and every stop has a reason.
 
+use std::cell::OnceCell;
 use std::collections::HashSet;
+use std::panic::AssertUnwindSafe;
+use std::path::Path;
 
 use super::addr::RuntimeAddr;
 use super::cfi::{self, CfiError, CfiStep};
+use super::elf::ElfImage;
 use super::store::SymbolStore;
 
 /// Registers tracked, by DWARF number: rax rdx rcx rbx rsi rdi rbp rsp r8..r15, then 16, the
@@ -122,6 +126,10 @@ const SIGRETURN: [u8; 9] = [0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05
 const UC_GREGS: u64 = 40;
 /// DWARF register for each `gregs` slot REG_R8..REG_RIP (sys/ucontext.h order).
 const GREGS_TO_DWARF: [u16; 17] = [8, 9, 10, 11, 12, 13, 14, 15, 5, 4, 6, 3, 1, 0, 2, 7, 16];
+/// Frames walked at most whatever the caller asks: each costs memory reads and a frame.
+const HARD_MAX_FRAMES: usize = 100_000;
+/// A vDSO is a page or two; anything claiming more is not read.
+const MAX_VDSO: usize = 1 << 20;
 /// A frame-pointer link further than this above sp is not believed.
 const MAX_FRAME_SIZE: u64 = 256 << 20;
 
@@ -157,22 +165,25 @@ pub fn unwind(
         source: FrameSource::Regs,
     });
     let mut seen: HashSet<(u64, u64)> = HashSet::from([(pc, sp)]);
+    let max_frames = limits.max_frames.min(HARD_MAX_FRAMES);
+    let vdso = Vdso {
+        range: store.vdso_range().map(|(s, e)| (s.0, e.0)),
+        mem: read_mem,
+        image: OnceCell::new(),
+    };
 
     loop {
         let Some(cur) = frames.last().cloned() else {
             return (frames, Some("no frame".into()));
         };
-        if frames.len() >= limits.max_frames {
+        if frames.len() >= max_frames {
             return (
                 frames,
-                Some(format!(
-                    "stopped at the frame limit ({})",
-                    limits.max_frames
-                )),
+                Some(format!("stopped at the frame limit ({max_frames})")),
             );
         }
-        let (regs, source) = match step(store, &cur, read_mem) {
-            Step::Caller(regs, source) => (regs, source),
+        let (regs, source) = match step(store, &vdso, &cur, read_mem) {
+            Step::Caller(regs, source) => (*regs, source),
             Step::Outermost => return (frames, None),
             Step::Stop(reason) => {
                 let end = in_outermost_function(store, cur.lookup_pc());
@@ -223,25 +234,70 @@ pub fn unwind(
 }
 
 enum Step {
-    Caller(UnwindRegs, FrameSource),
+    Caller(Box<UnwindRegs>, FrameSource),
     Outermost,
     Stop(String),
 }
 
+/// The vDSO image, read from memory on first need during one walk.
+struct Vdso<'a> {
+    range: Option<(u64, u64)>,
+    mem: MemReader<'a>,
+    image: OnceCell<Option<ElfImage>>,
+}
+
+impl Vdso<'_> {
+    /// The image and its load address when `addr` is inside the vDSO.
+    fn get(&self, addr: u64) -> Option<(&ElfImage, u64)> {
+        let (start, end) = self.range?;
+        if !(start..end).contains(&addr) {
+            return None;
+        }
+        let image = self.image.get_or_init(|| {
+            let len = usize::try_from(end - start).ok()?;
+            if len > MAX_VDSO {
+                return None;
+            }
+            let mut bytes = vec![0u8; len];
+            (self.mem)(start, &mut bytes).then_some(())?;
+            ElfImage::parse(bytes, Path::new("[vdso]")).ok()
+        });
+        image.as_ref().map(|img| (img, start))
+    }
+}
+
 /// One frame up from `cur`.
-fn step(store: &SymbolStore, cur: &Frame, mem: MemReader<'_>) -> Step {
+fn step(store: &SymbolStore, vdso: &Vdso<'_>, cur: &Frame, mem: MemReader<'_>) -> Step {
     if is_sigreturn(store, cur.pc, mem) {
         return signal_frame(cur, mem);
     }
     let lookup = cur.lookup_pc();
-    let Some(module) = store.module_at(RuntimeAddr(lookup)) else {
+    let (image, bias) = match store.module_at(RuntimeAddr(lookup)) {
+        Some(m) => (&*m.image, m.bias.0),
+        None => match vdso.get(lookup) {
+            Some(found) => found,
+            None => {
+                return Step::Stop(format!(
+                    "no unwind info for {:#x}: not in any loaded module: stopped",
+                    cur.pc
+                ))
+            }
+        },
+    };
+    let file_pc = lookup.wrapping_sub(bias);
+    // Last line of defence against a parser bug on hostile tables: a panic inside the CFI
+    // code ends this walk with a reason instead of taking the debugger down.
+    let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        cfi::step(image, bias, file_pc, &cur.regs, mem)
+    }));
+    let Ok(result) = result else {
         return Step::Stop(format!(
-            "no unwind info for {:#x}: not in any loaded module: stopped",
-            cur.pc
+            "unwind info for {:#x} ({}) could not be parsed: stopped",
+            cur.pc,
+            describe(store, lookup)
         ));
     };
-    let file_pc = module.bias.to_file(RuntimeAddr(lookup)).0;
-    match cfi::step(&module.image, module.bias.0, file_pc, &cur.regs, mem) {
+    match result {
         Ok(CfiStep::Caller(regs)) => Step::Caller(regs, FrameSource::Cfi),
         Ok(CfiStep::Outermost) => Step::Outermost,
         Err(CfiError::Failed(why)) => Step::Stop(format!(
@@ -250,7 +306,7 @@ fn step(store: &SymbolStore, cur: &Frame, mem: MemReader<'_>) -> Step {
             describe(store, lookup)
         )),
         Err(CfiError::NoInfo) => match frame_pointer(cur, mem) {
-            Some(regs) => Step::Caller(regs, FrameSource::FramePointer),
+            Some(regs) => Step::Caller(Box::new(regs), FrameSource::FramePointer),
             None => Step::Stop(format!(
                 "no unwind info for {:#x} ({}) and no usable frame pointer: stopped",
                 cur.pc,
@@ -309,7 +365,7 @@ fn signal_frame(cur: &Frame, mem: MemReader<'_>) -> Step {
         word.copy_from_slice(chunk);
         regs.set(reg, u64::from_le_bytes(word));
     }
-    Step::Caller(regs, FrameSource::SignalFrame)
+    Step::Caller(Box::new(regs), FrameSource::SignalFrame)
 }
 
 /// The caller by the frame-pointer convention: `[rbp]` is the caller's rbp and `[rbp+8]` the

@@ -28,18 +28,30 @@ pub fn fixture_with(name: &str, flags: &[&str]) -> PathBuf {
     }
     let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixtures");
     std::fs::create_dir_all(&out_dir).unwrap();
-    let suffix: String = flags.iter().map(|f| f.trim_start_matches('-').replace(['=', '/'], "_")).collect::<Vec<_>>().join("_");
-    let out = out_dir.join(if suffix.is_empty() { name.to_string() } else { format!("{name}_{suffix}") });
+    let suffix: String = flags
+        .iter()
+        .map(|f| f.trim_start_matches('-').replace(['=', '/'], "_"))
+        .collect::<Vec<_>>()
+        .join("_");
+    let out = out_dir.join(if suffix.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name}_{suffix}")
+    });
     let src = Path::new(FIXTURES).join(format!("{name}.c"));
+    // Other test binaries may build the same fixture at the same time while tests run it: build
+    // under a private name and rename into place, so the path never names a half-written file.
+    let partial = out.with_extension(format!("partial{}", std::process::id()));
     let status = Command::new("cc")
         .args(flags)
         .arg("-o")
-        .arg(&out)
+        .arg(&partial)
         .arg(&src)
         .arg("-lpthread")
         .status()
         .expect("cc runs");
     assert!(status.success(), "building fixture {name} failed");
+    std::fs::rename(&partial, &out).unwrap();
     built.insert(key, out.clone());
     out
 }
@@ -56,7 +68,12 @@ pub struct Response {
 
 impl std::fmt::Debug for Response {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}{}", self.body, if self.ok { ";; ok" } else { ";; error" })
+        write!(
+            f,
+            "{}{}",
+            self.body,
+            if self.ok { ";; ok" } else { ";; error" }
+        )
     }
 }
 
@@ -87,7 +104,11 @@ impl Scry {
             }
         });
         let stdin = child.stdin.take();
-        Scry { child, stdin, lines }
+        Scry {
+            child,
+            stdin,
+            lines,
+        }
     }
 
     /// scry debugging `program` with `args`.
@@ -117,13 +138,20 @@ impl Scry {
             match self.lines.recv_timeout(left) {
                 Ok(line) => {
                     if let Some(status) = line.strip_prefix(";; ") {
-                        return Response { body, ok: status == "ok" };
+                        return Response {
+                            body,
+                            ok: status == "ok",
+                        };
                     }
                     body.push_str(&line);
                     body.push('\n');
                 }
-                Err(RecvTimeoutError::Timeout) => panic!("no response within {RESPONSE_TIMEOUT:?}; got so far:\n{body}"),
-                Err(RecvTimeoutError::Disconnected) => panic!("scry closed stdout; got so far:\n{body}"),
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("no response within {RESPONSE_TIMEOUT:?}; got so far:\n{body}")
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    panic!("scry closed stdout; got so far:\n{body}")
+                }
             }
         }
     }
@@ -150,7 +178,9 @@ impl Scry {
     /// A numeric completion value (`print` it to get plain decimal).
     pub fn num(&mut self, code: &str) -> u64 {
         let text = self.ok(&format!("print(String({code}))"));
-        text.trim().parse().unwrap_or_else(|_| panic!("{code} gave {text:?}"))
+        text.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{code} gave {text:?}"))
     }
 
     /// Closes stdin and waits for scry to exit.
@@ -161,7 +191,10 @@ impl Scry {
             if let Some(status) = self.child.try_wait().unwrap() {
                 return status;
             }
-            assert!(Instant::now() < deadline, "scry did not exit after end of input");
+            assert!(
+                Instant::now() < deadline,
+                "scry did not exit after end of input"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -210,7 +243,11 @@ pub fn wait_for_file(path: &Path, timeout: Duration) -> String {
                 return text;
             }
         }
-        assert!(Instant::now() < deadline, "{} did not appear", path.display());
+        assert!(
+            Instant::now() < deadline,
+            "{} did not appear",
+            path.display()
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
 }
@@ -220,4 +257,194 @@ pub fn temp_path(tag: &str) -> PathBuf {
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     std::env::temp_dir().join(format!("scry-test-{}-{tag}-{n}", std::process::id()))
+}
+
+// ---- ground truth from the binary and from /proc, computed independently of scry ----
+
+/// Output of a tool run on `binary`, asserting it succeeded.
+fn tool_output(tool: &str, args: &[&str], binary: &Path) -> String {
+    let out = Command::new(tool)
+        .args(args)
+        .arg(binary)
+        .output()
+        .unwrap_or_else(|e| panic!("{tool} runs: {e}"));
+    assert!(
+        out.status.success(),
+        "{tool} {args:?} {} failed",
+        binary.display()
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The lowest PT_LOAD virtual address of `binary`, rounded down to its page (`readelf -lW`).
+pub fn lowest_load_vaddr(binary: &Path) -> u64 {
+    tool_output("readelf", &["-lW"], binary)
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            (words.next() == Some("LOAD")).then(|| parse_num(words.nth(1).expect("LOAD vaddr")))
+        })
+        .min()
+        .expect("a PT_LOAD segment")
+        & !0xfff
+}
+
+/// A section's `(addr, file offset, size)` as `readelf -SW` reports it.
+pub fn section(binary: &Path, name: &str) -> (u64, u64, u64) {
+    for line in tool_output("readelf", &["-SW"], binary).lines() {
+        let Some((_, rest)) = line.split_once(']') else {
+            continue;
+        };
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        if words.len() >= 5 && words[0] == name {
+            let hex = |w: &str| {
+                u64::from_str_radix(w, 16).unwrap_or_else(|_| panic!("readelf field {w:?}"))
+            };
+            return (hex(words[2]), hex(words[3]), hex(words[4]));
+        }
+    }
+    panic!("readelf: no section {name} in {}", binary.display());
+}
+
+/// The file offset of the file address `addr`, which must lie in `.text`.
+pub fn text_file_offset(binary: &Path, addr: u64) -> u64 {
+    let (text_addr, text_off, text_size) = section(binary, ".text");
+    assert!(
+        addr >= text_addr && addr < text_addr + text_size,
+        "{addr:#x} is not in .text"
+    );
+    addr - text_addr + text_off
+}
+
+/// `len` bytes of `binary` at file offset `offset`.
+pub fn file_bytes(binary: &Path, offset: u64, len: usize) -> Vec<u8> {
+    let data = std::fs::read(binary).unwrap();
+    data[offset as usize..offset as usize + len].to_vec()
+}
+
+/// `len` bytes of process `pid`'s memory at `addr`, read through `/proc/PID/mem`.
+pub fn proc_mem(pid: i32, addr: u64, len: usize) -> Vec<u8> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(format!("/proc/{pid}/mem")).expect("open /proc/PID/mem");
+    file.seek(SeekFrom::Start(addr)).unwrap();
+    let mut buf = vec![0u8; len];
+    file.read_exact(&mut buf)
+        .unwrap_or_else(|e| panic!("read {len} bytes at {addr:#x} of {pid}: {e}"));
+    buf
+}
+
+/// The load bias of `binary` in process `pid`: the start of its first mapping (file offset 0)
+/// in `/proc/PID/maps`, minus its lowest PT_LOAD address.
+pub fn load_bias(pid: i32, binary: &Path) -> u64 {
+    let exe = std::fs::canonicalize(binary).unwrap();
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).expect("read maps");
+    for line in maps.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.len() >= 6
+            && Path::new(words[5]) == exe
+            && u64::from_str_radix(words[2], 16) == Ok(0)
+        {
+            let start = u64::from_str_radix(words[0].split('-').next().unwrap(), 16).unwrap();
+            return start - lowest_load_vaddr(binary);
+        }
+    }
+    panic!(
+        "no mapping of {} in /proc/{pid}/maps:\n{maps}",
+        exe.display()
+    );
+}
+
+/// The instructions of `function` as `objdump -d -M intel` lists them: `(file addr, mnemonic)`.
+pub fn objdump_function(binary: &Path, function: &str) -> Vec<(u64, String)> {
+    let text = tool_output(
+        "objdump",
+        &["-d", "--no-show-raw-insn", "-M", "intel"],
+        binary,
+    );
+    let header = format!("<{function}>:");
+    let mut lines = text.lines().skip_while(|l| !l.ends_with(&header));
+    assert!(
+        lines.next().is_some(),
+        "objdump: no {function} in {}",
+        binary.display()
+    );
+    let mut insns = Vec::new();
+    for line in lines {
+        let Some((addr, insn)) = line.split_once(":\t") else {
+            break;
+        };
+        let mnemonic = insn.split_whitespace().next().unwrap_or("").to_string();
+        insns.push((u64::from_str_radix(addr.trim(), 16).unwrap(), mnemonic));
+    }
+    assert!(
+        !insns.is_empty(),
+        "objdump listed no instructions for {function}"
+    );
+    insns
+}
+
+/// A field of `/proc/PID/status` (`State`, `TracerPid`, ...), trimmed.
+pub fn proc_status_field(pid: i32, field: &str) -> String {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read status");
+    status
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(&format!("{field}:"))
+                .map(|v| v.trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
+}
+
+/// Whether `pid` is gone or a zombie (dead, waiting only to be reaped).
+pub fn process_is_dead(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        // The state follows the parenthesised command name, which may itself contain ')'.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+    }
+}
+
+/// A child process killed and reaped when dropped (so a failing test leaves nothing behind).
+pub struct ChildGuard(pub Child);
+
+impl ChildGuard {
+    /// Waits for the child to exit within `timeout`; returns its status.
+    pub fn wait_timeout(&mut self, timeout: Duration) -> std::process::ExitStatus {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.0.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "child {} did not exit within {timeout:?}",
+                self.0.id()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The rows of a printed table (a header line of keys, then tab-separated rows), as key -> cell.
+pub fn table(text: &str) -> Vec<HashMap<String, String>> {
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("a header line").split('\t').collect();
+    lines
+        .map(|line| {
+            header
+                .iter()
+                .map(|k| k.to_string())
+                .zip(line.split('\t').map(str::to_string))
+                .collect()
+        })
+        .collect()
 }

@@ -1,0 +1,174 @@
+//! Hardware watchpoints: racing writers, reads, threads created later, errors, detach.
+
+mod common;
+
+use common::{fixture, parse_num, Scry};
+
+#[test]
+fn racing_writers_produce_one_event_per_write() {
+    let mut scry = Scry::spawn(&fixture("race"), &[]);
+    let pid = scry.target_pid();
+    scry.ok("watchpoint.set('shared', 'w', 'shared')");
+    scry.ok(
+        "ctx.n = 0; ctx.tids = {}; ctx.bad = [];
+         addEventListener('watchpoint', e => {
+           ctx.n++; ctx.tids[e.tid] = (ctx.tids[e.tid] || 0) + 1;
+           const v = Number(e.new), i = v % 1000, id = Math.floor(v / 1000);
+           if (!(id <= 1 && i < 300) || e.access_type !== 'write' || !e.insn.startsWith('mov')) ctx.bad.push(v);
+           return 'continue';
+         })",
+    );
+    let stop = scry.ok("cont({timeout: 60})");
+    assert_eq!(stop, "exited with code 0 [11 bytes of output]");
+    let out = scry.ok("output()");
+    let writes: u64 = out
+        .trim()
+        .strip_prefix("writes=")
+        .expect("fixture line")
+        .parse()
+        .unwrap();
+    assert_eq!(scry.num("ctx.n"), writes, "one event per write");
+    assert_eq!(
+        scry.ok("ctx.bad.length"),
+        "0",
+        "values and culprits: {}",
+        scry.ok("ctx.bad")
+    );
+    // Both writer threads were seen, and neither is the main thread.
+    let tids = scry.ok("Object.keys(ctx.tids).join(' ')");
+    let tids: Vec<i32> = tids.split(' ').map(|t| t.parse().unwrap()).collect();
+    assert_eq!(tids.len(), 2, "{tids:?}");
+    assert!(tids.iter().all(|&t| t != pid));
+}
+
+#[test]
+fn a_hit_names_value_thread_and_culprit_instruction() {
+    let mut scry = Scry::spawn(&fixture("race"), &[]);
+    scry.ok("watchpoint.set('shared', 'w')");
+    let line = scry.ok("cont()");
+    assert!(line.starts_with("watchpoint 1 write "), "{line}");
+    assert!(line.contains(" thread "), "{line}");
+    // The culprit is the store to `shared`, and pc is the instruction after it.
+    scry.ok("ctx.s = cont(); undefined");
+    let insn_addr = parse_num(&scry.ok("hex(ctx.s.insn_addr)"));
+    let pc = scry.num("ctx.s.pc");
+    assert!(
+        insn_addr < pc && pc - insn_addr <= 15,
+        "culprit {insn_addr:#x} pc {pc:#x}"
+    );
+    let next_after_culprit = scry.num(&format!("state.disasm(2, {insn_addr})[1].addr"));
+    assert_eq!(next_after_culprit, pc, "the culprit ends where pc is");
+    assert_eq!(scry.ok("ctx.s.watchpoint_id"), "1");
+    assert_eq!(scry.ok("ctx.s.access_type"), "write");
+    let written = scry.num("ctx.s.new");
+    assert_eq!(scry.num("state.memory('shared').u64()"), written);
+    assert_eq!(scry.ok("watchpoint.list()[0].hits"), "2");
+}
+
+#[test]
+fn read_watch_counts_reads_only() {
+    let mut scry = Scry::spawn(&fixture("reader"), &[]);
+    scry.ok("watchpoint.set('setting', 'r', 'setting')");
+    assert_eq!(
+        scry.ok("watchpoint.list()[0].len"),
+        "4",
+        "the symbol's size is the default length"
+    );
+    scry.ok("ctx.reads = 0; addEventListener('watchpoint', e => { if (e.access_type === 'read') ctx.reads++; return 'continue' })");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    let out = scry.ok("output()");
+    let reads: u64 = out
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .strip_prefix("reads=")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(scry.num("ctx.reads"), reads);
+}
+
+#[test]
+fn rw_watch_tells_writes_from_reads() {
+    let mut scry = Scry::spawn(&fixture("reader"), &[]);
+    scry.ok("watchpoint.set('setting', 'rw')");
+    scry.ok("ctx.kinds = []; addEventListener('watchpoint', e => { ctx.kinds.push(e.access_type + (e.access_type === 'write' ? ':' + e.old + '->' + e.new : '')); return 'continue' })");
+    scry.ok("cont()");
+    let kinds = scry.ok("ctx.kinds.join(' ')");
+    assert_eq!(kinds.matches("read").count(), 10, "{kinds}");
+    assert!(kinds.ends_with("write:5->6"), "{kinds}");
+}
+
+#[test]
+fn watchpoint_fires_in_a_thread_created_after_it_was_set() {
+    let mut scry = Scry::spawn(&fixture("reader"), &[]);
+    let pid = scry.target_pid();
+    scry.ok("watchpoint.set('late_value', 'w')");
+    let line = scry.ok("cont()");
+    assert!(line.starts_with("watchpoint 1 write"), "{line}");
+    let tid = scry.num("state.tid") as i32;
+    assert_ne!(tid, pid, "the write happens in the late thread");
+    assert_eq!(scry.num("state.memory('late_value').u32()"), 77);
+}
+
+#[test]
+fn bad_watch_requests_are_clear_errors() {
+    let mut scry = Scry::spawn(&fixture("race"), &[]);
+    let addr = scry.num("symbol('shared')");
+    assert!(scry
+        .err(&format!(
+            "watchpoint.set({}, 'w', null, {{len: 8}})",
+            addr + 4
+        ))
+        .contains("not aligned"));
+    assert!(scry
+        .err(&format!("watchpoint.set({addr}, 'w', null, {{len: 3}})"))
+        .contains("1, 2, 4 or 8"));
+    assert!(scry
+        .err("watchpoint.set('shared', 'x')")
+        .contains("'r', 'w' or 'rw'"));
+    for i in 0..4 {
+        scry.ok(&format!(
+            "watchpoint.set({}, 'w', 'w{i}', {{len: 1}})",
+            addr + i
+        ));
+    }
+    let fifth = scry.err(&format!(
+        "watchpoint.set({}, 'w', null, {{len: 1}})",
+        addr + 4
+    ));
+    assert!(
+        fifth.contains("all 4 hardware watchpoint slots are in use"),
+        "{fifth}"
+    );
+    scry.ok("watchpoint.remove('w2')");
+    scry.ok(&format!(
+        "watchpoint.set({}, 'w', null, {{len: 1}})",
+        addr + 4
+    ));
+    assert!(scry
+        .err("watchpoint.remove(99)")
+        .contains("no watchpoint 99"));
+}
+
+#[test]
+fn detach_clears_debug_registers() {
+    let child = std::process::Command::new(fixture("ticker"))
+        .arg("30")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut scry = Scry::start(&["-p", &pid.to_string()]);
+    scry.ok("watchpoint.set('ticks', 'w')");
+    let hit = scry.ok("cont()");
+    assert!(hit.starts_with("watchpoint 1 write"), "{hit}");
+    scry.ok("detach()");
+    let mut child = child;
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(7),
+        "the program finished normally after detach"
+    );
+}
