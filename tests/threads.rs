@@ -131,8 +131,7 @@ fn coroutine_overflow_faults_in_the_reported_guard() {
     assert_eq!((parse_num(lo), parse_num(hi)), (base, top));
     let sched = out
         .lines()
-        .filter(|l| l.starts_with("SCHEDULER_SP="))
-        .last()
+        .rfind(|l| l.starts_with("SCHEDULER_SP="))
         .unwrap();
     assert_eq!(
         scry.num("state.thread_local('SCHEDULER_SP')"),

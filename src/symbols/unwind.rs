@@ -317,9 +317,14 @@ fn step(store: &SymbolStore, vdso: &Vdso<'_>, cur: &Frame, mem: MemReader<'_>) -
 }
 
 fn describe(store: &SymbolStore, addr: u64) -> String {
-    let module = store
-        .module_at(RuntimeAddr(addr))
-        .map_or("?", |m| m.name.as_str());
+    let in_vdso = store
+        .vdso_range()
+        .is_some_and(|(s, e)| (s.0..e.0).contains(&addr));
+    let module = match store.module_at(RuntimeAddr(addr)) {
+        Some(m) => m.name.as_str(),
+        None if in_vdso => "[vdso]",
+        None => "?",
+    };
     match store.symbol_at(RuntimeAddr(addr)) {
         Some((_, s, _)) => format!("{} in {module}", s.display_name()),
         None => module.to_string(),

@@ -440,6 +440,41 @@ fn sym_rt(store: &SymbolStore, name: &str) -> u64 {
     store.resolve(name).unwrap().0
 }
 
+/// Frame 0 in the vDSO (no file, so no module): its CFI is read from memory.
+#[test]
+fn unwinds_out_of_the_vdso() {
+    let store = own_store();
+    let Some((start, end)) = store.vdso_range() else {
+        eprintln!("no vDSO; skipped");
+        return;
+    };
+    let mut bytes = vec![0u8; (end.0 - start.0) as usize];
+    assert!(own_mem(start.0, &mut bytes));
+    let vdso = ElfImage::parse(bytes, Path::new("[vdso]")).unwrap();
+    let entry = [
+        "__vdso_clock_gettime",
+        "clock_gettime",
+        "__vdso_gettimeofday",
+    ]
+    .iter()
+    .find_map(|n| vdso.symbols.lookup_name(n))
+    .expect("a vDSO function");
+    let pc = start.0 + entry.addr.0;
+    assert!(store.module_at(RuntimeAddr(pc)).is_none());
+
+    let ret = sym_rt(&store, "unwinds_out_of_the_vdso") + 5;
+    let s = STACK;
+    let mut mem = FakeMem::default();
+    mem.regions.push((s, vec![0u8; 0x100]));
+    mem.put_u64(s, ret);
+    let read = |a: u64, b: &mut [u8]| mem.read(a, b) || own_mem(a, b);
+    let regs = UnwindRegs::from_pc_sp(pc, s);
+    let (frames, why) = unwind(&store, &regs, &read, &UnwindLimits { max_frames: 2 });
+    assert_eq!(frames.len(), 2, "{why:?}");
+    assert_eq!((frames[1].pc, frames[1].sp), (ret, s + 8));
+    assert_eq!(frames[1].source, FrameSource::Cfi);
+}
+
 /// The offsets the signal-frame code relies on, from this machine's headers.
 #[test]
 fn ucontext_layout_matches_headers() {
