@@ -4,6 +4,7 @@
 pub mod debugregs;
 pub mod maps;
 pub mod memory;
+pub mod pipe;
 pub mod procfs;
 pub mod ptrace;
 pub mod regs;

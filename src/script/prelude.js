@@ -66,9 +66,12 @@
     });
   }
   const globalNames = N.global_names();
+  // An unknown global is often a state member written bare (`regs`, `pc`): suggest those too.
   define('__suggestGlobal', (name) => {
-    const user = Object.keys(g);
-    return nearest(name, globalNames.concat(user));
+    const global = nearest(name, globalNames.concat(Object.keys(g)));
+    if (global) return global;
+    const member = nearest(name, Object.keys(stateTarget));
+    return member ? 'state.' + member : null;
   });
 
   // ---- numbers ---------------------------------------------------------------------------

@@ -3,9 +3,14 @@
 //! recent output is what explains the current stop.
 
 use std::collections::VecDeque;
+use std::fs::File;
 use std::io::Read;
 use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::os::pipe::pending_bytes;
 
 pub struct Capture {
     bytes: VecDeque<u8>,
@@ -54,25 +59,56 @@ impl Capture {
 
 pub type SharedCapture = Arc<Mutex<Capture>>;
 
-/// Drains `fd` into `capture` on a helper thread until the write end closes.
-pub fn pump(fd: OwnedFd, capture: SharedCapture) {
-    std::thread::spawn(move || {
-        crate::os::timer::block_alarm_in_this_thread();
-        let mut file = std::fs::File::from(fd);
-        let mut buf = [0u8; 8192];
-        loop {
-            match file.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    if let Ok(mut c) = capture.lock() {
-                        c.push(&buf[..n]);
+/// A pipe being drained on a helper thread (so a chatty target never blocks on a full pipe),
+/// and what it takes to know the drain has caught up.
+pub struct Pump {
+    file: Arc<File>,
+    /// Reads started minus reads whose bytes are in the buffer: 1 while the thread waits in
+    /// read(), 2 between a read returning and its bytes being pushed.
+    busy: Arc<AtomicU64>,
+}
+
+impl Pump {
+    /// Drains `fd` into `capture` until the write end closes.
+    pub fn start(fd: OwnedFd, capture: SharedCapture) -> Pump {
+        let file = Arc::new(File::from(fd));
+        let busy = Arc::new(AtomicU64::new(0));
+        let (reader, state) = (file.clone(), busy.clone());
+        std::thread::spawn(move || {
+            crate::os::timer::block_alarm_in_this_thread();
+            let mut buf = [0u8; 8192];
+            loop {
+                state.store(1, Ordering::SeqCst);
+                let got = (&*reader).read(&mut buf);
+                state.store(2, Ordering::SeqCst);
+                match got {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        if let Ok(mut c) = capture.lock() {
+                            c.push(&buf[..n]);
+                        }
                     }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => break,
             }
+            state.store(0, Ordering::SeqCst);
+        });
+        Pump { file, busy }
+    }
+
+    /// Waits (briefly) until every byte written to the pipe so far is in the buffer, so a
+    /// stop never reports less output than the program wrote before it.
+    pub fn settle(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            let idle = self.busy.load(Ordering::SeqCst) != 2;
+            if idle && pending_bytes(&*self.file) == 0 {
+                return;
+            }
+            std::thread::sleep(Duration::from_micros(50));
         }
-    });
+    }
 }
 
 #[cfg(test)]

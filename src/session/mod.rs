@@ -25,7 +25,7 @@ use crate::symbols::{culprit, RuntimeAddr, SymbolStore};
 
 use breakpoints::BreakpointTable;
 pub use breakpoints::{Breakpoint, BreakpointRef};
-use capture::{Capture, SharedCapture};
+use capture::{Capture, Pump, SharedCapture};
 pub use error::SessionError;
 use snapshot::Snapshot;
 pub use stop::{Reason, StopInfo, WatchReport};
@@ -104,6 +104,7 @@ pub struct Session {
     breakpoints: BreakpointTable,
     watchpoints: WatchTable,
     capture: SharedCapture,
+    pumps: Vec<Pump>,
     /// How the last process ended, for "no live process (...)".
     ended: Option<String>,
     snapshot: Snapshot,
@@ -128,6 +129,7 @@ impl Session {
             breakpoints: BreakpointTable::default(),
             watchpoints: WatchTable::default(),
             capture,
+            pumps: Vec::new(),
             ended: None,
             snapshot: Snapshot::default(),
             signal_modes,
@@ -187,8 +189,10 @@ impl Session {
         };
         *self.capture.lock().expect("capture lock") = Capture::new(self.config.capture_limit);
         let (inferior, output, stop) = Inferior::spawn(&request)?;
-        capture::pump(output.stdout, self.capture.clone());
-        capture::pump(output.stderr, self.capture.clone());
+        self.pumps = vec![
+            Pump::start(output.stdout, self.capture.clone()),
+            Pump::start(output.stderr, self.capture.clone()),
+        ];
         self.start_target(inferior, spec.program, stop)
     }
 
@@ -366,6 +370,7 @@ impl Session {
                 .as_ref()
                 .is_some_and(|t| t.inferior.thread_ids().len() > 1);
         }
+        self.settle_output();
         info.unread_output = self.capture.lock().map(|c| c.unread()).unwrap_or(0);
         Ok(info)
     }
@@ -491,10 +496,18 @@ impl Session {
     }
 
     pub fn output(&mut self) -> String {
+        self.settle_output();
         self.capture
             .lock()
             .map(|mut c| c.take())
             .unwrap_or_default()
+    }
+
+    /// Lets the pipe pumps catch up with what the stopped target has written.
+    fn settle_output(&self) {
+        for pump in &self.pumps {
+            pump.settle(Duration::from_millis(100));
+        }
     }
 
     pub fn thread_ids(&mut self) -> Result<Vec<Tid>> {

@@ -11,6 +11,7 @@ use gimli::{
     UnwindSection, Value,
 };
 
+use super::eh_hdr::{parse_hdr, HdrTable};
 use super::elf::ElfImage;
 use super::sections::{eh_frame_phdr, read_sections};
 use super::unwind::{read_u64, MemReader, UnwindRegs, NREGS, RA, RSP};
@@ -96,7 +97,10 @@ impl CfiSections {
                 out.eh_frame_hdr = Some(Sect { addr, offset, size });
             }
         }
-        let hdr = out.eh_frame_hdr.as_ref().and_then(|h| parse_hdr(h, data));
+        let hdr = out
+            .eh_frame_hdr
+            .as_ref()
+            .and_then(|h| parse_hdr(h.bytes(data), h.addr, h.offset));
         if out.eh_frame.is_none() {
             out.eh_frame = hdr
                 .as_ref()
@@ -135,105 +139,6 @@ fn eh_frame_at(image: &ElfImage, addr: u64) -> Option<Sect> {
     let size = usize::try_from(seg.filesz.min(seg.memsz) - delta).ok()?;
     image.data().get(offset..offset.checked_add(size)?)?;
     Some(Sect { addr, offset, size })
-}
-
-/// The sorted (initial location, FDE address) table of `.eh_frame_hdr`, in the one layout
-/// linkers emit: both fields 4-byte signed, relative to the start of the header.
-#[derive(Clone, Debug)]
-struct HdrTable {
-    /// The header's link-time address, which the entries are relative to.
-    base: u64,
-    /// File offset of the first entry.
-    offset: usize,
-    count: usize,
-}
-
-const DW_EH_PE_OMIT: u8 = 0xff;
-const DW_EH_PE_DATAREL_SDATA4: u8 = 0x3b;
-
-/// Reads the header: the address of `.eh_frame` it names and its search table, if usable.
-/// Every read is bounds-checked; the FDE count is checked against the bytes present.
-fn parse_hdr(hdr: &Sect, data: &[u8]) -> Option<(u64, Option<HdrTable>)> {
-    let bytes = hdr.bytes(data);
-    let (&version, rest) = bytes.split_first()?;
-    if version != 1 || rest.len() < 3 {
-        return None;
-    }
-    let (ptr_enc, count_enc, table_enc) = (rest[0], rest[1], rest[2]);
-    let mut pos = 4usize;
-    let eh_frame = read_encoded(bytes, &mut pos, ptr_enc, hdr.addr)?;
-    let table = (|| {
-        if count_enc == DW_EH_PE_OMIT || table_enc != DW_EH_PE_DATAREL_SDATA4 {
-            return None;
-        }
-        let count = usize::try_from(read_encoded(bytes, &mut pos, count_enc, hdr.addr)?).ok()?;
-        let needed = count.checked_mul(8)?.checked_add(pos)?;
-        (needed <= bytes.len()).then_some(HdrTable {
-            base: hdr.addr,
-            offset: hdr.offset.checked_add(pos)?,
-            count,
-        })
-    })();
-    Some((eh_frame, table))
-}
-
-/// One DW_EH_PE-encoded value at `bytes[*pos]`, absolute or relative to itself (pcrel) or to
-/// the section start (datarel); variable-length and indirect encodings are not supported.
-fn read_encoded(bytes: &[u8], pos: &mut usize, enc: u8, section_addr: u64) -> Option<u64> {
-    let field_addr = section_addr.wrapping_add(*pos as u64);
-    let (width, signed) = match enc & 0x0f {
-        0x00 | 0x04 => (8, false),
-        0x02 => (2, false),
-        0x03 => (4, false),
-        0x0a => (2, true),
-        0x0b => (4, true),
-        0x0c => (8, true),
-        _ => return None,
-    };
-    let src = bytes.get(*pos..pos.checked_add(width)?)?;
-    *pos += width;
-    let mut buf = [0u8; 8];
-    buf[..width].copy_from_slice(src);
-    let mut raw = u64::from_le_bytes(buf);
-    if signed && width < 8 {
-        // Sign-extend from the field's top bit.
-        let shift = 64 - 8 * width as u32;
-        raw = (((raw << shift) as i64) >> shift) as u64;
-    }
-    match enc & 0x70 {
-        0x00 => Some(raw),
-        0x10 => Some(field_addr.wrapping_add(raw)),
-        0x30 => Some(section_addr.wrapping_add(raw)),
-        _ => None,
-    }
-}
-
-impl HdrTable {
-    /// Entry `i` as (initial location, FDE address).
-    fn entry(&self, data: &[u8], i: usize) -> Option<(u64, u64)> {
-        let at = self.offset.checked_add(i.checked_mul(8)?)?;
-        let word = |o: usize| -> Option<u64> {
-            let b = data.get(o..o.checked_add(4)?)?;
-            let v = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-            Some(self.base.wrapping_add(i64::from(v) as u64))
-        };
-        Some((word(at)?, word(at.checked_add(4)?)?))
-    }
-
-    /// The FDE address of the last entry starting at or below `pc`.
-    fn search(&self, data: &[u8], pc: u64) -> Option<u64> {
-        // Invariant: entries before `lo` start at or below pc, entries from `hi` above it.
-        let (mut lo, mut hi) = (0usize, self.count);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.entry(data, mid)?.0 <= pc {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        Some(self.entry(data, lo.checked_sub(1)?)?.1)
-    }
 }
 
 /// What the CFI says about the frame at one address.

@@ -8,6 +8,7 @@ pub mod culprit;
 pub mod demangle;
 pub mod disasm;
 mod dwarf_reader;
+mod eh_hdr;
 pub mod elf;
 pub mod error;
 mod expr;
