@@ -757,6 +757,9 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
             }
             o.set("symbol", session.symbolize(bp.addr))?;
             o.set("hits", bp.hits as f64)?;
+            if !bp.armed {
+                o.set("pending", true)?;
+            }
             rows.set(i, o)?;
         }
         Ok(rows.into_value())
@@ -817,10 +820,14 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
                 }
             }
         };
+        let spec = match at.as_string() {
+            Some(s) => s.to_string()?,
+            None => format!("{addr:#x}"),
+        };
         let id = h
             .session
             .borrow_mut()
-            .watchpoint_set(addr, kind, len, name)
+            .watchpoint_set(addr, kind, len, name, spec)
             .map_err(|e| throw(&ctx, e))?;
         Ok(Value::new_number(ctx.clone(), id as f64))
     });
@@ -859,6 +866,9 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
                 o.set("name", name.as_str())?;
             }
             o.set("hits", w.hits as f64)?;
+            if !w.armed {
+                o.set("pending", true)?;
+            }
             rows.set(i, o)?;
         }
         Ok(rows.into_value())

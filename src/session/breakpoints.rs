@@ -9,6 +9,9 @@ pub struct Breakpoint {
     /// What the user asked for (`main+4`), for listings.
     pub spec: String,
     pub hits: u64,
+    /// Its int3 is in the current process. Breakpoints outlive a process: when it ends they
+    /// wait, and the next spawn/attach/exec re-arms them from `spec`.
+    pub armed: bool,
 }
 
 #[derive(Default)]
@@ -33,6 +36,7 @@ impl BreakpointTable {
             name,
             spec,
             hits: 0,
+            armed: true,
         });
         id
     }
@@ -55,7 +59,7 @@ impl BreakpointTable {
             BreakpointRef::Name(n) => b.name.as_deref() == Some(*n),
         })?;
         let bp = self.list.remove(pos);
-        let shared = self.list.iter().any(|b| b.addr == bp.addr);
+        let shared = self.list.iter().any(|b| b.armed && b.addr == bp.addr);
         Some((bp, shared))
     }
 
@@ -63,7 +67,7 @@ impl BreakpointTable {
     pub fn hit(&mut self, addr: u64) -> Option<&Breakpoint> {
         let mut first = None;
         for (i, b) in self.list.iter_mut().enumerate() {
-            if b.addr == addr {
+            if b.armed && b.addr == addr {
                 b.hits += 1;
                 first.get_or_insert(i);
             }
@@ -75,8 +79,15 @@ impl BreakpointTable {
         &self.list
     }
 
-    pub fn clear(&mut self) {
-        self.list.clear();
+    /// The process is gone: every breakpoint waits for the next one.
+    pub fn disarm_all(&mut self) {
+        for b in &mut self.list {
+            b.armed = false;
+        }
+    }
+
+    pub fn list_mut(&mut self) -> &mut [Breakpoint] {
+        &mut self.list
     }
 }
 

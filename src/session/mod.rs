@@ -213,11 +213,10 @@ impl Session {
     ) -> Result<StopInfo> {
         self.target = Some(Target { inferior, program });
         self.ended = None;
-        self.breakpoints.clear();
-        self.watchpoints.clear();
         self.snapshot = Snapshot::default();
         self.symbols = SymbolStore::new();
         self.refresh_symbols();
+        self.rearm();
         self.finish_stop(stop)
     }
 
@@ -225,8 +224,7 @@ impl Session {
         let mut target = self.target.take().ok_or_else(|| self.no_process())?;
         let result = target.inferior.detach();
         self.ended = Some("detached".into());
-        self.breakpoints.clear();
-        self.watchpoints.clear();
+        self.forget_process();
         result?;
         Ok(StopInfo {
             reason: Some(Reason::Detached),
@@ -237,8 +235,7 @@ impl Session {
     pub fn kill(&mut self) -> Result<StopInfo> {
         let mut target = self.target.take().ok_or_else(|| self.no_process())?;
         let stop = target.inferior.kill()?;
-        self.breakpoints.clear();
-        self.watchpoints.clear();
+        self.forget_process();
         self.finish_stop(stop)
     }
 
@@ -300,10 +297,11 @@ impl Session {
     fn after_raw(&mut self, stop: Stop) {
         self.snapshot.rotate();
         if let Stop::Exec { .. } = stop {
-            self.breakpoints.clear();
-            self.watchpoints.clear();
+            // The old image is gone with every int3 and debug register in it.
+            self.forget_process();
             self.symbols = SymbolStore::new();
             self.refresh_symbols();
+            self.rearm();
         }
     }
 
@@ -359,8 +357,7 @@ impl Session {
         if stop.is_final() {
             self.ended = info.ending();
             self.target = None;
-            self.breakpoints.clear();
-            self.watchpoints.clear();
+            self.forget_process();
         } else if !dead {
             let pc = self.pc()?;
             info.pc = Some(pc);
@@ -740,6 +737,65 @@ impl Session {
         Ok(disassemble(&bytes, addr, count, &resolver))
     }
 
+    /// The process is gone (or replaced): breakpoints and watchpoints wait for the next one.
+    fn forget_process(&mut self) {
+        self.breakpoints.disarm_all();
+        self.watchpoints.disarm_all();
+    }
+
+    /// Arms every waiting breakpoint and watchpoint in the new process, resolving what the
+    /// user wrote again (a symbol may have moved). One that cannot be armed stays waiting.
+    fn rearm(&mut self) {
+        for i in 0..self.breakpoints.list().len() {
+            let spec = self.breakpoints.list()[i].spec.clone();
+            let Ok(addr) = self.resolve(&spec) else {
+                continue;
+            };
+            let Ok(inferior) = self.inferior() else {
+                return;
+            };
+            if inferior.insert_site(addr).is_ok() {
+                let bp = &mut self.breakpoints.list_mut()[i];
+                bp.addr = addr;
+                bp.armed = true;
+                bp.hits = 0;
+            }
+        }
+        for i in 0..self.watchpoints.list().len() {
+            let w = self.watchpoints.list()[i].clone();
+            let Ok(addr) = self.resolve(&w.spec) else {
+                continue;
+            };
+            let Ok(last) = self.read_memory(addr, w.len as usize) else {
+                continue;
+            };
+            let Ok(inferior) = self.inferior() else {
+                return;
+            };
+            let Some(slot) = inferior.free_watch_slot() else {
+                continue;
+            };
+            let watch = WatchSlot {
+                addr,
+                len: w.len,
+                access: w.kind.hardware(),
+            };
+            if debugregs::validate(addr, w.len, watch.access).is_ok()
+                && inferior.set_watch(slot, watch).is_ok()
+            {
+                let wp = &mut self.watchpoints.list_mut()[i];
+                *wp = Watchpoint {
+                    addr,
+                    slot,
+                    last,
+                    armed: true,
+                    hits: 0,
+                    ..w
+                };
+            }
+        }
+    }
+
     // ---- watchpoints -------------------------------------------------------------------
 
     /// Arms a hardware watchpoint on every thread. The value there now is the "before" of
@@ -750,6 +806,7 @@ impl Session {
         kind: WatchKind,
         len: u64,
         name: Option<String>,
+        spec: String,
     ) -> Result<u32> {
         if let Some(n) = &name {
             if self.watchpoints.name_taken(n) {
@@ -766,6 +823,7 @@ impl Session {
                 .watchpoints
                 .list()
                 .iter()
+                .filter(|w| w.armed)
                 .map(|w| w.id.to_string())
                 .collect();
             return Err(SessionError::Invalid(format!(
@@ -790,6 +848,8 @@ impl Session {
             hits: 0,
             slot,
             last,
+            spec,
+            armed: true,
         }))
     }
 
@@ -804,8 +864,10 @@ impl Session {
                 BreakpointRef::Name(n) => format!("no watchpoint named '{n}'"),
             })
         })?;
-        if let Ok(inferior) = self.inferior() {
-            inferior.clear_watch(w.slot);
+        if w.armed {
+            if let Ok(inferior) = self.inferior() {
+                inferior.clear_watch(w.slot);
+            }
         }
         Ok(())
     }
@@ -845,6 +907,7 @@ impl Session {
                     new: hit.new,
                     insn_addr,
                     insn_text,
+                    insn_symbol: insn_addr.and_then(|a| self.symbolize(a)),
                 });
             }
         }
@@ -906,7 +969,7 @@ impl Session {
             .breakpoints
             .remove(&r)
             .ok_or(SessionError::Invalid(what))?;
-        if !shared {
+        if bp.armed && !shared {
             if let Ok(inferior) = self.inferior() {
                 inferior.remove_site(bp.addr)?;
             }

@@ -75,6 +75,7 @@ pub struct WatchReport {
     /// The instruction that made the access (the trap leaves pc after it).
     pub insn_addr: Option<u64>,
     pub insn_text: Option<String>,
+    pub insn_symbol: Option<String>,
 }
 
 /// Little-endian bytes as an integer (watched values are 1 to 8 bytes).
@@ -139,9 +140,6 @@ impl StopInfo {
                     } else {
                         let _ = write!(s, " = {}", value_text(le_value(&w.new)));
                     }
-                    if let (Some(at), Some(text)) = (w.insn_addr, &w.insn_text) {
-                        let _ = write!(s, " by {at:#x}: {text};");
-                    }
                 }
             }
             Reason::Killed => {
@@ -160,6 +158,20 @@ impl StopInfo {
         if self.show_tid {
             if let Some(tid) = self.tid {
                 let _ = write!(s, " thread {tid}");
+            }
+        }
+        if let Some(w) = &self.watch {
+            if let (Some(at), Some(text)) = (w.insn_addr, &w.insn_text) {
+                // The disassembler's `# 0x... <sym>` note repeats the watched address.
+                let text = text.split("  #").next().unwrap_or(text);
+                match &w.insn_symbol {
+                    Some(sym) => {
+                        let _ = write!(s, " by {sym}: {text}");
+                    }
+                    None => {
+                        let _ = write!(s, " by {at:#x}: {text}");
+                    }
+                }
             }
         }
         if let Some((done, asked)) = self.steps {

@@ -49,6 +49,10 @@ pub struct Watchpoint {
     pub slot: usize,
     /// The watched bytes as of the last hit (or when set).
     pub last: Vec<u8>,
+    /// What the user asked for, to re-arm it in the next process.
+    pub spec: String,
+    /// Armed in the current process (see `Breakpoint::armed`).
+    pub armed: bool,
 }
 
 /// One access a hit stands for.
@@ -84,15 +88,21 @@ impl WatchTable {
     }
 
     pub fn by_slot_mut(&mut self, slot: usize) -> Option<&mut Watchpoint> {
-        self.list.iter_mut().find(|w| w.slot == slot)
+        self.list.iter_mut().find(|w| w.armed && w.slot == slot)
+    }
+
+    pub fn disarm_all(&mut self) {
+        for w in &mut self.list {
+            w.armed = false;
+        }
+    }
+
+    pub fn list_mut(&mut self) -> &mut [Watchpoint] {
+        &mut self.list
     }
 
     pub fn list(&self) -> &[Watchpoint] {
         &self.list
-    }
-
-    pub fn clear(&mut self) {
-        self.list.clear();
     }
 
     /// Books a hit on `slot` given the bytes there now. `None` when the access is not one

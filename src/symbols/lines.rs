@@ -20,7 +20,7 @@ type Reader = DwarfReader;
 const MAX_INLINE_DEPTH: usize = 64;
 /// Deeper DIE nesting is refused before addr2line sees it: its parser recurses per level of
 /// nested inlined subroutines, and real compilers stay far below this.
-const MAX_DIE_DEPTH: isize = 1024;
+const MAX_DIE_DEPTH: isize = 512;
 /// DIEs examined by that check at most; a larger file is taken as is.
 const MAX_CHECKED_DIES: usize = 50_000_000;
 
