@@ -141,6 +141,8 @@ mod tests {
             hits: 0,
             slot: 0,
             last: vec![0; 4],
+            spec: "0x10".into(),
+            armed: true,
         }
     }
 
