@@ -131,16 +131,22 @@ fn main() -> ExitCode {
             eprintln!("scry: {e}");
         }
     }
-    let stdin = std::io::stdin();
-    let result = if scry::repl::stdin_is_terminal() && !cli.batch {
+    let interactive = scry::repl::stdin_is_terminal() && !cli.batch;
+    scry::session::install_signal_handling(interactive);
+    let stdin = std::io::BufReader::new(scry::repl::Stdin);
+    let result = if interactive {
         if first_stop.reason.is_some() {
             println!("{}", first_stop.line());
         }
-        repl.run_tty(stdin.lock(), &mut out)
+        repl.run_tty(stdin, &mut out)
     } else {
-        repl.run_pipe(stdin.lock(), &mut out)
+        repl.run_pipe(stdin, &mut out)
     };
     repl.finish();
+    if let Some(sig) = scry::session::termination() {
+        eprintln!("scry: ended by signal {sig}; the target was released");
+        return ExitCode::from(128 + sig as u8);
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         // A closed stdout (the harness went away) is the end of the session, not a crash.

@@ -55,3 +55,55 @@ fn exec_is_a_stop_and_breakpoints_follow_the_new_image() {
         "{out}"
     );
 }
+
+/// Waits for `scry` to exit and returns its status.
+fn wait_exit(scry: Scry) -> std::process::ExitStatus {
+    scry.finish()
+}
+
+#[test]
+fn sigterm_during_cont_detaches_an_attached_target() {
+    let mut child = common::ChildGuard(
+        std::process::Command::new(fixture("ticker"))
+            .arg("60")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let pid = child.0.id() as i32;
+    let mut scry = Scry::start(&["-p", &pid.to_string()]);
+    scry.ok("breakpoint.set('tick'); cont()");
+    scry.send_raw("while (true) cont({timeout: 30})\n;;\n");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::process::Command::new("kill")
+        .args(["-TERM", &scry.pid().to_string()])
+        .status()
+        .unwrap();
+    let r = scry.read_response();
+    assert!(!r.ok && r.body.contains("interrupted by a signal"), "{r:?}");
+    let status = wait_exit(scry);
+    assert_eq!(status.code(), Some(128 + 15));
+    // Detached cleanly: no stray int3 (it would kill the program with SIGTRAP), not traced.
+    assert_eq!(common::proc_status_field(pid, "TracerPid"), "0");
+    let status = child.wait_timeout(std::time::Duration::from_secs(20));
+    assert_eq!(status.code(), Some(7));
+}
+
+#[test]
+fn sigterm_kills_a_spawned_target() {
+    let mut scry = Scry::spawn(&fixture("ticker"), &["1000"]);
+    let pid = scry.target_pid();
+    scry.send_raw("cont({timeout: 30})\n;;\n");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::process::Command::new("kill")
+        .args(["-TERM", &scry.pid().to_string()])
+        .status()
+        .unwrap();
+    let r = scry.read_response();
+    assert!(r.body.starts_with("interrupted at "), "{r:?}");
+    assert_eq!(wait_exit(scry).code(), Some(128 + 15));
+    assert!(
+        common::process_is_dead(pid),
+        "the spawned target must not outlive the session"
+    );
+}

@@ -55,6 +55,10 @@ pub enum Stop {
     Timeout {
         tid: Tid,
     },
+    /// SIGINT/SIGTERM/SIGHUP reached scry: every thread was interrupted.
+    Interrupted {
+        tid: Tid,
+    },
     /// The program called exec: a new image, every breakpoint is gone.
     Exec {
         tid: Tid,
@@ -89,6 +93,7 @@ impl Stop {
             | Stop::Breakpoint { tid, .. }
             | Stop::Signal { tid, .. }
             | Stop::Timeout { tid }
+            | Stop::Interrupted { tid }
             | Stop::Exec { tid }
             | Stop::ThreadExit { tid }
             | Stop::Watchpoint { tid, .. }

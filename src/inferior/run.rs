@@ -7,7 +7,7 @@ use super::thread::{RunState, StopKind, Thread};
 use super::{Inferior, Stop};
 use crate::os::ptrace::{self, SI_KERNEL};
 use crate::os::wait::{wait, WaitEvent, WaitOutcome};
-use crate::os::{OsError, Tid};
+use crate::os::{interrupt, OsError, Tid};
 
 /// What to do with threads other than the one an event came from.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -16,6 +16,14 @@ enum Mode {
     Running,
     /// Threads that stop stay stopped (stepping one thread, or stopping all).
     Hold,
+}
+
+/// How a wait ended.
+enum Waited {
+    Event(WaitEvent),
+    Deadline,
+    /// scry itself got SIGINT/SIGTERM/SIGHUP.
+    Signalled,
 }
 
 /// Signals for which `pass(sig)` is true are delivered without a stop.
@@ -95,9 +103,16 @@ impl Inferior {
             self.resume(tid)?;
         }
         loop {
-            let Some(event) = self.next_event(deadline)? else {
-                self.stop_all(pass)?;
-                return Ok(Stop::Timeout { tid: self.selected });
+            let event = match self.next_event_or_signal(deadline, true)? {
+                Waited::Event(event) => event,
+                Waited::Deadline => {
+                    self.stop_all(pass)?;
+                    return Ok(Stop::Timeout { tid: self.selected });
+                }
+                Waited::Signalled => {
+                    self.stop_all(pass)?;
+                    return Ok(Stop::Interrupted { tid: self.selected });
+                }
             };
             if let Some(stop) = self.handle(event, Mode::Running, pass)? {
                 return self.settle(stop, pass);
@@ -145,9 +160,16 @@ impl Inferior {
         ptrace::single_step(tid, sig)?;
         self.mark(tid, RunState::Running, StopKind::Event);
         loop {
-            let Some(event) = self.next_event(deadline)? else {
-                self.stop_all(pass)?;
-                return Ok(Stop::Timeout { tid });
+            let event = match self.next_event_or_signal(deadline, true)? {
+                Waited::Event(event) => event,
+                Waited::Deadline => {
+                    self.stop_all(pass)?;
+                    return Ok(Stop::Timeout { tid });
+                }
+                Waited::Signalled => {
+                    self.stop_all(pass)?;
+                    return Ok(Stop::Interrupted { tid });
+                }
             };
             if event.tid() != tid || event.is_gone() {
                 if let Some(stop) = self.handle(event, Mode::Hold, pass)? {
@@ -248,12 +270,27 @@ impl Inferior {
 
     /// Waits for the next event from any thread; `None` when the deadline passed first.
     fn next_event(&mut self, deadline: Instant) -> Result<Option<WaitEvent>, OsError> {
+        Ok(match self.next_event_or_signal(deadline, false)? {
+            Waited::Event(e) => Some(e),
+            Waited::Deadline | Waited::Signalled => None,
+        })
+    }
+
+    /// Like [`next_event`](Self::next_event), and when `user` is set a SIGINT/SIGTERM to
+    /// scry also ends the wait.
+    fn next_event_or_signal(&mut self, deadline: Instant, user: bool) -> Result<Waited, OsError> {
         loop {
+            if user && interrupt::pending() {
+                return Ok(Waited::Signalled);
+            }
             match wait(-1, false) {
-                Ok(WaitOutcome::Event(event)) => return Ok(Some(event)),
+                Ok(WaitOutcome::Event(event)) => return Ok(Waited::Event(event)),
                 Ok(WaitOutcome::Interrupted) => {
+                    if user && interrupt::pending() {
+                        return Ok(Waited::Signalled);
+                    }
                     if Instant::now() >= deadline {
-                        return Ok(None);
+                        return Ok(Waited::Deadline);
                     }
                 }
                 Ok(WaitOutcome::NothingYet) => {}
@@ -263,7 +300,7 @@ impl Inferior {
                 }) => {
                     // Nothing left to wait for: the process is gone and was reaped.
                     self.dead = true;
-                    return Ok(Some(WaitEvent::Killed {
+                    return Ok(Waited::Event(WaitEvent::Killed {
                         tid: self.pid,
                         signal: libc::SIGKILL,
                     }));

@@ -2,6 +2,7 @@
 //! typed requests and results.
 
 pub mod debugregs;
+pub mod interrupt;
 pub mod maps;
 pub mod memory;
 pub mod pipe;
@@ -10,6 +11,7 @@ pub mod ptrace;
 pub mod regs;
 pub mod signals;
 pub mod spawn;
+pub mod stdin;
 pub mod syscalls;
 pub mod timer;
 pub mod wait;

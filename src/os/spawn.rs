@@ -125,7 +125,7 @@ pub fn spawn_traced(req: &SpawnRequest) -> Result<Spawned, OsError> {
     if let (Some(feed), Some(bytes)) = (stdin_feed, req.stdin.clone()) {
         // A writer thread: a large stdin must not block scry while the target is stopped.
         std::thread::spawn(move || {
-            super::timer::block_alarm_in_this_thread();
+            super::timer::block_signals_in_helper_thread();
             let _ = File::from(feed).write_all(&bytes);
         });
     }

@@ -87,14 +87,16 @@ impl Drop for WaitAlarm {
     }
 }
 
-/// Blocks SIGALRM in the calling thread; helper threads call this so the alarm can never be
-/// delivered to them instead of the ptrace thread.
-pub fn block_alarm_in_this_thread() {
+/// Blocks SIGALRM, SIGINT, SIGTERM and SIGHUP in the calling thread; helper threads call this
+/// so those signals always reach the ptrace thread, where they interrupt a blocked wait.
+pub fn block_signals_in_helper_thread() {
     // SAFETY: manipulates only this thread's signal mask.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGALRM);
+        for sig in [libc::SIGALRM, libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, sig);
+        }
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
     }
 }

@@ -58,10 +58,17 @@ impl Repl {
     pub fn run_pipe(&mut self, input: impl BufRead, out: &mut impl Write) -> std::io::Result<()> {
         let mut reader = ChunkReader::new(input, &self.marker);
         while let Some(chunk) = reader.next_chunk() {
+            if crate::session::termination().is_some() {
+                break;
+            }
             let Some(response) = self.handle(&chunk) else {
                 break;
             };
             self.write_framed(response, out)?;
+            // A SIGTERM during the chunk: answer it, then end (and release the target).
+            if crate::session::termination().is_some() {
+                break;
+            }
         }
         Ok(())
     }
@@ -82,6 +89,9 @@ impl Repl {
             )?;
             out.flush()?;
             let Some(line) = lines.next() else { break };
+            if crate::session::termination().is_some() {
+                break;
+            }
             let line = line?;
             pending.push_str(&line);
             pending.push('\n');
@@ -95,6 +105,11 @@ impl Repl {
             let Some(response) = self.handle(&chunk) else {
                 break;
             };
+            // A Ctrl-C ended this command; the next one starts clean.
+            crate::session::take_interrupt();
+            if crate::session::termination().is_some() {
+                break;
+            }
             let body = self.capped(response.body);
             if !body.is_empty() {
                 writeln!(out, "{}", body.trim_end_matches('\n'))?;
@@ -181,6 +196,9 @@ impl Repl {
         self.engine.with_session(|s| s.release());
     }
 }
+
+/// scry's stdin, readable past signals (see `os::stdin`).
+pub use crate::os::stdin::Stdin;
 
 pub fn stdin_is_terminal() -> bool {
     std::io::stdin().is_terminal()

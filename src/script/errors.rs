@@ -36,6 +36,9 @@ pub fn format_exception<'js>(
     let message: String = obj.get("message").unwrap_or_default();
     let stack: String = obj.get("stack").unwrap_or_default();
     let mut head = match (name.as_str(), message.as_str()) {
+        ("InternalError", "interrupted") if crate::session::signal_pending() => {
+            "error: interrupted by a signal to scry; the session is intact".to_string()
+        }
         ("InternalError", "interrupted") => format!(
             "error: script stopped after running {}s (config.script_timeout); the session is intact",
             limits.script_timeout_secs

@@ -48,7 +48,7 @@ impl Engine {
         let host = Host::new(session);
         let deadline = host.js_deadline.clone();
         runtime.set_interrupt_handler(Some(Box::new(move || {
-            deadline.get().is_some_and(|d| Instant::now() > d)
+            deadline.get().is_some_and(|d| Instant::now() > d) || crate::session::signal_pending()
         })));
         let context = Context::full(&runtime)?;
         context.with(|ctx| -> anyhow::Result<()> {

@@ -592,6 +592,9 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
     def!("run_begin", move |ctx: Ctx<'js>,
                             timeout: Opt<Value<'js>>|
           -> rquickjs::Result<()> {
+        if crate::session::signal_pending() {
+            return Err(throw(&ctx, "interrupted by a signal to scry"));
+        }
         let mut session = h.session.borrow_mut();
         let limit = match timeout.0.filter(|v| !v.is_undefined() && !v.is_null()) {
             Some(v) => {

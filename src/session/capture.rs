@@ -75,7 +75,7 @@ impl Pump {
         let busy = Arc::new(AtomicU64::new(0));
         let (reader, state) = (file.clone(), busy.clone());
         std::thread::spawn(move || {
-            crate::os::timer::block_alarm_in_this_thread();
+            crate::os::timer::block_signals_in_helper_thread();
             let mut buf = [0u8; 8192];
             loop {
                 state.store(1, Ordering::SeqCst);

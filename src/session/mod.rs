@@ -33,6 +33,26 @@ use watchpoints::{WatchKind, WatchTable, Watchpoint};
 
 pub type Result<T> = std::result::Result<T, SessionError>;
 
+/// SIGINT/SIGTERM/SIGHUP reached scry and the current command should end.
+pub fn signal_pending() -> bool {
+    crate::os::interrupt::pending()
+}
+
+/// The signal that asked scry to end (SIGTERM, SIGHUP, or SIGINT in pipe mode).
+pub fn termination() -> Option<i32> {
+    crate::os::interrupt::termination()
+}
+
+/// Consumes a Ctrl-C at a terminal.
+pub fn take_interrupt() -> bool {
+    crate::os::interrupt::take_interrupt()
+}
+
+/// Installs scry's own SIGINT/SIGTERM/SIGHUP handling (see `os::interrupt`).
+pub fn install_signal_handling(interactive: bool) {
+    crate::os::interrupt::install(interactive)
+}
+
 /// Session-wide settings; scripts change them through `config`.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -332,6 +352,7 @@ impl Session {
                 Reason::Signal
             }
             Stop::Timeout { .. } => Reason::Timeout,
+            Stop::Interrupted { .. } => Reason::Interrupted,
             Stop::Exec { .. } => Reason::Exec,
             Stop::ThreadExit { .. } => Reason::ThreadExit,
             Stop::ThreadStart { .. } => Reason::ThreadStart,

@@ -20,6 +20,7 @@ pub enum Reason {
     Detached,
     Watchpoint,
     ThreadStart,
+    Interrupted,
 }
 
 impl Reason {
@@ -38,6 +39,7 @@ impl Reason {
             Reason::Detached => "detached",
             Reason::Watchpoint => "watchpoint",
             Reason::ThreadStart => "thread_start",
+            Reason::Interrupted => "interrupted",
         }
     }
 }
