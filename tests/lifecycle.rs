@@ -107,3 +107,21 @@ fn sigterm_kills_a_spawned_target() {
         "the spawned target must not outlive the session"
     );
 }
+
+#[test]
+fn fork_and_vfork_children_are_released_without_breakpoints() {
+    let mut scry = Scry::spawn(&fixture("forker"), &[]);
+    scry.ok("breakpoint.set('work')");
+    let stop = scry.ok("cont()");
+    assert!(
+        stop.starts_with("breakpoint 1 at"),
+        "only the parent stops: {stop}"
+    );
+    assert_eq!(scry.ok("state.registers.rdi"), "1", "the parent's own call");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    let out = scry.ok("output()");
+    // A child that kept an inherited int3 would die of SIGTRAP (exit=-5).
+    assert!(out.contains("fork child exit=11"), "{out}");
+    assert!(out.contains("vfork child exit=0"), "{out}");
+    assert_eq!(scry.ok("breakpoint.list()[0].hits"), "1");
+}

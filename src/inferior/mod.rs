@@ -124,6 +124,8 @@ pub struct Inferior {
     dr7: u64,
     /// Report thread creation and exit as stops during a continue.
     pub report_threads: bool,
+    /// Sites whose int3 is out of memory while a vfork child shares it.
+    lifted_for_vfork: Vec<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,6 +151,7 @@ impl Inferior {
             watch: [None; debugregs::SLOTS],
             dr7: 0,
             report_threads: false,
+            lifted_for_vfork: Vec::new(),
         })
     }
 

@@ -218,7 +218,10 @@ impl Inferior {
                         .handle(event, Mode::Hold, pass)?
                         .unwrap_or(Stop::Step { tid }));
                 }
-                WaitEvent::Clone { .. } => {
+                WaitEvent::Clone { .. }
+                | WaitEvent::Fork { .. }
+                | WaitEvent::Vfork { .. }
+                | WaitEvent::VforkDone { .. } => {
                     self.handle(event, Mode::Hold, pass)?;
                     ptrace::single_step(tid, 0)?;
                     self.mark(tid, RunState::Running, StopKind::Event);
@@ -414,6 +417,19 @@ impl Inferior {
                 self.after_exec()?;
                 Ok(Some(Stop::Exec { tid: self.pid }))
             }
+            WaitEvent::Fork { .. } | WaitEvent::Vfork { .. } => {
+                let child = ptrace::event_msg(tid)? as Tid;
+                let shared_memory = matches!(event, WaitEvent::Vfork { .. });
+                self.release_child(child, shared_memory)?;
+                self.continue_or_hold(tid, mode)?;
+                Ok(None)
+            }
+            WaitEvent::VforkDone { .. } => {
+                // The vfork child has exec'd or exited: the memory is the parent's alone again.
+                self.restore_lifted_sites();
+                self.continue_or_hold(tid, mode)?;
+                Ok(None)
+            }
             WaitEvent::EventStop { .. } => {
                 let fresh = self.threads.get(&tid).is_none_or(|t| t.fresh);
                 self.mark(tid, RunState::Stopped, StopKind::Event);
@@ -455,6 +471,54 @@ impl Inferior {
         }
         let _ = mode;
         self.report_threads.then_some(Stop::ThreadExit { tid })
+    }
+
+    /// Lets a fork or vfork child go without scry's int3 bytes in it. A forked child has a
+    /// copy of the memory: its copy is cleaned. A vfork child shares the parent's memory
+    /// until it execs or exits, so the bytes come out of that shared memory and go back in at
+    /// VFORK_DONE (while the vfork lasts, other threads of the parent miss breakpoints).
+    fn release_child(&mut self, child: Tid, shared_memory: bool) -> Result<(), OsError> {
+        // The child starts in a stop of its own; it must be collected before it can be let go.
+        loop {
+            match wait(child, false) {
+                Ok(WaitOutcome::Event(e)) if e.is_gone() => return Ok(()),
+                Ok(WaitOutcome::Event(_)) => break,
+                Ok(_) => {}
+                Err(_) => return Ok(()),
+            }
+        }
+        let sites: Vec<(u64, u8)> = self
+            .sites
+            .addrs()
+            .into_iter()
+            .filter_map(|a| Some((a, self.sites.original(a)?)))
+            .collect();
+        if shared_memory {
+            for (addr, orig) in &sites {
+                let _ = self.mem.write(*addr, &[*orig]);
+            }
+            self.lifted_for_vfork = sites.iter().map(|(a, _)| *a).collect();
+        } else if !sites.is_empty() {
+            if let Ok(child_mem) = crate::os::memory::ProcMem::open(child) {
+                for (addr, orig) in &sites {
+                    let _ = child_mem.write(*addr, &[*orig]);
+                }
+            }
+        }
+        match ptrace::detach(child, 0) {
+            Ok(()) => Ok(()),
+            Err(e) if e.is_gone() => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Puts back the int3 bytes a vfork took out of the shared memory.
+    fn restore_lifted_sites(&mut self) {
+        for addr in std::mem::take(&mut self.lifted_for_vfork) {
+            if self.sites.contains(addr) {
+                let _ = self.mem.write(addr, &[INT3]);
+            }
+        }
     }
 
     /// exec replaced the image: old breakpoint bytes, threads and the mem fd are stale.

@@ -27,7 +27,13 @@ fn err(what: &'static str, tid: Tid) -> impl FnOnce(nix::Error) -> OsError {
 /// Options every traced thread carries. EXITKILL only for processes scry spawned: an attached
 /// process must outlive a crashed debugger.
 pub fn trace_options(kill_on_exit: bool) -> Options {
-    let mut opts = Options::PTRACE_O_TRACECLONE | Options::PTRACE_O_TRACEEXEC;
+    // Fork and vfork children are traced only long enough to take scry's int3 bytes out of
+    // them (they inherit copies) and are then let go.
+    let mut opts = Options::PTRACE_O_TRACECLONE
+        | Options::PTRACE_O_TRACEEXEC
+        | Options::PTRACE_O_TRACEFORK
+        | Options::PTRACE_O_TRACEVFORK
+        | Options::PTRACE_O_TRACEVFORKDONE;
     if kill_on_exit {
         opts |= Options::PTRACE_O_EXITKILL;
     }
