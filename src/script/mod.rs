@@ -88,7 +88,24 @@ impl Engine {
             opts.strict = false;
             opts.backtrace_barrier = true;
             opts.filename = Some(file.into());
-            match ctx.eval_with_options::<Value, _>(source.as_bytes(), opts) {
+            let completion = ctx.eval_with_options::<Value, _>(source.as_bytes(), opts);
+            // Promise jobs run before the response ends; a promise completion value is
+            // printed as what it settles to.
+            let completion = completion.and_then(|v| match v.as_promise() {
+                Some(p) => match p.finish::<Value>() {
+                    Err(rquickjs::Error::WouldBlock) => Ok(rquickjs::String::from_str(
+                        ctx.clone(),
+                        "[a pending promise: nothing left to settle it]",
+                    )?
+                    .into_value()),
+                    other => other,
+                },
+                None => {
+                    while ctx.execute_pending_job() {}
+                    Ok(v)
+                }
+            });
+            match completion {
                 Ok(v) => {
                     if !v.is_undefined() {
                         match printer::Printer::new(&ctx).render(&v) {
