@@ -148,17 +148,50 @@ impl Inferior {
         if let Some(orig) = lifted {
             self.mem.write(pc, &[orig])?;
         }
-        let result = self.step_raw(tid, deadline, pass);
+        let result = self.step_raw(tid, deadline, pass, lifted.is_some());
         if lifted.is_some() && !self.dead && self.sites.contains(pc) {
             let _ = self.mem.write(pc, &[INT3]);
         }
         result
     }
 
-    fn step_raw(&mut self, tid: Tid, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
+    /// `lifted`: the instruction under a breakpoint is being executed with the int3 taken out.
+    fn step_raw(
+        &mut self,
+        tid: Tid,
+        deadline: Instant,
+        pass: PassFn,
+        lifted: bool,
+    ) -> Result<Stop, OsError> {
         let sig = self.take_signal(tid);
         ptrace::single_step(tid, sig)?;
         self.mark(tid, RunState::Running, StopKind::Event);
+        // A passing signal that arrives while the int3 is out waits until the instruction
+        // under it has run: delivered now, the handler would return onto the re-armed int3
+        // and the breakpoint would count a second hit for one arrival.
+        let mut deferred = 0;
+        let stop = self.step_loop(tid, deadline, pass, lifted, &mut deferred)?;
+        if deferred != 0 && !self.dead && self.threads.contains_key(&tid) {
+            let pending = self
+                .threads
+                .get(&tid)
+                .map(|t| t.pending_signal)
+                .unwrap_or(0);
+            if pending == 0 {
+                self.hold_signal(tid, deferred);
+            }
+        }
+        Ok(stop)
+    }
+
+    fn step_loop(
+        &mut self,
+        tid: Tid,
+        deadline: Instant,
+        pass: PassFn,
+        lifted: bool,
+        deferred: &mut i32,
+    ) -> Result<Stop, OsError> {
         loop {
             let event = match self.next_event_or_signal(deadline, true)? {
                 Waited::Event(event) => event,
@@ -208,6 +241,10 @@ impl Inferior {
                     return Ok(self
                         .handle(event, Mode::Hold, pass)?
                         .unwrap_or(Stop::Step { tid }));
+                }
+                WaitEvent::Signal { signal, .. } if pass(signal) && lifted => {
+                    *deferred = signal;
+                    ptrace::single_step(tid, 0)?;
                 }
                 WaitEvent::Signal { signal, .. } if pass(signal) => {
                     // Delivered as part of this step: the step ends at the handler's entry.

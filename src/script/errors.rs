@@ -58,6 +58,9 @@ pub fn format_exception<'js>(
                 None => format!("error: ReferenceError: {m}"),
             }
         }
+        ("TypeError", m) if m.contains("BigInt") => format!(
+            "error: TypeError: {m} (64-bit values above 2^53 are BigInt: mix them with BigInt(x), or Number(x) when exact)"
+        ),
         _ => format!("error: {name}: {message}"),
     };
     let frames: Vec<&str> = stack

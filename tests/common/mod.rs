@@ -199,6 +199,39 @@ impl Scry {
         }
     }
 
+    /// Closes stdin, waits for scry to exit, and returns its status with everything it wrote
+    /// to stdout after the last response read.
+    pub fn finish_with_output(mut self) -> (std::process::ExitStatus, String) {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut text = String::new();
+        loop {
+            match self.lines.recv_timeout(Duration::from_millis(50)) {
+                Ok(line) => {
+                    text.push_str(&line);
+                    text.push('\n');
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+            assert!(
+                Instant::now() < deadline,
+                "scry did not exit after end of input"
+            );
+        }
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "scry did not exit after end of input"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        (status, text)
+    }
+
     /// The target's pid, as scry reports it.
     pub fn target_pid(&mut self) -> i32 {
         self.num("status().pid") as i32

@@ -1,0 +1,300 @@
+//! The fault matrix: targets that misbehave, scripts that misbehave, sessions used wrongly.
+//! Each test asserts what the user sees, and that the session goes on.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{fixture, ChildGuard, Scry};
+
+fn kill(sig: &str, pid: impl ToString) {
+    Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap();
+}
+
+// ---- target faults ---------------------------------------------------------------------
+
+#[test]
+fn target_sigkilled_from_outside_during_cont() {
+    let mut scry = Scry::spawn(&fixture("ticker"), &["1000"]);
+    let pid = scry.target_pid();
+    scry.send_raw("cont({timeout: 30})\n;;\n");
+    std::thread::sleep(Duration::from_millis(200));
+    let started = Instant::now();
+    kill("-KILL", pid);
+    let r = scry.read_response();
+    assert_eq!(r.body.trim(), "killed by SIGKILL", "{r:?}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(scry
+        .err("state.pc")
+        .contains("no live process (killed by SIGKILL)"));
+    assert_eq!(scry.ok("1 + 1"), "2");
+}
+
+#[test]
+fn target_exits_during_a_step_listener() {
+    let mut scry = Scry::spawn(&fixture("loop"), &["1"]);
+    scry.ok("breakpoint.set('exit'); cont(); breakpoint.remove(1)");
+    scry.ok("ctx.steps = 0; ctx.exits = []; addEventListener('step', e => { ctx.steps++ }); addEventListener('exit', e => { ctx.exits.push(e.code) })");
+    let stop = scry.ok("step(1000000)");
+    assert!(stop.starts_with("exited with code 3"), "{stop}");
+    assert!(
+        stop.contains(" of 1000000 steps]"),
+        "the batch says how far it got: {stop}"
+    );
+    assert_eq!(scry.ok("ctx.exits.join(',')"), "3");
+    assert!(scry.num("ctx.steps") > 10);
+}
+
+#[test]
+fn sigstop_and_sigcont_from_outside() {
+    let mut scry = Scry::spawn(&fixture("ticker"), &["1000"]);
+    let pid = scry.target_pid();
+    scry.send_raw("cont({timeout: 20})\n;;\n");
+    std::thread::sleep(Duration::from_millis(200));
+    kill("-STOP", pid);
+    let r = scry.read_response();
+    assert_eq!(
+        r.body.split(" at ").next().unwrap(),
+        "signal SIGSTOP",
+        "{r:?}"
+    );
+    // Continuing passes the SIGSTOP on; the program can still be driven afterwards.
+    let next = scry.ok("breakpoint.set('tick'); cont({timeout: 5})");
+    assert!(
+        next.starts_with("breakpoint 1") || next.starts_with("timeout"),
+        "{next}"
+    );
+    kill("-CONT", pid);
+    let after = scry.ok("cont({timeout: 5})");
+    assert!(
+        after.starts_with("breakpoint 1") || after.starts_with("signal SIGCONT"),
+        "{after}"
+    );
+    assert!(scry.ok("state.pc").len() > 2);
+}
+
+#[test]
+fn programs_own_sigtrap_handler_and_int3_still_work() {
+    let mut scry = Scry::spawn(&fixture("own_trap"), &[]);
+    let first = scry.ok("cont()");
+    assert!(
+        first.starts_with("signal SIGTRAP at "),
+        "its own int3: {first}"
+    );
+    let second = scry.ok("cont()");
+    assert!(
+        second.starts_with("signal SIGTRAP at "),
+        "raise(SIGTRAP): {second}"
+    );
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert_eq!(
+        scry.ok("output()"),
+        "traps=2",
+        "both traps reached the handler of the program"
+    );
+}
+
+fn delivered(out: &str) -> u64 {
+    out.trim()
+        .strip_prefix("delivered=")
+        .unwrap_or_else(|| panic!("fixture line: {out}"))
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn signal_storm_while_continuing_loses_no_signal() {
+    let mut scry = Scry::spawn(&fixture("sigstorm"), &[]);
+    scry.ok("breakpoint.set('checkpoint'); ctx.hits = 0; addEventListener('breakpoint', e => { ctx.hits++; return 'continue' })");
+    assert!(scry
+        .ok("cont({timeout: 60})")
+        .starts_with("exited with code 0"));
+    assert_eq!(scry.ok("ctx.hits"), "40");
+    let n = delivered(&scry.ok("output()"));
+    assert!(n > 20, "the storm happened: {n}");
+}
+
+#[test]
+fn signal_storm_while_stepping_loses_no_signal() {
+    let mut scry = Scry::spawn(&fixture("sigstorm"), &[]);
+    scry.ok("ctx.handler = symbol('on_alarm'); ctx.entries = 0; addEventListener('step', e => { if (e.pc === ctx.handler) ctx.entries++ })");
+    // Step a while through the storm, then let it finish.
+    let stop = scry.ok("step(30000, {timeout: 60})");
+    assert!(stop.contains("[30000 of 30000 steps]"), "{stop}");
+    assert!(scry
+        .ok("cont({timeout: 60})")
+        .starts_with("exited with code 0"));
+    let n = delivered(&scry.ok("output()"));
+    assert!(
+        n >= scry.num("ctx.entries"),
+        "every handler entry seen while stepping is a delivery"
+    );
+    assert!(n > 20, "{n}");
+}
+
+// ---- script faults ---------------------------------------------------------------------
+
+#[test]
+fn a_throwing_listener_stops_the_run_and_the_session_survives() {
+    let mut scry = Scry::spawn(&fixture("loop"), &["5"]);
+    scry.ok("breakpoint.set('add'); ctx.n = 0; addEventListener('breakpoint', e => { if (++ctx.n === 2) throw new RangeError('second'); return 'continue' })");
+    let err = scry.err("cont()");
+    assert!(
+        err.starts_with(
+            "error: RangeError: second [in breakpoint listener; target stopped: breakpoint 1 at "
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        scry.ok("hex(state.pc) === hex(symbol('add'))"),
+        "true",
+        "stopped at the event"
+    );
+    let thrown = scry.err("ctx.n = 10; removeEventListener('breakpoint', () => 0); addEventListener('breakpoint', () => { throw 42 }); cont()");
+    assert!(thrown.contains("breakpoint listener threw 42"), "{thrown}");
+}
+
+#[test]
+fn listeners_cannot_resume_reentrantly() {
+    let mut scry = Scry::spawn(&fixture("loop"), &["3"]);
+    scry.ok("breakpoint.set('add'); addEventListener('breakpoint', e => { step() })");
+    let err = scry.err("cont()");
+    assert!(
+        err.contains("step() cannot be called inside a listener"),
+        "{err}"
+    );
+    assert!(scry.ok("state.pc").len() > 2);
+}
+
+#[test]
+fn huge_print_is_capped_and_marked() {
+    let mut scry = Scry::start(&["--output-limit", "4096"]);
+    let r = scry.eval("for (let i = 0; i < 200; i++) print('y'.repeat(50000))");
+    assert!(r.ok);
+    assert!(r.body.len() < 8192, "{} bytes", r.body.len());
+    assert!(
+        r.body.contains("[scry: response cut after "),
+        "{}",
+        &r.body[r.body.len() - 200..]
+    );
+    let r = scry.eval("print('z'.repeat(10 * 1024 * 1024))");
+    assert!(r.body.contains("more bytes: send :more"));
+    assert_eq!(scry.ok("1 + 2"), "3");
+}
+
+#[test]
+fn target_strings_with_invalid_utf8_and_nuls() {
+    let mut scry = Scry::spawn(&fixture("strings"), &[]);
+    assert_eq!(
+        scry.ok("state.memory('bad_utf8').str()"),
+        "ok\\xff\\xfe-end"
+    );
+    assert_eq!(scry.ok("state.memory('with_nul').str()"), "before");
+    assert_eq!(
+        scry.ok("state.memory('with_nul').bytes(13)"),
+        "6265666f726500616674657200"
+    );
+}
+
+#[test]
+fn numbers_and_addresses_mixups_are_clear() {
+    let mut scry = Scry::spawn(&fixture("strings"), &[]);
+    assert_eq!(scry.ok("typeof state.memory('big').u64()"), "bigint");
+    assert_eq!(
+        scry.ok("hex(state.memory('big').u64())"),
+        "0xfedcba9876543210"
+    );
+    let mixed = scry.err("state.memory('big').u64() + 1");
+    assert!(
+        mixed.contains("BigInt(x)"),
+        "the error teaches the fix: {mixed}"
+    );
+    // Addresses accept a Number or a BigInt alike.
+    assert_eq!(scry.ok("state.memory(BigInt(symbol('big'))).u8()"), "16");
+    assert!(scry
+        .err("state.memory(-8).u8()")
+        .contains("bad address -8: negative"));
+    assert!(scry
+        .err("state.memory(2n ** 64n).u8()")
+        .contains("beyond 64 bits"));
+    assert!(scry
+        .err("state.memory(2 ** 47).u8()")
+        .contains("address not mapped"));
+    assert!(scry
+        .err("state.memory(1.5).u8()")
+        .contains("expected an integer"));
+    assert!(scry
+        .err("state.memory('nosuch').u8()")
+        .contains("unknown symbol 'nosuch'"));
+}
+
+// ---- session faults --------------------------------------------------------------------
+
+#[test]
+fn attach_errors_are_clear() {
+    let mut scry = Scry::start(&[]);
+    assert!(scry
+        .err("attach(999999999)")
+        .contains("attach: no process 999999999"));
+    assert!(scry
+        .err(&format!("attach({})", scry.pid()))
+        .contains("refusing to attach to scry itself"));
+    // A process another scry already traces.
+    let mut other = Scry::spawn(&fixture("ticker"), &["1000"]);
+    let traced = other.target_pid();
+    let err = scry.err(&format!("attach({traced})"));
+    assert!(err.contains("already traced by process"), "{err}");
+    assert!(scry.err("attach(-1)").contains("attach"));
+    assert_eq!(scry.ok("status().live"), "false");
+}
+
+#[test]
+fn stdin_closed_mid_chunk_evaluates_what_arrived_and_ends() {
+    let mut scry = Scry::spawn(&fixture("ticker"), &["1000"]);
+    let pid = scry.target_pid();
+    scry.send_raw("print('partial')");
+    let status = scry.finish_with_output();
+    assert!(status.0.success());
+    assert!(status.1.contains("partial\n;; ok"), "{:?}", status.1);
+    assert!(
+        common::process_is_dead(pid),
+        "the spawned target was killed at end of input"
+    );
+}
+
+#[test]
+fn second_spawn_while_live_is_refused() {
+    let program = fixture("loop");
+    let mut scry = Scry::spawn(&program, &[]);
+    let err = scry.err(&format!("spawn({:?})", program.to_str().unwrap()));
+    assert!(
+        err.contains("is still live; kill() or detach() it first"),
+        "{err}"
+    );
+    assert!(
+        scry.ok("state.pc").len() > 2,
+        "the first target is untouched"
+    );
+}
+
+#[test]
+fn detach_leaves_an_attached_program_running_unchanged() {
+    let mut child = ChildGuard(
+        Command::new(fixture("ticker"))
+            .arg("40")
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let pid = child.0.id();
+    let mut scry = Scry::start(&["-p", &pid.to_string()]);
+    scry.ok("breakpoint.set('tick'); watchpoint.set('ticks', 'w'); cont()");
+    scry.ok("detach()");
+    assert_eq!(common::proc_status_field(pid as i32, "TracerPid"), "0");
+    assert!(!common::proc_status_field(pid as i32, "State").starts_with('t'));
+    assert_eq!(child.wait_timeout(Duration::from_secs(20)).code(), Some(7));
+}
