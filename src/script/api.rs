@@ -39,6 +39,7 @@ pub const API: &[Entry] = &[
     e("state", "state.symbol_at(addr)", "'main+0x4' or null"),
     e("state", "state.stack", "{top, usable_base, guard_size, kind} of the stack holding sp"),
     e("state", "state.thread_local(name)", "value in the selected thread; thread_local_addr(name)"),
+    e("state", "state.unwind(max=64) / state.frame(n)", "[{frame, pc, sp, symbol, file, line}]; frame(n).registers"),
     e("state", "prev", "previous stop's reads, same shape (undefined if unread)"),
     e("state", "symbol(expr) / symbols(filter?, limit=200)", "address of 'main+0x10', 'libc:puts'; listing"),
     e("break", "breakpoint.set(where, name?)", "-> id; remove(id|name); list()"),

@@ -23,25 +23,44 @@ pub enum Node {
 
 /// Keys whose integer values are addresses and print in hex wherever they appear.
 pub fn is_address_key(key: &str) -> bool {
-    matches!(
-        key,
-        "addr"
-            | "address"
-            | "pc"
-            | "sp"
-            | "fp"
-            | "rip"
-            | "rsp"
-            | "rbp"
-            | "fault_addr"
-            | "start"
-            | "end"
-            | "top"
-            | "base"
-            | "usable_base"
-            | "entry"
-            | "target"
-    )
+    const KEYS: &[&str] = &[
+        "addr",
+        "address",
+        "pc",
+        "sp",
+        "fp",
+        "fault_addr",
+        "start",
+        "end",
+        "top",
+        "base",
+        "usable_base",
+        "entry",
+        "target",
+        "insn_addr",
+        // Register values are shown in hex, as debuggers do.
+        "rax",
+        "rbx",
+        "rcx",
+        "rdx",
+        "rsi",
+        "rdi",
+        "rbp",
+        "rsp",
+        "r8",
+        "r9",
+        "r10",
+        "r11",
+        "r12",
+        "r13",
+        "r14",
+        "r15",
+        "rip",
+        "eflags",
+        "fs_base",
+        "gs_base",
+    ];
+    KEYS.contains(&key)
 }
 
 fn number_text(n: f64) -> String {

@@ -918,6 +918,57 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
     });
 
     let h = host.clone();
+    def!("unwind", move |ctx: Ctx<'js>,
+                         max: Opt<Value<'js>>|
+          -> R<'js> {
+        let max = match max.0.filter(|v| !v.is_undefined() && !v.is_null()) {
+            Some(v) => values::to_count(&ctx, &v, 100_000, "unwind(max)")
+                .map_err(|e| throw(&ctx, e))? as usize,
+            None => 64,
+        };
+        let (frames, stopped) = h
+            .session
+            .borrow_mut()
+            .unwind(max)
+            .map_err(|e| throw(&ctx, e))?;
+        let rows = Array::new(ctx.clone())?;
+        let mut text = String::new();
+        for (i, f) in frames.iter().enumerate() {
+            let o = Object::new(ctx.clone())?;
+            o.set("frame", f.frame as f64)?;
+            o.set("pc", u64_to_js(&ctx, f.pc)?)?;
+            o.set("sp", u64_to_js(&ctx, f.sp)?)?;
+            o.set("symbol", f.symbol.clone())?;
+            o.set("file", f.file.clone())?;
+            o.set("line", f.line)?;
+            if f.inlined {
+                o.set("inlined", true)?;
+            }
+            let regs = Object::new(ctx.clone())?;
+            for (name, value) in &f.regs {
+                regs.set(*name, u64_to_js(&ctx, *value)?)?;
+            }
+            o.set("registers", regs)?;
+            o.set("source", f.source)?;
+            rows.set(i, o)?;
+            // A frame interrupted by a signal sits above the handler's return trampoline.
+            let trampoline = frames
+                .get(i + 1)
+                .is_some_and(|next| next.source == "signal" && next.pc != f.pc);
+            text.push_str(&frame_line(f, trampoline));
+            text.push('\n');
+        }
+        if let Some(why) = stopped {
+            text.push_str(&format!("(unwinding stopped: {why})\n"));
+        }
+        text.pop();
+        let o = Object::new(ctx.clone())?;
+        o.set("rows", rows)?;
+        o.set("text", text)?;
+        Ok(o.into_value())
+    });
+
+    let h = host.clone();
     def!("stack", move |ctx: Ctx<'js>| -> R<'js> {
         let b = h.session.borrow_mut().stack().map_err(|e| throw(&ctx, e))?;
         let o = Object::new(ctx.clone())?;
@@ -1066,6 +1117,34 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
     );
 
     Ok(n)
+}
+
+/// `#1 0x401190 main+0x20 loop.c:15`, with `[inlined]` before an inlined call's name.
+fn frame_line(f: &crate::session::FrameRow, trampoline: bool) -> String {
+    let mut line = format!("#{} {:#x}", f.frame, f.pc);
+    if f.inlined {
+        line.push_str(" [inlined]");
+    }
+    line.push(' ');
+    match (&f.symbol, trampoline) {
+        (None, true) => line.push_str("<signal handler called>"),
+        (Some(s), _) => line.push_str(s),
+        (None, false) => line.push_str("??"),
+    }
+    if let Some(file) = &f.file {
+        // Absolute paths add bytes, not information a reader needs to find the line.
+        let short = if file.starts_with('/') {
+            file.rsplit('/').next().unwrap_or(file)
+        } else {
+            file
+        };
+        line.push(' ');
+        line.push_str(short);
+        if let Some(n) = f.line {
+            line.push_str(&format!(":{n}"));
+        }
+    }
+    line
 }
 
 /// Target strings are bytes: valid UTF-8 passes through, anything else shows as `\xNN`.

@@ -201,6 +201,23 @@
     get stack() {
       return N.stack();
     },
+    unwind(max) {
+      const res = N.unwind(max);
+      for (const r of res.rows) {
+        hidden(r, 'registers', r.registers);
+        hidden(r, 'source', r.source);
+        hidden(r, LINE, undefined);
+      }
+      hidden(res.rows, LINE, res.text);
+      return res.rows;
+    },
+    frame(n = 0) {
+      if (!Number.isInteger(n) || n < 0) throw new ScryError(`state.frame(n): n must be a frame number, got ${String(n)}`);
+      const rows = N.unwind(n + 1).rows;
+      const f = rows[n];
+      if (!f) throw new ScryError(`no frame ${n}: the stack has ${rows.length} frame${rows.length === 1 ? '' : 's'} (state.unwind() lists them)`);
+      return f;
+    },
     thread_local(name) {
       const t = N.tls(String(name));
       const kind = { 1: 'u8', 2: 'u16', 4: 'u32', 8: 'u64' }[t.size];

@@ -21,6 +21,7 @@ use crate::os::regs::{self, RawRegs};
 use crate::os::spawn::{resolve_program, SpawnRequest};
 use crate::os::{maps, procfs, signals, OsError, Tid};
 use crate::symbols::disasm::{disassemble, Insn};
+use crate::symbols::unwind::{self, FrameSource, UnwindLimits, UnwindRegs};
 use crate::symbols::{culprit, RuntimeAddr, SymbolStore};
 
 use breakpoints::BreakpointTable;
@@ -92,6 +93,28 @@ pub struct SpawnSpec {
     pub env: Vec<(String, Option<String>)>,
     pub cwd: Option<PathBuf>,
     pub stdin: Option<Vec<u8>>,
+}
+
+/// DWARF register numbers 0..=16 by name (x86-64 psABI order).
+const DWARF_NAMES: [&str; 17] = [
+    "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13",
+    "r14", "r15", "rip",
+];
+
+/// One row of `state.unwind()`: a physical frame, or a call inlined into one.
+#[derive(Debug, Clone)]
+pub struct FrameRow {
+    pub frame: usize,
+    pub pc: u64,
+    pub sp: u64,
+    pub symbol: Option<String>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub inlined: bool,
+    /// Registers known in this frame (callee-saved ones in callers), by name.
+    pub regs: Vec<(&'static str, u64)>,
+    /// How the frame was found: `regs` (frame 0), `cfi`, `fp` (frame pointers), `signal`.
+    pub source: &'static str,
 }
 
 /// One row of `thread.list()`.
@@ -684,6 +707,108 @@ impl Session {
             }
         }
         order
+    }
+
+    /// The selected thread's call stack from CFI (frame-pointer fallback), innermost first,
+    /// with inlined calls as frames of their own; and why it ended early, if it did.
+    pub fn unwind(&mut self, max_frames: usize) -> Result<(Vec<FrameRow>, Option<String>)> {
+        let regs = self.regs()?;
+        let mut frame0 = UnwindRegs::default();
+        for (dwarf, value) in [
+            (0, regs.rax),
+            (1, regs.rdx),
+            (2, regs.rcx),
+            (3, regs.rbx),
+            (4, regs.rsi),
+            (5, regs.rdi),
+            (6, regs.rbp),
+            (7, regs.rsp),
+            (8, regs.r8),
+            (9, regs.r9),
+            (10, regs.r10),
+            (11, regs.r11),
+            (12, regs.r12),
+            (13, regs.r13),
+            (14, regs.r14),
+            (15, regs.r15),
+            (16, regs.rip),
+        ] {
+            frame0.set(dwarf, value);
+        }
+        let (frames, stopped) = {
+            let inferior = &self
+                .target
+                .as_ref()
+                .ok_or_else(|| self.no_process())?
+                .inferior;
+            let read = |addr: u64, buf: &mut [u8]| inferior.read_memory(addr, buf).is_ok();
+            unwind::unwind(&self.symbols, &frame0, &read, &UnwindLimits { max_frames })
+        };
+        let mut rows = Vec::with_capacity(frames.len());
+        for frame in &frames {
+            let symbol = self.symbolize_frame(frame.pc, frame.lookup_pc());
+            let locations = self.symbols.locations(RuntimeAddr(frame.lookup_pc()));
+            let regs: Vec<(&'static str, u64)> = DWARF_NAMES
+                .iter()
+                .enumerate()
+                .filter_map(|(n, name)| frame.regs.get(n as u16).map(|v| (*name, v)))
+                .collect();
+            let base = FrameRow {
+                frame: 0,
+                pc: frame.pc,
+                sp: frame.sp,
+                symbol: symbol.clone(),
+                file: None,
+                line: None,
+                inlined: false,
+                regs,
+                source: match frame.source {
+                    FrameSource::Regs => "regs",
+                    FrameSource::Cfi => "cfi",
+                    FrameSource::FramePointer => "fp",
+                    FrameSource::SignalFrame => "signal",
+                },
+            };
+            if locations.is_empty() {
+                rows.push(FrameRow {
+                    frame: rows.len(),
+                    ..base
+                });
+                continue;
+            }
+            for loc in &locations {
+                // An inlined call has no symbol of its own: its function is its name.
+                let symbol = if loc.inlined {
+                    loc.function.clone()
+                } else {
+                    symbol.clone()
+                };
+                rows.push(FrameRow {
+                    frame: rows.len(),
+                    symbol,
+                    file: loc.file.clone(),
+                    line: loc.line,
+                    inlined: loc.inlined,
+                    ..base.clone()
+                });
+            }
+        }
+        Ok((rows, stopped))
+    }
+
+    /// `main+0x1f` for a return address: named by the call (`lookup`, one byte back) so a
+    /// call at the very end of a function is not attributed to the next one.
+    fn symbolize_frame(&mut self, pc: u64, lookup: u64) -> Option<String> {
+        if pc == lookup {
+            return self.symbolize(pc);
+        }
+        let (module, sym, _) = self.symbols.symbol_at(RuntimeAddr(lookup))?;
+        let start = module.bias.to_runtime(sym.addr).0;
+        let name = sym.display_name();
+        Some(match pc - start {
+            0 => name.into_owned(),
+            off => format!("{name}+{off:#x}"),
+        })
     }
 
     // ---- symbols -----------------------------------------------------------------------

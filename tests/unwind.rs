@@ -1,0 +1,147 @@
+//! Unwinding: call chains with and without frame pointers, through a signal handler, into
+//! inlined calls, across a coroutine's stack switch, and in a Rust binary.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{fixture, fixture_with, Scry};
+
+/// Names of the listed frames, innermost first (`main+0x15` -> `main`).
+fn names(scry: &mut Scry) -> Vec<String> {
+    let text = scry.ok("state.unwind().map(f => (f.inlined ? 'inlined:' : '') + (f.symbol || '??').split('+')[0]).join('|')");
+    text.split('|').map(str::to_string).collect()
+}
+
+fn chain_at_leaf(binary: &std::path::Path) -> Scry {
+    let mut scry = Scry::spawn(binary, &[]);
+    scry.ok("breakpoint.set('leaf')");
+    assert!(scry.ok("cont()").starts_with("breakpoint 1"));
+    scry
+}
+
+#[test]
+fn known_chain_at_o0() {
+    let mut scry = chain_at_leaf(&fixture("chain"));
+    let names = names(&mut scry);
+    // `helper` is always inlined, even at -O0, and shows as a frame of its own.
+    assert_eq!(
+        &names[..6],
+        &["leaf", "inlined:helper", "inner", "middle", "outer", "main"]
+    );
+    assert_eq!(names.last().unwrap(), "_start");
+    let listing = scry.ok("state.unwind()");
+    // The breakpoint is at leaf's first byte (no prologue skipping): its opening line.
+    assert!(
+        listing.lines().next().unwrap().ends_with(" leaf chain.c:8"),
+        "{listing}"
+    );
+    assert!(!listing.contains("unwinding stopped"), "{listing}");
+}
+
+#[test]
+fn known_chain_at_o2_without_frame_pointers() {
+    let mut scry = chain_at_leaf(&fixture_with(
+        "chain",
+        &["-g", "-O2", "-fomit-frame-pointer"],
+    ));
+    let names = names(&mut scry);
+    // `helper` is inlined into `inner` and shows as its own frame.
+    assert_eq!(
+        &names[..6],
+        &["leaf", "inlined:helper", "inner", "middle", "outer", "main"]
+    );
+    assert_eq!(names.last().unwrap(), "_start");
+    // Caller frames carry their call's line, and callee-saved registers are recovered.
+    let inner = scry.ok("const f = state.unwind()[2]; f.file.split('/').pop() + ':' + f.line");
+    assert_eq!(
+        inner, "chain.c:17",
+        "the line of the (inlined) call in inner"
+    );
+    assert_eq!(scry.ok("typeof state.frame(3).registers.rbx"), "number");
+    assert_eq!(scry.ok("state.frame(3).symbol.split('+')[0]"), "middle");
+    assert!(scry.err("state.frame(500)").contains("no frame 500"));
+}
+
+#[test]
+fn through_a_signal_handler() {
+    let mut scry = chain_at_leaf(&fixture_with(
+        "chain",
+        &["-g", "-O2", "-fomit-frame-pointer"],
+    ));
+    assert!(scry.ok("cont()").starts_with("signal SIGUSR1"));
+    assert!(scry.ok("cont()").starts_with("breakpoint 1"));
+    let names = names(&mut scry);
+    let outer = names.iter().position(|n| n == "outer").expect("outer");
+    let main = names
+        .iter()
+        .position(|n| n == "main")
+        .expect("main is reached through the signal frame");
+    assert!(outer < main, "{names:?}");
+    assert_eq!(
+        scry.ok("state.unwind().filter(f => f.source === 'signal').length"),
+        "1"
+    );
+    assert!(scry
+        .ok("state.unwind()")
+        .contains("<signal handler called>"));
+}
+
+#[test]
+fn coroutine_stack_ends_cleanly() {
+    let mut scry = Scry::spawn(&fixture("coro"), &[]);
+    scry.ok("breakpoint.set('task_ok')");
+    assert!(scry.ok("cont()").starts_with("breakpoint 1"));
+    let listing = scry.ok("state.unwind()");
+    assert!(
+        listing.lines().next().unwrap().contains(" task_ok "),
+        "{listing}"
+    );
+    // The task's stack begins at makecontext's trampoline; the walk goes on only as far as
+    // unwind information leads and ends without looping.
+    let frames = scry.num("state.unwind().length");
+    assert!(frames <= 8, "{listing}");
+    let pcs = scry.ok("state.unwind().map(f => f.pc + ':' + f.sp).join(' ')");
+    let unique: std::collections::HashSet<&str> = pcs.split(' ').collect();
+    assert_eq!(unique.len() as u64, frames, "no frame repeats: {listing}");
+}
+
+fn rust_fixture() -> PathBuf {
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("fixtures")
+        .join("rust_chain");
+    static BUILT: std::sync::Once = std::sync::Once::new();
+    BUILT.call_once(|| {
+        std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+        let tmp = out.with_extension(format!("tmp{}", std::process::id()));
+        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/rust/chain.rs");
+        let status = std::process::Command::new("rustc")
+            .args(["-g", "-C", "opt-level=1", "-o"])
+            .arg(&tmp)
+            .arg(src)
+            .status()
+            .expect("rustc runs");
+        assert!(status.success());
+        std::fs::rename(&tmp, &out).unwrap();
+    });
+    out
+}
+
+#[test]
+fn rust_binary_names_are_demangled() {
+    let mut scry = Scry::spawn(&rust_fixture(), &[]);
+    scry.ok("breakpoint.set('chain::deep::inner')");
+    assert!(scry.ok("cont()").starts_with("breakpoint 1 at"));
+    let names: Vec<String> = names(&mut scry)
+        .into_iter()
+        .filter(|n| !n.starts_with("inlined:"))
+        .collect();
+    assert_eq!(
+        &names[..3],
+        &["chain::deep::inner", "chain::deep::middle", "chain::outer"],
+        "{names:?}"
+    );
+    assert!(names.iter().any(|n| n == "chain::main"), "{names:?}");
+    let file = scry.ok("state.unwind().find(f => !f.inlined).file.split('/').pop()");
+    assert_eq!(file, "chain.rs");
+}
