@@ -3,6 +3,7 @@
 #   BENCH_MODE   step-regs | step | bp | watch | views
 #   BENCH_COUNT  steps to take (step modes)
 #   BENCH_PROG, BENCH_ARGS (space separated)
+#   BENCH_SAVE   views: a directory to save each rendering in
 # Prints RESULT lines the runner parses; anything else gdb prints is ignored.
 import os
 import time
@@ -98,13 +99,16 @@ def watches():
 
 
 def views():
-    start("innermost")
+    # The first instruction of innermost, where scry's breakpoint.set('innermost') stops.
+    start("*innermost")
+    save = os.environ.get("BENCH_SAVE")
     for name, cmd in (("unwind", "bt"), ("registers", "info registers"),
                       ("disasm", "x/10i $pc"), ("threads", "info threads")):
         text = run(cmd)
-        report(view=name, bytes=len(text.encode()))
-        if os.environ.get("BENCH_SHOW"):
-            print(text)
+        report(view=name, bytes=len(text.encode()), lines=text.count("\n"))
+        if save:
+            with open(os.path.join(save, f"gdb_{name}.txt"), "w") as f:
+                f.write(text)
 
 
 {"step-regs": step_regs, "step": step_plain, "bp": breakpoints,
