@@ -298,3 +298,38 @@ fn detach_leaves_an_attached_program_running_unchanged() {
     assert!(!common::proc_status_field(pid as i32, "State").starts_with('t'));
     assert_eq!(child.wait_timeout(Duration::from_secs(20)).code(), Some(7));
 }
+
+#[test]
+fn stepping_over_a_breakpoint_on_a_blocking_syscall_meets_the_deadline() {
+    let mut scry = Scry::spawn(&fixture("blocked_read"), &[]);
+    // The `syscall` instruction inside libc's read(): stepping over a breakpoint there blocks.
+    let at = scry.num("state.disasm(40, symbol('read')).find(i => i.mnemonic === 'syscall').addr");
+    scry.ok(&format!("breakpoint.set({at})"));
+    assert!(scry.ok("cont()").starts_with("breakpoint 1 at"));
+    let started = Instant::now();
+    let stop = scry.ok("cont({timeout: 1})");
+    assert!(stop.starts_with("timeout at "), "{stop}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(scry.ok("state.pc").len() > 2, "still inspectable");
+    // The interrupted read restarts when resumed: it blocks again (or re-executes the syscall
+    // instruction under the breakpoint); either way the call returns within its deadline.
+    let started = Instant::now();
+    let again = scry.ok("cont({timeout: 1})");
+    assert!(
+        again.starts_with("timeout at ") || again.starts_with("breakpoint 1 at "),
+        "{again}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(scry.ok("kill()").starts_with("killed by SIGKILL"));
+}
+
+#[test]
+fn allocation_bomb_and_deep_recursion_leave_the_session_usable() {
+    let mut scry = Scry::spawn(&fixture("loop"), &[]);
+    let oom = scry.err("let a = []; while (true) a.push(new Array(1e6).fill(1))");
+    assert!(oom.contains("ran out of memory"), "{oom}");
+    let deep = scry.err("function f(n) { return f(n + 1) + 1 } f(0)");
+    assert!(deep.contains("stack overflow"), "{deep}");
+    assert_eq!(scry.ok("[1, 2, 3].map(x => x * 2).join(',')"), "2,4,6");
+    assert!(scry.ok("state.pc").len() > 2);
+}

@@ -80,6 +80,25 @@ fn thread_locals_differ_per_thread() {
     let mut seen = Vec::new();
     for _ in 0..3 {
         assert!(scry.ok("cont()").starts_with("breakpoint 1"));
+        // Each thread's stack: the main one grows under RLIMIT_STACK, a pthread's is a mapping
+        // with a guard page below it.
+        let tid = scry.ok("state.tid");
+        let kind = scry.ok("state.stack.kind");
+        assert_eq!(
+            kind,
+            if tid == scry.target_pid().to_string() {
+                "main"
+            } else {
+                "mapped"
+            }
+        );
+        if kind == "mapped" {
+            assert_eq!(scry.ok("state.stack.guard_size"), "4096");
+            assert_eq!(
+                scry.ok("state.stack.usable_base < state.sp && state.sp < state.stack.top"),
+                "true"
+            );
+        }
         seen.push((
             scry.ok("hex(state.thread_local_addr('tval'))"),
             scry.ok("state.thread_local('tval')"),

@@ -400,8 +400,11 @@ impl Inferior {
                 if slots != 0 {
                     return Ok(Some(Stop::Watchpoint { tid, slots }));
                 }
-                if info.code == ptrace::TRAP_TRACE || info.code == ptrace::TRAP_HWBKPT {
-                    // A stale trap of ours (a step already accounted for): not the program's.
+                // A positive si_code other than SI_KERNEL is a trap of the debug hardware or of
+                // ptrace itself (a single step finishing late, e.g. reported at the exit of a
+                // system call that was interrupted): scry's own, never the program's, whose
+                // SIGTRAPs come from int3 (SI_KERNEL) or kill/raise (si_code <= 0).
+                if info.code > 0 && info.code != SI_KERNEL {
                     self.continue_or_hold(tid, mode)?;
                     return Ok(None);
                 }
