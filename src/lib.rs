@@ -3,8 +3,12 @@
 //! Layers, top to bottom: `repl` (framing, output), `script` (the only rquickjs user),
 //! `session` (the facade scripts call), `inferior` (threads, breakpoints, stop/resume),
 //! `os` (the only ptrace/unsafe code). `symbols` is pure and used by session and script.
+//! `daemon` (named sessions) and `mcp` (the MCP server) sit beside `repl`: they host engines
+//! and answer chunks through [`repl::Repl::respond`].
 
+pub mod daemon;
 pub mod inferior;
+pub mod mcp;
 pub mod os;
 pub mod repl;
 pub mod script;

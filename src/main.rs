@@ -10,6 +10,10 @@ use scry::session::{Config, Session, SpawnSpec};
 /// Reads JavaScript on stdin. Piped: chunks end at a line `;;` (or end of input) and each
 /// response ends with a line `;; ok` or `;; error`. On a terminal: a prompt. Run `help()`
 /// inside for the API.
+///
+/// `scry session start|eval|list|stop ...` keeps a session alive between shell commands;
+/// `scry mcp` serves the Model Context Protocol on stdio. (A program named `session` or `mcp`
+/// is spawned with `scry -- session`.)
 #[derive(Parser, Debug)]
 #[command(name = "scry", version, about, long_about = None)]
 struct Cli {
@@ -65,6 +69,18 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    let first = std::env::args_os().nth(1);
+    if first.as_deref() == Some("session".as_ref()) || first.as_deref() == Some("mcp".as_ref()) {
+        let words: Vec<String> = std::env::args_os()
+            .skip(2)
+            .map(|w| w.to_string_lossy().into_owned())
+            .collect();
+        return if first.as_deref() == Some("mcp".as_ref()) {
+            scry::mcp::main(&words)
+        } else {
+            scry::daemon::main(&words)
+        };
+    }
     let cli = Cli::parse();
     let positive = |v: f64, what: &str| {
         if v > 0.0 && v.is_finite() {

@@ -61,10 +61,10 @@ impl Repl {
             if crate::session::termination().is_some() {
                 break;
             }
-            let Some(response) = self.handle(&chunk) else {
+            let Some((body, ok)) = self.respond(&chunk) else {
                 break;
             };
-            self.write_framed(response, out)?;
+            self.write_status(&body, ok, out)?;
             // A SIGTERM during the chunk: answer it, then end (and release the target).
             if crate::session::termination().is_some() {
                 break;
@@ -117,6 +117,17 @@ impl Repl {
         }
         writeln!(out)?;
         Ok(())
+    }
+
+    /// One chunk exactly as the pipe protocol answers it: a `:command` or JavaScript, the
+    /// response cap applied (the rest kept for `:more`), the body ending in a newline unless
+    /// empty. Returns the body without its status line, and whether it succeeded; `None` for
+    /// `:quit`. Named sessions and the MCP server answer through this, so their bytes are the
+    /// pipe protocol's by construction.
+    pub fn respond(&mut self, chunk: &str) -> Option<(String, bool)> {
+        let response = self.handle(chunk)?;
+        let ok = response.ok;
+        Some((self.finished_body(response.body), ok))
     }
 
     /// One chunk: a `:command` or JavaScript. `None` means quit.
@@ -181,12 +192,22 @@ impl Repl {
         text
     }
 
-    fn write_framed(&mut self, response: Response, out: &mut impl Write) -> std::io::Result<()> {
-        let mut body = self.capped(response.body);
+    /// A response body as it is sent: capped, and ending in a newline unless empty.
+    fn finished_body(&mut self, body: String) -> String {
+        let mut body = self.capped(body);
         if !body.is_empty() && !body.ends_with('\n') {
             body.push('\n');
         }
-        let status = if response.ok { "ok" } else { "error" };
+        body
+    }
+
+    fn write_framed(&mut self, response: Response, out: &mut impl Write) -> std::io::Result<()> {
+        let body = self.finished_body(response.body);
+        self.write_status(&body, response.ok, out)
+    }
+
+    fn write_status(&self, body: &str, ok: bool, out: &mut impl Write) -> std::io::Result<()> {
+        let status = if ok { "ok" } else { "error" };
         writeln!(out, "{body}{} {status}", self.marker)?;
         out.flush()
     }

@@ -1,0 +1,233 @@
+//! The client side of named sessions: `scry session start | eval | list | stop`.
+//!
+//! Exit statuses: `eval` gives 0 for an `ok` response and 1 for `error`; every command gives 2
+//! when the session cannot be reached (no socket, connection refused, the daemon died while
+//! answering) or could not be started, with one line on stderr.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::Shutdown;
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Duration;
+
+use super::paths;
+use super::wire::{self, Verb};
+
+/// `session list` waits this long for one session's `info`.
+const INFO_TIMEOUT: Duration = Duration::from_secs(5);
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("scry: {message}");
+    ExitCode::from(2)
+}
+
+/// Whether a socket file has a daemon behind it.
+enum Probe {
+    Live,
+    /// The file exists but nothing listens (the daemon died): it was removed.
+    Stale,
+    Absent,
+}
+
+fn probe(socket: &Path) -> Result<Probe, String> {
+    if std::fs::symlink_metadata(socket).is_err() {
+        return Ok(Probe::Absent);
+    }
+    match UnixStream::connect(socket) {
+        Ok(stream) => {
+            // A polite request, so the daemon's log shows no garbage.
+            let _ = exchange(stream, Verb::Info, "", Some(INFO_TIMEOUT));
+            Ok(Probe::Live)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            remove_stale(socket);
+            Ok(Probe::Stale)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Probe::Absent),
+        Err(e) => Err(format!("cannot reach {}: {e}", socket.display())),
+    }
+}
+
+fn remove_stale(socket: &Path) {
+    let _ = std::fs::remove_file(socket);
+    let _ = std::fs::remove_file(socket.with_extension("log"));
+}
+
+/// Sends one request on `stream` and reads the whole reply; `None` when the reply has no
+/// status line (the session ended first).
+fn exchange(
+    mut stream: UnixStream,
+    verb: Verb,
+    payload: &str,
+    timeout: Option<Duration>,
+) -> Option<(String, bool)> {
+    let _ = stream.set_read_timeout(timeout);
+    stream.write_all(&wire::request(verb, payload)).ok()?;
+    stream.shutdown(Shutdown::Write).ok()?;
+    let mut bytes = Vec::new();
+    stream.read_to_end(&mut bytes).ok()?;
+    wire::parse_reply(&bytes)
+}
+
+/// Connects to session `name`, or says why not (and removes a dead session's socket).
+fn connect(name: &str) -> Result<UnixStream, ExitCode> {
+    let socket = paths::socket_path(name).map_err(fail)?;
+    match UnixStream::connect(&socket) {
+        Ok(stream) => Ok(stream),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(fail(format!(
+            "no session {name} (start one with: scry session start {name} PROGRAM)"
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            remove_stale(&socket);
+            Err(fail(format!("session {name} is gone (its daemon died)")))
+        }
+        Err(e) => Err(fail(format!("cannot reach session {name}: {e}"))),
+    }
+}
+
+/// `session start NAME ...`: `words` are the arguments after `start`, handed to the daemon.
+pub(super) fn start(name: &str, words: &[String]) -> ExitCode {
+    let (socket, log) = match (paths::socket_path(name), paths::log_path(name)) {
+        (Ok(socket), Ok(log)) => (socket, log),
+        (Err(e), _) | (_, Err(e)) => return fail(e),
+    };
+    match probe(&socket) {
+        Ok(Probe::Live) => return fail(format!("session {name} exists")),
+        Ok(Probe::Stale | Probe::Absent) => {}
+        Err(e) => return fail(e),
+    }
+    let log_file = match std::fs::File::options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&log)
+    {
+        Ok(file) => file,
+        Err(e) => return fail(format!("cannot create {}: {e}", log.display())),
+    };
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => return fail(format!("cannot find the scry executable: {e}")),
+    };
+    let mut daemon = match Command::new(exe)
+        .arg("session")
+        .arg("__serve")
+        .args(words)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log_file)
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(e) => return fail(format!("cannot start the session daemon: {e}")),
+    };
+    let mut line = String::new();
+    if let Some(out) = daemon.stdout.take() {
+        let _ = BufReader::new(out).read_line(&mut line);
+    }
+    match line.trim_end_matches('\n').split_once('\t') {
+        Some(("ok", first_stop)) => {
+            // The daemon runs on; it is not waited for.
+            println!("{first_stop}");
+            ExitCode::SUCCESS
+        }
+        Some(("error", message)) => {
+            let _ = daemon.wait();
+            fail(message)
+        }
+        _ => {
+            let _ = daemon.wait();
+            let logged = std::fs::read_to_string(&log).unwrap_or_default();
+            fail(format!(
+                "the session daemon ended before it was ready: {}",
+                logged.trim().lines().last().unwrap_or("(nothing logged)")
+            ))
+        }
+    }
+}
+
+/// `session eval NAME [-e CODE | -f FILE]`: one chunk, its response on stdout.
+pub(super) fn eval(name: &str, code: Option<String>, file: Option<String>) -> ExitCode {
+    let chunk = match (code, file) {
+        (Some(code), _) => code,
+        (None, Some(file)) => match std::fs::read(&file) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) => return fail(format!("cannot read {file}: {e}")),
+        },
+        (None, None) => {
+            let mut bytes = Vec::new();
+            if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {
+                return fail(format!("cannot read stdin: {e}"));
+            }
+            String::from_utf8_lossy(&bytes).into_owned()
+        }
+    };
+    let stream = match connect(name) {
+        Ok(stream) => stream,
+        Err(code) => return code,
+    };
+    let Some((body, ok)) = exchange(stream, Verb::Eval, &chunk, None) else {
+        return fail(format!("session {name} ended before it answered"));
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(body.as_bytes());
+    let _ = out.flush();
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// `session stop NAME`.
+pub(super) fn stop(name: &str) -> ExitCode {
+    let stream = match connect(name) {
+        Ok(stream) => stream,
+        Err(code) => return code,
+    };
+    match exchange(stream, Verb::Stop, "", None) {
+        Some((body, _)) => {
+            print!("{body}");
+            ExitCode::SUCCESS
+        }
+        None => fail(format!("session {name} ended before it answered")),
+    }
+}
+
+/// `session list`: a header and one tab-separated row per live session.
+pub(super) fn list() -> ExitCode {
+    let dir = match paths::runtime_dir() {
+        Ok(dir) => dir,
+        Err(e) => return fail(e),
+    };
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    name.strip_suffix(".sock").map(str::to_string)
+                })
+                .filter(|name| paths::check_name(name).is_ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    let mut out = String::from("name\tpid\ttarget_pid\tprogram\tstate\tidle\n");
+    for name in names {
+        let socket = dir.join(format!("{name}.sock"));
+        match UnixStream::connect(&socket) {
+            Ok(stream) => match exchange(stream, Verb::Info, "", Some(INFO_TIMEOUT)) {
+                Some((row, true)) => out.push_str(&row),
+                _ => out.push_str(&format!("{name}\t-\t-\t-\tunresponsive\t-\n")),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => remove_stale(&socket),
+            Err(_) => {}
+        }
+    }
+    print!("{out}");
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,235 @@
+//! Named sessions: a scry session that outlives the command that started it.
+//!
+//! `scry session start NAME ...` re-executes scry as a background daemon (`scry session
+//! __serve NAME ...`) that owns the target and a JavaScript engine on its main thread and
+//! listens on a Unix socket in a per-user directory; `scry session eval NAME` sends one chunk
+//! and prints its response. The daemon answers chunks one at a time, in arrival order, through
+//! the same [`Repl::respond`] as the pipe protocol, so a response is byte-for-byte what stdin
+//! mode prints for that chunk.
+//!
+//! Threads: the main thread owns ptrace and JavaScript; an accept thread and one thread per
+//! connection only read and write sockets and hand requests to the main thread over a channel.
+
+mod client;
+pub mod paths;
+mod serve;
+pub mod wire;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::inferior::Origin;
+use crate::repl::Repl;
+use crate::script::Engine;
+use crate::session::{Config, Session, SpawnSpec};
+
+/// The settings of a debugging session that the plain command line, `scry session start` and
+/// `scry mcp` share.
+#[derive(Args, Debug, Clone)]
+pub struct TargetOptions {
+    /// Seconds a cont() or step() may run before every thread is interrupted.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub timeout: f64,
+
+    /// Seconds of JavaScript execution a chunk may use.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    pub script_timeout: f64,
+
+    /// Bytes of one response before it is cut (the rest is kept for `:more`).
+    #[arg(long, value_name = "BYTES", default_value_t = 32768)]
+    pub output_limit: usize,
+
+    /// Keep address-space randomisation on for spawned programs.
+    #[arg(long)]
+    pub aslr: bool,
+
+    /// Refuse memory and register writes and signal suppression (inspection only).
+    #[arg(long)]
+    pub read_only: bool,
+}
+
+impl TargetOptions {
+    /// The session configuration, or the message for a bad value.
+    pub fn config(&self) -> Result<Config, String> {
+        Ok(Config {
+            timeout: positive_secs(self.timeout, "timeout")?,
+            script_timeout: positive_secs(self.script_timeout, "script-timeout")?,
+            output_limit: self.output_limit.max(256),
+            aslr: self.aslr,
+            read_only: self.read_only,
+            ..Config::default()
+        })
+    }
+}
+
+/// A positive, finite number of seconds from option `--what`.
+pub fn positive_secs(v: f64, what: &str) -> Result<Duration, String> {
+    if v > 0.0 && v.is_finite() {
+        Ok(Duration::from_secs_f64(v))
+    } else {
+        Err(format!("--{what} must be a positive number of seconds"))
+    }
+}
+
+/// What a session debugs.
+#[derive(Debug, Clone)]
+pub enum Target {
+    Spawn { program: String, args: Vec<String> },
+    Attach(i32),
+}
+
+/// Starts a session on `target`: the REPL that answers its chunks, and the first stop's line.
+pub fn open(config: Config, target: &Target) -> Result<(Repl, String), String> {
+    let mut session = Session::new(config);
+    let stop = match target {
+        Target::Spawn { program, args } => session.spawn(SpawnSpec {
+            program: program.clone(),
+            args: args.clone(),
+            ..Default::default()
+        }),
+        Target::Attach(pid) => session.attach(*pid),
+    }
+    .map_err(|e| e.to_string())?;
+    let engine = Engine::new(session).map_err(|e| format!("{e:#}"))?;
+    Ok((Repl::new(engine, ";;"), stop.line()))
+}
+
+/// Ends a session's hold on its target the way its origin asks (a spawned process is killed,
+/// an attached one detached and left running) and says what happened, as a stop line.
+pub fn release(repl: &mut Repl) -> String {
+    repl.engine().with_session(|s| {
+        if !s.is_live() {
+            s.release();
+            return "no live process".to_string();
+        }
+        let stop = match s.origin() {
+            Some(Origin::Attached) => s.detach(),
+            _ => s.kill(),
+        };
+        s.release();
+        match stop {
+            Ok(stop) => stop.line(),
+            Err(e) => format!("error: {e}"),
+        }
+    })
+}
+
+/// `scry session ...`: named sessions that outlive the shell command that started them.
+#[derive(Parser, Debug)]
+#[command(name = "scry session")]
+struct SessionCli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Start a background session NAME on a program (or -p PID); prints the first stop.
+    Start(StartArgs),
+    /// Evaluate one chunk (stdin to end of input, -e CODE or -f FILE) and print its response.
+    /// Exit status: 0 ok, 1 error, 2 no such session.
+    Eval(EvalArgs),
+    /// List the sessions of this user: name, daemon pid, target pid, program, state, idle time.
+    List,
+    /// End a session: a spawned target is killed, an attached one detached and left running.
+    Stop {
+        /// The session's name.
+        name: String,
+    },
+    /// The daemon itself (started by `start`).
+    #[command(name = "__serve", hide = true)]
+    Serve(StartArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+struct StartArgs {
+    /// The session's name: letters, digits, `.`, `_` and `-`.
+    name: String,
+
+    /// Attach to this running process instead of spawning one.
+    #[arg(
+        short = 'p',
+        long = "pid",
+        value_name = "PID",
+        conflicts_with = "program"
+    )]
+    pid: Option<i32>,
+
+    #[command(flatten)]
+    options: TargetOptions,
+
+    /// Seconds without an eval after which the session ends by itself (releasing its target).
+    #[arg(long, value_name = "SECS", default_value_t = 1800.0)]
+    idle_timeout: f64,
+
+    /// Program to spawn, stopped at its entry point, and its arguments.
+    #[arg(
+        value_name = "PROGRAM",
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        required_unless_present = "pid"
+    )]
+    program: Vec<String>,
+}
+
+impl StartArgs {
+    fn target(&self) -> Target {
+        match (self.pid, self.program.split_first()) {
+            (Some(pid), _) => Target::Attach(pid),
+            (None, Some((program, args))) => Target::Spawn {
+                program: program.clone(),
+                args: args.to_vec(),
+            },
+            // clap requires one of them.
+            (None, None) => Target::Spawn {
+                program: String::new(),
+                args: Vec::new(),
+            },
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+struct EvalArgs {
+    /// The session's name.
+    name: String,
+
+    /// The chunk to evaluate (instead of reading stdin).
+    #[arg(
+        short = 'e',
+        long = "eval",
+        value_name = "CODE",
+        conflicts_with = "file"
+    )]
+    code: Option<String>,
+
+    /// A file holding the chunk to evaluate.
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    file: Option<String>,
+}
+
+/// `scry session ARGS...` (`args` are the words after `session`).
+pub fn main(args: &[String]) -> ExitCode {
+    let cli = match SessionCli::try_parse_from(
+        std::iter::once("scry session".to_string()).chain(args.iter().cloned()),
+    ) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match cli.command {
+        Command::Start(start) => {
+            // The daemon gets the same words, so it parses exactly what was checked here.
+            let words = &args[1..];
+            client::start(&start.name, words)
+        }
+        Command::Eval(eval) => client::eval(&eval.name, eval.code, eval.file),
+        Command::List => client::list(),
+        Command::Stop { name } => client::stop(&name),
+        Command::Serve(start) => serve::serve(&start),
+    }
+}
