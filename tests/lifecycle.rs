@@ -125,3 +125,26 @@ fn fork_and_vfork_children_are_released_without_breakpoints() {
     assert!(out.contains("vfork child exit=0"), "{out}");
     assert_eq!(scry.ok("breakpoint.list()[0].hits"), "1");
 }
+
+#[test]
+fn runs_give_the_target_its_cpu_mask_back() {
+    let mut scry = Scry::spawn(&fixture("loop"), &["3"]);
+    let pid = scry.target_pid();
+    let before = common::proc_status_field(pid, "Cpus_allowed_list");
+    let mine = std::fs::read_to_string(format!("/proc/{}/status", scry.pid())).unwrap();
+    scry.ok("step(1000)");
+    scry.ok("breakpoint.set('add'); cont()");
+    assert_eq!(common::proc_status_field(pid, "Cpus_allowed_list"), before);
+    let mine_after = std::fs::read_to_string(format!("/proc/{}/status", scry.pid())).unwrap();
+    let field = |s: &str| {
+        s.lines()
+            .find(|l| l.starts_with("Cpus_allowed_list"))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        field(&mine_after),
+        field(&mine),
+        "scry's own mask is restored too"
+    );
+}

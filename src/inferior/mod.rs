@@ -8,6 +8,7 @@ pub mod thread;
 
 use std::collections::{BTreeMap, VecDeque};
 
+use crate::os::affinity;
 use crate::os::debugregs::{self, Access};
 use crate::os::memory::ProcMem;
 use crate::os::regs::RawRegs;
@@ -126,6 +127,8 @@ pub struct Inferior {
     pub report_threads: bool,
     /// Sites whose int3 is out of memory while a vfork child shares it.
     lifted_for_vfork: Vec<u64>,
+    /// scry's and the target's CPU masks from before a pinned run.
+    pinned: Option<(affinity::Affinity, affinity::Affinity)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,6 +155,7 @@ impl Inferior {
             dr7: 0,
             report_threads: false,
             lifted_for_vfork: Vec::new(),
+            pinned: None,
         })
     }
 

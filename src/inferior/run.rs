@@ -7,7 +7,7 @@ use super::thread::{RunState, StopKind, Thread};
 use super::{Inferior, Stop};
 use crate::os::ptrace::{self, SI_KERNEL};
 use crate::os::wait::{wait, WaitEvent, WaitOutcome};
-use crate::os::{interrupt, OsError, Tid};
+use crate::os::{affinity, interrupt, OsError, Tid};
 
 /// What to do with threads other than the one an event came from.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -30,14 +30,53 @@ enum Waited {
 pub type PassFn<'a> = &'a dyn Fn(i32) -> bool;
 
 impl Inferior {
-    /// Arms the wait deadline for a run of steps or a continue; [`disarm`](Self::disarm) ends it.
-    pub fn arm(&self, deadline: Instant) {
+    /// Arms the deadline for a run of steps or a continue; [`disarm`](Self::disarm) ends it.
+    /// A single-threaded target is pinned with scry to one core for the run (see
+    /// `os::affinity`): nothing else of the program runs meanwhile, so its behaviour is the
+    /// same, and each stop is several times cheaper.
+    pub fn arm(&mut self, deadline: Instant) {
         self.alarm
             .arm(deadline.saturating_duration_since(Instant::now()));
+        if self.threads.len() == 1 && self.pinned.is_none() {
+            self.pin_together();
+        }
     }
 
-    pub fn disarm(&self) {
+    pub fn disarm(&mut self) {
         self.alarm.disarm();
+        self.unpin();
+    }
+
+    fn pin_together(&mut self) {
+        let (Some(cpu), Some(mine)) = (affinity::current_cpu(), affinity::get(0)) else {
+            return;
+        };
+        let tid = self.selected;
+        let Some(theirs) = affinity::get(tid) else {
+            return;
+        };
+        // Only a core the program was allowed on: never widen what it may use.
+        if !theirs.allows(cpu) {
+            return;
+        }
+        let one = affinity::only(cpu);
+        if affinity::set(0, &one) && affinity::set(tid, &one) {
+            self.pinned = Some((mine, theirs));
+        } else {
+            affinity::set(0, &mine);
+        }
+    }
+
+    fn unpin(&mut self) {
+        let Some((mine, theirs)) = self.pinned.take() else {
+            return;
+        };
+        affinity::set(0, &mine);
+        // Threads created during the run inherited the pinned mask: all of them get the
+        // program's own back.
+        for tid in self.thread_ids() {
+            affinity::set(tid, &theirs);
+        }
     }
 
     /// Steps the selected thread by one instruction; the others stay stopped.

@@ -1,6 +1,7 @@
 //! The OS layer: the only place that speaks ptrace, libc and `unsafe`. Everything above sees
 //! typed requests and results.
 
+pub mod affinity;
 pub mod debugregs;
 pub mod interrupt;
 pub mod maps;

@@ -302,7 +302,7 @@ impl Session {
     }
 
     pub fn disarm(&mut self) {
-        if let Some(t) = &self.target {
+        if let Some(t) = &mut self.target {
             t.inferior.disarm();
         }
     }
