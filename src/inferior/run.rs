@@ -584,6 +584,10 @@ impl Inferior {
                 }
             }
         }
+        // A child forked during a pinned run inherited the pinned mask.
+        if let Some((_, theirs)) = &self.pinned {
+            affinity::set(child, theirs);
+        }
         match ptrace::detach(child, 0) {
             Ok(()) => Ok(()),
             Err(e) if e.is_gone() => Ok(()),
