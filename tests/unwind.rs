@@ -9,7 +9,7 @@ use common::{fixture, fixture_with, Scry};
 
 /// Names of the listed frames, innermost first (`main+0x15` -> `main`).
 fn names(scry: &mut Scry) -> Vec<String> {
-    let text = scry.ok("state.unwind().map(f => (f.inlined ? 'inlined:' : '') + (f.symbol || '??').split('+')[0]).join('|')");
+    let text = scry.ok("state.unwind({all: true}).map(f => (f.inlined ? 'inlined:' : '') + (f.symbol || '??').split('+')[0]).join('|')");
     text.split('|').map(str::to_string).collect()
 }
 
@@ -144,4 +144,21 @@ fn rust_binary_names_are_demangled() {
     assert!(names.iter().any(|n| n == "chain::main"), "{names:?}");
     let file = scry.ok("state.unwind().find(f => !f.inlined).file.split('/').pop()");
     assert_eq!(file, "chain.rs");
+}
+
+#[test]
+fn the_listing_ends_at_main_unless_asked_for_more() {
+    let mut scry = chain_at_leaf(&fixture("chain"));
+    let listing = scry.ok("state.unwind()");
+    assert!(
+        listing.lines().last().unwrap().contains(" main+"),
+        "{listing}"
+    );
+    assert!(!listing.contains("_start"), "{listing}");
+    assert!(scry.num("state.unwind({all: true}).length") > scry.num("state.unwind().length"));
+    // `max` counts physical frames; inlined calls come on top.
+    assert_eq!(
+        scry.ok("state.unwind({max: 2, all: true}).filter(f => !f.inlined).length"),
+        "2"
+    );
 }

@@ -184,23 +184,35 @@ fn insn_to_js<'js>(ctx: &Ctx<'js>, insn: &Insn, symbol: Option<String>) -> R<'js
     Ok(o.into_value())
 }
 
-/// A disassembly listing: `<symbol>:` labels where the function changes, then
-/// `address<TAB>instruction` lines.
+/// A disassembly listing. Inside a function, a `name 0xstart:` line, then one
+/// `+offset<TAB>instruction` line per instruction (the address is start + offset: the same
+/// information as a full address per line, at a third of the bytes); outside any symbol,
+/// `0xaddress<TAB>instruction`.
 fn listing(host: &Host, insns: &[Insn]) -> String {
-    let mut session = host.session.borrow_mut();
+    let session = host.session.borrow();
     let mut out = String::new();
-    let mut last_fn: Option<String> = None;
+    let mut current: Option<u64> = None;
     for insn in insns {
-        let here = session
+        let within = session
             .symbol_store()
             .symbol_at(RuntimeAddr(insn.addr))
-            .map(|(_, s, _)| s.display_name().into_owned());
-        if here.is_some() && here != last_fn {
-            let label = session.symbolize(insn.addr).unwrap_or_default();
-            out.push_str(&format!("<{label}>:\n"));
-            last_fn = here;
+            .map(|(_, sym, off)| {
+                let start = insn.addr - off;
+                (start, sym.display_name().into_owned())
+            });
+        match within {
+            Some((start, name)) => {
+                if current != Some(start) {
+                    out.push_str(&format!("{name} {start:#x}:\n"));
+                    current = Some(start);
+                }
+                out.push_str(&format!("+{:#x}\t{}\n", insn.addr - start, insn.text));
+            }
+            None => {
+                current = None;
+                out.push_str(&format!("{:#x}\t{}\n", insn.addr, insn.text));
+            }
         }
-        out.push_str(&format!("{:#x}\t{}\n", insn.addr, insn.text));
     }
     out.pop();
     out
@@ -919,17 +931,19 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
 
     let h = host.clone();
     def!("unwind", move |ctx: Ctx<'js>,
-                         max: Opt<Value<'js>>|
+                         max: Opt<Value<'js>>,
+                         all: Opt<bool>|
           -> R<'js> {
         let max = match max.0.filter(|v| !v.is_undefined() && !v.is_null()) {
             Some(v) => values::to_count(&ctx, &v, 100_000, "unwind(max)")
                 .map_err(|e| throw(&ctx, e))? as usize,
             None => 64,
         };
+        let past_main = all.0.unwrap_or(false);
         let (frames, stopped) = h
             .session
             .borrow_mut()
-            .unwind(max)
+            .unwind(max, past_main)
             .map_err(|e| throw(&ctx, e))?;
         let rows = Array::new(ctx.clone())?;
         let mut text = String::new();

@@ -201,8 +201,12 @@
     get stack() {
       return N.stack();
     },
-    unwind(max) {
-      const res = N.unwind(max);
+    unwind(max, opts) {
+      if (typeof max === 'object' && max !== null) {
+        opts = max;
+        max = max.max;
+      }
+      const res = N.unwind(max, !!(opts && opts.all));
       for (const r of res.rows) {
         hidden(r, 'registers', r.registers);
         hidden(r, 'source', r.source);
@@ -213,7 +217,7 @@
     },
     frame(n = 0) {
       if (!Number.isInteger(n) || n < 0) throw new ScryError(`state.frame(n): n must be a frame number, got ${String(n)}`);
-      const rows = N.unwind(n + 1).rows;
+      const rows = N.unwind(n + 1, true).rows;
       const f = rows[n];
       if (!f) throw new ScryError(`no frame ${n}: the stack has ${rows.length} frame${rows.length === 1 ? '' : 's'} (state.unwind() lists them)`);
       return f;
@@ -480,7 +484,16 @@
   }));
   define('thread', guard('thread', {
     list() {
-      return N.threads();
+      const rows = N.threads();
+      // A table without the mostly-empty `selected` column: the selected thread's tid is
+      // marked with `*` instead.
+      const cell = (v, key) => (v === undefined || v === null ? '' : key === 'pc' ? hex(v) : String(v));
+      const lines = ['tid\tname\tstate\tpc\tsymbol'];
+      for (const t of rows) {
+        lines.push([t.tid + (t.selected ? '*' : ''), t.name, t.state, t.pc, t.symbol].map((v, i) => cell(v, i === 3 ? 'pc' : '')).join('\t'));
+      }
+      hidden(rows, LINE, lines.join('\n'));
+      return rows;
     },
     select(tid) {
       N.thread_select(tid);

@@ -711,7 +711,13 @@ impl Session {
 
     /// The selected thread's call stack from CFI (frame-pointer fallback), innermost first,
     /// with inlined calls as frames of their own; and why it ended early, if it did.
-    pub fn unwind(&mut self, max_frames: usize) -> Result<(Vec<FrameRow>, Option<String>)> {
+    /// Like a debugger's backtrace, the listing ends at `main` unless `past_main`: the C
+    /// runtime's start-up frames below it are rarely what anyone looks for.
+    pub fn unwind(
+        &mut self,
+        max_frames: usize,
+        past_main: bool,
+    ) -> Result<(Vec<FrameRow>, Option<String>)> {
         let regs = self.regs()?;
         let mut frame0 = UnwindRegs::default();
         for (dwarf, value) in [
@@ -791,6 +797,18 @@ impl Session {
                     inlined: loc.inlined,
                     ..base.clone()
                 });
+            }
+        }
+        if !past_main {
+            let is_main = |r: &FrameRow| {
+                !r.inlined
+                    && r.symbol
+                        .as_deref()
+                        .is_some_and(|s| s.split('+').next() == Some("main"))
+            };
+            if let Some(at) = rows.iter().position(is_main) {
+                rows.truncate(at + 1);
+                return Ok((rows, None));
             }
         }
         Ok((rows, stopped))

@@ -71,11 +71,12 @@ fn formatter() -> IntelFormatter {
     o.set_leading_zeros(false);
     o.set_branch_leading_zeros(false);
     o.set_show_branch_size(false);
-    o.set_space_after_operand_separator(true);
-    // gdb style: `dword ptr [rip+0x2ed6]`, with the absolute target added as a comment. An
-    // explicit operand size saves the reader from inferring it from the register.
+    // Terse, no information lost: `mov [rbp-0x4],edi` (the register gives the size; an
+    // explicit `dword ptr` appears only where nothing else does, e.g. with an immediate), and
+    // rip-relative operands keep the absolute target as a `# 0x... <sym>` comment.
+    o.set_space_after_operand_separator(false);
     o.set_rip_relative_addresses(true);
-    o.set_memory_size_options(MemorySizeOptions::Always);
+    o.set_memory_size_options(MemorySizeOptions::Minimal);
     fmt
 }
 
@@ -155,7 +156,7 @@ mod tests {
     fn prologue() {
         let insns = disassemble(&[0x55, 0x48, 0x89, 0xe5, 0xc3], 0x401000, 10, &no_syms);
         let texts: Vec<&str> = insns.iter().map(|i| i.text.as_str()).collect();
-        assert_eq!(texts, ["push rbp", "mov rbp, rsp", "ret"]);
+        assert_eq!(texts, ["push rbp", "mov rbp,rsp", "ret"]);
         assert_eq!(insns[1].addr, 0x401001);
         assert_eq!(insns[1].len, 3);
         assert_eq!(insns[1].bytes, [0x48, 0x89, 0xe5]);
@@ -185,10 +186,7 @@ mod tests {
         let bytes = [0x8b, 0x05, 0xd6, 0x2e, 0x00, 0x00];
         let resolve = |a: u64| (a == 0x40400c).then(|| "counter".to_string());
         let insns = disassemble(&bytes, 0x401130, 1, &resolve);
-        assert_eq!(
-            insns[0].text,
-            "mov eax, dword ptr [rip+0x2ed6]  # 0x40400c <counter>"
-        );
+        assert_eq!(insns[0].text, "mov eax,[rip+0x2ed6]  # 0x40400c <counter>");
     }
 
     #[test]
