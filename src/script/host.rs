@@ -40,6 +40,9 @@ pub struct Host {
     pub js_deadline: Rc<Cell<Option<Instant>>>,
     /// Deadline of the run (`cont`/`step`) in progress.
     pub run_deadline: Cell<Option<Instant>>,
+    /// The latest stop of a run, booked but not yet described: its line is made only if
+    /// the script ends up returning or printing it.
+    pub last_stop: RefCell<Option<crate::session::StopInfo>>,
 }
 
 impl Host {
@@ -49,6 +52,7 @@ impl Host {
             response: RefCell::new(Response::default()),
             js_deadline: Rc::new(Cell::new(None)),
             run_deadline: Cell::new(None),
+            last_stop: RefCell::new(None),
         })
     }
 

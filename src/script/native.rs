@@ -116,13 +116,24 @@ impl Kind {
 }
 
 fn stop_to_js<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
+    let v = stop_to_js_fields(ctx, info)?;
+    if let Some(o) = v.as_object() {
+        if let Some(sym) = &info.symbol {
+            o.set("symbol", sym.as_str())?;
+        }
+        if let Some((done, _)) = info.steps {
+            o.set("steps", done as f64)?;
+        }
+        o.set("line", info.line())?;
+    }
+    Ok(v)
+}
+
+fn stop_to_js_fields<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
     let o = Object::new(ctx.clone())?;
     o.set("reason", info.reason().as_str())?;
     if let Some(pc) = info.pc {
         o.set("pc", u64_to_js(ctx, pc)?)?;
-    }
-    if let Some(sym) = &info.symbol {
-        o.set("symbol", sym.as_str())?;
     }
     if let Some(tid) = info.tid {
         o.set("tid", tid)?;
@@ -142,9 +153,6 @@ fn stop_to_js<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
     if let Some(code) = info.exit_code {
         o.set("code", code)?;
     }
-    if let Some((done, _)) = info.steps {
-        o.set("steps", done as f64)?;
-    }
     if let Some(w) = &info.watch {
         o.set("watchpoint_id", w.id)?;
         if let Some(name) = &w.name {
@@ -163,8 +171,12 @@ fn stop_to_js<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
             o.set("insn", text.as_str())?;
         }
     }
-    o.set("line", info.line())?;
     Ok(o.into_value())
+}
+
+/// A stop as a listener sees it: the fields, no symbol and no line (made on demand).
+fn event_to_js<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
+    stop_to_js_fields(ctx, info)
 }
 
 fn insn_to_js<'js>(ctx: &Ctx<'js>, insn: &Insn, symbol: Option<String>) -> R<'js> {
@@ -647,7 +659,10 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
         let started = Instant::now();
         let info = h.session.borrow_mut().step(deadline);
         finish_run(&h, started);
-        stop_to_js(&ctx, &info.map_err(|e| throw(&ctx, e))?)
+        let info = info.map_err(|e| throw(&ctx, e))?;
+        let rec = event_to_js(&ctx, &info);
+        *h.last_stop.borrow_mut() = Some(info);
+        rec
     });
 
     let h = host.clone();
@@ -659,7 +674,43 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
         let started = Instant::now();
         let info = h.session.borrow_mut().cont(deadline);
         finish_run(&h, started);
-        stop_to_js(&ctx, &info.map_err(|e| throw(&ctx, e))?)
+        let info = info.map_err(|e| throw(&ctx, e))?;
+        let rec = event_to_js(&ctx, &info);
+        *h.last_stop.borrow_mut() = Some(info);
+        rec
+    });
+
+    let h = host.clone();
+    def!(
+        "last_stop_line",
+        move |ctx: Ctx<'js>| -> rquickjs::Result<String> {
+            let mut info = h
+                .last_stop
+                .borrow()
+                .clone()
+                .ok_or_else(|| throw(&ctx, "internal: no stop to describe"))?;
+            h.session.borrow_mut().describe(&mut info);
+            Ok(info.line())
+        }
+    );
+
+    // The described form (symbol, line) of the latest stop of a run, for the one that is
+    // returned to the user. `done`/`asked`: the step counts of a step(n) batch.
+    let h = host.clone();
+    def!("last_stop", move |ctx: Ctx<'js>,
+                            done: Opt<f64>,
+                            asked: Opt<f64>|
+          -> R<'js> {
+        let mut info = h
+            .last_stop
+            .borrow()
+            .clone()
+            .ok_or_else(|| throw(&ctx, "internal: no stop to describe"))?;
+        h.session.borrow_mut().describe(&mut info);
+        if let (Some(done), Some(asked)) = (done.0, asked.0) {
+            info.steps = Some((done as u64, asked as u64));
+        }
+        stop_to_js(&ctx, &info)
     });
 
     // step(n) with nobody listening: the whole batch without entering JS.

@@ -278,13 +278,29 @@
     return i >= 0;
   }
   let inListener = 0;
+  // What every event has besides its own fields, computed only when a listener asks.
+  const EventProto = {
+    get state() {
+      return state;
+    },
+    get prev() {
+      return prev;
+    },
+    get stop_reason() {
+      return this.reason;
+    },
+    get symbol() {
+      return this.pc === undefined ? undefined : N.symbol_at(this.pc);
+    },
+    get line() {
+      return N.last_stop_line();
+    },
+  };
   function dispatch(type, stop) {
     const ls = listeners[type];
     if (!ls || ls.length === 0) return undefined;
-    const ev = Object.assign({}, stop);
-    ev.stop_reason = stop.reason;
-    ev.state = state;
-    ev.prev = prev;
+    const ev = stop;
+    if (Object.getPrototypeOf(ev) !== EventProto) Object.setPrototypeOf(ev, EventProto);
     if (type === 'signal') ev.deliver = true;
     let verdict;
     inListener++;
@@ -294,7 +310,7 @@
         try {
           r = fn(ev);
         } catch (err) {
-          const where = ` [in ${type} listener; target stopped: ${stop.line}]`;
+          const where = ` [in ${type} listener; target stopped: ${N.last_stop_line()}]`;
           if (err instanceof Error) {
             err.message += where;
             throw err;
@@ -313,10 +329,8 @@
 
   // Thread events are stops only for thread listeners, and only if one says 'stop'.
   function threadEvent(stop) {
-    const ev = Object.assign({}, stop);
-    ev.kind = stop.reason === 'thread_start' ? 'start' : 'exit';
-    hidden(ev, 'line', stop.line);
-    return dispatch('thread', ev);
+    stop.kind = stop.reason === 'thread_start' ? 'start' : 'exit';
+    return dispatch('thread', stop);
   }
 
   // ---- running ---------------------------------------------------------------------------
@@ -329,12 +343,6 @@
     if (opts === undefined) return undefined;
     if (typeof opts !== 'object' || opts === null) throw new TypeError('options must be an object such as {timeout: 5}');
     return opts.timeout;
-  }
-  function withSteps(line, done, asked) {
-    const m = line.match(/ \[\d+ bytes of output\]$/);
-    const tail = m ? m[0] : '';
-    const head = tail ? line.slice(0, -tail.length) : line;
-    return `${head} [${done} of ${asked} steps]${tail}`;
   }
   function step(n = 1, opts) {
     noReentry('step');
@@ -369,9 +377,7 @@
         }
         break;
       }
-      stop.steps = done;
-      if (n !== 1 || done !== 1) stop.line = withSteps(stop.line, done, n);
-      return asStop(stop);
+      return asStop(N.last_stop(done, n));
     } finally {
       N.run_end();
     }
@@ -384,13 +390,13 @@
         const stop = N.cont_one();
         const r = stop.reason;
         if (r === 'thread_start' || r === 'thread_exit') {
-          if (threadEvent(stop) === 'stop') return asStop(stop);
+          if (threadEvent(stop) === 'stop') return asStop(N.last_stop());
           continue;
         }
         const type = r === 'exited' || r === 'killed' ? 'exit' : r;
         const verdict = dispatch(type, stop);
         if (verdict === 'continue' && (r === 'breakpoint' || r === 'watchpoint' || r === 'signal')) continue;
-        return asStop(stop);
+        return asStop(N.last_stop());
       }
     } finally {
       N.run_end();

@@ -316,9 +316,11 @@ impl Session {
         Ok(stop)
     }
 
+    /// One step, booked but not described (see [`describe`](Self::describe)): per-event
+    /// work stays minimal when listeners run at every stop.
     pub fn step(&mut self, deadline: Instant) -> Result<StopInfo> {
         let stop = self.step_raw(deadline)?;
-        self.finish_stop(stop)
+        self.book_stop(stop)
     }
 
     pub fn cont(&mut self, deadline: Instant) -> Result<StopInfo> {
@@ -327,7 +329,7 @@ impl Session {
         loop {
             let stop = self.inferior_for_run()?.cont(deadline, &pass)?;
             self.after_raw(stop);
-            let info = self.finish_stop(stop)?;
+            let info = self.book_stop(stop)?;
             // A watch hit nobody reports (a write on a read watch) is not a stop.
             if matches!(stop, Stop::Watchpoint { .. }) && info.reason() != Reason::Watchpoint {
                 continue;
@@ -350,6 +352,27 @@ impl Session {
 
     /// Turns a raw stop into the user's view of it, counting breakpoint hits.
     pub fn finish_stop(&mut self, stop: Stop) -> Result<StopInfo> {
+        let mut info = self.book_stop(stop)?;
+        self.describe(&mut info);
+        Ok(info)
+    }
+
+    /// What a stop needs only when someone reads its line: the symbol, whether to show the
+    /// thread, and the output waiting in `output()`.
+    pub fn describe(&mut self, info: &mut StopInfo) {
+        if let Some(pc) = info.pc {
+            info.symbol = self.symbolize(pc);
+        }
+        info.show_tid = self
+            .target
+            .as_ref()
+            .is_some_and(|t| t.inferior.thread_ids().len() > 1);
+        self.settle_output();
+        info.unread_output = self.capture.lock().map(|c| c.unread()).unwrap_or(0);
+    }
+
+    /// Books a stop: its reason and pc, breakpoint hit counts, watchpoint values.
+    pub fn book_stop(&mut self, stop: Stop) -> Result<StopInfo> {
         let mut info = StopInfo {
             tid: stop.tid(),
             ..Default::default()
@@ -403,16 +426,8 @@ impl Session {
             self.target = None;
             self.forget_process();
         } else if !dead {
-            let pc = self.pc()?;
-            info.pc = Some(pc);
-            info.symbol = self.symbolize(pc);
-            info.show_tid = self
-                .target
-                .as_ref()
-                .is_some_and(|t| t.inferior.thread_ids().len() > 1);
+            info.pc = Some(self.pc()?);
         }
-        self.settle_output();
-        info.unread_output = self.capture.lock().map(|c| c.unread()).unwrap_or(0);
         Ok(info)
     }
 
