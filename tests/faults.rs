@@ -333,3 +333,21 @@ fn allocation_bomb_and_deep_recursion_leave_the_session_usable() {
     assert_eq!(scry.ok("[1, 2, 3].map(x => x * 2).join(',')"), "2,4,6");
     assert!(scry.ok("state.pc").len() > 2);
 }
+
+#[test]
+fn every_signal_of_a_storm_is_seen_once_and_delivered() {
+    let mut scry = Scry::spawn(&fixture("sigstorm"), &[]);
+    // Make SIGALRM a stopping signal and count each one in a listener that lets it through.
+    scry.ok("handle_signal('SIGALRM', 'stop'); ctx.n = 0; addEventListener('signal', e => { if (e.signal === 'SIGALRM') ctx.n++; return 'continue' })");
+    scry.ok("breakpoint.set('checkpoint'); addEventListener('breakpoint', () => 'continue')");
+    assert!(scry
+        .ok("cont({timeout: 60})")
+        .starts_with("exited with code 0"));
+    let n = delivered(&scry.ok("output()"));
+    assert!(n > 20, "{n}");
+    assert_eq!(
+        scry.num("ctx.n"),
+        n,
+        "scry saw exactly the signals the program received"
+    );
+}
