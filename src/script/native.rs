@@ -15,7 +15,7 @@ use crate::os::regs::{self, REGISTER_NAMES};
 use crate::os::signals;
 use crate::session::stop::le_value;
 use crate::session::watchpoints::WatchKind;
-use crate::session::{BreakpointRef, SignalMode, SpawnSpec, StopInfo};
+use crate::session::{BreakpointRef, Session, SignalMode, SpawnSpec, StopInfo};
 use crate::symbols::{Insn, RuntimeAddr, SymKind};
 
 type R<'js> = rquickjs::Result<Value<'js>>;
@@ -232,6 +232,26 @@ fn listing(host: &Host, insns: &[Insn]) -> String {
 
 fn finish_run(host: &Host, started: Instant) {
     host.credit(started.elapsed());
+}
+
+/// One leg of a run (a step or a continue up to the next event) within the run's deadline.
+/// The stop is booked, kept for `last_stop`, and handed to JS with its fields only.
+fn run_one<'js>(
+    ctx: &Ctx<'js>,
+    host: &Host,
+    leg: fn(&mut Session, Instant) -> crate::session::Result<StopInfo>,
+) -> R<'js> {
+    let deadline = host
+        .run_deadline
+        .get()
+        .ok_or_else(|| throw(ctx, "internal: no run in progress"))?;
+    let started = Instant::now();
+    let info = leg(&mut host.session.borrow_mut(), deadline);
+    finish_run(host, started);
+    let info = info.map_err(|e| throw(ctx, e))?;
+    let rec = event_to_js(ctx, &info);
+    *host.last_stop.borrow_mut() = Some(info);
+    rec
 }
 
 /// Defines every native function on a fresh object.
@@ -652,32 +672,12 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
 
     let h = host.clone();
     def!("step_one", move |ctx: Ctx<'js>| -> R<'js> {
-        let deadline = h
-            .run_deadline
-            .get()
-            .ok_or_else(|| throw(&ctx, "internal: no run in progress"))?;
-        let started = Instant::now();
-        let info = h.session.borrow_mut().step(deadline);
-        finish_run(&h, started);
-        let info = info.map_err(|e| throw(&ctx, e))?;
-        let rec = event_to_js(&ctx, &info);
-        *h.last_stop.borrow_mut() = Some(info);
-        rec
+        run_one(&ctx, &h, Session::step)
     });
 
     let h = host.clone();
     def!("cont_one", move |ctx: Ctx<'js>| -> R<'js> {
-        let deadline = h
-            .run_deadline
-            .get()
-            .ok_or_else(|| throw(&ctx, "internal: no run in progress"))?;
-        let started = Instant::now();
-        let info = h.session.borrow_mut().cont(deadline);
-        finish_run(&h, started);
-        let info = info.map_err(|e| throw(&ctx, e))?;
-        let rec = event_to_js(&ctx, &info);
-        *h.last_stop.borrow_mut() = Some(info);
-        rec
+        run_one(&ctx, &h, Session::cont)
     });
 
     let h = host.clone();
