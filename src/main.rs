@@ -1,9 +1,10 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use scry::daemon::TargetOptions;
 use scry::repl::Repl;
 use scry::script::Engine;
-use scry::session::{Config, Session, SpawnSpec};
+use scry::session::{Session, SpawnSpec};
 
 /// A Linux x86-64 debugger scripted in JavaScript, for LLM agents and their harnesses.
 ///
@@ -15,7 +16,15 @@ use scry::session::{Config, Session, SpawnSpec};
 /// `scry mcp` serves the Model Context Protocol on stdio. (A program named `session` or `mcp`
 /// is spawned with `scry -- session`.)
 #[derive(Parser, Debug)]
-#[command(name = "scry", version, about, long_about = None)]
+#[command(
+    name = "scry",
+    version,
+    about,
+    long_about = None,
+    after_help = "Piped: end each chunk with a line `;;`; each response ends with `;; ok` or `;; error`.\n\
+                  Also: `scry session start|eval|list|stop` (sessions across shell calls), `scry mcp` (MCP on stdio).\n\
+                  Inside: help() lists the JavaScript API."
+)]
 struct Cli {
     /// Attach to this running process instead of spawning one.
     #[arg(
@@ -30,26 +39,8 @@ struct Cli {
     #[arg(short = 'x', long = "script", value_name = "FILE")]
     scripts: Vec<String>,
 
-    /// Seconds a cont() or step() may run before every thread is interrupted.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
-    timeout: f64,
-
-    /// Seconds of JavaScript execution a chunk may use.
-    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
-    script_timeout: f64,
-
-    /// Bytes of one response before it is cut (the rest is kept for `:more`).
-    #[arg(long, value_name = "BYTES", default_value_t = 32768)]
-    output_limit: usize,
-
-    /// Keep address-space randomisation on for spawned programs (off by default, so
-    /// addresses are the same on every run).
-    #[arg(long)]
-    aslr: bool,
-
-    /// Refuse memory and register writes and signal suppression (inspection only).
-    #[arg(long)]
-    read_only: bool,
+    #[command(flatten)]
+    options: TargetOptions,
 
     /// The chunk terminator and status-line prefix of the pipe protocol.
     #[arg(long, value_name = "STR", default_value = ";;")]
@@ -82,36 +73,16 @@ fn main() -> ExitCode {
         };
     }
     let cli = Cli::parse();
-    let positive = |v: f64, what: &str| {
-        if v > 0.0 && v.is_finite() {
-            Ok(std::time::Duration::from_secs_f64(v))
-        } else {
-            Err(format!(
-                "scry: --{what} must be a positive number of seconds"
-            ))
-        }
-    };
-    let (timeout, script_timeout) = match (
-        positive(cli.timeout, "timeout"),
-        positive(cli.script_timeout, "script-timeout"),
-    ) {
-        (Ok(a), Ok(b)) => (a, b),
-        (Err(e), _) | (_, Err(e)) => {
-            eprintln!("{e}");
-            return ExitCode::from(2);
-        }
-    };
     if cli.marker.is_empty() || cli.marker.contains('\n') {
         eprintln!("scry: --marker must be a non-empty single line");
         return ExitCode::from(2);
     }
-    let config = Config {
-        timeout,
-        script_timeout,
-        output_limit: cli.output_limit.max(256),
-        aslr: cli.aslr,
-        read_only: cli.read_only,
-        ..Config::default()
+    let config = match cli.options.config() {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("scry: {e}");
+            return ExitCode::from(2);
+        }
     };
     let mut session = Session::new(config);
     let first_stop = if let Some(pid) = cli.pid {
