@@ -694,6 +694,26 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
         }
     );
 
+    // The instruction that made the latest watchpoint stop's access.
+    let h = host.clone();
+    def!("watch_culprit", move |ctx: Ctx<'js>| -> R<'js> {
+        let mut last = h.last_stop.borrow_mut();
+        let info = last
+            .as_mut()
+            .ok_or_else(|| throw(&ctx, "internal: no stop"))?;
+        h.session.borrow_mut().find_culprit(info);
+        let o = Object::new(ctx.clone())?;
+        if let Some(w) = &info.watch {
+            if let Some(at) = w.insn_addr {
+                o.set("insn_addr", u64_to_js(&ctx, at)?)?;
+            }
+            if let Some(text) = &w.insn_text {
+                o.set("insn", text.as_str())?;
+            }
+        }
+        Ok(o.into_value())
+    });
+
     // The described form (symbol, line) of the latest stop of a run, for the one that is
     // returned to the user. `done`/`asked`: the step counts of a step(n) batch.
     let h = host.clone();

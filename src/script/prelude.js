@@ -295,6 +295,12 @@
     get line() {
       return N.last_stop_line();
     },
+    get insn() {
+      return this.reason === 'watchpoint' ? N.watch_culprit().insn : undefined;
+    },
+    get insn_addr() {
+      return this.reason === 'watchpoint' ? N.watch_culprit().insn_addr : undefined;
+    },
   };
   function dispatch(type, stop) {
     const ls = listeners[type];

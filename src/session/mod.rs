@@ -360,6 +360,7 @@ impl Session {
     /// What a stop needs only when someone reads its line: the symbol, whether to show the
     /// thread, and the output waiting in `output()`.
     pub fn describe(&mut self, info: &mut StopInfo) {
+        self.find_culprit(info);
         if let Some(pc) = info.pc {
             info.symbol = self.symbolize(pc);
         }
@@ -1076,21 +1077,37 @@ impl Session {
                 continue;
             };
             if report.is_none() {
-                let (insn_addr, insn_text) = self.culprit(w.addr, w.len)?;
+                // The culprit instruction is found when someone asks (see `find_culprit`).
                 report = Some(WatchReport {
                     id: hit.id,
                     name: w.name.clone(),
                     is_write: hit.is_write,
                     addr: w.addr,
+                    len: w.len,
                     old: hit.old,
                     new: hit.new,
-                    insn_addr,
-                    insn_text,
-                    insn_symbol: insn_addr.and_then(|a| self.symbolize(a)),
+                    ..WatchReport::default()
                 });
             }
         }
         Ok(report)
+    }
+
+    /// Finds the instruction that made a watchpoint's access, once, while the target is still
+    /// at that stop (decoding it costs more than the stop itself, so only on demand).
+    pub fn find_culprit(&mut self, info: &mut StopInfo) {
+        let Some(w) = info.watch.as_mut() else { return };
+        if w.culprit_searched || !self.is_live() {
+            return;
+        }
+        w.culprit_searched = true;
+        let (addr, len) = (w.addr, w.len);
+        if let Ok((insn_addr, insn_text)) = self.culprit(addr, len) {
+            let insn_symbol = insn_addr.and_then(|a| self.symbolize(a));
+            if let Some(w) = info.watch.as_mut() {
+                (w.insn_addr, w.insn_text, w.insn_symbol) = (insn_addr, insn_text, insn_symbol);
+            }
+        }
     }
 
     /// The instruction that made the access: the trap leaves pc just past it.

@@ -72,12 +72,15 @@ pub struct WatchReport {
     /// x86 reports accesses, not their kind: a changed value is a write, else a read.
     pub is_write: bool,
     pub addr: u64,
+    pub len: u64,
     pub old: Vec<u8>,
     pub new: Vec<u8>,
     /// The instruction that made the access (the trap leaves pc after it).
     pub insn_addr: Option<u64>,
     pub insn_text: Option<String>,
     pub insn_symbol: Option<String>,
+    /// `insn_*` were looked for (they stay `None` if nothing plausible was found).
+    pub culprit_searched: bool,
 }
 
 /// Little-endian bytes as an integer (watched values are 1 to 8 bytes).
