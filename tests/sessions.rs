@@ -176,7 +176,7 @@ fn state_lives_across_separate_commands() {
     );
     let stop = rt.ok("across", "cont()");
     assert!(stop.starts_with("breakpoint 1 at 0x"), "{stop}");
-    assert!(stop.ends_with(" add"), "{stop}");
+    assert!(stop.ends_with(" add loop.c:7"), "{stop}");
     assert_eq!(rt.ok("across", "ctx.note"), "set in call 1");
     assert_eq!(rt.ok("across", "state.registers.rdi"), "0");
 

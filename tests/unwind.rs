@@ -162,3 +162,25 @@ fn the_listing_ends_at_main_unless_asked_for_more() {
         "2"
     );
 }
+
+#[test]
+fn stops_name_their_source_line_and_source_shows_it() {
+    let mut scry = chain_at_leaf(&fixture("chain"));
+    let stop = scry.ok("cont()");
+    // A second hit: through the signal handler this time; the line names the source position.
+    assert!(
+        stop.starts_with("signal SIGUSR1") || stop.contains(" leaf chain.c:8"),
+        "{stop}"
+    );
+    let mut again = chain_at_leaf(&fixture("chain"));
+    assert_eq!(
+        again.ok("ctx.s = state.source(1); ctx.s.split('\\n')[0].split('/').pop()"),
+        "chain.c:8"
+    );
+    let lines = again.ok("ctx.s.split('\\n').slice(1).join('|')");
+    assert_eq!(
+        lines,
+        " 7\t|>8\t__attribute__((noinline)) void leaf(int x) {| 9\t    sink = x;"
+    );
+    assert!(again.err("state.source(2000)").contains("source(n)"));
+}

@@ -153,6 +153,9 @@ fn stop_to_js_fields<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
     if let Some(code) = info.exit_code {
         o.set("code", code)?;
     }
+    if let Some(src) = &info.source {
+        o.set("source", src.as_str())?;
+    }
     if let Some(w) = &info.watch {
         o.set("watchpoint_id", w.id)?;
         if let Some(name) = &w.name {
@@ -1051,6 +1054,29 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
         o.set("rows", rows)?;
         o.set("text", text)?;
         Ok(o.into_value())
+    });
+
+    let h = host.clone();
+    def!("source", move |ctx: Ctx<'js>,
+                         context: Opt<Value<'js>>|
+          -> rquickjs::Result<String> {
+        let context = match context.0.filter(|v| !v.is_undefined() && !v.is_null()) {
+            Some(v) => {
+                values::to_count(&ctx, &v, 1000, "source(n)").map_err(|e| throw(&ctx, e))? as u32
+            }
+            None => 5,
+        };
+        let (path, line, rows) = h
+            .session
+            .borrow_mut()
+            .source_lines(context)
+            .map_err(|e| throw(&ctx, e))?;
+        let mut out = format!("{path}:{line}");
+        for (n, text) in rows {
+            let mark = if n == line { '>' } else { ' ' };
+            out.push_str(&format!("\n{mark}{n}\t{text}"));
+        }
+        Ok(out)
     });
 
     let h = host.clone();

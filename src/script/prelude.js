@@ -201,6 +201,9 @@
     get stack() {
       return N.stack();
     },
+    source(n) {
+      return N.source(n);
+    },
     unwind(max, opts) {
       if (typeof max === 'object' && max !== null) {
         opts = max;

@@ -363,6 +363,12 @@ impl Session {
         self.find_culprit(info);
         if let Some(pc) = info.pc {
             info.symbol = self.symbolize(pc);
+            // Where in the source, like a debugger's stop message. Not at the entry stop:
+            // `_start` has no lines, and looking would parse the program's DWARF before
+            // anyone asked for it.
+            if info.reason() != Reason::Entry {
+                info.source = self.source_position(pc);
+            }
         }
         info.show_tid = self
             .target
@@ -828,6 +834,42 @@ impl Session {
             }
         }
         Ok((rows, stopped))
+    }
+
+    /// `loop.c:15` for an address (the innermost inlined position), if line tables say.
+    pub fn source_position(&self, pc: u64) -> Option<String> {
+        let loc = self.symbols.locations(RuntimeAddr(pc)).into_iter().next()?;
+        let file = loc.file?;
+        let short = file.rsplit('/').next().unwrap_or(&file).to_string();
+        Some(match loc.line {
+            Some(n) => format!("{short}:{n}"),
+            None => short,
+        })
+    }
+
+    /// Source lines around the selected thread's pc: `(path, line, [(number, text)])`.
+    pub fn source_lines(&mut self, context: u32) -> Result<(String, u32, Vec<(u32, String)>)> {
+        let pc = self.pc()?;
+        let loc = self
+            .symbols
+            .locations(RuntimeAddr(pc))
+            .into_iter()
+            .next()
+            .filter(|l| l.file.is_some() && l.line.is_some())
+            .ok_or_else(|| SessionError::Invalid(format!("no line information for {pc:#x}")))?;
+        let (path, line) = (loc.file.unwrap_or_default(), loc.line.unwrap_or(0));
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            SessionError::Invalid(format!("{path}:{line}: cannot read the source: {e}"))
+        })?;
+        let first = line.saturating_sub(context).max(1);
+        let rows = text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| (i as u32 + 1, l))
+            .filter(|(n, _)| *n >= first && *n <= line + context)
+            .map(|(n, l)| (n, l.chars().take(200).collect()))
+            .collect();
+        Ok((path, line, rows))
     }
 
     /// `main+0x1f` for a return address: named by the call (`lookup`, one byte back) so a

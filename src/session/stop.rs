@@ -62,6 +62,8 @@ pub struct StopInfo {
     /// Show the thread: the process has more than one.
     pub show_tid: bool,
     pub watch: Option<WatchReport>,
+    /// `loop.c:15`: the source position of pc, when the module has line information.
+    pub source: Option<String>,
 }
 
 /// What a watchpoint hit saw.
@@ -158,6 +160,9 @@ impl StopInfo {
             let _ = write!(s, " at {pc:#x}");
             if let Some(sym) = &self.symbol {
                 let _ = write!(s, " {sym}");
+            }
+            if let Some(src) = &self.source {
+                let _ = write!(s, " {src}");
             }
         }
         if self.show_tid {
