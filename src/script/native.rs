@@ -1066,11 +1066,12 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
             }
             None => 5,
         };
-        let (path, line, rows) = h
+        let view = h
             .session
             .borrow_mut()
             .source_lines(context)
             .map_err(|e| throw(&ctx, e))?;
+        let (path, line, rows) = (view.path, view.line, view.rows);
         let mut out = format!("{path}:{line}");
         for (n, text) in rows {
             let mark = if n == line { '>' } else { ' ' };

@@ -117,6 +117,13 @@ pub struct FrameRow {
     pub source: &'static str,
 }
 
+/// `state.source()`: the file, pc's line, and the numbered lines around it.
+pub struct SourceView {
+    pub path: String,
+    pub line: u32,
+    pub rows: Vec<(u32, String)>,
+}
+
 /// One row of `thread.list()`.
 #[derive(Debug, Clone)]
 pub struct ThreadRow {
@@ -847,8 +854,8 @@ impl Session {
         })
     }
 
-    /// Source lines around the selected thread's pc: `(path, line, [(number, text)])`.
-    pub fn source_lines(&mut self, context: u32) -> Result<(String, u32, Vec<(u32, String)>)> {
+    /// Source lines around the selected thread's pc.
+    pub fn source_lines(&mut self, context: u32) -> Result<SourceView> {
         let pc = self.pc()?;
         let loc = self
             .symbols
@@ -869,7 +876,7 @@ impl Session {
             .filter(|(n, _)| *n >= first && *n <= line + context)
             .map(|(n, l)| (n, l.chars().take(200).collect()))
             .collect();
-        Ok((path, line, rows))
+        Ok(SourceView { path, line, rows })
     }
 
     /// `main+0x1f` for a return address: named by the call (`lookup`, one byte back) so a
