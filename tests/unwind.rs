@@ -184,3 +184,28 @@ fn stops_name_their_source_line_and_source_shows_it() {
     );
     assert!(again.err("state.source(2000)").contains("source(n)"));
 }
+
+#[test]
+fn breakpoints_by_file_and_line() {
+    let program = fixture("chain");
+    let mut scry = Scry::spawn(&program, &[]);
+    // `sink = x;` inside leaf() is line 9 of fixtures/chain.c.
+    scry.ok("breakpoint.set('chain.c:9')");
+    let stop = scry.ok("cont()");
+    assert!(
+        stop.starts_with("breakpoint 1 at ")
+            && stop.contains(" leaf+")
+            && stop.ends_with(" chain.c:9"),
+        "{stop}"
+    );
+    // The address is inside leaf, after its prologue, and a longer path suffix works too.
+    let leaf = scry.num("symbol('leaf')");
+    let at = scry.num("symbol('fixtures/chain.c:9')");
+    assert!(at > leaf && at < leaf + 64, "{at:#x} vs leaf {leaf:#x}");
+    assert_eq!(scry.num("state.pc"), at);
+    let missing = scry.err("breakpoint.set('chain.c:2')");
+    assert!(missing.contains("no code for chain.c:2"), "{missing}");
+    assert!(scry
+        .err("breakpoint.set('other.c:9')")
+        .contains("no code for other.c:9"));
+}

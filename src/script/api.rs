@@ -43,7 +43,7 @@ pub const API: &[Entry] = &[
     e("state", "state.unwind(max=64) / state.frame(n)", "[{frame, pc, sp, symbol, file, line}]; frame(n).registers"),
     e("state", "prev", "previous stop's reads, same shape (undefined if unread)"),
     e("state", "symbol(expr) / symbols(filter?, limit=200)", "address of 'main+0x10', 'libc:puts'; listing"),
-    e("break", "breakpoint.set(where, name?)", "-> id; remove(id|name); list()"),
+    e("break", "breakpoint.set(where, name?)", "where: addr, 'sym+off' or 'file.c:line'; -> id; remove(id|name); list()"),
     e("break", "watchpoint.set(where, 'w'|'rw'|'r', name?, {len}?)", "hardware, 4 slots; remove(id|name); list()"),
     e("events", "addEventListener(type, fn)", "step breakpoint watchpoint signal thread exit; removeEventListener"),
     e("events", "fn(e)", "e: state prev stop_reason pc tid breakpoint_id watchpoint_id access_type old new insn signal fault_addr"),

@@ -222,7 +222,8 @@ fn array_text(items: &[Node]) -> String {
                         .iter()
                         .find(|(k, _)| k == h)
                         .map(|(k, v)| match v {
-                            Node::Undefined => String::new(),
+                            // An empty cell says "none" more quietly than `null`.
+                            Node::Undefined | Node::Null => String::new(),
                             other => inline(other, is_address_key(k)),
                         })
                         .unwrap_or_default()

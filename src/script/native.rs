@@ -841,9 +841,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
             let o = Object::new(ctx.clone())?;
             o.set("id", bp.id)?;
             o.set("addr", u64_to_js(&ctx, bp.addr)?)?;
-            if let Some(name) = &bp.name {
-                o.set("name", name.as_str())?;
-            }
+            o.set("name", bp.name.as_deref())?;
             o.set("symbol", session.symbolize(bp.addr))?;
             o.set("hits", bp.hits as f64)?;
             if !bp.armed {
@@ -951,9 +949,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
             o.set("addr", u64_to_js(&ctx, w.addr)?)?;
             o.set("len", w.len as f64)?;
             o.set("access", w.kind.as_str())?;
-            if let Some(name) = &w.name {
-                o.set("name", name.as_str())?;
-            }
+            o.set("name", w.name.as_deref())?;
             o.set("hits", w.hits as f64)?;
             if !w.armed {
                 o.set("pending", true)?;

@@ -95,6 +95,13 @@ pub struct SpawnSpec {
     pub stdin: Option<Vec<u8>>,
 }
 
+/// `loop.c:15` or `src/app/main.rs:120`: a file name (it has a dot or a slash) and a line.
+fn source_line_expr(expr: &str) -> Option<(&str, u32)> {
+    let (file, line) = expr.trim().rsplit_once(':')?;
+    let line: u32 = line.parse().ok().filter(|n| *n > 0)?;
+    (file.contains('.') || file.contains('/')).then_some((file, line))
+}
+
 /// DWARF register numbers 0..=16 by name (x86-64 psABI order).
 const DWARF_NAMES: [&str; 17] = [
     "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13",
@@ -941,6 +948,13 @@ impl Session {
 
     /// `main`, `main+0x10`, `libc.so.6:puts`, `0x401136`.
     pub fn resolve(&mut self, expr: &str) -> Result<u64> {
+        if let Some((file, line)) = source_line_expr(expr) {
+            return self.symbols.line_address(file, line).map(|a| a.0).ok_or_else(|| {
+                SessionError::Invalid(format!(
+                    "no code for {file}:{line} in the line tables (is the program built with -g, and is the line inside a function?)"
+                ))
+            });
+        }
         match self.symbols.resolve(expr) {
             Ok(addr) => Ok(addr.0),
             Err(_) if self.refresh_symbols_on_miss() => Ok(self.symbols.resolve(expr)?.0),

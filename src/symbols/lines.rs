@@ -122,6 +122,48 @@ impl LineInfo {
     }
 }
 
+impl LineInfo {
+    /// Addresses where `line` of a file whose path ends with `file` begins: the first address
+    /// of each run of rows on that line, at most `MAX_LINE_SITES`.
+    fn addresses_of(&self, file: &str, line: u32) -> Vec<u64> {
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            let ctx = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
+            let Ok(rows) = ctx.find_location_range(0, u64::MAX) else {
+                return Vec::new();
+            };
+            let mut out = Vec::new();
+            let mut run_end = None;
+            for (addr, size, loc) in rows {
+                let here =
+                    loc.line == Some(line) && loc.file.is_some_and(|f| path_ends_with(f, file));
+                if here {
+                    if run_end != Some(addr) {
+                        out.push(addr);
+                        if out.len() >= MAX_LINE_SITES {
+                            break;
+                        }
+                    }
+                    run_end = Some(addr.saturating_add(size));
+                }
+            }
+            out.sort_unstable();
+            out
+        }))
+        .unwrap_or_default()
+    }
+}
+
+/// At most this many code locations for one source line.
+const MAX_LINE_SITES: usize = 64;
+
+/// `/src/app/main.c` ends with `main.c` and `app/main.c`, not with `ain.c`.
+fn path_ends_with(path: &str, suffix: &str) -> bool {
+    path == suffix
+        || path
+            .strip_suffix(suffix)
+            .is_some_and(|head| head.ends_with('/'))
+}
+
 fn has_debug_info(secs: &[SectionInfo]) -> bool {
     secs.iter()
         .any(|s| s.name == ".debug_info" && s.size > 0 && !s.compressed)
@@ -169,6 +211,18 @@ fn nesting_is_sane(dwarf: &gimli::Dwarf<Reader>) -> bool {
 }
 
 impl ElfImage {
+    /// Link-time addresses where a source line's code begins (see `LineInfo::addresses_of`).
+    pub fn line_addresses(&self, file: &str, line: u32) -> Vec<FileAddr> {
+        self.line_info(LineInfo::load)
+            .map(|l| {
+                l.addresses_of(file, line)
+                    .into_iter()
+                    .map(FileAddr)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Source positions of a link-time address, innermost inlined call first and the
     /// function that physically contains the address last. Empty without DWARF.
     pub fn locations(&self, addr: FileAddr) -> Vec<Location> {
@@ -184,6 +238,15 @@ impl ElfImage {
 }
 
 impl SymbolStore {
+    /// Where `file:line` begins, in the executable first, then the libraries: the lowest
+    /// address of the first module that has the line. `None` if no line table has it.
+    pub fn line_address(&self, file: &str, line: u32) -> Option<RuntimeAddr> {
+        self.modules().iter().find_map(|m| {
+            let first = m.image.line_addresses(file, line).into_iter().min()?;
+            Some(m.bias.to_runtime(first))
+        })
+    }
+
     /// Source positions of a runtime address: innermost inlined frame first, then its callers
     /// within the same physical frame, last the real function. Without DWARF, the ELF symbol
     /// covering the address gives one location with only `function` set; with neither, the
