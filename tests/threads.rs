@@ -175,3 +175,26 @@ fn main_thread_stack_uses_rlimit() {
     let soft: u64 = line.split_whitespace().nth(3).unwrap().parse().unwrap();
     assert_eq!(top - base, soft);
 }
+
+#[test]
+fn a_leader_that_called_pthread_exit_does_not_stall_the_stops() {
+    let mut scry = Scry::spawn(&fixture("leader_exits"), &[]);
+    scry.ok("breakpoint.set('work')");
+    let started = std::time::Instant::now();
+    for _ in 0..5 {
+        let stop = scry.ok("cont({timeout: 10})");
+        assert!(stop.starts_with("breakpoint 1 at "), "{stop}");
+    }
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        scry.ok("thread.list().length"),
+        "1",
+        "the zombie leader is not listed"
+    );
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert_eq!(scry.ok("output()"), "worker done 5");
+}

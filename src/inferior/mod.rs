@@ -7,6 +7,7 @@ pub mod sites;
 pub mod thread;
 
 use std::collections::{BTreeMap, VecDeque};
+use std::time::Instant;
 
 use crate::os::affinity;
 use crate::os::debugregs::{self, Access};
@@ -127,6 +128,8 @@ pub struct Inferior {
     pub report_threads: bool,
     /// Sites whose int3 is out of memory while a vfork child shares it.
     lifted_for_vfork: Vec<u64>,
+    /// The deadline of the run in progress (the alarm is shared with stop-all's waits).
+    run_deadline: Option<Instant>,
     /// scry's and the target's CPU masks from before a pinned run.
     pinned: Option<(affinity::Affinity, affinity::Affinity)>,
 }
@@ -156,6 +159,7 @@ impl Inferior {
             report_threads: false,
             lifted_for_vfork: Vec::new(),
             pinned: None,
+            run_deadline: None,
         })
     }
 

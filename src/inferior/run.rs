@@ -7,7 +7,7 @@ use super::thread::{RunState, StopKind, Thread};
 use super::{Inferior, Stop};
 use crate::os::ptrace::{self, SI_KERNEL};
 use crate::os::wait::{wait, WaitEvent, WaitOutcome};
-use crate::os::{affinity, interrupt, OsError, Tid};
+use crate::os::{affinity, interrupt, procfs, OsError, Tid};
 
 /// What to do with threads other than the one an event came from.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -35,6 +35,7 @@ impl Inferior {
     /// `os::affinity`): nothing else of the program runs meanwhile, so its behaviour is the
     /// same, and each stop is several times cheaper.
     pub fn arm(&mut self, deadline: Instant) {
+        self.run_deadline = Some(deadline);
         self.alarm
             .arm(deadline.saturating_duration_since(Instant::now()));
         if self.threads.len() == 1 && self.pinned.is_none() {
@@ -43,6 +44,7 @@ impl Inferior {
     }
 
     pub fn disarm(&mut self) {
+        self.run_deadline = None;
         self.alarm.disarm();
         self.unpin();
     }
@@ -325,14 +327,30 @@ impl Inferior {
             }
         }
         // Generous: an interrupt is answered in microseconds unless a thread is in an
-        // uninterruptible sleep, and then waiting longer does not help.
-        let deadline = Instant::now() + Duration::from_secs(5);
+        // uninterruptible sleep, and then waiting longer does not help. The alarm wakes the
+        // wait every few milliseconds to look for threads that will never answer: a leader
+        // that called pthread_exit stays a zombie until the whole group exits.
+        let hard = Instant::now() + Duration::from_secs(5);
+        self.alarm.arm(Duration::from_millis(10));
+        let result = self.collect_stops(hard, pass);
+        match self.run_deadline {
+            Some(d) => self.alarm.arm(d.saturating_duration_since(Instant::now())),
+            None => self.alarm.disarm(),
+        }
+        result
+    }
+
+    fn collect_stops(&mut self, hard: Instant, pass: PassFn) -> Result<(), OsError> {
         while !self.dead && !self.running_tids().is_empty() {
-            let Some(event) = self.next_event(deadline)? else {
-                return Err(OsError::Spawn(format!(
-                    "threads {:?} did not stop within 5 s of PTRACE_INTERRUPT",
-                    self.running_tids()
-                )));
+            let Some(event) = self.next_event(Instant::now() + Duration::from_millis(10))? else {
+                self.forget_zombies();
+                if !self.running_tids().is_empty() && Instant::now() >= hard {
+                    return Err(OsError::Spawn(format!(
+                        "threads {:?} did not stop within 5 s of PTRACE_INTERRUPT",
+                        self.running_tids()
+                    )));
+                }
+                continue;
             };
             match self.handle(event, Mode::Hold, pass)? {
                 Some(Stop::Breakpoint { tid, .. }) => {
@@ -345,6 +363,24 @@ impl Inferior {
             }
         }
         Ok(())
+    }
+
+    /// Drops running threads that are zombies (or gone): they will not stop again. The
+    /// process lives on while other threads do; its end still comes as the leader's exit.
+    fn forget_zombies(&mut self) {
+        for tid in self.running_tids() {
+            if matches!(
+                procfs::thread_state(self.pid, tid),
+                None | Some('Z') | Some('X')
+            ) {
+                self.threads.remove(&tid);
+            }
+        }
+        if !self.threads.contains_key(&self.selected) {
+            if let Some(&tid) = self.threads.keys().next() {
+                self.selected = tid;
+            }
+        }
     }
 
     /// Waits for the next event from any thread; `None` when the deadline passed first.
@@ -546,7 +582,11 @@ impl Inferior {
             return Some(stop);
         }
         if self.selected == tid {
-            self.selected = self.pid;
+            self.selected = if self.threads.contains_key(&self.pid) {
+                self.pid
+            } else {
+                self.threads.keys().next().copied().unwrap_or(self.pid)
+            };
         }
         let _ = mode;
         self.report_threads.then_some(Stop::ThreadExit { tid })

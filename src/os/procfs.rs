@@ -45,6 +45,14 @@ pub fn thread_name(pid: Tid, tid: Tid) -> Option<String> {
     Some(comm.trim_end().to_string())
 }
 
+/// The state letter of a thread (`R`, `S`, `t`, `Z`, ...) from `/proc/PID/task/TID/stat`;
+/// `None` when the thread is gone.
+pub fn thread_state(pid: Tid, tid: Tid) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
+    // The command name in parentheses may itself contain ')': the state follows the last one.
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
 /// A field of `/proc/PID/status`, e.g. `TracerPid` or `State`.
 pub fn status_field(status: &str, key: &str) -> Option<String> {
     status.lines().find_map(|line| {
