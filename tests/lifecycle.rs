@@ -148,3 +148,30 @@ fn runs_give_the_target_its_cpu_mask_back() {
         "scry's own mask is restored too"
     );
 }
+
+#[test]
+fn spawn_options_give_stdin_env_cwd_and_args() {
+    let program = fixture("echo_env");
+    let mut scry = Scry::start(&[]);
+    let path = program.to_str().unwrap();
+    let stop = scry.ok(&format!(
+        "spawn({path:?}, 'one', 'two words', {{stdin: 'hello\\n', env: {{SCRY_TEST_VAR: 'x=1', HOME: null}}, cwd: '/tmp'}})"
+    ));
+    assert!(stop.starts_with("entry at "), "{stop}");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert_eq!(
+        scry.ok("output()"),
+        "stdin=hello\nvar=x=1\nhome=<unset>\ncwd=/tmp\narg1=one\narg2=two words"
+    );
+    // Without options: empty stdin, scry's environment.
+    scry.ok(&format!("spawn({path:?})"));
+    scry.ok("cont()");
+    let out = scry.ok("output()");
+    assert!(out.starts_with("stdin=<eof>\nvar=<unset>\n"), "{out}");
+    assert!(scry
+        .err("spawn('/no/such/program')")
+        .contains("no such program"));
+    assert!(scry
+        .err(&format!("spawn({path:?}, {{cwd: '/no/such/dir'}})"))
+        .contains("/no/such/dir"));
+}

@@ -91,7 +91,7 @@ pub fn spawn_traced(req: &SpawnRequest) -> Result<Spawned, OsError> {
             libc::dup2(err_w.as_raw_fd(), 2);
             if let Some(dir) = &cwd {
                 if libc::chdir(dir.as_ptr()) != 0 {
-                    report_and_exit(exec_w.as_raw_fd());
+                    report_and_exit(exec_w.as_raw_fd(), STAGE_CHDIR);
                 }
             }
             if req.disable_aslr {
@@ -102,26 +102,30 @@ pub fn spawn_traced(req: &SpawnRequest) -> Result<Spawned, OsError> {
             }
             libc::raise(libc::SIGSTOP);
             libc::execve(path.as_ptr(), argv_ptrs.as_ptr(), env_ptrs.as_ptr());
-            report_and_exit(exec_w.as_raw_fd());
+            report_and_exit(exec_w.as_raw_fd(), STAGE_EXEC);
         },
         ForkResult::Parent { child } => child.as_raw(),
     };
     drop((out_w, err_w, exec_w, stdin_child));
 
     let setup = seize_through_exec(child);
-    if let Err(e) = setup {
+    if setup.is_err() {
+        // Dead children close their end of the report pipe, so reading it cannot block.
         let _ = ptrace::kill_process(child, libc::SIGKILL);
         reap(child);
-        return Err(e);
     }
-    let mut errno_bytes = [0u8; 4];
+    // The child reports a failed chdir or exec (stage, errno) on the CLOEXEC pipe; an exec
+    // that worked closed it empty.
+    let mut report = [0u8; 8];
     let mut exec_r = File::from(exec_r);
-    if let Ok(4) = exec_r.read(&mut errno_bytes) {
-        let errno = i32::from_ne_bytes(errno_bytes);
+    if let Ok(8) = exec_r.read(&mut report) {
+        let stage = i32::from_ne_bytes(report[..4].try_into().expect("4 bytes"));
+        let errno = i32::from_ne_bytes(report[4..].try_into().expect("4 bytes"));
         let _ = ptrace::kill_process(child, libc::SIGKILL);
         reap(child);
-        return Err(exec_error(req, errno));
+        return Err(exec_error(req, stage, errno));
     }
+    setup?;
     if let (Some(feed), Some(bytes)) = (stdin_feed, req.stdin.clone()) {
         // A writer thread: a large stdin must not block scry while the target is stopped.
         std::thread::spawn(move || {
@@ -136,23 +140,26 @@ pub fn spawn_traced(req: &SpawnRequest) -> Result<Spawned, OsError> {
     })
 }
 
-unsafe fn report_and_exit(fd: libc::c_int) -> ! {
+const STAGE_CHDIR: i32 = 1;
+const STAGE_EXEC: i32 = 2;
+
+unsafe fn report_and_exit(fd: libc::c_int, stage: i32) -> ! {
     let errno = *libc::__errno_location();
-    let bytes = errno.to_ne_bytes();
-    libc::write(fd, bytes.as_ptr().cast(), 4);
+    let mut bytes = [0u8; 8];
+    bytes[..4].copy_from_slice(&stage.to_ne_bytes());
+    bytes[4..].copy_from_slice(&errno.to_ne_bytes());
+    libc::write(fd, bytes.as_ptr().cast(), 8);
     libc::_exit(127);
 }
 
-fn exec_error(req: &SpawnRequest, errno: i32) -> OsError {
+fn exec_error(req: &SpawnRequest, stage: i32, errno: i32) -> OsError {
     let reason = std::io::Error::from_raw_os_error(errno);
-    if let Some(cwd) = req
-        .cwd
-        .as_ref()
-        .filter(|_| errno == libc::ENOENT && req.path.exists())
-    {
-        return OsError::Spawn(format!("cannot chdir to {}: {reason}", cwd.display()));
+    match (stage, &req.cwd) {
+        (STAGE_CHDIR, Some(cwd)) => {
+            OsError::Spawn(format!("cannot chdir to {}: {reason}", cwd.display()))
+        }
+        _ => OsError::Spawn(format!("cannot execute {}: {reason}", req.path.display())),
     }
-    OsError::Spawn(format!("cannot execute {}: {reason}", req.path.display()))
 }
 
 fn seize_through_exec(child: Tid) -> Result<(), OsError> {
