@@ -46,3 +46,26 @@ fn step_events_and_prev_memory() {
         "counter++ in add() seen once through prev"
     );
 }
+
+#[test]
+fn finish_returns_to_the_caller_even_in_recursion() {
+    let mut scry = Scry::spawn(&fixture("recurse"), &[]);
+    scry.ok("breakpoint.set('fact')");
+    // Stop in the third call: fact(3).
+    for _ in 0..3 {
+        assert!(scry.ok("cont()").starts_with("breakpoint 1 at"));
+    }
+    assert_eq!(scry.ok("state.registers.rdi"), "3");
+    scry.ok("breakpoint.remove(1)");
+    let stop = scry.ok("finish()");
+    // fact(3) returned 6 into fact(4) (not into a deeper level that returns to the same place).
+    assert!(
+        stop.starts_with("finish at ") && stop.contains(" fact+") && stop.contains("returned 6"),
+        "{stop}"
+    );
+    assert_eq!(scry.ok("ctx.s = finish(); ctx.s.returned"), "24");
+    assert_eq!(scry.ok("finish().returned"), "120");
+    assert!(scry.ok("state.symbol_at(state.pc)").starts_with("main+"));
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert_eq!(scry.ok("output()"), "120");
+}

@@ -697,6 +697,44 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
         }
     );
 
+    let h = host.clone();
+    def!("temp_site", move |ctx: Ctx<'js>,
+                            at: Value<'js>,
+                            on: bool|
+          -> rquickjs::Result<()> {
+        let addr = address(&ctx, &h, &at)?;
+        let result = h.session.borrow_mut().temp_site(addr, on);
+        // Taking the site out of a process that ended meanwhile is nothing to report.
+        if on {
+            result.map_err(|e| throw(&ctx, e))
+        } else {
+            Ok(())
+        }
+    });
+
+    // The latest stop, described as the end of a finish(): reason `finish` and the value
+    // the function returned in rax.
+    let h = host.clone();
+    def!("finish_stop", move |ctx: Ctx<'js>| -> R<'js> {
+        let mut info = h
+            .last_stop
+            .borrow()
+            .clone()
+            .ok_or_else(|| throw(&ctx, "internal: no stop"))?;
+        let mut session = h.session.borrow_mut();
+        session.describe(&mut info);
+        info.reason = Some(crate::session::Reason::Finish);
+        info.breakpoint_id = None;
+        info.breakpoint_name = None;
+        info.returned = session.regs().ok().map(|r| r.rax);
+        drop(session);
+        let v = stop_to_js(&ctx, &info)?;
+        if let (Some(o), Some(rax)) = (v.as_object(), info.returned) {
+            o.set("returned", u64_to_js(&ctx, rax)?)?;
+        }
+        Ok(v)
+    });
+
     // The instruction that made the latest watchpoint stop's access.
     let h = host.clone();
     def!("watch_culprit", move |ctx: Ctx<'js>| -> R<'js> {

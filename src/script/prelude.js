@@ -412,6 +412,41 @@
     }
   }
 
+  // Runs until the current function returns to its caller (recursion-safe: the return must
+  // leave the stack higher than it is now). Other stops end it early, as in cont().
+  function finish(opts) {
+    noReentry('finish');
+    const frames = N.unwind(2, true).rows;
+    if (frames.length < 2) {
+      throw new ScryError('finish(): no caller frame to return to (state.unwind() shows the stack)');
+    }
+    const ret = frames[1].pc;
+    const sp0 = N.reg('rsp');
+    N.run_begin(timeoutOf(opts));
+    N.temp_site(ret, true);
+    try {
+      for (;;) {
+        const stop = N.cont_one();
+        const r = stop.reason;
+        if (r === 'breakpoint' && stop.pc === ret) {
+          if (N.reg('rsp') > sp0) return asStop(N.finish_stop());
+          if (stop.breakpoint_id === undefined) continue; // a deeper call returning there
+        }
+        if (r === 'thread_start' || r === 'thread_exit') {
+          if (threadEvent(stop) === 'stop') return asStop(N.last_stop());
+          continue;
+        }
+        const type = r === 'exited' || r === 'killed' ? 'exit' : r;
+        const verdict = dispatch(type, stop);
+        if (verdict === 'continue' && (r === 'breakpoint' || r === 'watchpoint' || r === 'signal')) continue;
+        return asStop(N.last_stop());
+      }
+    } finally {
+      N.temp_site(ret, false);
+      N.run_end();
+    }
+  }
+
   // ---- breakpoints and symbols -------------------------------------------------------------
   const breakpoint = guard('breakpoint', {
     set(at, name) {
@@ -473,6 +508,7 @@
   });
   define('step', step);
   define('cont', cont);
+  define('finish', finish);
   define('output', () => N.output());
   define('status', () => N.status());
   define('handle_signal', (sig, mode) => N.signal_mode(String(sig), String(mode)));

@@ -1219,6 +1219,23 @@ impl Session {
         Ok(self.breakpoints.add(addr, name, spec))
     }
 
+    /// A breakpoint site of scry's own (`finish()` uses one at the return address): not a
+    /// user breakpoint and not listed. Removing it keeps a user breakpoint at the same place.
+    pub fn temp_site(&mut self, addr: u64, on: bool) -> Result<()> {
+        let user = self
+            .breakpoints
+            .list()
+            .iter()
+            .any(|b| b.armed && b.addr == addr);
+        let inferior = self.inferior()?;
+        if on {
+            inferior.insert_site(addr)?;
+        } else if !user {
+            inferior.remove_site(addr)?;
+        }
+        Ok(())
+    }
+
     pub fn breakpoint_remove(&mut self, r: BreakpointRef) -> Result<Breakpoint> {
         let what = match &r {
             BreakpointRef::Id(id) => format!("no breakpoint {id}"),

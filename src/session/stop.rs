@@ -21,6 +21,8 @@ pub enum Reason {
     Watchpoint,
     ThreadStart,
     Interrupted,
+    /// `finish()` returned to the caller.
+    Finish,
 }
 
 impl Reason {
@@ -40,6 +42,7 @@ impl Reason {
             Reason::Watchpoint => "watchpoint",
             Reason::ThreadStart => "thread_start",
             Reason::Interrupted => "interrupted",
+            Reason::Finish => "finish",
         }
     }
 }
@@ -64,6 +67,8 @@ pub struct StopInfo {
     pub watch: Option<WatchReport>,
     /// `loop.c:15`: the source position of pc, when the module has line information.
     pub source: Option<String>,
+    /// `finish()`: rax as the function returned.
+    pub returned: Option<u64>,
 }
 
 /// What a watchpoint hit saw.
@@ -169,6 +174,9 @@ impl StopInfo {
             if let Some(tid) = self.tid {
                 let _ = write!(s, " thread {tid}");
             }
+        }
+        if let Some(v) = self.returned {
+            let _ = write!(s, " returned {}", value_text(v));
         }
         if let Some(w) = &self.watch {
             if let (Some(at), Some(text)) = (w.insn_addr, &w.insn_text) {
