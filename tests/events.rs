@@ -69,3 +69,28 @@ fn finish_returns_to_the_caller_even_in_recursion() {
     assert!(scry.ok("cont()").starts_with("exited with code 0"));
     assert_eq!(scry.ok("output()"), "120");
 }
+
+#[test]
+fn next_goes_line_by_line_over_calls() {
+    let mut scry = Scry::spawn(&fixture("loop"), &["3"]);
+    scry.ok("breakpoint.set('main'); cont(); breakpoint.remove(1)");
+    let mut lines = Vec::new();
+    for _ in 0..6 {
+        let stop = scry.ok("next()");
+        assert!(stop.starts_with("step at "), "{stop}");
+        lines.push(stop.rsplit(':').next().unwrap().to_string());
+    }
+    // Lines 13..18 of fixtures/loop.c: the loop on line 15 calls add() three times without
+    // stopping in it, and printf on line 16 is run over.
+    assert_eq!(lines, ["13", "14", "15", "16", "17", "18"]);
+    assert!(scry.ok("cont()").starts_with("exited with code 3"));
+    assert_eq!(
+        scry.ok("output()"),
+        "total=3 calls=3",
+        "every call ran exactly once"
+    );
+    // A breakpoint inside a called function ends next() there.
+    let mut again = Scry::spawn(&fixture("loop"), &["3"]);
+    again.ok("breakpoint.set('loop.c:15'); cont(); breakpoint.remove(1); breakpoint.set('add')");
+    assert!(again.ok("next()").starts_with("breakpoint 2 at "));
+}

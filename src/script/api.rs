@@ -27,6 +27,7 @@ pub const API: &[Entry] = &[
     e("run", "step(n=1, {timeout}?)", "n instructions, selected thread -> stop"),
     e("run", "cont({timeout}?)", "run all threads to a stop; alias continue()"),
     e("run", "finish({timeout}?)", "run until this function returns -> stop with returned (rax)"),
+    e("run", "next({timeout}?)", "to the next source line, over calls -> stop"),
     e("run", "output()", "target stdout+stderr since last call"),
     e("run", "thread.list() / thread.select(tid)", "[{tid, name, state, pc, symbol}]"),
     e("run", "handle_signal(sig, 'stop'|'pass')", "signal policy"),

@@ -698,6 +698,16 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
     );
 
     let h = host.clone();
+    def!("where_line", move |ctx: Ctx<'js>| -> R<'js> {
+        let mut session = h.session.borrow_mut();
+        let pc = session.pc().map_err(|e| throw(&ctx, e))?;
+        match session.source_position(pc) {
+            Some(pos) => pos.into_js(&ctx),
+            None => Ok(Value::new_null(ctx.clone())),
+        }
+    });
+
+    let h = host.clone();
     def!("temp_site", move |ctx: Ctx<'js>,
                             at: Value<'js>,
                             on: bool|
@@ -712,10 +722,11 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
         }
     });
 
-    // The latest stop, described as the end of a finish(): reason `finish` and the value
-    // the function returned in rax.
+    // The latest stop, described as the end of a finish() (reason `finish`, and the value the
+    // function returned in rax) or of a next() (reason `step`): their last leg may have
+    // ended on scry's own breakpoint at a return address, which is no user's breakpoint.
     let h = host.clone();
-    def!("finish_stop", move |ctx: Ctx<'js>| -> R<'js> {
+    def!("stop_as", move |ctx: Ctx<'js>, reason: String| -> R<'js> {
         let mut info = h
             .last_stop
             .borrow()
@@ -723,10 +734,14 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
             .ok_or_else(|| throw(&ctx, "internal: no stop"))?;
         let mut session = h.session.borrow_mut();
         session.describe(&mut info);
-        info.reason = Some(crate::session::Reason::Finish);
         info.breakpoint_id = None;
         info.breakpoint_name = None;
-        info.returned = session.regs().ok().map(|r| r.rax);
+        if reason == "finish" {
+            info.reason = Some(crate::session::Reason::Finish);
+            info.returned = session.regs().ok().map(|r| r.rax);
+        } else {
+            info.reason = Some(crate::session::Reason::Step);
+        }
         drop(session);
         let v = stop_to_js(&ctx, &info)?;
         if let (Some(o), Some(rax)) = (v.as_object(), info.returned) {

@@ -429,7 +429,7 @@
         const stop = N.cont_one();
         const r = stop.reason;
         if (r === 'breakpoint' && stop.pc === ret) {
-          if (N.reg('rsp') > sp0) return asStop(N.finish_stop());
+          if (N.reg('rsp') > sp0) return asStop(N.stop_as('finish'));
           if (stop.breakpoint_id === undefined) continue; // a deeper call returning there
         }
         if (r === 'thread_start' || r === 'thread_exit') {
@@ -443,6 +443,61 @@
       }
     } finally {
       N.temp_site(ret, false);
+      N.run_end();
+    }
+  }
+
+  // Steps to the next source line of this function, running over calls (each call runs to
+  // its return address at full speed). Ends early, like cont(), at other stops; ends in the
+  // caller if the function returns.
+  function next(opts) {
+    noReentry('next');
+    const start = N.where_line();
+    if (start === null) throw new ScryError('next(): no line information at pc; use step()');
+    const sp0 = N.reg('rsp');
+    N.run_begin(timeoutOf(opts));
+    try {
+      for (;;) {
+        const insn = N.insn();
+        let stop;
+        if (insn.mnemonic === 'call') {
+          const ret = insn.addr + insn.bytes.length / 2;
+          const spCall = N.reg('rsp');
+          N.temp_site(ret, true);
+          try {
+            for (;;) {
+              stop = N.cont_one();
+              if (stop.reason === 'breakpoint' && stop.pc === ret && N.reg('rsp') >= spCall) {
+                stop = null;
+                break;
+              }
+              if (stop.reason === 'breakpoint' && stop.pc === ret && stop.breakpoint_id === undefined) continue;
+              if (stop.reason === 'thread_start' || stop.reason === 'thread_exit') {
+                threadEvent(stop);
+                continue;
+              }
+              const type = stop.reason === 'exited' || stop.reason === 'killed' ? 'exit' : stop.reason;
+              if (dispatch(type, stop) === 'continue' && ['breakpoint', 'watchpoint', 'signal'].includes(stop.reason)) continue;
+              break;
+            }
+          } finally {
+            N.temp_site(ret, false);
+          }
+          if (stop) return asStop(N.last_stop());
+        } else {
+          stop = N.step_one();
+          if (stop.reason !== 'step') {
+            const type = stop.reason === 'exited' || stop.reason === 'killed' ? 'exit' : stop.reason;
+            if (!(dispatch(type, stop) === 'continue' && ['breakpoint', 'watchpoint', 'signal'].includes(stop.reason))) {
+              return asStop(N.last_stop());
+            }
+          }
+        }
+        if (N.reg('rsp') > sp0 && insn.mnemonic.startsWith('ret')) return asStop(N.stop_as('step'));
+        const here = N.where_line();
+        if (here !== null && here !== start) return asStop(N.stop_as('step'));
+      }
+    } finally {
       N.run_end();
     }
   }
@@ -509,6 +564,7 @@
   define('step', step);
   define('cont', cont);
   define('finish', finish);
+  define('next', next);
   define('output', () => N.output());
   define('status', () => N.status());
   define('handle_signal', (sig, mode) => N.signal_mode(String(sig), String(mode)));
