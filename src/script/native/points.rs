@@ -1,0 +1,193 @@
+//! Breakpoints and watchpoints.
+
+use super::*;
+
+/// Defines this part's native functions on `n`.
+pub(super) fn install<'js>(
+    n: &Object<'js>,
+    ctx: &Ctx<'js>,
+    host: &Rc<Host>,
+) -> rquickjs::Result<()> {
+    macro_rules! def {
+        ($name:literal, $f:expr) => {
+            n.set($name, Function::new(ctx.clone(), $f)?)?;
+        };
+    }
+
+    let h = host.clone();
+    def!("bp_set", move |ctx: Ctx<'js>,
+                         at: Value<'js>,
+                         name: Opt<Value<'js>>|
+          -> R<'js> {
+        let spec = match at.as_string() {
+            Some(s) => s.to_string()?,
+            None => values::to_address(&ctx, &at)
+                .map(|a| format!("{a:#x}"))
+                .unwrap_or_default(),
+        };
+        let addr = address(&ctx, &h, &at)?;
+        let name = match name.0.filter(|v| !v.is_undefined() && !v.is_null()) {
+            Some(v) => Some(
+                v.as_string()
+                    .ok_or_else(|| throw(&ctx, "breakpoint name must be a string"))?
+                    .to_string()?,
+            ),
+            None => None,
+        };
+        let id = h
+            .session
+            .borrow_mut()
+            .breakpoint_set(addr, name, spec)
+            .map_err(|e| throw(&ctx, e))?;
+        Ok(Value::new_number(ctx.clone(), id as f64))
+    });
+
+    let h = host.clone();
+    def!("bp_remove", move |ctx: Ctx<'js>,
+                            which: Value<'js>|
+          -> rquickjs::Result<bool> {
+        let r = if let Some(s) = which.as_string() {
+            let name = s.to_string()?;
+            h.session
+                .borrow_mut()
+                .breakpoint_remove(BreakpointRef::Name(&name))
+                .map_err(|e| throw(&ctx, e))?
+        } else {
+            let id = values::to_count(&ctx, &which, u32::MAX as u64, "breakpoint.remove(id)")
+                .map_err(|e| throw(&ctx, e))?;
+            h.session
+                .borrow_mut()
+                .breakpoint_remove(BreakpointRef::Id(id as u32))
+                .map_err(|e| throw(&ctx, e))?
+        };
+        Ok(r.id > 0)
+    });
+
+    let h = host.clone();
+    def!("bp_list", move |ctx: Ctx<'js>| -> R<'js> {
+        let mut session = h.session.borrow_mut();
+        let list: Vec<_> = session.breakpoints().to_vec();
+        let rows = Array::new(ctx.clone())?;
+        for (i, bp) in list.iter().enumerate() {
+            let o = Object::new(ctx.clone())?;
+            o.set("id", bp.id)?;
+            o.set("addr", u64_to_js(&ctx, bp.addr)?)?;
+            o.set("name", bp.name.as_deref())?;
+            o.set("symbol", session.symbolize(bp.addr))?;
+            o.set("hits", bp.hits as f64)?;
+            if !bp.armed {
+                o.set("pending", true)?;
+            }
+            rows.set(i, o)?;
+        }
+        Ok(rows.into_value())
+    });
+
+    let h = host.clone();
+    def!("wp_set", move |ctx: Ctx<'js>,
+                         at: Value<'js>,
+                         kind: Opt<Value<'js>>,
+                         name: Opt<Value<'js>>,
+                         opts: Opt<Value<'js>>|
+          -> R<'js> {
+        let kind_text: String = match kind.0.filter(|v| !v.is_undefined()) {
+            Some(v) => v
+                .get()
+                .map_err(|_| throw(&ctx, "watchpoint access must be 'r', 'w' or 'rw'"))?,
+            None => "w".into(),
+        };
+        let kind = WatchKind::parse(&kind_text).ok_or_else(|| {
+            throw(
+                &ctx,
+                format!("watchpoint access must be 'r', 'w' or 'rw', not '{kind_text}'"),
+            )
+        })?;
+        let addr = address(&ctx, &h, &at)?;
+        let name = match name.0.filter(|v| !v.is_undefined() && !v.is_null()) {
+            Some(v) => Some(
+                v.as_string()
+                    .ok_or_else(|| throw(&ctx, "watchpoint name must be a string"))?
+                    .to_string()?,
+            ),
+            None => None,
+        };
+        let explicit = match opts.0.as_ref().and_then(|v| v.as_object()) {
+            Some(o) => match o.get::<_, Value>("len")? {
+                v if v.is_undefined() => None,
+                v => Some(
+                    values::to_count(&ctx, &v, 8, "watchpoint len").map_err(|e| throw(&ctx, e))?,
+                ),
+            },
+            None => None,
+        };
+        let len = match explicit {
+            Some(len) => len,
+            None => {
+                let sized = at
+                    .as_string()
+                    .and_then(|s| s.to_string().ok())
+                    .and_then(|s| h.session.borrow().symbol_size(&s));
+                match sized {
+                    Some(size) if matches!(size, 1 | 2 | 4 | 8) && addr.is_multiple_of(size) => {
+                        size
+                    }
+                    _ => [8u64, 4, 2, 1]
+                        .into_iter()
+                        .find(|l| addr % l == 0)
+                        .unwrap_or(1),
+                }
+            }
+        };
+        let spec = match at.as_string() {
+            Some(s) => s.to_string()?,
+            None => format!("{addr:#x}"),
+        };
+        let id = h
+            .session
+            .borrow_mut()
+            .watchpoint_set(addr, kind, len, name, spec)
+            .map_err(|e| throw(&ctx, e))?;
+        Ok(Value::new_number(ctx.clone(), id as f64))
+    });
+
+    let h = host.clone();
+    def!("wp_remove", move |ctx: Ctx<'js>,
+                            which: Value<'js>|
+          -> rquickjs::Result<()> {
+        if let Some(s) = which.as_string() {
+            let name = s.to_string()?;
+            h.session
+                .borrow_mut()
+                .watchpoint_remove(BreakpointRef::Name(&name))
+                .map_err(|e| throw(&ctx, e))
+        } else {
+            let id = values::to_count(&ctx, &which, u32::MAX as u64, "watchpoint.remove(id)")
+                .map_err(|e| throw(&ctx, e))?;
+            h.session
+                .borrow_mut()
+                .watchpoint_remove(BreakpointRef::Id(id as u32))
+                .map_err(|e| throw(&ctx, e))
+        }
+    });
+
+    let h = host.clone();
+    def!("wp_list", move |ctx: Ctx<'js>| -> R<'js> {
+        let list: Vec<_> = h.session.borrow().watchpoints().to_vec();
+        let rows = Array::new(ctx.clone())?;
+        for (i, w) in list.iter().enumerate() {
+            let o = Object::new(ctx.clone())?;
+            o.set("id", w.id)?;
+            o.set("addr", u64_to_js(&ctx, w.addr)?)?;
+            o.set("len", w.len as f64)?;
+            o.set("access", w.kind.as_str())?;
+            o.set("name", w.name.as_deref())?;
+            o.set("hits", w.hits as f64)?;
+            if !w.armed {
+                o.set("pending", true)?;
+            }
+            rows.set(i, o)?;
+        }
+        Ok(rows.into_value())
+    });
+    Ok(())
+}

@@ -1,0 +1,477 @@
+//! Process control and runs: spawn/attach/detach/kill, steps and continues, stops, output, settings.
+
+use super::*;
+
+fn stop_to_js<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
+    let v = stop_to_js_fields(ctx, info)?;
+    if let Some(o) = v.as_object() {
+        if let Some(sym) = &info.symbol {
+            o.set("symbol", sym.as_str())?;
+        }
+        if let Some((done, _)) = info.steps {
+            o.set("steps", done as f64)?;
+        }
+        o.set("line", info.line())?;
+    }
+    Ok(v)
+}
+
+fn stop_to_js_fields<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
+    let o = Object::new(ctx.clone())?;
+    o.set("reason", info.reason().as_str())?;
+    if let Some(pc) = info.pc {
+        o.set("pc", u64_to_js(ctx, pc)?)?;
+    }
+    if let Some(tid) = info.tid {
+        o.set("tid", tid)?;
+    }
+    if let Some(id) = info.breakpoint_id {
+        o.set("breakpoint_id", id)?;
+    }
+    if let Some(name) = &info.breakpoint_name {
+        o.set("breakpoint_name", name.as_str())?;
+    }
+    if let Some(sig) = info.signal {
+        o.set("signal", signals::signal_name(sig))?;
+    }
+    if let Some(addr) = info.fault_addr {
+        o.set("fault_addr", u64_to_js(ctx, addr)?)?;
+    }
+    if let Some(code) = info.exit_code {
+        o.set("code", code)?;
+    }
+    if let Some(src) = &info.source {
+        o.set("source", src.as_str())?;
+    }
+    if let Some(w) = &info.watch {
+        o.set("watchpoint_id", w.id)?;
+        if let Some(name) = &w.name {
+            o.set("watchpoint_name", name.as_str())?;
+        }
+        o.set("access_type", if w.is_write { "write" } else { "read" })?;
+        o.set("addr", u64_to_js(ctx, w.addr)?)?;
+        if w.is_write {
+            o.set("old", u64_to_js(ctx, le_value(&w.old))?)?;
+        }
+        o.set("new", u64_to_js(ctx, le_value(&w.new))?)?;
+        if let Some(at) = w.insn_addr {
+            o.set("insn_addr", u64_to_js(ctx, at)?)?;
+        }
+        if let Some(text) = &w.insn_text {
+            o.set("insn", text.as_str())?;
+        }
+    }
+    Ok(o.into_value())
+}
+
+/// A stop as a listener sees it: the fields, no symbol and no line (made on demand).
+fn event_to_js<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
+    stop_to_js_fields(ctx, info)
+}
+
+fn finish_run(host: &Host, started: Instant) {
+    host.credit(started.elapsed());
+}
+
+/// One leg of a run (a step or a continue up to the next event) within the run's deadline.
+/// The stop is booked, kept for `last_stop`, and handed to JS with its fields only.
+fn run_one<'js>(
+    ctx: &Ctx<'js>,
+    host: &Host,
+    leg: fn(&mut Session, Instant) -> crate::session::Result<StopInfo>,
+) -> R<'js> {
+    let deadline = host
+        .run_deadline
+        .get()
+        .ok_or_else(|| throw(ctx, "internal: no run in progress"))?;
+    let started = Instant::now();
+    let info = leg(&mut host.session.borrow_mut(), deadline);
+    finish_run(host, started);
+    let info = info.map_err(|e| throw(ctx, e))?;
+    let rec = event_to_js(ctx, &info);
+    *host.last_stop.borrow_mut() = Some(info);
+    rec
+}
+
+/// Defines this part's native functions on `n`.
+pub(super) fn install<'js>(
+    n: &Object<'js>,
+    ctx: &Ctx<'js>,
+    host: &Rc<Host>,
+) -> rquickjs::Result<()> {
+    macro_rules! def {
+        ($name:literal, $f:expr) => {
+            n.set($name, Function::new(ctx.clone(), $f)?)?;
+        };
+    }
+
+    let h = host.clone();
+    def!("spawn", move |ctx: Ctx<'js>,
+                        program: String,
+                        args: Vec<String>,
+                        opts: Opt<Value<'js>>|
+          -> R<'js> {
+        let mut spec = SpawnSpec {
+            program,
+            args,
+            ..Default::default()
+        };
+        if let Some(o) = opts.0.as_ref().and_then(|v| v.as_object()) {
+            if let Ok(env) = o.get::<_, Object>("env") {
+                for key in env.keys::<String>() {
+                    let key = key?;
+                    let v: Value = env.get(key.as_str())?;
+                    let value = if v.is_null() || v.is_undefined() {
+                        None
+                    } else {
+                        Some(
+                            <rquickjs::convert::Coerced<String> as rquickjs::FromJs>::from_js(
+                                &ctx, v,
+                            )?
+                            .0,
+                        )
+                    };
+                    spec.env.push((key, value));
+                }
+            }
+            if let Ok(cwd) = o.get::<_, String>("cwd") {
+                spec.cwd = Some(cwd.into());
+            }
+            if let Ok(stdin) = o.get::<_, String>("stdin") {
+                spec.stdin = Some(stdin.into_bytes());
+            }
+        }
+        let info = h
+            .session
+            .borrow_mut()
+            .spawn(spec)
+            .map_err(|e| throw(&ctx, e))?;
+        stop_to_js(&ctx, &info)
+    });
+
+    let h = host.clone();
+    def!("attach", move |ctx: Ctx<'js>, pid: Value<'js>| -> R<'js> {
+        let pid = values::to_count(&ctx, &pid, i32::MAX as u64, "attach(pid)")
+            .map_err(|e| throw(&ctx, e))?;
+        let info = h
+            .session
+            .borrow_mut()
+            .attach(pid as i32)
+            .map_err(|e| throw(&ctx, e))?;
+        stop_to_js(&ctx, &info)
+    });
+
+    let h = host.clone();
+    def!("detach", move |ctx: Ctx<'js>| -> R<'js> {
+        let info = h
+            .session
+            .borrow_mut()
+            .detach()
+            .map_err(|e| throw(&ctx, e))?;
+        stop_to_js(&ctx, &info)
+    });
+
+    let h = host.clone();
+    def!("kill", move |ctx: Ctx<'js>| -> R<'js> {
+        let info = h.session.borrow_mut().kill().map_err(|e| throw(&ctx, e))?;
+        stop_to_js(&ctx, &info)
+    });
+
+    let h = host.clone();
+    def!("run_begin", move |ctx: Ctx<'js>,
+                            timeout: Opt<Value<'js>>|
+          -> rquickjs::Result<()> {
+        if crate::session::signal_pending() {
+            return Err(throw(&ctx, "interrupted by a signal to scry"));
+        }
+        let mut session = h.session.borrow_mut();
+        let limit = match timeout.0.filter(|v| !v.is_undefined() && !v.is_null()) {
+            Some(v) => {
+                let secs = v
+                    .as_number()
+                    .filter(|s| *s > 0.0 && s.is_finite())
+                    .ok_or_else(|| {
+                        throw(
+                            &ctx,
+                            format!(
+                                "timeout must be a positive number of seconds, got {}",
+                                values::describe(&ctx, &v)
+                            ),
+                        )
+                    })?;
+                Duration::from_secs_f64(secs.min(86_400.0))
+            }
+            None => session.config.timeout,
+        };
+        let deadline = Instant::now() + limit;
+        session.arm(deadline).map_err(|e| throw(&ctx, e))?;
+        h.run_deadline.set(Some(deadline));
+        Ok(())
+    });
+
+    let h = host.clone();
+    def!("run_end", move || {
+        h.session.borrow_mut().disarm();
+        h.run_deadline.set(None);
+    });
+
+    let h = host.clone();
+    def!("step_one", move |ctx: Ctx<'js>| -> R<'js> {
+        run_one(&ctx, &h, Session::step)
+    });
+
+    let h = host.clone();
+    def!("cont_one", move |ctx: Ctx<'js>| -> R<'js> {
+        run_one(&ctx, &h, Session::cont)
+    });
+
+    let h = host.clone();
+    def!(
+        "last_stop_line",
+        move |ctx: Ctx<'js>| -> rquickjs::Result<String> {
+            let mut info = h
+                .last_stop
+                .borrow()
+                .clone()
+                .ok_or_else(|| throw(&ctx, "internal: no stop to describe"))?;
+            h.session.borrow_mut().describe(&mut info);
+            Ok(info.line())
+        }
+    );
+
+    let h = host.clone();
+    def!("temp_site", move |ctx: Ctx<'js>,
+                            at: Value<'js>,
+                            on: bool|
+          -> rquickjs::Result<()> {
+        let addr = address(&ctx, &h, &at)?;
+        let result = h.session.borrow_mut().temp_site(addr, on);
+        // Taking the site out of a process that ended meanwhile is nothing to report.
+        if on {
+            result.map_err(|e| throw(&ctx, e))
+        } else {
+            Ok(())
+        }
+    });
+
+    // The latest stop, described as the end of a finish() (reason `finish`, and the value the
+    // function returned in rax) or of a next() (reason `step`): their last leg may have
+    // ended on scry's own breakpoint at a return address, which is no user's breakpoint.
+    let h = host.clone();
+    def!("stop_as", move |ctx: Ctx<'js>, reason: String| -> R<'js> {
+        let mut info = h
+            .last_stop
+            .borrow()
+            .clone()
+            .ok_or_else(|| throw(&ctx, "internal: no stop"))?;
+        let mut session = h.session.borrow_mut();
+        session.describe(&mut info);
+        info.breakpoint_id = None;
+        info.breakpoint_name = None;
+        if reason == "finish" {
+            info.reason = Some(crate::session::Reason::Finish);
+            info.returned = session.regs().ok().map(|r| r.rax);
+        } else {
+            info.reason = Some(crate::session::Reason::Step);
+        }
+        drop(session);
+        let v = stop_to_js(&ctx, &info)?;
+        if let (Some(o), Some(rax)) = (v.as_object(), info.returned) {
+            o.set("returned", u64_to_js(&ctx, rax)?)?;
+        }
+        Ok(v)
+    });
+
+    // The instruction that made the latest watchpoint stop's access.
+    let h = host.clone();
+    def!("watch_culprit", move |ctx: Ctx<'js>| -> R<'js> {
+        let mut last = h.last_stop.borrow_mut();
+        let info = last
+            .as_mut()
+            .ok_or_else(|| throw(&ctx, "internal: no stop"))?;
+        h.session.borrow_mut().find_culprit(info);
+        let o = Object::new(ctx.clone())?;
+        if let Some(w) = &info.watch {
+            if let Some(at) = w.insn_addr {
+                o.set("insn_addr", u64_to_js(&ctx, at)?)?;
+            }
+            if let Some(text) = &w.insn_text {
+                o.set("insn", text.as_str())?;
+            }
+        }
+        Ok(o.into_value())
+    });
+
+    // The described form (symbol, line) of the latest stop of a run, for the one that is
+    // returned to the user. `done`/`asked`: the step counts of a step(n) batch.
+    let h = host.clone();
+    def!("last_stop", move |ctx: Ctx<'js>,
+                            done: Opt<f64>,
+                            asked: Opt<f64>|
+          -> R<'js> {
+        let mut info = h
+            .last_stop
+            .borrow()
+            .clone()
+            .ok_or_else(|| throw(&ctx, "internal: no stop to describe"))?;
+        h.session.borrow_mut().describe(&mut info);
+        if let (Some(done), Some(asked)) = (done.0, asked.0) {
+            info.steps = Some((done as u64, asked as u64));
+        }
+        stop_to_js(&ctx, &info)
+    });
+
+    // step(n) with nobody listening: the whole batch without entering JS.
+    let h = host.clone();
+    def!("step_n", move |ctx: Ctx<'js>, count: f64| -> R<'js> {
+        let deadline = h
+            .run_deadline
+            .get()
+            .ok_or_else(|| throw(&ctx, "internal: no run in progress"))?;
+        let count = count as u64;
+        let started = Instant::now();
+        let mut session = h.session.borrow_mut();
+        let mut done = 0u64;
+        let mut last = None;
+        while done < count {
+            match session.step_raw(deadline) {
+                Ok(stop) => {
+                    if matches!(stop, Stop::Step { .. } | Stop::Breakpoint { .. }) {
+                        done += 1;
+                    }
+                    last = Some(stop);
+                    if !matches!(stop, Stop::Step { .. }) {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    drop(session);
+                    finish_run(&h, started);
+                    return Err(throw(&ctx, e));
+                }
+            }
+        }
+        let info = match last {
+            Some(stop) => session.finish_stop(stop),
+            None => session.pc().map(|pc| StopInfo {
+                pc: Some(pc),
+                ..Default::default()
+            }),
+        };
+        drop(session);
+        finish_run(&h, started);
+        let mut info = info.map_err(|e| throw(&ctx, e))?;
+        info.steps = Some((done, count));
+        if last.is_none() {
+            info.symbol = h.session.borrow_mut().symbolize(info.pc.unwrap_or(0));
+        }
+        stop_to_js(&ctx, &info)
+    });
+
+    let h = host.clone();
+    def!("thread_events", move |on: bool| {
+        h.session.borrow_mut().set_thread_events(on);
+    });
+
+    let h = host.clone();
+    def!("output", move || -> String {
+        h.session.borrow_mut().output()
+    });
+
+    let h = host.clone();
+    def!("status", move |ctx: Ctx<'js>| -> R<'js> {
+        let session = h.session.borrow();
+        let o = Object::new(ctx.clone())?;
+        o.set("live", session.is_live())?;
+        o.set("pid", session.pid())?;
+        o.set("program", session.program())?;
+        Ok(o.into_value())
+    });
+
+    let h = host.clone();
+    def!("config_get", move |ctx: Ctx<'js>, key: String| -> R<'js> {
+        let s = h.session.borrow();
+        let c = &s.config;
+        Ok(match key.as_str() {
+            "timeout" => Value::new_number(ctx.clone(), c.timeout.as_secs_f64()),
+            "script_timeout" => Value::new_number(ctx.clone(), c.script_timeout.as_secs_f64()),
+            "output_limit" => Value::new_number(ctx.clone(), c.output_limit as f64),
+            "aslr" => Value::new_bool(ctx.clone(), c.aslr),
+            "read_only" => Value::new_bool(ctx.clone(), c.read_only),
+            _ => return Err(throw(&ctx, format!("no setting '{key}'"))),
+        })
+    });
+
+    let h = host.clone();
+    def!("config_set", move |ctx: Ctx<'js>,
+                             key: String,
+                             v: Value<'js>|
+          -> rquickjs::Result<()> {
+        let mut s = h.session.borrow_mut();
+        let positive = |what: &str| -> rquickjs::Result<f64> {
+            v.as_number()
+                .filter(|n| *n > 0.0 && n.is_finite())
+                .ok_or_else(|| throw(&ctx, format!("config.{what} must be a positive number")))
+        };
+        match key.as_str() {
+            "timeout" => {
+                s.config.timeout = Duration::from_secs_f64(positive("timeout")?.min(86_400.0))
+            }
+            "script_timeout" => {
+                s.config.script_timeout =
+                    Duration::from_secs_f64(positive("script_timeout")?.min(86_400.0))
+            }
+            "output_limit" => {
+                s.config.output_limit = positive("output_limit")?.clamp(256.0, 1e9) as usize
+            }
+            "aslr" => {
+                s.config.aslr = v
+                    .as_bool()
+                    .ok_or_else(|| throw(&ctx, "config.aslr must be true or false"))?
+            }
+            "read_only" => {
+                return Err(throw(
+                    &ctx,
+                    "config.read_only is set on the command line (--read-only)",
+                ))
+            }
+            _ => return Err(throw(&ctx, format!("no setting '{key}'"))),
+        }
+        Ok(())
+    });
+
+    let h = host.clone();
+    def!("signal_mode", move |ctx: Ctx<'js>,
+                              sig: String,
+                              mode: String|
+          -> rquickjs::Result<()> {
+        let num = signals::signal_number(&sig)
+            .ok_or_else(|| throw(&ctx, format!("unknown signal '{sig}'")))?;
+        let mode = match mode.as_str() {
+            "stop" => SignalMode::Stop,
+            "pass" => SignalMode::Pass,
+            other => {
+                return Err(throw(
+                    &ctx,
+                    format!("signal mode must be 'stop' or 'pass', got '{other}'"),
+                ))
+            }
+        };
+        h.session
+            .borrow_mut()
+            .signal_mode(num, mode)
+            .map_err(|e| throw(&ctx, e))
+    });
+
+    let h = host.clone();
+    def!(
+        "suppress_signal",
+        move |ctx: Ctx<'js>| -> rquickjs::Result<()> {
+            h.session
+                .borrow_mut()
+                .suppress_signal()
+                .map_err(|e| throw(&ctx, e))
+        }
+    );
+    Ok(())
+}

@@ -1,0 +1,640 @@
+//! The stopped target: registers, flags, memory, code, symbols, threads, stacks, unwinding.
+
+use super::*;
+
+/// A typed memory access: its size and how the bytes become a JS value.
+#[derive(Clone, Copy)]
+enum Kind {
+    U(u32),
+    I(u32),
+    F32,
+    F64,
+}
+
+fn kind(ctx: &Ctx<'_>, name: &str) -> rquickjs::Result<Kind> {
+    Ok(match name {
+        "u8" => Kind::U(8),
+        "u16" => Kind::U(16),
+        "u32" => Kind::U(32),
+        "u64" => Kind::U(64),
+        "i8" => Kind::I(8),
+        "i16" => Kind::I(16),
+        "i32" => Kind::I(32),
+        "i64" => Kind::I(64),
+        "f32" => Kind::F32,
+        "f64" => Kind::F64,
+        other => return Err(throw(ctx, format!("unknown memory type '{other}'"))),
+    })
+}
+
+impl Kind {
+    fn size(self) -> usize {
+        match self {
+            Kind::U(b) | Kind::I(b) => (b / 8) as usize,
+            Kind::F32 => 4,
+            Kind::F64 => 8,
+        }
+    }
+
+    fn decode<'js>(self, ctx: &Ctx<'js>, bytes: &[u8]) -> R<'js> {
+        let mut raw = [0u8; 8];
+        raw[..bytes.len()].copy_from_slice(bytes);
+        let bits = u64::from_le_bytes(raw);
+        match self {
+            Kind::U(_) => u64_to_js(ctx, bits),
+            Kind::I(b) => {
+                let shift = 64 - b;
+                values::i64_to_js(ctx, ((bits << shift) as i64) >> shift)
+            }
+            Kind::F32 => Ok(Value::new_number(
+                ctx.clone(),
+                f32::from_bits(bits as u32) as f64,
+            )),
+            Kind::F64 => Ok(Value::new_number(ctx.clone(), f64::from_bits(bits))),
+        }
+    }
+
+    fn encode<'js>(self, ctx: &Ctx<'js>, v: &Value<'js>) -> Result<Vec<u8>, String> {
+        let bytes = match self {
+            Kind::U(b) | Kind::I(b) => values::to_sized_bits(ctx, v, b)?.to_le_bytes().to_vec(),
+            Kind::F32 => (v.as_number().ok_or("expected a Number")? as f32)
+                .to_le_bytes()
+                .to_vec(),
+            Kind::F64 => v
+                .as_number()
+                .ok_or("expected a Number")?
+                .to_le_bytes()
+                .to_vec(),
+        };
+        Ok(bytes[..self.size()].to_vec())
+    }
+}
+
+fn insn_to_js<'js>(ctx: &Ctx<'js>, insn: &Insn, symbol: Option<String>) -> R<'js> {
+    let o = Object::new(ctx.clone())?;
+    o.set("addr", u64_to_js(ctx, insn.addr)?)?;
+    o.set("bytes", values::to_hex(&insn.bytes))?;
+    o.set("mnemonic", insn.mnemonic.as_str())?;
+    let ops = Array::new(ctx.clone())?;
+    for (i, op) in insn.operands.iter().enumerate() {
+        ops.set(i, op.as_str())?;
+    }
+    o.set("operands", ops)?;
+    o.set("text", insn.text.as_str())?;
+    if let Some(s) = symbol {
+        o.set("symbol", s)?;
+    }
+    Ok(o.into_value())
+}
+
+/// A disassembly listing. Inside a function, a `name 0xstart:` line, then one
+/// `+offset<TAB>instruction` line per instruction (the address is start + offset: the same
+/// information as a full address per line, at a third of the bytes); outside any symbol,
+/// `0xaddress<TAB>instruction`.
+fn listing(host: &Host, insns: &[Insn]) -> String {
+    let session = host.session.borrow();
+    let mut out = String::new();
+    let mut current: Option<u64> = None;
+    for insn in insns {
+        let within = session
+            .symbol_store()
+            .symbol_at(RuntimeAddr(insn.addr))
+            .map(|(_, sym, off)| {
+                let start = insn.addr - off;
+                (start, sym.display_name().into_owned())
+            });
+        match within {
+            Some((start, name)) => {
+                if current != Some(start) {
+                    out.push_str(&format!("{name} {start:#x}:\n"));
+                    current = Some(start);
+                }
+                out.push_str(&format!("+{:#x}\t{}\n", insn.addr - start, insn.text));
+            }
+            None => {
+                current = None;
+                out.push_str(&format!("{:#x}\t{}\n", insn.addr, insn.text));
+            }
+        }
+    }
+    out.pop();
+    out
+}
+
+/// `#1 0x401190 main+0x20 loop.c:15`, with `[inlined]` before an inlined call's name.
+fn frame_line(f: &crate::session::FrameRow, trampoline: bool) -> String {
+    let mut line = format!("#{} {:#x}", f.frame, f.pc);
+    if f.inlined {
+        line.push_str(" [inlined]");
+    }
+    line.push(' ');
+    match (&f.symbol, trampoline) {
+        (None, true) => line.push_str("<signal handler called>"),
+        (Some(s), _) => line.push_str(s),
+        (None, false) => line.push_str("??"),
+    }
+    if let Some(file) = &f.file {
+        // Absolute paths add bytes, not information a reader needs to find the line.
+        let short = if file.starts_with('/') {
+            file.rsplit('/').next().unwrap_or(file)
+        } else {
+            file
+        };
+        line.push(' ');
+        line.push_str(short);
+        if let Some(n) = f.line {
+            line.push_str(&format!(":{n}"));
+        }
+    }
+    line
+}
+
+/// Target strings are bytes: valid UTF-8 passes through, anything else shows as `\xNN`.
+fn escape_invalid_utf8(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    let mut rest = bytes;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                out.push_str(s);
+                return out;
+            }
+            Err(e) => {
+                let (good, bad) = rest.split_at(e.valid_up_to());
+                out.push_str(std::str::from_utf8(good).unwrap_or_default());
+                let n = e.error_len().unwrap_or(bad.len()).max(1);
+                for b in &bad[..n] {
+                    out.push_str(&format!("\\x{b:02x}"));
+                }
+                rest = &bad[n..];
+            }
+        }
+    }
+}
+
+/// Defines this part's native functions on `n`.
+pub(super) fn install<'js>(
+    n: &Object<'js>,
+    ctx: &Ctx<'js>,
+    host: &Rc<Host>,
+) -> rquickjs::Result<()> {
+    macro_rules! def {
+        ($name:literal, $f:expr) => {
+            n.set($name, Function::new(ctx.clone(), $f)?)?;
+        };
+    }
+
+    let h = host.clone();
+    def!("reg", move |ctx: Ctx<'js>, name: String| -> R<'js> {
+        let index = regs::register_index(&name)
+            .ok_or_else(|| throw(&ctx, format!("no register '{name}'")))?;
+        let raw = h.session.borrow_mut().regs().map_err(|e| throw(&ctx, e))?;
+        u64_to_js(&ctx, regs::get_register(&raw, index))
+    });
+
+    let h = host.clone();
+    def!("prev_reg", move |ctx: Ctx<'js>, name: String| -> R<'js> {
+        let Some(index) = regs::register_index(&name) else {
+            return Ok(undefined(&ctx));
+        };
+        match h.session.borrow().prev_regs() {
+            Some(raw) => u64_to_js(&ctx, regs::get_register(raw, index)),
+            None => Ok(undefined(&ctx)),
+        }
+    });
+
+    let h = host.clone();
+    def!("set_reg", move |ctx: Ctx<'js>,
+                          name: String,
+                          v: Value<'js>|
+          -> rquickjs::Result<()> {
+        let value = values::to_u64_bits(&ctx, &v)
+            .map_err(|e| throw(&ctx, format!("registers.{name}: {e}")))?;
+        h.session
+            .borrow_mut()
+            .set_register(&name, value)
+            .map_err(|e| throw(&ctx, e))
+    });
+
+    def!("reg_names", move || -> Vec<&'static str> {
+        REGISTER_NAMES.to_vec()
+    });
+
+    let h = host.clone();
+    def!(
+        "regs_text",
+        move |ctx: Ctx<'js>| -> rquickjs::Result<String> {
+            let raw = h.session.borrow_mut().regs().map_err(|e| throw(&ctx, e))?;
+            let lines: Vec<String> = REGISTER_NAMES
+                .iter()
+                .enumerate()
+                .map(|(i, name)| format!("{name}\t{:#x}", regs::get_register(&raw, i)))
+                .collect();
+            Ok(lines.join("\n"))
+        }
+    );
+
+    let h = host.clone();
+    def!("flag", move |ctx: Ctx<'js>,
+                       name: String,
+                       prev: Opt<bool>|
+          -> R<'js> {
+        let bit = regs::flag_bit(&name).ok_or_else(|| throw(&ctx, format!("no flag '{name}'")))?;
+        let eflags = if prev.0.unwrap_or(false) {
+            match h.session.borrow().prev_regs() {
+                Some(r) => r.eflags,
+                None => return Ok(undefined(&ctx)),
+            }
+        } else {
+            h.session
+                .borrow_mut()
+                .regs()
+                .map_err(|e| throw(&ctx, e))?
+                .eflags
+        };
+        Ok(Value::new_bool(ctx.clone(), eflags & (1 << bit) != 0))
+    });
+
+    let h = host.clone();
+    def!("set_flag", move |ctx: Ctx<'js>,
+                           name: String,
+                           on: bool|
+          -> rquickjs::Result<()> {
+        let bit = regs::flag_bit(&name).ok_or_else(|| throw(&ctx, format!("no flag '{name}'")))?;
+        let mut session = h.session.borrow_mut();
+        let eflags = session.regs().map_err(|e| throw(&ctx, e))?.eflags;
+        let new = if on {
+            eflags | (1 << bit)
+        } else {
+            eflags & !(1 << bit)
+        };
+        session
+            .set_register("eflags", new)
+            .map_err(|e| throw(&ctx, e))
+    });
+
+    let h = host.clone();
+    def!("mem_read", move |ctx: Ctx<'js>,
+                           at: Value<'js>,
+                           k: String|
+          -> R<'js> {
+        let k = kind(&ctx, &k)?;
+        let addr = address(&ctx, &h, &at)?;
+        let bytes = h
+            .session
+            .borrow_mut()
+            .read_memory(addr, k.size())
+            .map_err(|e| throw(&ctx, e))?;
+        k.decode(&ctx, &bytes)
+    });
+
+    let h = host.clone();
+    def!("prev_mem", move |ctx: Ctx<'js>,
+                           at: Value<'js>,
+                           k: String|
+          -> R<'js> {
+        let k = kind(&ctx, &k)?;
+        let addr = address(&ctx, &h, &at)?;
+        match h.session.borrow().prev_memory(addr, k.size()) {
+            Some(bytes) => k.decode(&ctx, &bytes),
+            None => Ok(undefined(&ctx)),
+        }
+    });
+
+    let h = host.clone();
+    def!("mem_bytes", move |ctx: Ctx<'js>,
+                            at: Value<'js>,
+                            len: Value<'js>|
+          -> rquickjs::Result<String> {
+        let addr = address(&ctx, &h, &at)?;
+        let len = values::to_count(&ctx, &len, 1 << 20, "bytes(n)").map_err(|e| throw(&ctx, e))?;
+        let bytes = h
+            .session
+            .borrow_mut()
+            .read_memory(addr, len as usize)
+            .map_err(|e| throw(&ctx, e))?;
+        Ok(values::to_hex(&bytes))
+    });
+
+    let h = host.clone();
+    def!("mem_str", move |ctx: Ctx<'js>,
+                          at: Value<'js>,
+                          max: Value<'js>|
+          -> rquickjs::Result<String> {
+        let addr = address(&ctx, &h, &at)?;
+        let max = values::to_count(&ctx, &max, 1 << 20, "str(max)").map_err(|e| throw(&ctx, e))?;
+        let bytes = h
+            .session
+            .borrow_mut()
+            .read_memory_partial(addr, max as usize)
+            .map_err(|e| throw(&ctx, e))?;
+        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        Ok(escape_invalid_utf8(&bytes[..end]))
+    });
+
+    let h = host.clone();
+    def!("mem_write", move |ctx: Ctx<'js>,
+                            at: Value<'js>,
+                            k: String,
+                            v: Value<'js>|
+          -> rquickjs::Result<()> {
+        let k = kind(&ctx, &k)?;
+        let addr = address(&ctx, &h, &at)?;
+        let bytes = k
+            .encode(&ctx, &v)
+            .map_err(|e| throw(&ctx, format!("write: {e}")))?;
+        h.session
+            .borrow_mut()
+            .write_memory(addr, &bytes)
+            .map_err(|e| throw(&ctx, e))
+    });
+
+    let h = host.clone();
+    def!("mem_write_bytes", move |ctx: Ctx<'js>,
+                                  at: Value<'js>,
+                                  hex: String|
+          -> rquickjs::Result<()> {
+        let addr = address(&ctx, &h, &at)?;
+        let bytes = values::parse_hex_bytes(&hex).map_err(|e| throw(&ctx, e))?;
+        h.session
+            .borrow_mut()
+            .write_memory(addr, &bytes)
+            .map_err(|e| throw(&ctx, e))
+    });
+
+    let h = host.clone();
+    def!("disasm", move |ctx: Ctx<'js>,
+                         at: Opt<Value<'js>>,
+                         count: Opt<Value<'js>>|
+          -> R<'js> {
+        let addr = match at.0.filter(|v| !v.is_undefined() && !v.is_null()) {
+            Some(v) => address(&ctx, &h, &v)?,
+            None => h.session.borrow_mut().pc().map_err(|e| throw(&ctx, e))?,
+        };
+        let count = match count.0.filter(|v| !v.is_undefined()) {
+            Some(v) => {
+                values::to_count(&ctx, &v, 10_000, "disasm(n)").map_err(|e| throw(&ctx, e))?
+            }
+            None => 10,
+        };
+        let insns = h
+            .session
+            .borrow_mut()
+            .disasm(addr, count as usize)
+            .map_err(|e| throw(&ctx, e))?;
+        let rows = Array::new(ctx.clone())?;
+        for (i, insn) in insns.iter().enumerate() {
+            rows.set(i, insn_to_js(&ctx, insn, None)?)?;
+        }
+        let o = Object::new(ctx.clone())?;
+        o.set("rows", rows)?;
+        o.set("text", listing(&h, &insns))?;
+        Ok(o.into_value())
+    });
+
+    let h = host.clone();
+    def!("insn", move |ctx: Ctx<'js>,
+                       at: Opt<Value<'js>>|
+          -> R<'js> {
+        let addr = match at.0.filter(|v| !v.is_undefined()) {
+            Some(v) => address(&ctx, &h, &v)?,
+            None => h.session.borrow_mut().pc().map_err(|e| throw(&ctx, e))?,
+        };
+        let mut session = h.session.borrow_mut();
+        let insns = session.disasm(addr, 1).map_err(|e| throw(&ctx, e))?;
+        let insn = insns
+            .first()
+            .ok_or_else(|| throw(&ctx, format!("cannot decode an instruction at {addr:#x}")))?;
+        let sym = session.symbolize(addr);
+        drop(session);
+        insn_to_js(&ctx, insn, sym)
+    });
+
+    let h = host.clone();
+    def!("symbol_at", move |ctx: Ctx<'js>,
+                            at: Value<'js>|
+          -> R<'js> {
+        let addr = address(&ctx, &h, &at)?;
+        match h.session.borrow_mut().symbolize(addr) {
+            Some(s) => s.into_js(&ctx),
+            None => Ok(Value::new_null(ctx.clone())),
+        }
+    });
+
+    let h = host.clone();
+    def!("resolve", move |ctx: Ctx<'js>,
+                          expr: Value<'js>|
+          -> R<'js> {
+        let addr = address(&ctx, &h, &expr)?;
+        u64_to_js(&ctx, addr)
+    });
+
+    let h = host.clone();
+    def!("symbols", move |ctx: Ctx<'js>,
+                          filter: Opt<Value<'js>>,
+                          limit: Opt<Value<'js>>|
+          -> R<'js> {
+        let limit = match limit.0.filter(|v| !v.is_undefined() && !v.is_null()) {
+            Some(v) => values::to_count(&ctx, &v, 10_000_000, "symbols(filter, limit)")
+                .map_err(|e| throw(&ctx, e))? as usize,
+            None => 200,
+        };
+        let filter: Option<String> = match filter.0.filter(|v| !v.is_undefined() && !v.is_null()) {
+            Some(v) => Some(v.get()?),
+            None => None,
+        };
+        let session = h.session.borrow();
+        let rows = Array::new(ctx.clone())?;
+        let mut total = 0usize;
+        for (module, sym, addr) in session.symbol_store().symbols(filter.as_deref()) {
+            if total < limit {
+                let o = Object::new(ctx.clone())?;
+                o.set("addr", u64_to_js(&ctx, addr.0)?)?;
+                o.set("size", sym.size as f64)?;
+                o.set(
+                    "type",
+                    match sym.kind {
+                        SymKind::Func => "func",
+                        SymKind::Object => "object",
+                        SymKind::Tls => "tls",
+                        SymKind::Other => "other",
+                    },
+                )?;
+                o.set("name", sym.display_name().as_ref())?;
+                o.set("module", module.name.as_str())?;
+                rows.set(total, o)?;
+            }
+            total += 1;
+        }
+        let o = Object::new(ctx.clone())?;
+        o.set("rows", rows)?;
+        o.set("more", total.saturating_sub(limit) as f64)?;
+        Ok(o.into_value())
+    });
+
+    let h = host.clone();
+    def!("where_line", move |ctx: Ctx<'js>| -> R<'js> {
+        let mut session = h.session.borrow_mut();
+        let pc = session.pc().map_err(|e| throw(&ctx, e))?;
+        match session.source_position(pc) {
+            Some(pos) => pos.into_js(&ctx),
+            None => Ok(Value::new_null(ctx.clone())),
+        }
+    });
+
+    let h = host.clone();
+    def!("threads", move |ctx: Ctx<'js>| -> R<'js> {
+        let list = h
+            .session
+            .borrow_mut()
+            .thread_list()
+            .map_err(|e| throw(&ctx, e))?;
+        let rows = Array::new(ctx.clone())?;
+        for (i, t) in list.iter().enumerate() {
+            let o = Object::new(ctx.clone())?;
+            o.set("tid", t.tid)?;
+            o.set("name", t.name.as_str())?;
+            o.set("state", t.state.as_str())?;
+            o.set("pc", u64_to_js(&ctx, t.pc)?)?;
+            o.set("symbol", t.symbol.clone())?;
+            if t.selected {
+                o.set("selected", true)?;
+            }
+            rows.set(i, o)?;
+        }
+        Ok(rows.into_value())
+    });
+
+    let h = host.clone();
+    def!("thread_select", move |ctx: Ctx<'js>,
+                                tid: Value<'js>|
+          -> rquickjs::Result<()> {
+        let tid = values::to_count(&ctx, &tid, i32::MAX as u64, "thread.select(tid)")
+            .map_err(|e| throw(&ctx, e))?;
+        h.session
+            .borrow_mut()
+            .select_thread(tid as i32)
+            .map_err(|e| throw(&ctx, e))
+    });
+
+    let h = host.clone();
+    def!("unwind", move |ctx: Ctx<'js>,
+                         max: Opt<Value<'js>>,
+                         all: Opt<bool>|
+          -> R<'js> {
+        let max = match max.0.filter(|v| !v.is_undefined() && !v.is_null()) {
+            Some(v) => values::to_count(&ctx, &v, 100_000, "unwind(max)")
+                .map_err(|e| throw(&ctx, e))? as usize,
+            None => 64,
+        };
+        let past_main = all.0.unwrap_or(false);
+        let (frames, stopped) = h
+            .session
+            .borrow_mut()
+            .unwind(max, past_main)
+            .map_err(|e| throw(&ctx, e))?;
+        let rows = Array::new(ctx.clone())?;
+        let mut text = String::new();
+        for (i, f) in frames.iter().enumerate() {
+            let o = Object::new(ctx.clone())?;
+            o.set("frame", f.frame as f64)?;
+            o.set("pc", u64_to_js(&ctx, f.pc)?)?;
+            o.set("sp", u64_to_js(&ctx, f.sp)?)?;
+            o.set("symbol", f.symbol.clone())?;
+            o.set("file", f.file.clone())?;
+            o.set("line", f.line)?;
+            if f.inlined {
+                o.set("inlined", true)?;
+            }
+            let regs = Object::new(ctx.clone())?;
+            for (name, value) in &f.regs {
+                regs.set(*name, u64_to_js(&ctx, *value)?)?;
+            }
+            o.set("registers", regs)?;
+            o.set("source", f.source)?;
+            rows.set(i, o)?;
+            // A frame interrupted by a signal sits above the handler's return trampoline.
+            let trampoline = frames
+                .get(i + 1)
+                .is_some_and(|next| next.source == "signal" && next.pc != f.pc);
+            text.push_str(&frame_line(f, trampoline));
+            text.push('\n');
+        }
+        if let Some(why) = stopped {
+            text.push_str(&format!("(unwinding stopped: {why})\n"));
+        }
+        text.pop();
+        let o = Object::new(ctx.clone())?;
+        o.set("rows", rows)?;
+        o.set("text", text)?;
+        Ok(o.into_value())
+    });
+
+    let h = host.clone();
+    def!("source", move |ctx: Ctx<'js>,
+                         context: Opt<Value<'js>>|
+          -> rquickjs::Result<String> {
+        let context = match context.0.filter(|v| !v.is_undefined() && !v.is_null()) {
+            Some(v) => {
+                values::to_count(&ctx, &v, 1000, "source(n)").map_err(|e| throw(&ctx, e))? as u32
+            }
+            None => 5,
+        };
+        let view = h
+            .session
+            .borrow_mut()
+            .source_lines(context)
+            .map_err(|e| throw(&ctx, e))?;
+        let (path, line, rows) = (view.path, view.line, view.rows);
+        let mut out = format!("{path}:{line}");
+        for (n, text) in rows {
+            let mark = if n == line { '>' } else { ' ' };
+            out.push_str(&format!("\n{mark}{n}\t{text}"));
+        }
+        Ok(out)
+    });
+
+    let h = host.clone();
+    def!("stack", move |ctx: Ctx<'js>| -> R<'js> {
+        let b = h.session.borrow_mut().stack().map_err(|e| throw(&ctx, e))?;
+        let o = Object::new(ctx.clone())?;
+        o.set("top", u64_to_js(&ctx, b.top)?)?;
+        o.set("usable_base", u64_to_js(&ctx, b.usable_base)?)?;
+        o.set("guard_size", u64_to_js(&ctx, b.guard_size)?)?;
+        o.set("kind", b.kind)?;
+        Ok(o.into_value())
+    });
+
+    let h = host.clone();
+    def!("tls", move |ctx: Ctx<'js>, name: String| -> R<'js> {
+        let (addr, size) = h
+            .session
+            .borrow_mut()
+            .thread_local(&name)
+            .map_err(|e| throw(&ctx, e))?;
+        let o = Object::new(ctx.clone())?;
+        o.set("addr", u64_to_js(&ctx, addr)?)?;
+        o.set("size", size as f64)?;
+        Ok(o.into_value())
+    });
+
+    let h = host.clone();
+    def!("tid", move |ctx: Ctx<'js>| -> rquickjs::Result<i32> {
+        h.session
+            .borrow_mut()
+            .selected_tid()
+            .map_err(|e| throw(&ctx, e))
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape_invalid_utf8;
+
+    #[test]
+    fn invalid_utf8_is_escaped() {
+        assert_eq!(escape_invalid_utf8(b"ok\xff\xfeend"), "ok\\xff\\xfeend");
+        assert_eq!(escape_invalid_utf8("é".as_bytes()), "é");
+    }
+}

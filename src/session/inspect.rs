@@ -1,0 +1,117 @@
+//! Registers and memory of the stopped target.
+
+use super::*;
+
+impl Session {
+    // ---- registers and memory ----------------------------------------------------------
+
+    pub(super) fn no_process(&self) -> SessionError {
+        SessionError::NoProcess(self.ended.clone())
+    }
+
+    pub(super) fn inferior(&mut self) -> Result<&mut Inferior> {
+        match &mut self.target {
+            Some(t) if !t.inferior.is_dead() => Ok(&mut t.inferior),
+            _ => Err(SessionError::NoProcess(self.ended.clone())),
+        }
+    }
+
+    /// The inferior for resuming: a process that died while being stopped may still have
+    /// stops to report (the thread events before its end, then the end itself).
+    pub(super) fn inferior_for_run(&mut self) -> Result<&mut Inferior> {
+        match &mut self.target {
+            Some(t) if !t.inferior.is_dead() || t.inferior.has_queued() => Ok(&mut t.inferior),
+            _ => Err(SessionError::NoProcess(self.ended.clone())),
+        }
+    }
+
+    pub fn selected_tid(&mut self) -> Result<Tid> {
+        Ok(self.inferior()?.selected())
+    }
+
+    /// The selected thread's registers (one GETREGS per stop), noted for `prev`.
+    pub fn regs(&mut self) -> Result<RawRegs> {
+        let inferior = self.inferior()?;
+        let tid = inferior.selected();
+        let regs = *inferior.regs(tid)?;
+        self.snapshot.note_regs(&regs);
+        Ok(regs)
+    }
+
+    pub fn pc(&mut self) -> Result<u64> {
+        Ok(self.regs()?.rip)
+    }
+
+    pub fn set_register(&mut self, name: &str, value: u64) -> Result<()> {
+        self.check_writable("write a register")?;
+        let index = regs::register_index(name)
+            .ok_or_else(|| SessionError::Invalid(format!("no register '{name}'")))?;
+        let mut raw = self.regs()?;
+        regs::set_register(&mut raw, index, value);
+        let inferior = self.inferior()?;
+        let tid = inferior.selected();
+        inferior.set_regs(tid, &raw)?;
+        self.snapshot.note_regs(&raw);
+        Ok(())
+    }
+
+    pub fn read_memory(&mut self, addr: u64, len: usize) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        self.inferior()?.read_memory(addr, &mut buf)?;
+        self.snapshot.note_memory(addr, &buf);
+        Ok(buf)
+    }
+
+    /// Reads up to `max` bytes, stopping early at unmapped memory (for strings).
+    pub fn read_memory_partial(&mut self, addr: u64, max: usize) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; max];
+        let n = self.inferior()?.read_memory_partial(addr, &mut buf);
+        if n == 0 && max > 0 {
+            return Err(crate::os::OsError::Unmapped { addr, len: max }.into());
+        }
+        buf.truncate(n);
+        Ok(buf)
+    }
+
+    pub fn write_memory(&mut self, addr: u64, bytes: &[u8]) -> Result<()> {
+        self.check_writable("write memory")?;
+        self.inferior()?.write_memory(addr, bytes)?;
+        Ok(())
+    }
+
+    pub(super) fn check_writable(&self, what: &str) -> Result<()> {
+        if self.config.read_only {
+            return Err(SessionError::Invalid(format!(
+                "read-only session: cannot {what}"
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn prev_regs(&self) -> Option<&RawRegs> {
+        self.snapshot.prev_regs()
+    }
+
+    pub fn prev_memory(&self, addr: u64, len: usize) -> Option<Vec<u8>> {
+        self.snapshot.prev_memory(addr, len)
+    }
+
+    pub fn output(&mut self) -> String {
+        self.settle_output();
+        self.capture
+            .lock()
+            .map(|mut c| c.take())
+            .unwrap_or_default()
+    }
+
+    /// Lets the pipe pumps catch up with what the stopped target has written.
+    pub(super) fn settle_output(&self) {
+        for pump in &self.pumps {
+            pump.settle(Duration::from_millis(100));
+        }
+    }
+
+    pub fn thread_ids(&mut self) -> Result<Vec<Tid>> {
+        Ok(self.inferior()?.thread_ids())
+    }
+}

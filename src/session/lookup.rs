@@ -1,0 +1,143 @@
+//! Symbols: the module list, names to addresses and back, disassembly.
+
+use super::*;
+
+impl Session {
+    // ---- symbols -----------------------------------------------------------------------
+
+    pub(super) fn refresh_symbols(&mut self) {
+        let Some(pid) = self.pid() else { return };
+        let Ok(text) = procfs::maps_text(pid) else {
+            return;
+        };
+        let entries = maps::parse_maps(&text);
+        let exe = procfs::exe_path(pid);
+        let root = format!("/proc/{pid}/root");
+        self.symbols
+            .refresh(&entries, exe.as_deref(), &|m: &maps::MapEntry| {
+                let path = m.path.clone().unwrap_or_default();
+                let rooted = PathBuf::from(format!("{root}{path}"));
+                if rooted.exists() {
+                    rooted
+                } else {
+                    PathBuf::from(path)
+                }
+            });
+        self.last_maps_refresh = Some(Instant::now());
+    }
+
+    /// Re-reads the module list when an address or name is unknown, at most twice a second.
+    pub(super) fn refresh_symbols_on_miss(&mut self) -> bool {
+        let stale = self
+            .last_maps_refresh
+            .is_none_or(|t| t.elapsed() > Duration::from_millis(500));
+        if stale && self.is_live() {
+            self.refresh_symbols();
+            return true;
+        }
+        false
+    }
+
+    pub fn symbolize(&mut self, addr: u64) -> Option<String> {
+        if let Some(s) = self.symbols.symbolize(RuntimeAddr(addr)) {
+            return Some(s);
+        }
+        if self.symbols.module_at(RuntimeAddr(addr)).is_none() && self.refresh_symbols_on_miss() {
+            return self.symbols.symbolize(RuntimeAddr(addr));
+        }
+        None
+    }
+
+    /// `main`, `main+0x10`, `libc.so.6:puts`, `0x401136`.
+    pub fn resolve(&mut self, expr: &str) -> Result<u64> {
+        if let Some((file, line)) = source_line_expr(expr) {
+            return self.symbols.line_address(file, line).map(|a| a.0).ok_or_else(|| {
+                SessionError::Invalid(format!(
+                    "no code for {file}:{line} in the line tables (is the program built with -g, and is the line inside a function?)"
+                ))
+            });
+        }
+        match self.symbols.resolve(expr) {
+            Ok(addr) => Ok(addr.0),
+            Err(_) if self.refresh_symbols_on_miss() => Ok(self.symbols.resolve(expr)?.0),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The size of a plain symbol name (no offset), for default watch lengths.
+    pub fn symbol_size(&self, name: &str) -> Option<u64> {
+        self.symbols.lookup(name).map(|(_, sym, _)| sym.size)
+    }
+
+    pub fn symbol_store(&self) -> &SymbolStore {
+        &self.symbols
+    }
+
+    pub fn disasm(&mut self, addr: u64, count: usize) -> Result<Vec<Insn>> {
+        // x86 instructions are at most 15 bytes.
+        let want = count.saturating_mul(15).min(64 * 1024);
+        let bytes = self.read_memory_partial(addr, want)?;
+        let store = &self.symbols;
+        let resolver = |a: u64| store.symbolize(RuntimeAddr(a));
+        Ok(disassemble(&bytes, addr, count, &resolver))
+    }
+
+    /// The process is gone (or replaced): breakpoints and watchpoints wait for the next one.
+    pub(super) fn forget_process(&mut self) {
+        self.breakpoints.disarm_all();
+        self.watchpoints.disarm_all();
+    }
+
+    /// Arms every waiting breakpoint and watchpoint in the new process, resolving what the
+    /// user wrote again (a symbol may have moved). One that cannot be armed stays waiting.
+    pub(super) fn rearm(&mut self) {
+        for i in 0..self.breakpoints.list().len() {
+            let spec = self.breakpoints.list()[i].spec.clone();
+            let Ok(addr) = self.resolve(&spec) else {
+                continue;
+            };
+            let Ok(inferior) = self.inferior() else {
+                return;
+            };
+            if inferior.insert_site(addr).is_ok() {
+                let bp = &mut self.breakpoints.list_mut()[i];
+                bp.addr = addr;
+                bp.armed = true;
+                bp.hits = 0;
+            }
+        }
+        for i in 0..self.watchpoints.list().len() {
+            let w = self.watchpoints.list()[i].clone();
+            let Ok(addr) = self.resolve(&w.spec) else {
+                continue;
+            };
+            let Ok(last) = self.read_memory(addr, w.len as usize) else {
+                continue;
+            };
+            let Ok(inferior) = self.inferior() else {
+                return;
+            };
+            let Some(slot) = inferior.free_watch_slot() else {
+                continue;
+            };
+            let watch = WatchSlot {
+                addr,
+                len: w.len,
+                access: w.kind.hardware(),
+            };
+            if debugregs::validate(addr, w.len, watch.access).is_ok()
+                && inferior.set_watch(slot, watch).is_ok()
+            {
+                let wp = &mut self.watchpoints.list_mut()[i];
+                *wp = Watchpoint {
+                    addr,
+                    slot,
+                    last,
+                    armed: true,
+                    hits: 0,
+                    ..w
+                };
+            }
+        }
+    }
+}

@@ -1,0 +1,251 @@
+//! Breakpoints and watchpoints: the user's tables and their sites in the process.
+
+use super::*;
+
+impl Session {
+    // ---- watchpoints -------------------------------------------------------------------
+
+    /// Arms a hardware watchpoint on every thread. The value there now is the "before" of
+    /// the first hit.
+    pub fn watchpoint_set(
+        &mut self,
+        addr: u64,
+        kind: WatchKind,
+        len: u64,
+        name: Option<String>,
+        spec: String,
+    ) -> Result<u32> {
+        if let Some(n) = &name {
+            if self.watchpoints.name_taken(n) {
+                return Err(SessionError::Invalid(format!(
+                    "a watchpoint named '{n}' exists already"
+                )));
+            }
+        }
+        debugregs::validate(addr, len, kind.hardware()).map_err(SessionError::Invalid)?;
+        let last = self.read_memory(addr, len as usize)?;
+        let inferior = self.inferior()?;
+        let Some(slot) = inferior.free_watch_slot() else {
+            let ids: Vec<String> = self
+                .watchpoints
+                .list()
+                .iter()
+                .filter(|w| w.armed)
+                .map(|w| w.id.to_string())
+                .collect();
+            return Err(SessionError::Invalid(format!(
+                "all 4 hardware watchpoint slots are in use (watchpoints {}); remove one first",
+                ids.join(", ")
+            )));
+        };
+        inferior.set_watch(
+            slot,
+            WatchSlot {
+                addr,
+                len,
+                access: kind.hardware(),
+            },
+        )?;
+        Ok(self.watchpoints.add(Watchpoint {
+            id: 0,
+            addr,
+            len,
+            kind,
+            name,
+            hits: 0,
+            slot,
+            last,
+            spec,
+            armed: true,
+        }))
+    }
+
+    pub fn watchpoint_remove(&mut self, r: BreakpointRef) -> Result<()> {
+        let found = self.watchpoints.remove_by(|w| match &r {
+            BreakpointRef::Id(id) => w.id == *id,
+            BreakpointRef::Name(n) => w.name.as_deref() == Some(*n),
+        });
+        let w = found.ok_or_else(|| {
+            SessionError::Invalid(match &r {
+                BreakpointRef::Id(id) => format!("no watchpoint {id}"),
+                BreakpointRef::Name(n) => format!("no watchpoint named '{n}'"),
+            })
+        })?;
+        if w.armed {
+            if let Ok(inferior) = self.inferior() {
+                inferior.clear_watch(w.slot);
+            }
+        }
+        Ok(())
+    }
+
+    pub fn watchpoints(&self) -> &[Watchpoint] {
+        self.watchpoints.list()
+    }
+
+    /// Books the hits of the fired slots; describes the first one a user sees.
+    pub(super) fn watch_hit(&mut self, slots: u8) -> Result<Option<WatchReport>> {
+        let mut report = None;
+        for slot in 0..debugregs::SLOTS {
+            if slots & (1 << slot) == 0 {
+                continue;
+            }
+            let Some(w) = self
+                .watchpoints
+                .list()
+                .iter()
+                .find(|w| w.slot == slot)
+                .cloned()
+            else {
+                continue;
+            };
+            let now = self.read_memory(w.addr, w.len as usize)?;
+            let Some(hit) = self.watchpoints.hit(slot, now) else {
+                continue;
+            };
+            if report.is_none() {
+                // The culprit instruction is found when someone asks (see `find_culprit`).
+                report = Some(WatchReport {
+                    id: hit.id,
+                    name: w.name.clone(),
+                    is_write: hit.is_write,
+                    addr: w.addr,
+                    len: w.len,
+                    old: hit.old,
+                    new: hit.new,
+                    ..WatchReport::default()
+                });
+            }
+        }
+        Ok(report)
+    }
+
+    /// Finds the instruction that made a watchpoint's access, once, while the target is still
+    /// at that stop (decoding it costs more than the stop itself, so only on demand).
+    pub fn find_culprit(&mut self, info: &mut StopInfo) {
+        let Some(w) = info.watch.as_mut() else { return };
+        if w.culprit_searched || !self.is_live() {
+            return;
+        }
+        w.culprit_searched = true;
+        let (addr, len) = (w.addr, w.len);
+        if let Ok((insn_addr, insn_text)) = self.culprit(addr, len) {
+            let insn_symbol = insn_addr.and_then(|a| self.symbolize(a));
+            if let Some(w) = info.watch.as_mut() {
+                (w.insn_addr, w.insn_text, w.insn_symbol) = (insn_addr, insn_text, insn_symbol);
+            }
+        }
+    }
+
+    /// The instruction that made the access: the trap leaves pc just past it.
+    pub(super) fn culprit(&mut self, addr: u64, len: u64) -> Result<(Option<u64>, Option<String>)> {
+        let regs = self.regs()?;
+        let pc = regs.rip;
+        let from = pc.saturating_sub(culprit::MAX_INSN as u64);
+        let mut code = vec![0u8; (pc - from) as usize];
+        let inferior = self.inferior()?;
+        // The bytes right before pc may start on an unmapped page: keep what is readable.
+        let mut skip = 0;
+        while skip < code.len()
+            && inferior
+                .read_memory(from + skip as u64, &mut code[skip..])
+                .is_err()
+        {
+            skip += 1;
+        }
+        let code = &code[skip..];
+        let reg = |r: iced_x86::Register| register_value(&regs, r);
+        let Some(start) = culprit::accessing_instruction(code, pc, (addr, len), &reg) else {
+            return Ok((None, None));
+        };
+        let text = self.disasm(start, 1)?.into_iter().next().map(|i| i.text);
+        Ok((Some(start), text))
+    }
+
+    // ---- breakpoints -------------------------------------------------------------------
+
+    pub fn breakpoint_set(&mut self, addr: u64, name: Option<String>, spec: String) -> Result<u32> {
+        if let Some(n) = &name {
+            if self.breakpoints.name_taken(n) {
+                return Err(SessionError::Invalid(format!(
+                    "a breakpoint named '{n}' exists already"
+                )));
+            }
+        }
+        self.inferior()?.insert_site(addr).map_err(|e| match e {
+            crate::os::OsError::Unmapped { .. } | crate::os::OsError::Unwritable { .. } => {
+                SessionError::Invalid(format!(
+                    "cannot set a breakpoint at {addr:#x}: address not mapped"
+                ))
+            }
+            other => other.into(),
+        })?;
+        Ok(self.breakpoints.add(addr, name, spec))
+    }
+
+    /// A breakpoint site of scry's own (`finish()` uses one at the return address): not a
+    /// user breakpoint and not listed. Removing it keeps a user breakpoint at the same place.
+    pub fn temp_site(&mut self, addr: u64, on: bool) -> Result<()> {
+        let user = self
+            .breakpoints
+            .list()
+            .iter()
+            .any(|b| b.armed && b.addr == addr);
+        let inferior = self.inferior()?;
+        if on {
+            inferior.insert_site(addr)?;
+        } else if !user {
+            inferior.remove_site(addr)?;
+        }
+        Ok(())
+    }
+
+    pub fn breakpoint_remove(&mut self, r: BreakpointRef) -> Result<Breakpoint> {
+        let what = match &r {
+            BreakpointRef::Id(id) => format!("no breakpoint {id}"),
+            BreakpointRef::Name(n) => format!("no breakpoint named '{n}'"),
+        };
+        let (bp, shared) = self
+            .breakpoints
+            .remove(&r)
+            .ok_or(SessionError::Invalid(what))?;
+        if bp.armed && !shared {
+            if let Ok(inferior) = self.inferior() {
+                inferior.remove_site(bp.addr)?;
+            }
+        }
+        Ok(bp)
+    }
+
+    pub fn breakpoints(&self) -> &[Breakpoint] {
+        self.breakpoints.list()
+    }
+}
+
+/// A 64-bit register's value for address arithmetic in the disassembler.
+fn register_value(regs: &RawRegs, r: iced_x86::Register) -> Option<u64> {
+    use iced_x86::Register as X;
+    Some(match r.full_register() {
+        X::RAX => regs.rax,
+        X::RBX => regs.rbx,
+        X::RCX => regs.rcx,
+        X::RDX => regs.rdx,
+        X::RSI => regs.rsi,
+        X::RDI => regs.rdi,
+        X::RBP => regs.rbp,
+        X::RSP => regs.rsp,
+        X::R8 => regs.r8,
+        X::R9 => regs.r9,
+        X::R10 => regs.r10,
+        X::R11 => regs.r11,
+        X::R12 => regs.r12,
+        X::R13 => regs.r13,
+        X::R14 => regs.r14,
+        X::R15 => regs.r15,
+        X::RIP => regs.rip,
+        X::FS => regs.fs_base,
+        X::GS => regs.gs_base,
+        X::ES | X::CS | X::SS | X::DS => 0,
+        _ => return None,
+    })
+}

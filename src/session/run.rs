@@ -1,0 +1,177 @@
+//! Running the target: steps, continues, and turning raw stops into what users see.
+
+use super::*;
+
+impl Session {
+    // ---- running -----------------------------------------------------------------------
+
+    /// Arms the deadline for a run (one continue or a batch of steps).
+    pub fn arm(&mut self, deadline: Instant) -> Result<()> {
+        self.inferior_for_run()?.arm(deadline);
+        Ok(())
+    }
+
+    pub fn disarm(&mut self) {
+        if let Some(t) = &mut self.target {
+            t.inferior.disarm();
+        }
+    }
+
+    /// One instruction on the selected thread, without describing the stop: for batches.
+    pub fn step_raw(&mut self, deadline: Instant) -> Result<Stop> {
+        let modes = self.signal_modes;
+        let pass = move |sig: i32| modes.get(sig as usize) == Some(&SignalMode::Pass);
+        let stop = self.inferior_for_run()?.step(deadline, &pass)?;
+        self.after_raw(stop);
+        Ok(stop)
+    }
+
+    /// One step, booked but not described (see [`describe`](Self::describe)): per-event
+    /// work stays minimal when listeners run at every stop.
+    pub fn step(&mut self, deadline: Instant) -> Result<StopInfo> {
+        let stop = self.step_raw(deadline)?;
+        self.book_stop(stop)
+    }
+
+    pub fn cont(&mut self, deadline: Instant) -> Result<StopInfo> {
+        let modes = self.signal_modes;
+        let pass = move |sig: i32| modes.get(sig as usize) == Some(&SignalMode::Pass);
+        loop {
+            let stop = self.inferior_for_run()?.cont(deadline, &pass)?;
+            self.after_raw(stop);
+            let info = self.book_stop(stop)?;
+            // A watch hit nobody reports (a write on a read watch) is not a stop.
+            if matches!(stop, Stop::Watchpoint { .. }) && info.reason() != Reason::Watchpoint {
+                continue;
+            }
+            return Ok(info);
+        }
+    }
+
+    /// Bookkeeping every stop needs, even one nobody looks at: the snapshot rotates.
+    pub(super) fn after_raw(&mut self, stop: Stop) {
+        self.snapshot.rotate();
+        if let Stop::Exec { .. } = stop {
+            // The old image is gone with every int3 and debug register in it.
+            self.forget_process();
+            self.symbols = SymbolStore::new();
+            self.refresh_symbols();
+            self.rearm();
+        }
+    }
+
+    /// Turns a raw stop into the user's view of it, counting breakpoint hits.
+    pub fn finish_stop(&mut self, stop: Stop) -> Result<StopInfo> {
+        let mut info = self.book_stop(stop)?;
+        self.describe(&mut info);
+        Ok(info)
+    }
+
+    /// What a stop needs only when someone reads its line: the symbol, whether to show the
+    /// thread, and the output waiting in `output()`.
+    pub fn describe(&mut self, info: &mut StopInfo) {
+        self.find_culprit(info);
+        if let Some(pc) = info.pc {
+            info.symbol = self.symbolize(pc);
+            // Where in the source, like a debugger's stop message. Not at the entry stop:
+            // `_start` has no lines, and looking would parse the program's DWARF before
+            // anyone asked for it.
+            if info.reason() != Reason::Entry {
+                info.source = self.source_position(pc);
+            }
+        }
+        info.show_tid = self
+            .target
+            .as_ref()
+            .is_some_and(|t| t.inferior.thread_ids().len() > 1);
+        self.settle_output();
+        info.unread_output = self.capture.lock().map(|c| c.unread()).unwrap_or(0);
+    }
+
+    /// Books a stop: its reason and pc, breakpoint hit counts, watchpoint values.
+    pub fn book_stop(&mut self, stop: Stop) -> Result<StopInfo> {
+        let mut info = StopInfo {
+            tid: stop.tid(),
+            ..Default::default()
+        };
+        info.reason = Some(match stop {
+            Stop::Entry { .. } => Reason::Entry,
+            Stop::Attached { .. } => Reason::Attached,
+            Stop::Step { .. } => Reason::Step,
+            Stop::Breakpoint { addr, .. } => {
+                if let Some(bp) = self.breakpoints.hit(addr) {
+                    info.breakpoint_id = Some(bp.id);
+                    info.breakpoint_name = bp.name.clone();
+                }
+                Reason::Breakpoint
+            }
+            Stop::Signal {
+                signal, fault_addr, ..
+            } => {
+                info.signal = Some(signal);
+                if signals::has_fault_addr(signal) {
+                    info.fault_addr = Some(fault_addr);
+                }
+                Reason::Signal
+            }
+            Stop::Timeout { .. } => Reason::Timeout,
+            Stop::Interrupted { .. } => Reason::Interrupted,
+            Stop::Exec { .. } => Reason::Exec,
+            Stop::ThreadExit { .. } => Reason::ThreadExit,
+            Stop::ThreadStart { .. } => Reason::ThreadStart,
+            Stop::Watchpoint { slots, .. } => match self.watch_hit(slots)? {
+                Some(report) => {
+                    info.watch = Some(report);
+                    Reason::Watchpoint
+                }
+                None => Reason::Step,
+            },
+            Stop::Exited { code } => {
+                info.exit_code = Some(code);
+                Reason::Exited
+            }
+            Stop::Killed { signal } => {
+                info.signal = Some(signal);
+                Reason::Killed
+            }
+        });
+        // A process can die while its other threads are being stopped: the stops before its
+        // end are still reported, without a pc.
+        let dead = self.target.as_ref().is_none_or(|t| t.inferior.is_dead());
+        if stop.is_final() {
+            self.ended = info.ending();
+            self.target = None;
+            self.forget_process();
+        } else if !dead {
+            info.pc = Some(self.pc()?);
+        }
+        Ok(info)
+    }
+
+    /// The signal the selected thread stopped with will not be delivered.
+    pub fn suppress_signal(&mut self) -> Result<()> {
+        self.check_writable("suppress a signal")?;
+        let inferior = self.inferior()?;
+        let tid = inferior.selected();
+        inferior.clear_pending_signal(tid);
+        Ok(())
+    }
+
+    /// Thread creation and exit become stops during `cont()` (for `thread` listeners).
+    pub fn set_thread_events(&mut self, on: bool) {
+        self.thread_events = on;
+        if let Some(t) = &mut self.target {
+            t.inferior.report_threads = on;
+        }
+    }
+
+    pub fn signal_mode(&mut self, signal: i32, mode: SignalMode) -> Result<()> {
+        let slot = self
+            .signal_modes
+            .get_mut(signal as usize)
+            .filter(|_| signal > 0)
+            .ok_or_else(|| SessionError::Invalid(format!("no signal {signal}")))?;
+        *slot = mode;
+        Ok(())
+    }
+}

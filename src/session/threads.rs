@@ -1,0 +1,315 @@
+//! Threads, stacks, thread-locals, unwinding and source lines.
+
+use super::*;
+
+impl Session {
+    // ---- threads, stacks, thread-locals ------------------------------------------------------
+
+    pub fn thread_list(&mut self) -> Result<Vec<ThreadRow>> {
+        let pid = self.pid().unwrap_or(0);
+        let tids = self.inferior()?.thread_ids();
+        let selected = self.inferior()?.selected();
+        let mut rows = Vec::with_capacity(tids.len());
+        for tid in tids {
+            let regs = *self.inferior()?.regs(tid)?;
+            let state = self
+                .syscall_state(&regs)
+                .unwrap_or_else(|| "stopped".into());
+            rows.push(ThreadRow {
+                tid,
+                name: procfs::thread_name(pid, tid).unwrap_or_default(),
+                state,
+                pc: regs.rip,
+                symbol: self.symbolize(regs.rip),
+                selected: tid == selected,
+            });
+        }
+        Ok(rows)
+    }
+
+    /// `in futex` when the thread was stopped inside a system call (pc right after a
+    /// `syscall` instruction and orig_rax holding its number).
+    pub(super) fn syscall_state(&mut self, regs: &RawRegs) -> Option<String> {
+        if (regs.orig_rax as i64) < 0 || regs.rip < 2 {
+            return None;
+        }
+        let mut insn = [0u8; 2];
+        self.inferior()
+            .ok()?
+            .read_memory(regs.rip - 2, &mut insn)
+            .ok()?;
+        (insn == [0x0f, 0x05]).then(|| format!("in {}", crate::os::syscalls::name(regs.orig_rax)))
+    }
+
+    pub fn select_thread(&mut self, tid: Tid) -> Result<()> {
+        let inferior = self.inferior()?;
+        if inferior.select(tid) {
+            Ok(())
+        } else {
+            Err(SessionError::Invalid(format!(
+                "no thread {tid}; threads: {}",
+                inferior
+                    .thread_ids()
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )))
+        }
+    }
+
+    /// Bounds of the stack that holds the selected thread's sp.
+    pub fn stack(&mut self) -> Result<stack::StackBounds> {
+        let sp = self.regs()?.rsp;
+        let pid = self.pid().unwrap_or(0);
+        let text = procfs::maps_text(pid).map_err(|err| OsError::Io {
+            what: "read /proc/PID/maps",
+            err,
+        })?;
+        let limit = std::fs::read_to_string(format!("/proc/{pid}/limits"))
+            .ok()
+            .and_then(|l| stack::parse_stack_limit(&l));
+        stack::stack_bounds(&maps::parse_maps(&text), sp, limit)
+            .ok_or_else(|| SessionError::Invalid(format!("sp {sp:#x} is not inside any mapping")))
+    }
+
+    /// Address and size of thread-local `name` in the selected thread.
+    pub fn thread_local(&mut self, name: &str) -> Result<(u64, u64)> {
+        if self.symbols.tls_symbol(name).is_none() {
+            self.refresh_symbols_on_miss();
+        }
+        let (module_path, bias, sym_offset, size, exe_tls) = {
+            let (module, sym) = self.symbols.tls_symbol(name).ok_or_else(|| {
+                SessionError::Invalid(format!(
+                    "no thread-local variable '{name}' in the executable or its start-up libraries"
+                ))
+            })?;
+            let exe_tls = if module.is_exe {
+                module.image.tls.as_ref().map(|t| (t.memsz, t.align))
+            } else {
+                None
+            };
+            (
+                module.path.clone(),
+                module.bias.0,
+                sym.addr.0,
+                sym.size,
+                exe_tls,
+            )
+        };
+        let modid = self
+            .tls_module_order()
+            .iter()
+            .position(|b| *b == bias)
+            .map(|i| i as u64 + 1)
+            .or(exe_tls.map(|_| 1));
+        let fs_base = self.regs()?.fs_base;
+        let tid = self.selected_tid()?;
+        if let Some(modid) = modid {
+            let dtv = self.read_u64(fs_base + tls::TCB_DTV_OFFSET)?;
+            let block = self.read_u64(dtv + tls::DTV_ENTRY_SIZE * modid)?;
+            if block != tls::DTV_UNALLOCATED && block != 0 {
+                return Ok((block + sym_offset, size));
+            }
+        }
+        if let Some((memsz, align)) = exe_tls {
+            return Ok((tls::exe_block(fs_base, memsz, align) + sym_offset, size));
+        }
+        Err(SessionError::Invalid(format!(
+            "the TLS block of {module_path} is not allocated in thread {tid} (a library loaded with dlopen gets it on first use)"
+        )))
+    }
+
+    pub(super) fn read_u64(&mut self, addr: u64) -> Result<u64> {
+        let b = self.read_memory(addr, 8)?;
+        Ok(u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    }
+
+    /// Load biases of the modules with a TLS segment, in link-map order (their module ids are
+    /// 1, 2, ...). Read from the dynamic loader's `_r_debug`; empty for a static program.
+    pub(super) fn tls_module_order(&mut self) -> Vec<u64> {
+        let Ok(r_debug) = self.resolve("_r_debug") else {
+            return Vec::new();
+        };
+        let Ok(mut map) = self.read_u64(r_debug + tls::R_DEBUG_MAP_OFFSET) else {
+            return Vec::new();
+        };
+        let mut order = Vec::new();
+        let mut seen = 0;
+        while map != 0 && seen < 4096 {
+            seen += 1;
+            let Ok(l_addr) = self.read_u64(map) else {
+                break;
+            };
+            let has_tls = self
+                .symbols
+                .modules()
+                .iter()
+                .any(|m| m.bias.0 == l_addr && m.image.tls.is_some());
+            if has_tls {
+                order.push(l_addr);
+            }
+            match self.read_u64(map + tls::LINK_MAP_NEXT_OFFSET) {
+                Ok(next) => map = next,
+                Err(_) => break,
+            }
+        }
+        order
+    }
+
+    /// The selected thread's call stack from CFI (frame-pointer fallback), innermost first,
+    /// with inlined calls as frames of their own; and why it ended early, if it did.
+    /// Like a debugger's backtrace, the listing ends at `main` unless `past_main`: the C
+    /// runtime's start-up frames below it are rarely what anyone looks for.
+    pub fn unwind(
+        &mut self,
+        max_frames: usize,
+        past_main: bool,
+    ) -> Result<(Vec<FrameRow>, Option<String>)> {
+        let regs = self.regs()?;
+        let mut frame0 = UnwindRegs::default();
+        for (dwarf, value) in [
+            (0, regs.rax),
+            (1, regs.rdx),
+            (2, regs.rcx),
+            (3, regs.rbx),
+            (4, regs.rsi),
+            (5, regs.rdi),
+            (6, regs.rbp),
+            (7, regs.rsp),
+            (8, regs.r8),
+            (9, regs.r9),
+            (10, regs.r10),
+            (11, regs.r11),
+            (12, regs.r12),
+            (13, regs.r13),
+            (14, regs.r14),
+            (15, regs.r15),
+            (16, regs.rip),
+        ] {
+            frame0.set(dwarf, value);
+        }
+        let (frames, stopped) = {
+            let inferior = &self
+                .target
+                .as_ref()
+                .ok_or_else(|| self.no_process())?
+                .inferior;
+            let read = |addr: u64, buf: &mut [u8]| inferior.read_memory(addr, buf).is_ok();
+            unwind::unwind(&self.symbols, &frame0, &read, &UnwindLimits { max_frames })
+        };
+        let mut rows = Vec::with_capacity(frames.len());
+        for frame in &frames {
+            let symbol = self.symbolize_frame(frame.pc, frame.lookup_pc());
+            let locations = self.symbols.locations(RuntimeAddr(frame.lookup_pc()));
+            let regs: Vec<(&'static str, u64)> = DWARF_NAMES
+                .iter()
+                .enumerate()
+                .filter_map(|(n, name)| frame.regs.get(n as u16).map(|v| (*name, v)))
+                .collect();
+            let base = FrameRow {
+                frame: 0,
+                pc: frame.pc,
+                sp: frame.sp,
+                symbol: symbol.clone(),
+                file: None,
+                line: None,
+                inlined: false,
+                regs,
+                source: match frame.source {
+                    FrameSource::Regs => "regs",
+                    FrameSource::Cfi => "cfi",
+                    FrameSource::FramePointer => "fp",
+                    FrameSource::SignalFrame => "signal",
+                },
+            };
+            if locations.is_empty() {
+                rows.push(FrameRow {
+                    frame: rows.len(),
+                    ..base
+                });
+                continue;
+            }
+            for loc in &locations {
+                // An inlined call has no symbol of its own: its function is its name.
+                let symbol = if loc.inlined {
+                    loc.function.clone()
+                } else {
+                    symbol.clone()
+                };
+                rows.push(FrameRow {
+                    frame: rows.len(),
+                    symbol,
+                    file: loc.file.clone(),
+                    line: loc.line,
+                    inlined: loc.inlined,
+                    ..base.clone()
+                });
+            }
+        }
+        if !past_main {
+            let is_main = |r: &FrameRow| {
+                !r.inlined
+                    && r.symbol
+                        .as_deref()
+                        .is_some_and(|s| s.split('+').next() == Some("main"))
+            };
+            if let Some(at) = rows.iter().position(is_main) {
+                rows.truncate(at + 1);
+                return Ok((rows, None));
+            }
+        }
+        Ok((rows, stopped))
+    }
+
+    /// `loop.c:15` for an address (the innermost inlined position), if line tables say.
+    pub fn source_position(&self, pc: u64) -> Option<String> {
+        let loc = self.symbols.locations(RuntimeAddr(pc)).into_iter().next()?;
+        let file = loc.file?;
+        let short = file.rsplit('/').next().unwrap_or(&file).to_string();
+        Some(match loc.line {
+            Some(n) => format!("{short}:{n}"),
+            None => short,
+        })
+    }
+
+    /// Source lines around the selected thread's pc.
+    pub fn source_lines(&mut self, context: u32) -> Result<SourceView> {
+        let pc = self.pc()?;
+        let loc = self
+            .symbols
+            .locations(RuntimeAddr(pc))
+            .into_iter()
+            .next()
+            .filter(|l| l.file.is_some() && l.line.is_some())
+            .ok_or_else(|| SessionError::Invalid(format!("no line information for {pc:#x}")))?;
+        let (path, line) = (loc.file.unwrap_or_default(), loc.line.unwrap_or(0));
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            SessionError::Invalid(format!("{path}:{line}: cannot read the source: {e}"))
+        })?;
+        let first = line.saturating_sub(context).max(1);
+        let rows = text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| (i as u32 + 1, l))
+            .filter(|(n, _)| *n >= first && *n <= line + context)
+            .map(|(n, l)| (n, l.chars().take(200).collect()))
+            .collect();
+        Ok(SourceView { path, line, rows })
+    }
+
+    /// `main+0x1f` for a return address: named by the call (`lookup`, one byte back) so a
+    /// call at the very end of a function is not attributed to the next one.
+    pub(super) fn symbolize_frame(&mut self, pc: u64, lookup: u64) -> Option<String> {
+        if pc == lookup {
+            return self.symbolize(pc);
+        }
+        let (module, sym, _) = self.symbols.symbol_at(RuntimeAddr(lookup))?;
+        let start = module.bias.to_runtime(sym.addr).0;
+        let name = sym.display_name();
+        Some(match pc - start {
+            0 => name.into_owned(),
+            off => format!("{name}+{off:#x}"),
+        })
+    }
+}
