@@ -10,10 +10,10 @@ print(`rdi=${state.registers.rdi} rsi=${state.registers.rsi} rsp=${hex(state.sp)
 print('--- the next instructions');
 print(state.disasm(6));
 
-print('--- step through add() with a listener that records each instruction');
+print('--- step through add(): a listener records where each step lands, until ret');
 ctx.trace = [];
 addEventListener('step', (e) => {
-  ctx.trace.push(e.state.instruction.text);
+  ctx.trace.push(`${e.symbol}\t${e.state.instruction.text}`);
   if (e.state.instruction.mnemonic === 'ret') return 'stop';
 });
 print(step(100));
