@@ -391,22 +391,21 @@
       N.run_end();
     }
   }
+  // What a run does with a stop that is not its own business: thread events go to thread
+  // listeners, other stops to theirs. True when the run goes on: a thread event nobody
+  // stopped, or a breakpoint, watchpoint or signal a listener let through.
+  function keepGoing(stop) {
+    const r = stop.reason;
+    if (r === 'thread_start' || r === 'thread_exit') return threadEvent(stop) !== 'stop';
+    const type = r === 'exited' || r === 'killed' ? 'exit' : r;
+    return dispatch(type, stop) === 'continue' && (r === 'breakpoint' || r === 'watchpoint' || r === 'signal');
+  }
   function cont(opts) {
     noReentry('continue');
     N.run_begin(timeoutOf(opts));
     try {
-      for (;;) {
-        const stop = N.cont_one();
-        const r = stop.reason;
-        if (r === 'thread_start' || r === 'thread_exit') {
-          if (threadEvent(stop) === 'stop') return asStop(N.last_stop());
-          continue;
-        }
-        const type = r === 'exited' || r === 'killed' ? 'exit' : r;
-        const verdict = dispatch(type, stop);
-        if (verdict === 'continue' && (r === 'breakpoint' || r === 'watchpoint' || r === 'signal')) continue;
-        return asStop(N.last_stop());
-      }
+      while (keepGoing(N.cont_one()));
+      return asStop(N.last_stop());
     } finally {
       N.run_end();
     }
@@ -432,13 +431,7 @@
           if (N.reg('rsp') > sp0) return asStop(N.stop_as('finish'));
           if (stop.breakpoint_id === undefined) continue; // a deeper call returning there
         }
-        if (r === 'thread_start' || r === 'thread_exit') {
-          if (threadEvent(stop) === 'stop') return asStop(N.last_stop());
-          continue;
-        }
-        const type = r === 'exited' || r === 'killed' ? 'exit' : r;
-        const verdict = dispatch(type, stop);
-        if (verdict === 'continue' && (r === 'breakpoint' || r === 'watchpoint' || r === 'signal')) continue;
+        if (keepGoing(stop)) continue;
         return asStop(N.last_stop());
       }
     } finally {
@@ -472,12 +465,7 @@
                 break;
               }
               if (stop.reason === 'breakpoint' && stop.pc === ret && stop.breakpoint_id === undefined) continue;
-              if (stop.reason === 'thread_start' || stop.reason === 'thread_exit') {
-                threadEvent(stop);
-                continue;
-              }
-              const type = stop.reason === 'exited' || stop.reason === 'killed' ? 'exit' : stop.reason;
-              if (dispatch(type, stop) === 'continue' && ['breakpoint', 'watchpoint', 'signal'].includes(stop.reason)) continue;
+              if (keepGoing(stop)) continue;
               break;
             }
           } finally {
@@ -486,12 +474,7 @@
           if (stop) return asStop(N.last_stop());
         } else {
           stop = N.step_one();
-          if (stop.reason !== 'step') {
-            const type = stop.reason === 'exited' || stop.reason === 'killed' ? 'exit' : stop.reason;
-            if (!(dispatch(type, stop) === 'continue' && ['breakpoint', 'watchpoint', 'signal'].includes(stop.reason))) {
-              return asStop(N.last_stop());
-            }
-          }
+          if (stop.reason !== 'step' && !keepGoing(stop)) return asStop(N.last_stop());
         }
         if (N.reg('rsp') > sp0 && insn.mnemonic.startsWith('ret')) return asStop(N.stop_as('step'));
         const here = N.where_line();

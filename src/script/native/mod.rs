@@ -18,6 +18,13 @@ use crate::session::watchpoints::WatchKind;
 use crate::session::{BreakpointRef, Session, SignalMode, SpawnSpec, StopInfo};
 use crate::symbols::{Insn, RuntimeAddr, SymKind};
 
+/// `def!(n, ctx, "name", closure)`: sets a native function on the object `n`.
+macro_rules! def {
+    ($n:expr, $ctx:expr, $name:literal, $f:expr) => {
+        $n.set($name, Function::new($ctx.clone(), $f)?)?;
+    };
+}
+
 mod points;
 mod process;
 mod state;
@@ -54,26 +61,22 @@ fn undefined<'js>(ctx: &Ctx<'js>) -> Value<'js> {
 /// Defines every native function on a fresh object.
 pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<'js>> {
     let n = Object::new(ctx.clone())?;
-    macro_rules! def {
-        ($name:literal, $f:expr) => {
-            n.set($name, Function::new(ctx.clone(), $f)?)?;
-        };
-    }
-
     let h = host.clone();
-    def!("print", move |ctx: Ctx<'js>,
-                        args: Rest<Value<'js>>|
+    def!(n, ctx, "print", move |ctx: Ctx<'js>,
+                                args: Rest<Value<'js>>|
           -> rquickjs::Result<()> {
         let text = printer::render_print_args(&ctx, &args.0)?;
         h.print(&text);
         Ok(())
     });
 
-    def!("global_names", move || -> Vec<&'static str> {
+    def!(n, ctx, "global_names", move || -> Vec<&'static str> {
         api::global_names()
     });
 
     def!(
+        n,
+        ctx,
         "help",
         move |topic: Opt<Value<'js>>| -> rquickjs::Result<String> {
             let topic: Option<String> = match topic.0.filter(|v| !v.is_undefined()) {

@@ -8,16 +8,10 @@ pub(super) fn install<'js>(
     ctx: &Ctx<'js>,
     host: &Rc<Host>,
 ) -> rquickjs::Result<()> {
-    macro_rules! def {
-        ($name:literal, $f:expr) => {
-            n.set($name, Function::new(ctx.clone(), $f)?)?;
-        };
-    }
-
     let h = host.clone();
-    def!("bp_set", move |ctx: Ctx<'js>,
-                         at: Value<'js>,
-                         name: Opt<Value<'js>>|
+    def!(n, ctx, "bp_set", move |ctx: Ctx<'js>,
+                                 at: Value<'js>,
+                                 name: Opt<Value<'js>>|
           -> R<'js> {
         let spec = match at.as_string() {
             Some(s) => s.to_string()?,
@@ -43,8 +37,8 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("bp_remove", move |ctx: Ctx<'js>,
-                            which: Value<'js>|
+    def!(n, ctx, "bp_remove", move |ctx: Ctx<'js>,
+                                    which: Value<'js>|
           -> rquickjs::Result<bool> {
         let r = if let Some(s) = which.as_string() {
             let name = s.to_string()?;
@@ -64,7 +58,7 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("bp_list", move |ctx: Ctx<'js>| -> R<'js> {
+    def!(n, ctx, "bp_list", move |ctx: Ctx<'js>| -> R<'js> {
         let mut session = h.session.borrow_mut();
         let list: Vec<_> = session.breakpoints().to_vec();
         let rows = Array::new(ctx.clone())?;
@@ -84,11 +78,11 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("wp_set", move |ctx: Ctx<'js>,
-                         at: Value<'js>,
-                         kind: Opt<Value<'js>>,
-                         name: Opt<Value<'js>>,
-                         opts: Opt<Value<'js>>|
+    def!(n, ctx, "wp_set", move |ctx: Ctx<'js>,
+                                 at: Value<'js>,
+                                 kind: Opt<Value<'js>>,
+                                 name: Opt<Value<'js>>,
+                                 opts: Opt<Value<'js>>|
           -> R<'js> {
         let kind_text: String = match kind.0.filter(|v| !v.is_undefined()) {
             Some(v) => v
@@ -151,8 +145,8 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("wp_remove", move |ctx: Ctx<'js>,
-                            which: Value<'js>|
+    def!(n, ctx, "wp_remove", move |ctx: Ctx<'js>,
+                                    which: Value<'js>|
           -> rquickjs::Result<()> {
         if let Some(s) = which.as_string() {
             let name = s.to_string()?;
@@ -171,7 +165,7 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("wp_list", move |ctx: Ctx<'js>| -> R<'js> {
+    def!(n, ctx, "wp_list", move |ctx: Ctx<'js>| -> R<'js> {
         let list: Vec<_> = h.session.borrow().watchpoints().to_vec();
         let rows = Array::new(ctx.clone())?;
         for (i, w) in list.iter().enumerate() {

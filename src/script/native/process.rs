@@ -99,17 +99,11 @@ pub(super) fn install<'js>(
     ctx: &Ctx<'js>,
     host: &Rc<Host>,
 ) -> rquickjs::Result<()> {
-    macro_rules! def {
-        ($name:literal, $f:expr) => {
-            n.set($name, Function::new(ctx.clone(), $f)?)?;
-        };
-    }
-
     let h = host.clone();
-    def!("spawn", move |ctx: Ctx<'js>,
-                        program: String,
-                        args: Vec<String>,
-                        opts: Opt<Value<'js>>|
+    def!(n, ctx, "spawn", move |ctx: Ctx<'js>,
+                                program: String,
+                                args: Vec<String>,
+                                opts: Opt<Value<'js>>|
           -> R<'js> {
         let mut spec = SpawnSpec {
             program,
@@ -150,7 +144,9 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("attach", move |ctx: Ctx<'js>, pid: Value<'js>| -> R<'js> {
+    def!(n, ctx, "attach", move |ctx: Ctx<'js>,
+                                 pid: Value<'js>|
+          -> R<'js> {
         let pid = values::to_count(&ctx, &pid, i32::MAX as u64, "attach(pid)")
             .map_err(|e| throw(&ctx, e))?;
         let info = h
@@ -162,7 +158,7 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("detach", move |ctx: Ctx<'js>| -> R<'js> {
+    def!(n, ctx, "detach", move |ctx: Ctx<'js>| -> R<'js> {
         let info = h
             .session
             .borrow_mut()
@@ -172,14 +168,14 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("kill", move |ctx: Ctx<'js>| -> R<'js> {
+    def!(n, ctx, "kill", move |ctx: Ctx<'js>| -> R<'js> {
         let info = h.session.borrow_mut().kill().map_err(|e| throw(&ctx, e))?;
         stop_to_js(&ctx, &info)
     });
 
     let h = host.clone();
-    def!("run_begin", move |ctx: Ctx<'js>,
-                            timeout: Opt<Value<'js>>|
+    def!(n, ctx, "run_begin", move |ctx: Ctx<'js>,
+                                    timeout: Opt<Value<'js>>|
           -> rquickjs::Result<()> {
         if crate::session::signal_pending() {
             return Err(throw(&ctx, "interrupted by a signal to scry"));
@@ -210,23 +206,25 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("run_end", move || {
+    def!(n, ctx, "run_end", move || {
         h.session.borrow_mut().disarm();
         h.run_deadline.set(None);
     });
 
     let h = host.clone();
-    def!("step_one", move |ctx: Ctx<'js>| -> R<'js> {
+    def!(n, ctx, "step_one", move |ctx: Ctx<'js>| -> R<'js> {
         run_one(&ctx, &h, Session::step)
     });
 
     let h = host.clone();
-    def!("cont_one", move |ctx: Ctx<'js>| -> R<'js> {
+    def!(n, ctx, "cont_one", move |ctx: Ctx<'js>| -> R<'js> {
         run_one(&ctx, &h, Session::cont)
     });
 
     let h = host.clone();
     def!(
+        n,
+        ctx,
         "last_stop_line",
         move |ctx: Ctx<'js>| -> rquickjs::Result<String> {
             let mut info = h
@@ -240,9 +238,9 @@ pub(super) fn install<'js>(
     );
 
     let h = host.clone();
-    def!("temp_site", move |ctx: Ctx<'js>,
-                            at: Value<'js>,
-                            on: bool|
+    def!(n, ctx, "temp_site", move |ctx: Ctx<'js>,
+                                    at: Value<'js>,
+                                    on: bool|
           -> rquickjs::Result<()> {
         let addr = address(&ctx, &h, &at)?;
         let result = h.session.borrow_mut().temp_site(addr, on);
@@ -258,7 +256,9 @@ pub(super) fn install<'js>(
     // function returned in rax) or of a next() (reason `step`): their last leg may have
     // ended on scry's own breakpoint at a return address, which is no user's breakpoint.
     let h = host.clone();
-    def!("stop_as", move |ctx: Ctx<'js>, reason: String| -> R<'js> {
+    def!(n, ctx, "stop_as", move |ctx: Ctx<'js>,
+                                  reason: String|
+          -> R<'js> {
         let mut info = h
             .last_stop
             .borrow()
@@ -284,7 +284,7 @@ pub(super) fn install<'js>(
 
     // The instruction that made the latest watchpoint stop's access.
     let h = host.clone();
-    def!("watch_culprit", move |ctx: Ctx<'js>| -> R<'js> {
+    def!(n, ctx, "watch_culprit", move |ctx: Ctx<'js>| -> R<'js> {
         let mut last = h.last_stop.borrow_mut();
         let info = last
             .as_mut()
@@ -305,9 +305,9 @@ pub(super) fn install<'js>(
     // The described form (symbol, line) of the latest stop of a run, for the one that is
     // returned to the user. `done`/`asked`: the step counts of a step(n) batch.
     let h = host.clone();
-    def!("last_stop", move |ctx: Ctx<'js>,
-                            done: Opt<f64>,
-                            asked: Opt<f64>|
+    def!(n, ctx, "last_stop", move |ctx: Ctx<'js>,
+                                    done: Opt<f64>,
+                                    asked: Opt<f64>|
           -> R<'js> {
         let mut info = h
             .last_stop
@@ -323,7 +323,9 @@ pub(super) fn install<'js>(
 
     // step(n) with nobody listening: the whole batch without entering JS.
     let h = host.clone();
-    def!("step_n", move |ctx: Ctx<'js>, count: f64| -> R<'js> {
+    def!(n, ctx, "step_n", move |ctx: Ctx<'js>,
+                                 count: f64|
+          -> R<'js> {
         let deadline = h
             .run_deadline
             .get()
@@ -369,17 +371,17 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("thread_events", move |on: bool| {
+    def!(n, ctx, "thread_events", move |on: bool| {
         h.session.borrow_mut().set_thread_events(on);
     });
 
     let h = host.clone();
-    def!("output", move || -> String {
+    def!(n, ctx, "output", move || -> String {
         h.session.borrow_mut().output()
     });
 
     let h = host.clone();
-    def!("status", move |ctx: Ctx<'js>| -> R<'js> {
+    def!(n, ctx, "status", move |ctx: Ctx<'js>| -> R<'js> {
         let session = h.session.borrow();
         let o = Object::new(ctx.clone())?;
         o.set("live", session.is_live())?;
@@ -389,7 +391,9 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("config_get", move |ctx: Ctx<'js>, key: String| -> R<'js> {
+    def!(n, ctx, "config_get", move |ctx: Ctx<'js>,
+                                     key: String|
+          -> R<'js> {
         let s = h.session.borrow();
         let c = &s.config;
         Ok(match key.as_str() {
@@ -403,9 +407,9 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("config_set", move |ctx: Ctx<'js>,
-                             key: String,
-                             v: Value<'js>|
+    def!(n, ctx, "config_set", move |ctx: Ctx<'js>,
+                                     key: String,
+                                     v: Value<'js>|
           -> rquickjs::Result<()> {
         let mut s = h.session.borrow_mut();
         let positive = |what: &str| -> rquickjs::Result<f64> {
@@ -441,9 +445,9 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("signal_mode", move |ctx: Ctx<'js>,
-                              sig: String,
-                              mode: String|
+    def!(n, ctx, "signal_mode", move |ctx: Ctx<'js>,
+                                      sig: String,
+                                      mode: String|
           -> rquickjs::Result<()> {
         let num = signals::signal_number(&sig)
             .ok_or_else(|| throw(&ctx, format!("unknown signal '{sig}'")))?;
@@ -465,6 +469,8 @@ pub(super) fn install<'js>(
 
     let h = host.clone();
     def!(
+        n,
+        ctx,
         "suppress_signal",
         move |ctx: Ctx<'js>| -> rquickjs::Result<()> {
             h.session

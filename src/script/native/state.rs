@@ -178,14 +178,10 @@ pub(super) fn install<'js>(
     ctx: &Ctx<'js>,
     host: &Rc<Host>,
 ) -> rquickjs::Result<()> {
-    macro_rules! def {
-        ($name:literal, $f:expr) => {
-            n.set($name, Function::new(ctx.clone(), $f)?)?;
-        };
-    }
-
     let h = host.clone();
-    def!("reg", move |ctx: Ctx<'js>, name: String| -> R<'js> {
+    def!(n, ctx, "reg", move |ctx: Ctx<'js>,
+                              name: String|
+          -> R<'js> {
         let index = regs::register_index(&name)
             .ok_or_else(|| throw(&ctx, format!("no register '{name}'")))?;
         let raw = h.session.borrow_mut().regs().map_err(|e| throw(&ctx, e))?;
@@ -193,7 +189,9 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("prev_reg", move |ctx: Ctx<'js>, name: String| -> R<'js> {
+    def!(n, ctx, "prev_reg", move |ctx: Ctx<'js>,
+                                   name: String|
+          -> R<'js> {
         let Some(index) = regs::register_index(&name) else {
             return Ok(undefined(&ctx));
         };
@@ -204,9 +202,9 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("set_reg", move |ctx: Ctx<'js>,
-                          name: String,
-                          v: Value<'js>|
+    def!(n, ctx, "set_reg", move |ctx: Ctx<'js>,
+                                  name: String,
+                                  v: Value<'js>|
           -> rquickjs::Result<()> {
         let value = values::to_u64_bits(&ctx, &v)
             .map_err(|e| throw(&ctx, format!("registers.{name}: {e}")))?;
@@ -216,12 +214,14 @@ pub(super) fn install<'js>(
             .map_err(|e| throw(&ctx, e))
     });
 
-    def!("reg_names", move || -> Vec<&'static str> {
+    def!(n, ctx, "reg_names", move || -> Vec<&'static str> {
         REGISTER_NAMES.to_vec()
     });
 
     let h = host.clone();
     def!(
+        n,
+        ctx,
         "regs_text",
         move |ctx: Ctx<'js>| -> rquickjs::Result<String> {
             let raw = h.session.borrow_mut().regs().map_err(|e| throw(&ctx, e))?;
@@ -235,9 +235,9 @@ pub(super) fn install<'js>(
     );
 
     let h = host.clone();
-    def!("flag", move |ctx: Ctx<'js>,
-                       name: String,
-                       prev: Opt<bool>|
+    def!(n, ctx, "flag", move |ctx: Ctx<'js>,
+                               name: String,
+                               prev: Opt<bool>|
           -> R<'js> {
         let bit = regs::flag_bit(&name).ok_or_else(|| throw(&ctx, format!("no flag '{name}'")))?;
         let eflags = if prev.0.unwrap_or(false) {
@@ -256,9 +256,9 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("set_flag", move |ctx: Ctx<'js>,
-                           name: String,
-                           on: bool|
+    def!(n, ctx, "set_flag", move |ctx: Ctx<'js>,
+                                   name: String,
+                                   on: bool|
           -> rquickjs::Result<()> {
         let bit = regs::flag_bit(&name).ok_or_else(|| throw(&ctx, format!("no flag '{name}'")))?;
         let mut session = h.session.borrow_mut();
@@ -274,9 +274,9 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("mem_read", move |ctx: Ctx<'js>,
-                           at: Value<'js>,
-                           k: String|
+    def!(n, ctx, "mem_read", move |ctx: Ctx<'js>,
+                                   at: Value<'js>,
+                                   k: String|
           -> R<'js> {
         let k = kind(&ctx, &k)?;
         let addr = address(&ctx, &h, &at)?;
@@ -289,9 +289,9 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("prev_mem", move |ctx: Ctx<'js>,
-                           at: Value<'js>,
-                           k: String|
+    def!(n, ctx, "prev_mem", move |ctx: Ctx<'js>,
+                                   at: Value<'js>,
+                                   k: String|
           -> R<'js> {
         let k = kind(&ctx, &k)?;
         let addr = address(&ctx, &h, &at)?;
@@ -302,9 +302,9 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("mem_bytes", move |ctx: Ctx<'js>,
-                            at: Value<'js>,
-                            len: Value<'js>|
+    def!(n, ctx, "mem_bytes", move |ctx: Ctx<'js>,
+                                    at: Value<'js>,
+                                    len: Value<'js>|
           -> rquickjs::Result<String> {
         let addr = address(&ctx, &h, &at)?;
         let len = values::to_count(&ctx, &len, 1 << 20, "bytes(n)").map_err(|e| throw(&ctx, e))?;
@@ -317,9 +317,9 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("mem_str", move |ctx: Ctx<'js>,
-                          at: Value<'js>,
-                          max: Value<'js>|
+    def!(n, ctx, "mem_str", move |ctx: Ctx<'js>,
+                                  at: Value<'js>,
+                                  max: Value<'js>|
           -> rquickjs::Result<String> {
         let addr = address(&ctx, &h, &at)?;
         let max = values::to_count(&ctx, &max, 1 << 20, "str(max)").map_err(|e| throw(&ctx, e))?;
@@ -333,10 +333,10 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("mem_write", move |ctx: Ctx<'js>,
-                            at: Value<'js>,
-                            k: String,
-                            v: Value<'js>|
+    def!(n, ctx, "mem_write", move |ctx: Ctx<'js>,
+                                    at: Value<'js>,
+                                    k: String,
+                                    v: Value<'js>|
           -> rquickjs::Result<()> {
         let k = kind(&ctx, &k)?;
         let addr = address(&ctx, &h, &at)?;
@@ -350,22 +350,24 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("mem_write_bytes", move |ctx: Ctx<'js>,
-                                  at: Value<'js>,
-                                  hex: String|
-          -> rquickjs::Result<()> {
-        let addr = address(&ctx, &h, &at)?;
-        let bytes = values::parse_hex_bytes(&hex).map_err(|e| throw(&ctx, e))?;
-        h.session
-            .borrow_mut()
-            .write_memory(addr, &bytes)
-            .map_err(|e| throw(&ctx, e))
-    });
+    def!(
+        n,
+        ctx,
+        "mem_write_bytes",
+        move |ctx: Ctx<'js>, at: Value<'js>, hex: String| -> rquickjs::Result<()> {
+            let addr = address(&ctx, &h, &at)?;
+            let bytes = values::parse_hex_bytes(&hex).map_err(|e| throw(&ctx, e))?;
+            h.session
+                .borrow_mut()
+                .write_memory(addr, &bytes)
+                .map_err(|e| throw(&ctx, e))
+        }
+    );
 
     let h = host.clone();
-    def!("disasm", move |ctx: Ctx<'js>,
-                         at: Opt<Value<'js>>,
-                         count: Opt<Value<'js>>|
+    def!(n, ctx, "disasm", move |ctx: Ctx<'js>,
+                                 at: Opt<Value<'js>>,
+                                 count: Opt<Value<'js>>|
           -> R<'js> {
         let addr = match at.0.filter(|v| !v.is_undefined() && !v.is_null()) {
             Some(v) => address(&ctx, &h, &v)?,
@@ -393,8 +395,8 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("insn", move |ctx: Ctx<'js>,
-                       at: Opt<Value<'js>>|
+    def!(n, ctx, "insn", move |ctx: Ctx<'js>,
+                               at: Opt<Value<'js>>|
           -> R<'js> {
         let addr = match at.0.filter(|v| !v.is_undefined()) {
             Some(v) => address(&ctx, &h, &v)?,
@@ -411,8 +413,8 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("symbol_at", move |ctx: Ctx<'js>,
-                            at: Value<'js>|
+    def!(n, ctx, "symbol_at", move |ctx: Ctx<'js>,
+                                    at: Value<'js>|
           -> R<'js> {
         let addr = address(&ctx, &h, &at)?;
         match h.session.borrow_mut().symbolize(addr) {
@@ -422,17 +424,17 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("resolve", move |ctx: Ctx<'js>,
-                          expr: Value<'js>|
+    def!(n, ctx, "resolve", move |ctx: Ctx<'js>,
+                                  expr: Value<'js>|
           -> R<'js> {
         let addr = address(&ctx, &h, &expr)?;
         u64_to_js(&ctx, addr)
     });
 
     let h = host.clone();
-    def!("symbols", move |ctx: Ctx<'js>,
-                          filter: Opt<Value<'js>>,
-                          limit: Opt<Value<'js>>|
+    def!(n, ctx, "symbols", move |ctx: Ctx<'js>,
+                                  filter: Opt<Value<'js>>,
+                                  limit: Opt<Value<'js>>|
           -> R<'js> {
         let limit = match limit.0.filter(|v| !v.is_undefined() && !v.is_null()) {
             Some(v) => values::to_count(&ctx, &v, 10_000_000, "symbols(filter, limit)")
@@ -473,7 +475,7 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("where_line", move |ctx: Ctx<'js>| -> R<'js> {
+    def!(n, ctx, "where_line", move |ctx: Ctx<'js>| -> R<'js> {
         let mut session = h.session.borrow_mut();
         let pc = session.pc().map_err(|e| throw(&ctx, e))?;
         match session.source_position(pc) {
@@ -483,7 +485,7 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("threads", move |ctx: Ctx<'js>| -> R<'js> {
+    def!(n, ctx, "threads", move |ctx: Ctx<'js>| -> R<'js> {
         let list = h
             .session
             .borrow_mut()
@@ -506,8 +508,8 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("thread_select", move |ctx: Ctx<'js>,
-                                tid: Value<'js>|
+    def!(n, ctx, "thread_select", move |ctx: Ctx<'js>,
+                                        tid: Value<'js>|
           -> rquickjs::Result<()> {
         let tid = values::to_count(&ctx, &tid, i32::MAX as u64, "thread.select(tid)")
             .map_err(|e| throw(&ctx, e))?;
@@ -518,9 +520,9 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("unwind", move |ctx: Ctx<'js>,
-                         max: Opt<Value<'js>>,
-                         all: Opt<bool>|
+    def!(n, ctx, "unwind", move |ctx: Ctx<'js>,
+                                 max: Opt<Value<'js>>,
+                                 all: Opt<bool>|
           -> R<'js> {
         let max = match max.0.filter(|v| !v.is_undefined() && !v.is_null()) {
             Some(v) => values::to_count(&ctx, &v, 100_000, "unwind(max)")
@@ -571,8 +573,8 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("source", move |ctx: Ctx<'js>,
-                         context: Opt<Value<'js>>|
+    def!(n, ctx, "source", move |ctx: Ctx<'js>,
+                                 context: Opt<Value<'js>>|
           -> rquickjs::Result<String> {
         let context = match context.0.filter(|v| !v.is_undefined() && !v.is_null()) {
             Some(v) => {
@@ -595,7 +597,7 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("stack", move |ctx: Ctx<'js>| -> R<'js> {
+    def!(n, ctx, "stack", move |ctx: Ctx<'js>| -> R<'js> {
         let b = h.session.borrow_mut().stack().map_err(|e| throw(&ctx, e))?;
         let o = Object::new(ctx.clone())?;
         o.set("top", u64_to_js(&ctx, b.top)?)?;
@@ -606,7 +608,9 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("tls", move |ctx: Ctx<'js>, name: String| -> R<'js> {
+    def!(n, ctx, "tls", move |ctx: Ctx<'js>,
+                              name: String|
+          -> R<'js> {
         let (addr, size) = h
             .session
             .borrow_mut()
@@ -619,12 +623,17 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!("tid", move |ctx: Ctx<'js>| -> rquickjs::Result<i32> {
-        h.session
-            .borrow_mut()
-            .selected_tid()
-            .map_err(|e| throw(&ctx, e))
-    });
+    def!(
+        n,
+        ctx,
+        "tid",
+        move |ctx: Ctx<'js>| -> rquickjs::Result<i32> {
+            h.session
+                .borrow_mut()
+                .selected_tid()
+                .map_err(|e| throw(&ctx, e))
+        }
+    );
     Ok(())
 }
 
