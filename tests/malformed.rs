@@ -87,6 +87,7 @@ fn exercise(rng: &mut Rng, path: &Path, bytes: &[u8]) -> bool {
         let addr = FileAddr(rng.next() % 0x20000);
         let _ = image.symbols.lookup_addr(addr);
         let _ = image.locations(addr);
+        let _ = image.variables(addr);
     }
     let _ = image.symbols.lookup_name("main");
     let _ = image.symbols.nearest_names("mian", 3);

@@ -39,6 +39,7 @@ pub const API: &[Entry] = &[
     e("state", "state.memory(addr).u32()", "u8..u64 i8..i64 f32 f64 bytes(n) str(max); write_u32(v).. write_bytes(hex)"),
     e("state", "state.disasm(n=10, addr=pc)", "listing"),
     e("state", "state.source(n=5)", "source lines around pc, '>' marks it"),
+    e("state", "state.locals(frame=0)", "[{name, type, value, kind}] of a frame (DWARF, -g)"),
     e("state", "state.symbol_at(addr)", "'main+0x4' or null"),
     e("state", "state.stack", "{top, usable_base, guard_size, kind} of the stack holding sp"),
     e("state", "state.thread_local(name)", "value in the selected thread; thread_local_addr(name)"),

@@ -204,6 +204,9 @@
     source(n) {
       return N.source(n);
     },
+    locals(frame) {
+      return N.locals(frame);
+    },
     unwind(max, opts) {
       if (typeof max === 'object' && max !== null) {
         opts = max;

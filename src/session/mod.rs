@@ -129,6 +129,17 @@ pub struct FrameRow {
     pub source: &'static str,
 }
 
+/// A variable of a frame and what was read of it.
+pub struct LocalValue {
+    pub var: crate::symbols::vars::Variable,
+    /// Where it lives, when in memory.
+    pub addr: Option<u64>,
+    /// Its bytes (at most 64), when readable.
+    pub bytes: Option<Vec<u8>>,
+    /// Why there is no value.
+    pub note: Option<&'static str>,
+}
+
 /// `state.source()`: the file, pc's line, and the numbered lines around it.
 pub struct SourceView {
     pub path: String,

@@ -1,6 +1,7 @@
 //! Threads, stacks, thread-locals, unwinding and source lines.
 
 use super::*;
+use crate::symbols::vars::VarLocation;
 
 impl Session {
     // ---- threads, stacks, thread-locals ------------------------------------------------------
@@ -166,38 +167,7 @@ impl Session {
         max_frames: usize,
         past_main: bool,
     ) -> Result<(Vec<FrameRow>, Option<String>)> {
-        let regs = self.regs()?;
-        let mut frame0 = UnwindRegs::default();
-        for (dwarf, value) in [
-            (0, regs.rax),
-            (1, regs.rdx),
-            (2, regs.rcx),
-            (3, regs.rbx),
-            (4, regs.rsi),
-            (5, regs.rdi),
-            (6, regs.rbp),
-            (7, regs.rsp),
-            (8, regs.r8),
-            (9, regs.r9),
-            (10, regs.r10),
-            (11, regs.r11),
-            (12, regs.r12),
-            (13, regs.r13),
-            (14, regs.r14),
-            (15, regs.r15),
-            (16, regs.rip),
-        ] {
-            frame0.set(dwarf, value);
-        }
-        let (frames, stopped) = {
-            let inferior = &self
-                .target
-                .as_ref()
-                .ok_or_else(|| self.no_process())?
-                .inferior;
-            let read = |addr: u64, buf: &mut [u8]| inferior.read_memory(addr, buf).is_ok();
-            unwind::unwind(&self.symbols, &frame0, &read, &UnwindLimits { max_frames })
-        };
+        let (frames, stopped) = self.physical_frames(max_frames)?;
         let mut rows = Vec::with_capacity(frames.len());
         for frame in &frames {
             let symbol = self.symbolize_frame(frame.pc, frame.lookup_pc());
@@ -311,5 +281,91 @@ impl Session {
             0 => name.into_owned(),
             off => format!("{name}+{off:#x}"),
         })
+    }
+
+    /// The selected thread's physical frames (no inlined rows) and why the walk stopped.
+    pub(super) fn physical_frames(
+        &mut self,
+        max_frames: usize,
+    ) -> Result<(Vec<unwind::Frame>, Option<String>)> {
+        let regs = self.regs()?;
+        let mut frame0 = UnwindRegs::default();
+        let values = [
+            regs.rax, regs.rdx, regs.rcx, regs.rbx, regs.rsi, regs.rdi, regs.rbp, regs.rsp,
+            regs.r8, regs.r9, regs.r10, regs.r11, regs.r12, regs.r13, regs.r14, regs.r15, regs.rip,
+        ];
+        // The order above is DWARF's register numbering (0 = rax, 1 = rdx, ...).
+        for (dwarf, value) in values.into_iter().enumerate() {
+            frame0.set(dwarf as u16, value);
+        }
+        let inferior = &self
+            .target
+            .as_ref()
+            .ok_or_else(|| self.no_process())?
+            .inferior;
+        let read = |addr: u64, buf: &mut [u8]| inferior.read_memory(addr, buf).is_ok();
+        Ok(unwind::unwind(
+            &self.symbols,
+            &frame0,
+            &read,
+            &UnwindLimits { max_frames },
+        ))
+    }
+
+    /// Parameters and locals of physical frame `n` with their values, from DWARF.
+    pub fn locals(&mut self, n: usize) -> Result<Vec<LocalValue>> {
+        let (frames, _) = self.physical_frames(n + 2)?;
+        let frame = frames.get(n).ok_or_else(|| {
+            SessionError::Invalid(format!(
+                "no frame {n}: the stack has {} frames",
+                frames.len()
+            ))
+        })?;
+        // The canonical frame address of frame n is the stack pointer of its caller.
+        let cfa = frames.get(n + 1).map(|f| f.sp);
+        let pc = frame.lookup_pc();
+        let Some(module) = self.symbols.module_at(RuntimeAddr(pc)) else {
+            return Ok(Vec::new());
+        };
+        let (bias, vars) = (
+            module.bias,
+            module.image.variables(module.bias.to_file(RuntimeAddr(pc))),
+        );
+        let mut out = Vec::with_capacity(vars.len());
+        for var in vars {
+            let reg = |r: u16| frame.regs.get(r);
+            let (addr, direct, note) = match &var.location {
+                VarLocation::Cfa(off) => (cfa.map(|c| c.wrapping_add_signed(*off)), None, None),
+                VarLocation::RegOffset(r, off) => {
+                    (reg(*r).map(|v| v.wrapping_add_signed(*off)), None, None)
+                }
+                VarLocation::Register(r) => (None, reg(*r), None),
+                VarLocation::Static(a) => (Some(bias.to_runtime(*a).0), None, None),
+                VarLocation::Unsupported(why) => (None, None, Some(*why)),
+            };
+            let bytes = match (addr, direct) {
+                (Some(a), _) => {
+                    let mut buf = vec![0u8; var.size.clamp(1, 64) as usize];
+                    self.target
+                        .as_ref()
+                        .and_then(|t| t.inferior.read_memory(a, &mut buf).ok())
+                        .map(|_| buf)
+                }
+                (None, Some(v)) => Some(v.to_le_bytes()[..var.size.clamp(1, 8) as usize].to_vec()),
+                _ => None,
+            };
+            let note = note.or(if bytes.is_none() && note.is_none() {
+                Some("not readable here")
+            } else {
+                None
+            });
+            out.push(LocalValue {
+                var,
+                addr,
+                bytes,
+                note,
+            });
+        }
+        Ok(out)
     }
 }

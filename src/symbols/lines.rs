@@ -49,7 +49,7 @@ impl std::fmt::Debug for LineInfo {
 }
 
 impl LineInfo {
-    fn load(image: &ElfImage) -> Option<LineInfo> {
+    pub(super) fn load(image: &ElfImage) -> Option<LineInfo> {
         let own = read_sections(image.data());
         if has_debug_info(&own) {
             return LineInfo::from_sections(image.shared_bytes(), &own);
@@ -81,6 +81,11 @@ impl LineInfo {
         Some(LineInfo {
             ctx: Mutex::new(ctx),
         })
+    }
+
+    /// The addr2line context (shared with variable lookups).
+    pub(super) fn context(&self) -> std::sync::MutexGuard<'_, addr2line::Context<Reader>> {
+        self.ctx.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn locations(&self, addr: u64) -> Vec<Location> {

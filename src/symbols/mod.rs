@@ -21,6 +21,7 @@ pub mod store;
 pub mod symbol;
 mod symtab;
 pub mod unwind;
+pub mod vars;
 
 #[cfg(test)]
 mod testutil;

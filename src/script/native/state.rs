@@ -121,6 +121,36 @@ fn listing(host: &Host, insns: &[Insn]) -> String {
     out
 }
 
+/// A variable's value: integers by their signedness, pointers in hex, floats as Numbers,
+/// anything else as hex bytes; the reason when there is no value.
+fn local_value<'js>(ctx: &Ctx<'js>, l: &crate::session::LocalValue) -> R<'js> {
+    use crate::symbols::vars::ValueKind;
+    let Some(bytes) = &l.bytes else {
+        return format!("<{}>", l.note.unwrap_or("unknown")).into_js(ctx);
+    };
+    let mut raw = [0u8; 8];
+    let n = bytes.len().min(8);
+    raw[..n].copy_from_slice(&bytes[..n]);
+    let bits = u64::from_le_bytes(raw);
+    let scalar = matches!(bytes.len(), 1 | 2 | 4 | 8);
+    match l.var.kind {
+        ValueKind::Signed if scalar => {
+            let shift = 64 - 8 * bytes.len() as u32;
+            values::i64_to_js(ctx, ((bits << shift) as i64) >> shift)
+        }
+        ValueKind::Unsigned if scalar => u64_to_js(ctx, bits),
+        ValueKind::Pointer if bytes.len() == 8 => format!("{bits:#x}").into_js(ctx),
+        ValueKind::Float if bytes.len() == 4 => Ok(Value::new_number(
+            ctx.clone(),
+            f32::from_bits(bits as u32) as f64,
+        )),
+        ValueKind::Float if bytes.len() == 8 => {
+            Ok(Value::new_number(ctx.clone(), f64::from_bits(bits)))
+        }
+        _ => values::to_hex(bytes).into_js(ctx),
+    }
+}
+
 /// `#1 0x401190 main+0x20 loop.c:15`, with `[inlined]` before an inlined call's name.
 fn frame_line(f: &crate::session::FrameRow, trampoline: bool) -> String {
     let mut line = format!("#{} {:#x}", f.frame, f.pc);
@@ -594,6 +624,35 @@ pub(super) fn install<'js>(
             out.push_str(&format!("\n{mark}{n}\t{text}"));
         }
         Ok(out)
+    });
+
+    let h = host.clone();
+    def!(n, ctx, "locals", move |ctx: Ctx<'js>,
+                                 frame: Opt<Value<'js>>|
+          -> R<'js> {
+        let frame = match frame.0.filter(|v| !v.is_undefined() && !v.is_null()) {
+            Some(v) => values::to_count(&ctx, &v, 100_000, "locals(frame)")
+                .map_err(|e| throw(&ctx, e))? as usize,
+            None => 0,
+        };
+        let list = h
+            .session
+            .borrow_mut()
+            .locals(frame)
+            .map_err(|e| throw(&ctx, e))?;
+        let rows = Array::new(ctx.clone())?;
+        for (i, l) in list.iter().enumerate() {
+            let o = Object::new(ctx.clone())?;
+            o.set("name", l.var.name.as_str())?;
+            o.set("type", l.var.type_name.as_str())?;
+            o.set("value", local_value(&ctx, l)?)?;
+            o.set("kind", if l.var.param { "param" } else { "local" })?;
+            if let Some(a) = l.addr {
+                o.set("addr", u64_to_js(&ctx, a)?)?;
+            }
+            rows.set(i, o)?;
+        }
+        Ok(rows.into_value())
     });
 
     let h = host.clone();

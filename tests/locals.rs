@@ -1,0 +1,56 @@
+//! `state.locals(frame)`: parameters and locals from DWARF, read from the stopped frame.
+
+mod common;
+
+use common::{fixture, fixture_with, Scry};
+
+fn value_of(scry: &mut Scry, frame: usize, name: &str) -> String {
+    scry.ok(&format!(
+        "String(state.locals({frame}).find(v => v.name === '{name}').value)"
+    ))
+}
+
+#[test]
+fn parameters_and_locals_at_o0() {
+    let mut scry = Scry::spawn(&fixture("vars"), &[]);
+    // Line 9 of fixtures/vars.c: `calls++; hits++;`, after the locals are set.
+    scry.ok("breakpoint.set('vars.c:9')");
+    assert!(scry.ok("cont()").contains(" area+"));
+    assert_eq!(value_of(&mut scry, 0, "w"), "-6");
+    assert_eq!(value_of(&mut scry, 0, "h"), "7");
+    assert_eq!(value_of(&mut scry, 0, "local"), "-42");
+    assert_eq!(value_of(&mut scry, 0, "scale"), "0.5");
+    assert_eq!(
+        value_of(&mut scry, 0, "calls"),
+        "7",
+        "a static local, at its own address"
+    );
+    assert_eq!(
+        value_of(&mut scry, 0, "p"),
+        "0300000004000000",
+        "a struct as its bytes"
+    );
+    assert_eq!(
+        scry.ok("state.locals().find(v => v.name === 'label').type"),
+        "const char *"
+    );
+    let label = value_of(&mut scry, 0, "label");
+    assert_eq!(scry.ok(&format!("state.memory({label}).str()")), "box");
+    assert_eq!(
+        scry.ok("state.locals().filter(v => v.kind === 'param').map(v => v.name).join(',')"),
+        "w,h,label,p"
+    );
+    // The caller's frame: main's locals.
+    assert_eq!(value_of(&mut scry, 1, "c"), "-2");
+    assert!(scry.err("state.locals(50)").contains("no frame 50"));
+}
+
+#[test]
+fn optimized_code_says_what_it_cannot_read() {
+    let mut scry = Scry::spawn(&fixture_with("vars", &["-g", "-O2"]), &[]);
+    scry.ok("breakpoint.set('area')");
+    assert!(scry.ok("cont()").starts_with("breakpoint 1"));
+    // Every variable has a value or a reason in angle brackets; nothing throws.
+    let values = scry.ok("state.locals().map(v => v.name + '=' + v.value).join(' ')");
+    assert!(values.contains("w="), "{values}");
+}
