@@ -54,7 +54,11 @@ fn thread_list_matches_proc_task() {
     );
     // Selecting another thread changes what state shows.
     let worker = scry.ok("thread.list().find(t => t.name === 'worker2').tid");
-    scry.ok(&format!("thread.select({worker})"));
+    let selected = scry.ok(&format!("thread.select({worker})"));
+    assert!(
+        selected.starts_with(&format!("thread {worker} at 0x")),
+        "{selected}"
+    );
     assert_eq!(scry.ok("state.tid"), worker);
     assert_ne!(
         scry.ok("hex(state.pc)"),

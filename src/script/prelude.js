@@ -590,7 +590,11 @@
     },
     select(tid) {
       N.thread_select(tid);
-      return asInsn(N.insn());
+      // Where the newly selected thread is, in the shape of a stop line.
+      const pc = N.reg('rip');
+      const sym = N.symbol_at(pc);
+      const src = N.where_line();
+      return `thread ${N.tid()} at ${hex(pc)}${sym ? ' ' + sym : ''}${src ? ' ' + src : ''}`;
     },
   }));
 });
