@@ -2,9 +2,9 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use common::{fixture, process_is_dead, ChildGuard, RESPONSE_TIMEOUT, SCRY};
@@ -27,16 +27,7 @@ impl Client {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("scry mcp starts");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = common::line_reader(child.stdout.take().unwrap());
         Client {
             stdin: child.stdin.take(),
             server: ChildGuard(child),

@@ -125,6 +125,10 @@ impl Inferior {
                 continue;
             }
             let (parked_at, rewound) = (t.parked_at, t.rewound);
+            // Only these two can need a step-over: no register read for the other threads.
+            if parked_at.is_none() && (tid != self.selected || rewound) {
+                continue;
+            }
             let pc = self.pc(tid)?;
             let over =
                 parked_at == Some(pc) || (tid == self.selected && !rewound && self.has_site(pc));

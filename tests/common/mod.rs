@@ -77,6 +77,20 @@ impl std::fmt::Debug for Response {
     }
 }
 
+/// The lines a child writes, read on a helper thread so waits on them can time out.
+pub fn line_reader(stdout: std::process::ChildStdout) -> Receiver<String> {
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
+}
+
 /// One scry process driven over stdin/stdout.
 pub struct Scry {
     child: Child,
@@ -93,16 +107,7 @@ impl Scry {
             .stderr(Stdio::piped())
             .spawn()
             .expect("scry starts");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = line_reader(child.stdout.take().unwrap());
         let stdin = child.stdin.take();
         Scry {
             child,

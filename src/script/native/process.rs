@@ -73,6 +73,17 @@ fn finish_run(host: &Host, started: Instant) {
     host.credit(started.elapsed());
 }
 
+/// A described copy of the latest stop of a run (symbol, source, output count, culprit).
+fn described_last_stop(ctx: &Ctx<'_>, host: &Host) -> rquickjs::Result<StopInfo> {
+    let mut info = host
+        .last_stop
+        .borrow()
+        .clone()
+        .ok_or_else(|| throw(ctx, "internal: no stop to describe"))?;
+    host.session.borrow_mut().describe(&mut info);
+    Ok(info)
+}
+
 /// One leg of a run (a step or a continue up to the next event) within the run's deadline.
 /// The stop is booked, kept for `last_stop`, and handed to JS with its fields only.
 fn run_one<'js>(
@@ -227,12 +238,7 @@ pub(super) fn install<'js>(
         ctx,
         "last_stop_line",
         move |ctx: Ctx<'js>| -> rquickjs::Result<String> {
-            let mut info = h
-                .last_stop
-                .borrow()
-                .clone()
-                .ok_or_else(|| throw(&ctx, "internal: no stop to describe"))?;
-            h.session.borrow_mut().describe(&mut info);
+            let info = described_last_stop(&ctx, &h)?;
             Ok(info.line())
         }
     );
@@ -259,13 +265,8 @@ pub(super) fn install<'js>(
     def!(n, ctx, "stop_as", move |ctx: Ctx<'js>,
                                   reason: String|
           -> R<'js> {
-        let mut info = h
-            .last_stop
-            .borrow()
-            .clone()
-            .ok_or_else(|| throw(&ctx, "internal: no stop"))?;
+        let mut info = described_last_stop(&ctx, &h)?;
         let mut session = h.session.borrow_mut();
-        session.describe(&mut info);
         info.breakpoint_id = None;
         info.breakpoint_name = None;
         if reason == "finish" {
@@ -309,12 +310,7 @@ pub(super) fn install<'js>(
                                     done: Opt<f64>,
                                     asked: Opt<f64>|
           -> R<'js> {
-        let mut info = h
-            .last_stop
-            .borrow()
-            .clone()
-            .ok_or_else(|| throw(&ctx, "internal: no stop to describe"))?;
-        h.session.borrow_mut().describe(&mut info);
+        let mut info = described_last_stop(&ctx, &h)?;
         if let (Some(done), Some(asked)) = (done.0, asked.0) {
             info.steps = Some((done as u64, asked as u64));
         }
