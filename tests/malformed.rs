@@ -11,7 +11,7 @@ use std::time::Instant;
 use common::{fixture, fixture_with};
 use scry::os::maps::parse_maps;
 use scry::symbols::unwind::{unwind, UnwindLimits, UnwindRegs};
-use scry::symbols::{ElfImage, FileAddr, RuntimeAddr, SymbolStore};
+use scry::symbols::{ElfImage, FileAddr, ModuleFile, RuntimeAddr, SymbolStore};
 
 /// xorshift64*: the same cases on every run.
 struct Rng(u64);
@@ -83,14 +83,15 @@ fn exercise(rng: &mut Rng, path: &Path, bytes: &[u8]) -> bool {
     let Ok(image) = ElfImage::parse(bytes.to_vec(), path) else {
         return false;
     };
+    let module = ModuleFile::new(image);
     for _ in 0..8 {
         let addr = FileAddr(rng.next() % 0x20000);
-        let _ = image.symbols.lookup_addr(addr);
-        let _ = image.locations(addr);
-        let _ = image.variables(addr);
+        let _ = module.symbols().lookup_addr(addr);
+        let _ = module.locations(addr);
+        let _ = module.variables(addr);
     }
-    let _ = image.symbols.lookup_name("main");
-    let _ = image.symbols.nearest_names("mian", 3);
+    let _ = module.symbols().lookup_name("main");
+    let _ = module.symbols().nearest_names("mian", 3);
     // As a loaded module: write it out, map it at a fixed base, and unwind over junk memory.
     std::fs::write(path, bytes).unwrap();
     let base = 0x5555_5555_4000u64;

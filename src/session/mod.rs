@@ -25,9 +25,9 @@ use crate::os::debugregs;
 use crate::os::regs::{self, RawRegs};
 use crate::os::spawn::{resolve_program, SpawnRequest};
 use crate::os::{maps, procfs, signals, OsError, Tid};
-use crate::symbols::disasm::{disassemble, Insn};
 use crate::symbols::unwind::{self, FrameSource, UnwindLimits, UnwindRegs};
-use crate::symbols::{culprit, RuntimeAddr, SymbolStore};
+use crate::symbols::x86::{culprit, disassemble, Insn};
+use crate::symbols::{RuntimeAddr, SymbolStore};
 
 use breakpoints::BreakpointTable;
 pub use breakpoints::{Breakpoint, BreakpointRef};
@@ -131,7 +131,7 @@ pub struct FrameRow {
 
 /// A variable of a frame and what was read of it.
 pub struct LocalValue {
-    pub var: crate::symbols::vars::Variable,
+    pub var: crate::symbols::dwarf::Variable,
     /// Where it lives, when in memory.
     pub addr: Option<u64>,
     /// Its bytes (at most 64), when readable.

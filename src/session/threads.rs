@@ -1,7 +1,7 @@
 //! Threads, stacks, thread-locals, unwinding and source lines.
 
 use super::*;
-use crate::symbols::vars::VarLocation;
+use crate::symbols::dwarf::VarLocation;
 
 impl Session {
     // ---- threads, stacks, thread-locals ------------------------------------------------------
@@ -86,7 +86,7 @@ impl Session {
                 ))
             })?;
             let exe_tls = if module.is_exe {
-                module.image.tls.as_ref().map(|t| (t.memsz, t.align))
+                module.image().tls.as_ref().map(|t| (t.memsz, t.align))
             } else {
                 None
             };
@@ -146,7 +146,7 @@ impl Session {
                 .symbols
                 .modules()
                 .iter()
-                .any(|m| m.bias.0 == l_addr && m.image.tls.is_some());
+                .any(|m| m.bias.0 == l_addr && m.image().tls.is_some());
             if has_tls {
                 order.push(l_addr);
             }
@@ -329,7 +329,7 @@ impl Session {
         };
         let (bias, vars) = (
             module.bias,
-            module.image.variables(module.bias.to_file(RuntimeAddr(pc))),
+            module.file.variables(module.bias.to_file(RuntimeAddr(pc))),
         );
         let mut out = Vec::with_capacity(vars.len());
         for var in vars {

@@ -1,39 +1,30 @@
-//! Symbols: ELF files, their symbol tables, the modules of one process and disassembly.
-//! Pure: paths, bytes and addresses in, answers out. Nothing here sees a pid or ptrace; the
-//! caller supplies maps snapshots and memory bytes.
+//! Symbols: what the files of a process say about its code. Pure: paths, bytes and addresses
+//! in, answers out. Nothing here sees a pid or ptrace; the caller supplies maps snapshots and
+//! memory bytes.
+//!
+//! Layers, each using only those below it:
+//! - `store`: the modules of one process (maps snapshots, load biases) and, per file, the
+//!   lazily read DWARF and unwind tables; answers in runtime addresses.
+//! - `dwarf` (source lines, variables) and `unwind` (CFI, the stack walk): readers of one
+//!   ELF image's tables, in link-time addresses.
+//! - `elf`: one ELF file, its sections and symbol tables, names and demangling.
+//! - `addr`, `error`, `x86`: typed addresses, lookup errors, machine-code decoding.
 
 pub mod addr;
-mod cfi;
-pub mod culprit;
-pub mod demangle;
-pub mod disasm;
-mod dwarf_reader;
-mod eh_hdr;
+pub mod dwarf;
 pub mod elf;
 pub mod error;
-mod expr;
-mod fuzzy;
-pub mod index;
-pub mod lines;
-mod names;
-mod sections;
 pub mod store;
-pub mod symbol;
-mod symtab;
 pub mod unwind;
-pub mod vars;
+pub mod x86;
 
 #[cfg(test)]
 mod testutil;
-#[cfg(test)]
-mod unwind_tests;
 
 pub use addr::{FileAddr, LoadBias, RuntimeAddr};
-pub use disasm::{disassemble, Insn};
-pub use elf::{ElfImage, LoadSegment, SegFlags, TlsSegment};
+pub use dwarf::Location;
+pub use elf::{ElfImage, LoadSegment, SegFlags, SymKind, Symbol, SymbolIndex, TlsSegment};
 pub use error::SymbolError;
-pub use index::SymbolIndex;
-pub use lines::Location;
-pub use store::{LoadedModule, SymbolStore};
-pub use symbol::{SymKind, Symbol};
+pub use store::{LoadedModule, ModuleFile, SymbolStore};
 pub use unwind::{unwind, Frame, FrameSource, UnwindLimits, UnwindRegs};
+pub use x86::{disassemble, Insn};

@@ -124,7 +124,7 @@ fn listing(host: &Host, insns: &[Insn]) -> String {
 /// A variable's value: integers by their signedness, pointers in hex, floats as Numbers,
 /// anything else as hex bytes; the reason when there is no value.
 fn local_value<'js>(ctx: &Ctx<'js>, l: &crate::session::LocalValue) -> R<'js> {
-    use crate::symbols::vars::ValueKind;
+    use crate::symbols::dwarf::ValueKind;
     let Some(bytes) = &l.bytes else {
         return format!("<{}>", l.note.unwrap_or("unknown")).into_js(ctx);
     };

@@ -7,8 +7,8 @@ use object::elf::{self, FileHeader64, Sym64};
 use object::read::elf::{SectionTable, Sym};
 use object::Endianness;
 
-use super::addr::FileAddr;
 use super::symbol::{SymKind, Symbol};
+use crate::symbols::addr::FileAddr;
 
 type Sections<'data> = SectionTable<'data, FileHeader64<Endianness>, &'data [u8]>;
 

@@ -1,6 +1,6 @@
 //! A `gimli::Reader` over shared, owned bytes (an image's mapping or a debug file read into
-//! memory), so parsed DWARF can live inside the image it came from without copying sections
-//! or borrowing from itself.
+//! memory), so parsed DWARF can be kept beside the image it came from without copying sections
+//! or borrowing from it.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -8,8 +8,7 @@ use std::sync::Arc;
 
 use gimli::{Error, LittleEndian, Reader, ReaderOffsetId, Result};
 
-/// Bytes kept alive by reference counting.
-pub(crate) type SharedBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
+use crate::symbols::elf::SharedBytes;
 
 /// A window `start..end` of shared bytes; reading advances `start`.
 #[derive(Clone)]

@@ -2,8 +2,8 @@
 
 use std::borrow::Cow;
 
-use super::addr::FileAddr;
 use super::demangle;
+use crate::symbols::addr::FileAddr;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SymKind {

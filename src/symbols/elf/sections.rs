@@ -1,4 +1,4 @@
-//! Section headers of an ELF image, read on demand for the lazily built caches (CFI, DWARF).
+//! Section headers of an ELF image, read on demand by the readers of its tables (CFI, DWARF).
 //! `ElfImage` itself keeps only what every caller needs; these lookups happen once per image.
 
 use object::elf::{self, FileHeader64};
@@ -7,7 +7,7 @@ use object::Endianness;
 
 /// One section whose bytes lie inside the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct SectionInfo {
+pub(crate) struct SectionInfo {
     pub name: String,
     /// Link-time address (`sh_addr`), 0 for sections that are not loaded.
     pub addr: u64,
@@ -27,7 +27,7 @@ impl SectionInfo {
 
 /// Every section with file contents (SHT_NOBITS and out-of-file ranges are skipped).
 /// Malformed headers give an empty or partial list, never an error.
-pub(super) fn read_sections(data: &[u8]) -> Vec<SectionInfo> {
+pub(crate) fn read_sections(data: &[u8]) -> Vec<SectionInfo> {
     let Ok(header) = FileHeader64::<Endianness>::parse(data) else {
         return Vec::new();
     };
@@ -67,7 +67,7 @@ pub(super) fn read_sections(data: &[u8]) -> Vec<SectionInfo> {
 
 /// The PT_GNU_EH_FRAME program header as (vaddr, file offset, file size): how a stripped
 /// image without section headers still points at its `.eh_frame_hdr`.
-pub(super) fn eh_frame_phdr(data: &[u8]) -> Option<(u64, usize, usize)> {
+pub(crate) fn eh_frame_phdr(data: &[u8]) -> Option<(u64, usize, usize)> {
     let header = FileHeader64::<Endianness>::parse(data).ok()?;
     let endian = header.endian().ok()?;
     let phdrs = header.program_headers(endian, data).ok()?;

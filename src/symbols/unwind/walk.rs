@@ -1,5 +1,5 @@
-//! Stack unwinding, pure: the registers of frame 0, a way to read memory and the modules of
-//! the process in; the list of frames out. Uses CFI (`.eh_frame`, `.debug_frame`) where it
+//! The stack walk: the registers of frame 0, a way to read memory and the process's code in;
+//! the list of frames out. Uses CFI (`.eh_frame`, `.debug_frame`) where it
 //! covers a pc, recognizes the signal return trampoline, and falls back to the frame-pointer
 //! chain where there is no CFI. Every step is bounded and every stop has a reason.
 
@@ -8,66 +8,11 @@ use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
 
-use super::addr::RuntimeAddr;
-use super::cfi::{self, CfiError, CfiStep};
-use super::elf::ElfImage;
-use super::store::SymbolStore;
-
-/// Registers tracked, by DWARF number: rax rdx rcx rbx rsi rdi rbp rsp r8..r15, then 16, the
-/// return address column (rip).
-pub const NREGS: usize = 17;
-pub const RBP: u16 = 6;
-pub const RSP: u16 = 7;
-pub const RA: u16 = 16;
-
-/// Reads `buf.len()` bytes at an address; false when any of them is unreadable.
-pub type MemReader<'a> = &'a dyn Fn(u64, &mut [u8]) -> bool;
-
-/// Register values by DWARF number (see `NREGS`); `None` where the value is not known.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct UnwindRegs {
-    pub vals: [Option<u64>; NREGS],
-}
-
-impl UnwindRegs {
-    /// Only pc and sp known: what a thread blocked in a system call reveals.
-    pub fn from_pc_sp(pc: u64, sp: u64) -> UnwindRegs {
-        let mut r = UnwindRegs::default();
-        r.set(RA, pc);
-        r.set(RSP, sp);
-        r
-    }
-
-    /// The value of DWARF register `n`; `None` for unknown values and numbers past 16.
-    pub fn get(&self, n: u16) -> Option<u64> {
-        self.vals.get(usize::from(n)).copied().flatten()
-    }
-
-    /// Sets DWARF register `n`; numbers past 16 are ignored.
-    pub fn set(&mut self, n: u16, value: u64) {
-        if let Some(slot) = self.vals.get_mut(usize::from(n)) {
-            *slot = Some(value);
-        }
-    }
-
-    pub fn clear(&mut self, n: u16) {
-        if let Some(slot) = self.vals.get_mut(usize::from(n)) {
-            *slot = None;
-        }
-    }
-
-    pub fn rip(&self) -> Option<u64> {
-        self.get(RA)
-    }
-
-    pub fn rsp(&self) -> Option<u64> {
-        self.get(RSP)
-    }
-
-    pub fn rbp(&self) -> Option<u64> {
-        self.get(RBP)
-    }
-}
+use super::cfi::{self, CfiError, CfiStep, CfiTables};
+use super::regs::{read_u64, MemReader, UnwindRegs, RA, RBP, RSP};
+use super::CodeMap;
+use crate::symbols::addr::RuntimeAddr;
+use crate::symbols::elf::ElfImage;
 
 /// How a frame's registers were found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,7 +87,7 @@ const OUTERMOST: [&str; 6] = [
 /// Walks the stack from `frame0`. Returns the frames, innermost first, and why the walk
 /// stopped early (`None` when it reached the outermost frame).
 pub fn unwind(
-    store: &SymbolStore,
+    map: &dyn CodeMap,
     frame0: &UnwindRegs,
     read_mem: &dyn Fn(u64, &mut [u8]) -> bool,
     limits: &UnwindLimits,
@@ -167,7 +112,7 @@ pub fn unwind(
     let mut seen: HashSet<(u64, u64)> = HashSet::from([(pc, sp)]);
     let max_frames = limits.max_frames.min(HARD_MAX_FRAMES);
     let vdso = Vdso {
-        range: store.vdso_range().map(|(s, e)| (s.0, e.0)),
+        range: map.vdso_range().map(|(s, e)| (s.0, e.0)),
         mem: read_mem,
         image: OnceCell::new(),
     };
@@ -182,11 +127,11 @@ pub fn unwind(
                 Some(format!("stopped at the frame limit ({max_frames})")),
             );
         }
-        let (regs, source) = match step(store, &vdso, &cur, read_mem) {
+        let (regs, source) = match step(map, &vdso, &cur, read_mem) {
             Step::Caller(regs, source) => (*regs, source),
             Step::Outermost => return (frames, None),
             Step::Stop(reason) => {
-                let end = in_outermost_function(store, cur.lookup_pc());
+                let end = in_outermost_function(map, cur.lookup_pc());
                 return (frames, (!end).then_some(reason));
             }
         };
@@ -239,16 +184,16 @@ enum Step {
     Stop(String),
 }
 
-/// The vDSO image, read from memory on first need during one walk.
+/// The vDSO image and its unwind tables, read from memory on first need during one walk.
 struct Vdso<'a> {
     range: Option<(u64, u64)>,
     mem: MemReader<'a>,
-    image: OnceCell<Option<ElfImage>>,
+    image: OnceCell<Option<(ElfImage, CfiTables)>>,
 }
 
 impl Vdso<'_> {
-    /// The image and its load address when `addr` is inside the vDSO.
-    fn get(&self, addr: u64) -> Option<(&ElfImage, u64)> {
+    /// The image, its tables and its load address when `addr` is inside the vDSO.
+    fn get(&self, addr: u64) -> Option<(&ElfImage, &CfiTables, u64)> {
         let (start, end) = self.range?;
         if !(start..end).contains(&addr) {
             return None;
@@ -260,20 +205,22 @@ impl Vdso<'_> {
             }
             let mut bytes = vec![0u8; len];
             (self.mem)(start, &mut bytes).then_some(())?;
-            ElfImage::parse(bytes, Path::new("[vdso]")).ok()
+            let image = ElfImage::parse(bytes, Path::new("[vdso]")).ok()?;
+            let tables = CfiTables::discover(&image);
+            Some((image, tables))
         });
-        image.as_ref().map(|img| (img, start))
+        image.as_ref().map(|(image, tables)| (image, tables, start))
     }
 }
 
 /// One frame up from `cur`.
-fn step(store: &SymbolStore, vdso: &Vdso<'_>, cur: &Frame, mem: MemReader<'_>) -> Step {
-    if is_sigreturn(store, cur.pc, mem) {
+fn step(map: &dyn CodeMap, vdso: &Vdso<'_>, cur: &Frame, mem: MemReader<'_>) -> Step {
+    if is_sigreturn(map, cur.pc, mem) {
         return signal_frame(cur, mem);
     }
     let lookup = cur.lookup_pc();
-    let (image, bias) = match store.module_at(RuntimeAddr(lookup)) {
-        Some(m) => (&*m.image, m.bias.0),
+    let (image, tables, bias) = match map.code_at(RuntimeAddr(lookup)) {
+        Some(code) => (code.image, code.tables, code.bias.0),
         None => match vdso.get(lookup) {
             Some(found) => found,
             None => {
@@ -288,13 +235,13 @@ fn step(store: &SymbolStore, vdso: &Vdso<'_>, cur: &Frame, mem: MemReader<'_>) -
     // Last line of defence against a parser bug on hostile tables: a panic inside the CFI
     // code ends this walk with a reason instead of taking the debugger down.
     let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        cfi::step(image, bias, file_pc, &cur.regs, mem)
+        cfi::step(image, tables, bias, file_pc, &cur.regs, mem)
     }));
     let Ok(result) = result else {
         return Step::Stop(format!(
             "unwind info for {:#x} ({}) could not be parsed: stopped",
             cur.pc,
-            describe(store, lookup)
+            describe(map, lookup)
         ));
     };
     match result {
@@ -303,47 +250,51 @@ fn step(store: &SymbolStore, vdso: &Vdso<'_>, cur: &Frame, mem: MemReader<'_>) -
         Err(CfiError::Failed(why)) => Step::Stop(format!(
             "unwind info for {:#x} ({}) unusable: {why}: stopped",
             cur.pc,
-            describe(store, lookup)
+            describe(map, lookup)
         )),
         Err(CfiError::NoInfo) => match frame_pointer(cur, mem) {
             Some(regs) => Step::Caller(Box::new(regs), FrameSource::FramePointer),
             None => Step::Stop(format!(
                 "no unwind info for {:#x} ({}) and no usable frame pointer: stopped",
                 cur.pc,
-                describe(store, lookup)
+                describe(map, lookup)
             )),
         },
     }
 }
 
-fn describe(store: &SymbolStore, addr: u64) -> String {
-    let in_vdso = store
+fn describe(map: &dyn CodeMap, addr: u64) -> String {
+    let in_vdso = map
         .vdso_range()
         .is_some_and(|(s, e)| (s.0..e.0).contains(&addr));
-    let module = match store.module_at(RuntimeAddr(addr)) {
-        Some(m) => m.name.as_str(),
+    let code = map.code_at(RuntimeAddr(addr));
+    let module = match &code {
+        Some(c) => c.name,
         None if in_vdso => "[vdso]",
         None => "?",
     };
-    match store.symbol_at(RuntimeAddr(addr)) {
-        Some((_, s, _)) => format!("{} in {module}", s.display_name()),
+    match map.function_at(RuntimeAddr(addr)) {
+        Some((s, _)) => format!("{} in {module}", s.display_name()),
         None => module.to_string(),
     }
 }
 
-fn in_outermost_function(store: &SymbolStore, addr: u64) -> bool {
-    let Some((m, s, _)) = store.symbol_at(RuntimeAddr(addr)) else {
+fn in_outermost_function(map: &dyn CodeMap, addr: u64) -> bool {
+    let Some((s, _)) = map.function_at(RuntimeAddr(addr)) else {
         return false;
     };
-    OUTERMOST.contains(&&*s.name) || (m.is_exe && s.addr == m.image.entry)
+    let entry = map
+        .code_at(RuntimeAddr(addr))
+        .is_some_and(|c| c.is_exe && s.addr == c.image.entry);
+    OUTERMOST.contains(&&*s.name) || entry
 }
 
 /// True when `pc` is at the rt_sigreturn trampoline (or at its `syscall`). The bytes come
 /// from the module's file when there is one, so a breakpoint planted there does not hide it.
-fn is_sigreturn(store: &SymbolStore, pc: u64, mem: MemReader<'_>) -> bool {
+fn is_sigreturn(map: &dyn CodeMap, pc: u64, mem: MemReader<'_>) -> bool {
     let at = |addr: u64| -> bool {
-        if let Some(m) = store.module_at(RuntimeAddr(addr)) {
-            if let Some(bytes) = m.image.file_bytes(m.bias.to_file(RuntimeAddr(addr)), 9) {
+        if let Some(c) = map.code_at(RuntimeAddr(addr)) {
+            if let Some(bytes) = c.image.file_bytes(c.bias.to_file(RuntimeAddr(addr)), 9) {
                 return bytes == SIGRETURN;
             }
         }
@@ -387,9 +338,4 @@ fn frame_pointer(cur: &Frame, mem: MemReader<'_>) -> Option<UnwindRegs> {
     regs.set(RSP, rbp.checked_add(16)?);
     regs.set(RBP, saved_rbp);
     Some(regs)
-}
-
-pub(super) fn read_u64(mem: MemReader<'_>, addr: u64) -> Option<u64> {
-    let mut buf = [0u8; 8];
-    mem(addr, &mut buf).then(|| u64::from_le_bytes(buf))
 }

@@ -12,9 +12,9 @@ use gimli::{
 };
 
 use super::eh_hdr::{parse_hdr, HdrTable};
-use super::elf::ElfImage;
-use super::sections::{eh_frame_phdr, read_sections};
-use super::unwind::{read_u64, MemReader, UnwindRegs, NREGS, RA, RSP};
+use super::regs::{read_u64, MemReader, UnwindRegs, NREGS, RA, RSP};
+use crate::symbols::elf::sections::{eh_frame_phdr, read_sections};
+use crate::symbols::elf::ElfImage;
 
 type Slice<'a> = EndianSlice<'a, LittleEndian>;
 
@@ -53,10 +53,11 @@ struct Span {
     offset: usize,
 }
 
-/// Where an image's unwind tables are, found once; the sorted FDE indexes are built on first
-/// need (a section without a usable binary-search table).
+/// Where an image's unwind tables are, found once per file by whoever holds the image; the
+/// sorted FDE indexes are built on first need (a section without a usable binary-search
+/// table).
 #[derive(Debug, Default)]
-pub(crate) struct CfiSections {
+pub struct CfiTables {
     eh_frame: Option<Sect>,
     eh_frame_hdr: Option<Sect>,
     /// The binary-search table of `.eh_frame_hdr`, when it has a searchable one.
@@ -68,8 +69,9 @@ pub(crate) struct CfiSections {
     debug_index: OnceLock<Vec<Span>>,
 }
 
-impl CfiSections {
-    fn discover(image: &ElfImage) -> CfiSections {
+impl CfiTables {
+    /// Locates the tables of `image`. Cheap: reads section headers, parses no FDE.
+    pub fn discover(image: &ElfImage) -> CfiTables {
         let data = image.data();
         let secs = read_sections(data);
         let find = |name: &str| {
@@ -81,13 +83,13 @@ impl CfiSections {
                     size: s.size,
                 })
         };
-        let mut out = CfiSections {
+        let mut out = CfiTables {
             eh_frame: find(".eh_frame"),
             eh_frame_hdr: find(".eh_frame_hdr"),
             debug_frame: find(".debug_frame"),
             text: find(".text").map(|s| s.addr),
             got: find(".got").map(|s| s.addr),
-            ..CfiSections::default()
+            ..CfiTables::default()
         };
         if out.eh_frame_hdr.is_none() {
             // Section headers stripped: the program header still locates the table, and the
@@ -156,17 +158,17 @@ pub(super) enum CfiError {
     Failed(String),
 }
 
-/// Unwinds one frame with the CFI of `image`. `file_pc` is the lookup address (already
-/// adjusted for return addresses) in the image's link-time space; `bias` relocates
-/// DW_OP_addr operands.
+/// Unwinds one frame with the CFI of `image` (its `tables`, from `CfiTables::discover`).
+/// `file_pc` is the lookup address (already adjusted for return addresses) in the image's
+/// link-time space; `bias` relocates DW_OP_addr operands.
 pub(super) fn step(
     image: &ElfImage,
+    cfi: &CfiTables,
     bias: u64,
     file_pc: u64,
     regs: &UnwindRegs,
     mem: MemReader<'_>,
 ) -> Result<CfiStep, CfiError> {
-    let cfi = image.cfi_sections(CfiSections::discover);
     let data = image.data();
     let bases = cfi.bases();
     let env = Env { regs, mem, bias };
@@ -191,7 +193,7 @@ pub(super) fn step(
 }
 
 fn eh_frame_fde<'d>(
-    cfi: &CfiSections,
+    cfi: &CfiTables,
     data: &'d [u8],
     section: &EhFrame<Slice<'d>>,
     bases: &BaseAddresses,

@@ -8,13 +8,14 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::addr::RuntimeAddr;
 use super::cfi::{self, CfiStep};
-use super::elf::ElfImage;
-use super::store::SymbolStore;
-use super::testutil::{compile, TempExe};
-use super::unwind::*;
+use super::*;
 use crate::os::maps::{parse_maps, MapEntry, Perms};
+use crate::symbols::addr::RuntimeAddr;
+use crate::symbols::elf::sections::read_sections;
+use crate::symbols::elf::ElfImage;
+use crate::symbols::store::{ModuleFile, SymbolStore};
+use crate::symbols::testutil::{compile, TempExe};
 
 // ---------------------------------------------------------------------------------------
 // Helpers
@@ -171,13 +172,13 @@ fn maps_for(image: &ElfImage, path: &Path, inode: u64, base: u64) -> Vec<MapEntr
         .collect()
 }
 
-fn store_for(path: &Path, base: u64) -> (SymbolStore, Arc<ElfImage>) {
+fn store_for(path: &Path, base: u64) -> (SymbolStore, Arc<ModuleFile>) {
     let image = ElfImage::load(path).unwrap();
     let maps = maps_for(&image, path, 77, base);
     let mut store = SymbolStore::new();
     store.refresh(&maps, Some(path), &identity);
-    let img = store.modules()[0].image.clone();
-    (store, img)
+    let file = store.modules()[0].file.clone();
+    (store, file)
 }
 
 fn sym(image: &ElfImage, name: &str) -> u64 {
@@ -214,7 +215,11 @@ fn frame_pointer_chain_without_cfi() {
         ],
     );
     let (store, img) = store_for(&exe, 0);
-    let (f1, f2, f3) = (sym(&img, "f1"), sym(&img, "f2"), sym(&img, "f3"));
+    let (f1, f2, f3) = (
+        sym(&img.image, "f1"),
+        sym(&img.image, "f2"),
+        sym(&img.image, "f3"),
+    );
 
     let s = STACK;
     let mut mem = FakeMem::default();
@@ -299,11 +304,11 @@ fn cfi_with_rbp_below_sp_reports_a_stack_that_does_not_grow() {
         &["-O0", "-no-pie", "-fno-pie"],
     );
     let (store, img) = store_for(&exe, 0);
-    let f2 = img.symbols.lookup_name("f2").unwrap();
+    let f2 = img.symbols().lookup_name("f2").unwrap();
     let s = STACK;
     let mut mem = FakeMem::default();
     mem.regions.push((s, vec![0u8; 0x200]));
-    mem.put_u64(s + 8, sym(&img, "f1") + 9);
+    mem.put_u64(s + 8, sym(&img.image, "f1") + 9);
     let mut regs = UnwindRegs::default();
     regs.set(RA, f2.addr.0 + f2.size - 2);
     regs.set(RSP, s + 0x100);
@@ -326,7 +331,7 @@ fn plt_cfa_expression() {
     let exe = compile("unw-plt", PLT_PROGRAM, false, &["-O2", "-pie", "-fpie"]);
     let base = 0x5555_5555_4000u64;
     let (store, img) = store_for(&exe, base);
-    let secs = super::sections::read_sections(img.data());
+    let secs = read_sections(img.image.data());
     let Some(plt) = secs.iter().find(|s| s.name == ".plt" && s.size >= 0x20) else {
         eprintln!("no classic .plt; skipped");
         return;
@@ -335,7 +340,7 @@ fn plt_cfa_expression() {
         eprintln!("IBT .plt layout; skipped");
         return;
     }
-    let ret = base + sym(&img, "main") + 5;
+    let ret = base + sym(&img.image, "main") + 5;
     let s = STACK;
     for (off, cfa) in [(0x10u64, s + 8), (0x10 + 11, s + 16)] {
         let mut mem = FakeMem::default();
@@ -351,18 +356,18 @@ fn plt_cfa_expression() {
 }
 
 /// The rt_sigreturn trampoline in this process's libc, if it can be found.
-fn restore_rt(store: &SymbolStore) -> Option<(u64, Arc<ElfImage>, u64)> {
+fn restore_rt(store: &SymbolStore) -> Option<(u64, Arc<ModuleFile>, u64)> {
     let libc = store
         .modules()
         .iter()
         .find(|m| m.name.starts_with("libc.so") || m.name.starts_with("libc-"))?;
-    let img = &libc.image;
+    let img = &libc.file.image;
     let pattern = [0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05];
     for seg in img.load_segments.iter().filter(|s| s.flags.exec) {
         let code = img.file_bytes(seg.vaddr, seg.filesz as usize)?;
         if let Some(i) = code.windows(9).position(|w| w == pattern) {
             let file = seg.vaddr.0 + i as u64;
-            return Some((libc.bias.0 + file, img.clone(), libc.bias.0));
+            return Some((libc.bias.0 + file, libc.file.clone(), libc.bias.0));
         }
     }
     None
@@ -415,7 +420,7 @@ fn synthetic_signal_frame_matches_glibc_cfi() {
     // glibc describes __restore_rt with CFI expressions (DW_CFA_def_cfa_expression with a
     // deref, DW_CFA_expression per register): evaluating them must agree.
     let file_pc = trampoline - bias;
-    match cfi::step(&libc, bias, file_pc, &frame0, &read) {
+    match cfi::step(&libc.image, libc.cfi(), bias, file_pc, &frame0, &read) {
         Ok(CfiStep::Caller(regs)) => assert_eq!(*regs, f.regs),
         Ok(CfiStep::Outermost) => panic!("outermost"),
         Err(cfi::CfiError::NoInfo) => eprintln!("libc has no CFI for __restore_rt"),
@@ -554,14 +559,14 @@ fn unwinds_own_rust_stack_to_the_thread_start() {
         last.function
             .as_deref()
             .unwrap_or("")
-            .ends_with("unwind_tests::inner"),
+            .ends_with("unwind::tests::inner"),
         "{locs:?}"
     );
     assert!(
         last.file
             .as_deref()
             .unwrap_or("")
-            .ends_with("unwind_tests.rs"),
+            .ends_with("unwind/tests.rs"),
         "{locs:?}"
     );
     assert!(last.line.is_some());
@@ -724,7 +729,7 @@ fn unwinds_through_c_with_only_debug_frame() {
         "-fno-unwind-tables",
     ];
     let (so, walk, (rbx, rbp)) = run_chain("unw-chain-df", &flags);
-    let secs = super::sections::read_sections(&std::fs::read(&*so).unwrap());
+    let secs = read_sections(&std::fs::read(&*so).unwrap());
     assert!(secs.iter().any(|s| s.name == ".debug_frame"));
     let names = names(&walk.store, &walk.frames);
     let idx = assert_in_order(
@@ -1062,7 +1067,7 @@ fn fuzz_cfi(tag: &str, flags: &[&str], prefix: &str, rounds: u64) {
     all.extend_from_slice(flags);
     let so = compile(tag, CHAIN_C, false, &all);
     let bytes = std::fs::read(&*so).unwrap();
-    let secs = super::sections::read_sections(&bytes);
+    let secs = read_sections(&bytes);
     let ranges: Vec<(usize, usize)> = secs
         .iter()
         .filter(|s| s.name.starts_with(prefix))

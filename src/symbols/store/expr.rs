@@ -2,7 +2,7 @@
 //! `libc.so.6:puts+4`, `0x401136`, `4198710`, `libc.so.6:0x29d90` (a file address in that
 //! module). Parsing only; `SymbolStore::resolve` gives the pieces meaning.
 
-use super::error::SymbolError;
+use crate::symbols::error::SymbolError;
 
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Base<'a> {

@@ -3,7 +3,7 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context};
 use memmap2::Mmap;
@@ -11,12 +11,13 @@ use object::elf::{self, FileHeader64};
 use object::read::elf::{FileHeader, NoteIterator, ProgramHeader, SectionHeader, SectionTable};
 use object::Endianness;
 
-use super::addr::{FileAddr, LoadBias};
-use super::cfi::CfiSections;
-use super::dwarf_reader::SharedBytes;
 use super::index::SymbolIndex;
-use super::lines::LineInfo;
 use super::symtab;
+use crate::symbols::addr::{FileAddr, LoadBias};
+
+/// Bytes kept alive by reference counting: an image's mapping or a file read into memory,
+/// shared with parsed tables that must outlive a borrow of the image.
+pub type SharedBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
 
 /// The kernel (and ld.so) map segments at page granularity: a segment whose p_offset is not
 /// page aligned is mapped from the page containing it. x86-64 uses 4 KiB pages.
@@ -94,10 +95,6 @@ pub struct ElfImage {
     pub build_id: Option<Vec<u8>>,
     pub symbols: SymbolIndex,
     backing: Arc<Backing>,
-    /// Unwind tables, located on the first unwind through this image.
-    cfi: OnceLock<CfiSections>,
-    /// DWARF line information, parsed on the first source-line question (`None`: none found).
-    lines: OnceLock<Option<LineInfo>>,
 }
 
 impl std::fmt::Debug for ElfImage {
@@ -170,24 +167,12 @@ impl ElfImage {
             build_id: p.build_id,
             symbols: p.symbols,
             backing: Arc::new(backing),
-            cfi: OnceLock::new(),
-            lines: OnceLock::new(),
         }
     }
 
-    /// The file's bytes, shareable with caches that must outlive a borrow of the image.
-    pub(super) fn shared_bytes(&self) -> SharedBytes {
+    /// The file's bytes, shareable with tables that must outlive a borrow of the image.
+    pub fn shared_bytes(&self) -> SharedBytes {
         self.backing.clone()
-    }
-
-    /// The unwind-table cache, filled by `init` on first use.
-    pub(super) fn cfi_sections(&self, init: fn(&ElfImage) -> CfiSections) -> &CfiSections {
-        self.cfi.get_or_init(|| init(self))
-    }
-
-    /// The line-information cache, filled by `init` on first use.
-    pub(super) fn line_info(&self, init: fn(&ElfImage) -> Option<LineInfo>) -> Option<&LineInfo> {
-        self.lines.get_or_init(|| init(self)).as_ref()
     }
 
     /// The whole file.
@@ -374,9 +359,9 @@ fn find_build_id(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::symbols::disasm::disassemble;
-    use crate::symbols::symbol::SymKind;
+    use crate::symbols::elf::symbol::SymKind;
     use crate::symbols::testutil::{compile, nm_address, CXX_PROGRAM, C_PROGRAM};
+    use crate::symbols::x86::disassemble;
 
     fn exec_segment(img: &ElfImage) -> LoadSegment {
         *img.load_segments
@@ -536,8 +521,6 @@ mod tests {
             build_id: None,
             symbols: SymbolIndex::default(),
             backing: Arc::new(Backing::Owned(Vec::new())),
-            cfi: OnceLock::new(),
-            lines: OnceLock::new(),
         }
     }
 

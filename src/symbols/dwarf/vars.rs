@@ -6,10 +6,9 @@ use std::panic::AssertUnwindSafe;
 
 use gimli::{AttributeValue, Operation, UnitRef};
 
-use super::addr::FileAddr;
-use super::dwarf_reader::DwarfReader;
-use super::elf::ElfImage;
-use super::lines::LineInfo;
+use super::info::DwarfInfo;
+use super::reader::DwarfReader;
+use crate::symbols::addr::FileAddr;
 
 type Reader = DwarfReader;
 
@@ -54,8 +53,10 @@ const MAX_VARS: usize = 256;
 const MAX_DEPTH: usize = 64;
 const MAX_TYPE_HOPS: usize = 16;
 
-impl LineInfo {
-    pub(crate) fn variables(&self, addr: u64) -> Vec<Variable> {
+impl DwarfInfo {
+    /// Parameters and locals in scope at a link-time address (innermost function).
+    pub fn variables(&self, addr: FileAddr) -> Vec<Variable> {
+        let addr = addr.0;
         std::panic::catch_unwind(AssertUnwindSafe(|| {
             let ctx = self.context();
             let Some(unit) = ctx.find_dwarf_and_unit(addr).skip_all_loads() else {
@@ -327,13 +328,4 @@ fn describe_type_at(
         }
     }
     ("?".into(), 0, ValueKind::Other)
-}
-
-impl ElfImage {
-    /// Parameters and locals in scope at a link-time address (innermost function).
-    pub fn variables(&self, addr: FileAddr) -> Vec<Variable> {
-        self.line_info(LineInfo::load)
-            .map(|l| l.variables(addr.0))
-            .unwrap_or_default()
-    }
 }

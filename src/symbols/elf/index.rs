@@ -10,9 +10,9 @@ use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
 use std::sync::OnceLock;
 
-use super::addr::FileAddr;
 use super::names::NameTable;
 use super::symbol::{SymKind, Symbol};
+use crate::symbols::addr::FileAddr;
 
 /// How far past a zero-sized symbol an address may lie and still be attributed to it.
 /// Such symbols are mostly entry points written in assembly (`_start`), which are short.

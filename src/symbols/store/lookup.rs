@@ -1,0 +1,179 @@
+//! Names to addresses and back, across the modules of the store: address expressions
+//! (`main+0x10`, `libc:puts`), symbol lookups with the dynamic linker's precedence, and
+//! "did you mean" suggestions.
+
+use std::sync::Arc;
+
+use super::expr::{self, Base};
+use super::{LoadedModule, SymbolStore};
+use crate::symbols::addr::{FileAddr, RuntimeAddr};
+use crate::symbols::elf::{fuzzy, SymKind, Symbol};
+use crate::symbols::error::SymbolError;
+
+/// How many "did you mean" names an unknown-symbol error carries.
+const SUGGESTIONS: usize = 3;
+
+impl SymbolStore {
+    /// Modules whose name matches `prefix`, best match class only, in store order.
+    fn modules_matching(&self, prefix: &str) -> Result<Vec<&LoadedModule>, SymbolError> {
+        let best = self
+            .modules
+            .iter()
+            .filter_map(|m| m.match_rank(prefix))
+            .min();
+        let Some(best) = best else {
+            let names: Vec<&str> = self.modules.iter().map(|m| m.name.as_str()).collect();
+            return Err(SymbolError::BadExpr(format!(
+                "no loaded module matches '{prefix}' (loaded: {})",
+                names.join(", ")
+            )));
+        };
+        Ok(self
+            .modules
+            .iter()
+            .filter(|m| m.match_rank(prefix) == Some(best))
+            .collect())
+    }
+
+    /// Evaluates an address expression: `main`, `main+0x10`, `main+16`, `libc:puts`,
+    /// `libc.so.6:puts`, `0x401136`, `4198710`, `libc.so.6:0x29d90` (file address).
+    /// Names are searched in the executable first, then libraries in order.
+    pub fn resolve(&self, text: &str) -> Result<RuntimeAddr, SymbolError> {
+        let e = expr::parse(text)?;
+        let base = match e.base {
+            Base::Addr(a) => a,
+            Base::ModuleAddr { module, addr } => {
+                let m = self.modules_matching(module)?[0];
+                m.bias.to_runtime(FileAddr(addr)).0
+            }
+            Base::Symbol { module, name } => {
+                let scope = match module {
+                    Some(prefix) => self.modules_matching(prefix)?,
+                    None => self.modules.iter().collect(),
+                };
+                match find_in(&scope, name) {
+                    Some((_, _, addr)) => addr.0,
+                    None => return Err(self.unknown(&scope, name)),
+                }
+            }
+        };
+        let total = i128::from(base) + e.offset;
+        u64::try_from(total).map(RuntimeAddr).map_err(|_| {
+            SymbolError::BadExpr(format!("'{}' is outside the address space", text.trim()))
+        })
+    }
+
+    fn unknown(&self, scope: &[&LoadedModule], name: &str) -> SymbolError {
+        let scored = scope
+            .iter()
+            .flat_map(|m| m.file.symbols().nearest_scored(name, SUGGESTIONS))
+            .collect();
+        let suggestions = fuzzy::best_k(scored, SUGGESTIONS)
+            .into_iter()
+            .map(|(_, n)| n)
+            .collect();
+        let thread_local = scope.iter().any(|m| {
+            m.file
+                .symbols()
+                .lookup_name(name)
+                .is_some_and(|s| s.kind == SymKind::Tls)
+        });
+        if thread_local {
+            return SymbolError::BadExpr(format!(
+                "'{name}' is thread-local: it has an address only per thread"
+            ));
+        }
+        SymbolError::Unknown {
+            name: name.to_string(),
+            suggestions,
+        }
+    }
+
+    /// The definition of `name` (raw, demangled, or demangled without parameters) and its
+    /// runtime address. TLS symbols are excluded: see `tls_symbol`.
+    pub fn lookup(&self, name: &str) -> Option<(&LoadedModule, &Symbol, RuntimeAddr)> {
+        let scope: Vec<&LoadedModule> = self.modules.iter().collect();
+        find_in(&scope, name)
+    }
+
+    /// The symbol covering `addr` and the offset into it.
+    pub fn symbol_at(&self, addr: RuntimeAddr) -> Option<(&LoadedModule, &Symbol, u64)> {
+        let m = self.module_at(addr)?;
+        let (s, off) = m.file.symbols().lookup_addr(m.bias.to_file(addr))?;
+        Some((m, s, off))
+    }
+
+    /// `main+0x4` (`main` at offset 0), demangled; no module prefix. `None` when no symbol
+    /// covers `addr`.
+    pub fn symbolize(&self, addr: RuntimeAddr) -> Option<String> {
+        let (_, s, off) = self.symbol_at(addr)?;
+        let name = s.display_name();
+        Some(if off == 0 {
+            name.into_owned()
+        } else {
+            format!("{name}+{off:#x}")
+        })
+    }
+
+    /// Every addressable symbol of every module with its runtime address, optionally only
+    /// those whose raw or demangled name contains `filter`.
+    pub fn symbols<'a>(
+        &'a self,
+        filter: Option<&str>,
+    ) -> impl Iterator<Item = (&'a LoadedModule, &'a Symbol, RuntimeAddr)> + 'a {
+        let filter: Option<Arc<str>> = filter.map(Arc::from);
+        self.modules.iter().flat_map(move |m| {
+            let filter = filter.clone();
+            m.file
+                .symbols()
+                .iter()
+                .filter(move |s| {
+                    s.kind != SymKind::Tls && filter.as_deref().is_none_or(|f| s.matches(f))
+                })
+                .map(move |s| (m, s, m.bias.to_runtime(s.addr)))
+        })
+    }
+
+    /// A thread-local symbol by name; its `addr` is an offset in the module's TLS block.
+    pub fn tls_symbol(&self, name: &str) -> Option<(&LoadedModule, &Symbol)> {
+        self.modules.iter().find_map(|m| {
+            let s = m
+                .file
+                .symbols()
+                .lookup_name(name)
+                .filter(|s| s.kind == SymKind::Tls)?;
+            Some((m, s))
+        })
+    }
+}
+
+/// The dynamic linker binds a name to the first module exporting it, so a global definition
+/// anywhere beats a file-local one earlier in the list; failing that, the first local. Names
+/// spelled out in full are tried in every module before any path-suffix shorthand, so `write`
+/// finds libc's `write` rather than a unique `mycrate::io::write` in the executable.
+fn find_in<'a>(
+    scope: &[&'a LoadedModule],
+    name: &str,
+) -> Option<(&'a LoadedModule, &'a Symbol, RuntimeAddr)> {
+    find_with(scope, |m| m.file.symbols().lookup_name_exact(name))
+        .or_else(|| find_with(scope, |m| m.file.symbols().lookup_name(name)))
+}
+
+fn find_with<'a>(
+    scope: &[&'a LoadedModule],
+    lookup: impl Fn(&'a LoadedModule) -> Option<&'a Symbol>,
+) -> Option<(&'a LoadedModule, &'a Symbol, RuntimeAddr)> {
+    let mut local = None;
+    for &m in scope {
+        let Some(s) = lookup(m) else { continue };
+        if s.kind == SymKind::Tls {
+            continue;
+        }
+        let hit = (m, s, m.bias.to_runtime(s.addr));
+        if s.global {
+            return Some(hit);
+        }
+        local.get_or_insert(hit);
+    }
+    local
+}

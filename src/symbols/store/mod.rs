@@ -1,0 +1,156 @@
+//! `SymbolStore`: the ELF modules loaded in one process and where, built from maps snapshots.
+//! Answers "what is at this address" and "where is this name" in runtime addresses, and holds
+//! per file the DWARF and unwind tables the layers below read (see `ModuleFile`).
+
+mod code_map;
+mod debug_file;
+mod expr;
+mod layout;
+mod lookup;
+mod module;
+mod source;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use module::{LoadedModule, ModuleFile};
+
+use crate::os::maps::MapEntry;
+use crate::symbols::addr::RuntimeAddr;
+use crate::symbols::elf::ElfImage;
+use layout::{agreed_bias, group_mappings, round_up_page, Group};
+
+type CacheKey = (PathBuf, u64);
+
+#[derive(Default, Debug)]
+pub struct SymbolStore {
+    modules: Vec<LoadedModule>,
+    /// Every file seen, by path and inode, so each is parsed and indexed once.
+    cache: HashMap<CacheKey, Arc<ModuleFile>>,
+    /// Mapped files that are not loadable ELF (locale archives, fonts, data files): not
+    /// worth re-reading on every refresh.
+    not_elf: HashSet<CacheKey>,
+    /// Where the kernel's vDSO is mapped; it has no file, so it is not a module, but its
+    /// unwind tables can be read from memory.
+    vdso: Option<(RuntimeAddr, RuntimeAddr)>,
+}
+
+impl SymbolStore {
+    pub fn new() -> Self {
+        SymbolStore::default()
+    }
+
+    /// Rebuilds the module list from a maps snapshot. The module whose path is `exe_path`
+    /// goes first, the rest follow in address order. `open_path` turns a mapping into a
+    /// readable path (e.g. under /proc/PID/root or /proc/PID/map_files); files that cannot
+    /// be read or are not ELF are skipped silently, as are pseudo mappings like [vdso].
+    pub fn refresh(
+        &mut self,
+        maps: &[MapEntry],
+        exe_path: Option<&Path>,
+        open_path: &dyn Fn(&MapEntry) -> PathBuf,
+    ) {
+        let exe = exe_path.map(|p| {
+            let s = p.to_string_lossy();
+            s.strip_suffix(" (deleted)").unwrap_or(&s).to_string()
+        });
+        let mut modules: Vec<LoadedModule> = Vec::new();
+        for group in group_mappings(maps) {
+            if let Some(mut m) = self.load_group(maps, &group, exe.as_deref(), open_path) {
+                // A program may map its own binary again; only the first copy is "the exe".
+                m.is_exe &= !modules.iter().any(|o| o.is_exe);
+                modules.push(m);
+            }
+        }
+        // Stable: libraries keep address order behind the executable.
+        modules.sort_by_key(|m| !m.is_exe);
+        self.modules = modules;
+        self.vdso = maps
+            .iter()
+            .find(|m| m.path.as_deref() == Some("[vdso]"))
+            .map(|m| (RuntimeAddr(m.start), RuntimeAddr(m.end)));
+    }
+
+    fn load_group(
+        &mut self,
+        maps: &[MapEntry],
+        group: &Group<'_>,
+        exe: Option<&str>,
+        open_path: &dyn Fn(&MapEntry) -> PathBuf,
+    ) -> Option<LoadedModule> {
+        let first = &maps[*group.entries.first()?];
+        let key = (PathBuf::from(group.path), group.inode);
+        let file = match self.cache.get(&key) {
+            Some(file) => file.clone(),
+            None if self.not_elf.contains(&key) => return None,
+            None => match ElfImage::load(&open_path(first)) {
+                Ok(img) => {
+                    let file = Arc::new(ModuleFile::new(img));
+                    self.cache.insert(key, file.clone());
+                    file
+                }
+                Err(_) => {
+                    // Remember only files that are there but are not ELF; an unreadable path
+                    // (a race with exit, a permission hiccup) is worth another try next time.
+                    if std::fs::metadata(open_path(first)).is_ok_and(|m| m.is_file()) {
+                        self.not_elf.insert(key);
+                    }
+                    return None;
+                }
+            },
+        };
+        let image = &file.image;
+        let bias = agreed_bias(image, group.entries.iter().map(|&i| &maps[i]))?;
+
+        let last_idx = *group.entries.last()?;
+        let start = group.entries.iter().map(|&i| maps[i].start).min()?;
+        let mut end = group.entries.iter().map(|&i| maps[i].end).max()?;
+        // .bss past the last file page is an anonymous mapping right after the file's; count
+        // it as the module's so its variables symbolize. Stop at the next named mapping so a
+        // lying p_memsz cannot swallow other modules.
+        if let Some((_, hi)) = image.vaddr_extent() {
+            let elf_end = round_up_page(bias.to_runtime(hi).0);
+            let limit = maps[last_idx + 1..]
+                .iter()
+                .find(|m| m.path.is_some())
+                .map_or(u64::MAX, |m| m.start);
+            end = end.max(elf_end.min(limit));
+        }
+
+        let name = Path::new(group.path).file_name().map_or_else(
+            || group.path.to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        Some(LoadedModule {
+            file,
+            bias,
+            name,
+            path: group.path.to_string(),
+            start: RuntimeAddr(start),
+            end: RuntimeAddr(end),
+            is_exe: exe == Some(group.path),
+        })
+    }
+
+    /// The vDSO's mapping (start, end), from the last `refresh`.
+    pub fn vdso_range(&self) -> Option<(RuntimeAddr, RuntimeAddr)> {
+        self.vdso
+    }
+
+    pub fn modules(&self) -> &[LoadedModule] {
+        &self.modules
+    }
+
+    /// The executable, when `refresh` was told which it is.
+    pub fn exe(&self) -> Option<&LoadedModule> {
+        self.modules.first().filter(|m| m.is_exe)
+    }
+
+    pub fn module_at(&self, addr: RuntimeAddr) -> Option<&LoadedModule> {
+        self.modules.iter().find(|m| m.contains(addr))
+    }
+}

@@ -1,0 +1,82 @@
+//! Source positions across the modules of the store, in runtime addresses.
+
+use super::SymbolStore;
+use crate::symbols::addr::RuntimeAddr;
+use crate::symbols::dwarf::Location;
+
+impl SymbolStore {
+    /// Where `file:line` begins, in the executable first, then the libraries: the lowest
+    /// address of the first module that has the line. `None` if no line table has it.
+    pub fn line_address(&self, file: &str, line: u32) -> Option<RuntimeAddr> {
+        self.modules().iter().find_map(|m| {
+            let first = m.file.line_addresses(file, line).into_iter().min()?;
+            Some(m.bias.to_runtime(first))
+        })
+    }
+
+    /// Source positions of a runtime address: innermost inlined frame first, then its callers
+    /// within the same physical frame, last the real function. Without DWARF, the ELF symbol
+    /// covering the address gives one location with only `function` set; with neither, the
+    /// list is empty. A function DWARF leaves unnamed is filled in from the ELF symbol too.
+    pub fn locations(&self, addr: RuntimeAddr) -> Vec<Location> {
+        let Some(module) = self.module_at(addr) else {
+            return Vec::new();
+        };
+        let mut out = module.file.locations(module.bias.to_file(addr));
+        let symbol = || {
+            self.symbol_at(addr)
+                .map(|(_, s, _)| s.display_name().into_owned())
+        };
+        match out.last_mut() {
+            Some(last) if last.function.is_none() => last.function = symbol(),
+            Some(_) => {}
+            None => {
+                if let Some(name) = symbol() {
+                    out.push(Location {
+                        function: Some(name),
+                        ..Location::default()
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::symbols::elf::ElfImage;
+    use crate::symbols::testutil::compile;
+
+    const PROGRAM: &str = "int main(void) { return 0; }\n";
+
+    #[test]
+    fn without_debug_info_symbols_still_name_functions() {
+        let exe = compile("nolines", PROGRAM, false, &["-O2", "-no-pie", "-fno-pie"]);
+        let img = ElfImage::load(&exe).unwrap();
+        let main = img.symbols.lookup_name("main").unwrap().addr;
+
+        let maps = crate::os::maps::parse_maps(&format!(
+            "00400000-00500000 r-xp 00000000 08:01 5 {}\n",
+            exe.display()
+        ));
+        let mut store = SymbolStore::new();
+        store.refresh(&maps, Some(&*exe), &|m| {
+            PathBuf::from(m.file_path().unwrap_or_default())
+        });
+        assert!(!store.modules()[0].file.has_dwarf());
+        let locs = store.locations(RuntimeAddr(main.0 + 1));
+        assert_eq!(
+            locs,
+            vec![Location {
+                function: Some("main".into()),
+                ..Location::default()
+            }]
+        );
+        assert!(store.locations(RuntimeAddr(0x10)).is_empty());
+        assert_eq!(store.line_address("prog.c", 1), None);
+    }
+}
