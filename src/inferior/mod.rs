@@ -2,6 +2,7 @@
 //! resumes them (all-stop: when one thread stops, every thread is stopped).
 
 mod lifecycle;
+mod pinning;
 mod run;
 pub mod sites;
 pub mod thread;
@@ -9,7 +10,6 @@ pub mod thread;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
 
-use crate::os::affinity;
 use crate::os::debugregs::{self, Access};
 use crate::os::memory::ProcMem;
 use crate::os::regs::RawRegs;
@@ -130,8 +130,8 @@ pub struct Inferior {
     lifted_for_vfork: Vec<u64>,
     /// The deadline of the run in progress (the alarm is shared with stop-all's waits).
     run_deadline: Option<Instant>,
-    /// scry's and the target's CPU masks from before a pinned run.
-    pinned: Option<(affinity::Affinity, affinity::Affinity)>,
+    /// Same-core placement during a run of steps (see `pinning`).
+    pinning: Option<pinning::Pinning>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,7 +158,7 @@ impl Inferior {
             dr7: 0,
             report_threads: false,
             lifted_for_vfork: Vec::new(),
-            pinned: None,
+            pinning: None,
             run_deadline: None,
         })
     }

@@ -7,7 +7,7 @@ use super::thread::{RunState, StopKind, Thread};
 use super::{Inferior, Stop};
 use crate::os::ptrace::{self, SI_KERNEL};
 use crate::os::wait::{wait, WaitEvent, WaitOutcome};
-use crate::os::{affinity, interrupt, procfs, OsError, Tid};
+use crate::os::{interrupt, procfs, OsError, Tid};
 
 /// What to do with threads other than the one an event came from.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -31,16 +31,10 @@ pub type PassFn<'a> = &'a dyn Fn(i32) -> bool;
 
 impl Inferior {
     /// Arms the deadline for a run of steps or a continue; [`disarm`](Self::disarm) ends it.
-    /// A single-threaded target is pinned with scry to one core for the run (see
-    /// `os::affinity`): nothing else of the program runs meanwhile, so its behaviour is the
-    /// same, and each stop is several times cheaper.
     pub fn arm(&mut self, deadline: Instant) {
         self.run_deadline = Some(deadline);
         self.alarm
             .arm(deadline.saturating_duration_since(Instant::now()));
-        if self.threads.len() == 1 && self.pinned.is_none() {
-            self.pin_together();
-        }
     }
 
     pub fn disarm(&mut self) {
@@ -49,44 +43,15 @@ impl Inferior {
         self.unpin();
     }
 
-    fn pin_together(&mut self) {
-        let (Some(cpu), Some(mine)) = (affinity::current_cpu(), affinity::get(0)) else {
-            return;
-        };
-        let tid = self.selected;
-        let Some(theirs) = affinity::get(tid) else {
-            return;
-        };
-        // Only a core the program was allowed on: never widen what it may use.
-        if !theirs.allows(cpu) {
-            return;
-        }
-        let one = affinity::only(cpu);
-        if affinity::set(0, &one) && affinity::set(tid, &one) {
-            self.pinned = Some((mine, theirs));
-        } else {
-            affinity::set(0, &mine);
-        }
-    }
-
-    fn unpin(&mut self) {
-        let Some((mine, theirs)) = self.pinned.take() else {
-            return;
-        };
-        affinity::set(0, &mine);
-        // Threads created during the run inherited the pinned mask: all of them get the
-        // program's own back.
-        for tid in self.thread_ids() {
-            affinity::set(tid, &theirs);
-        }
-    }
-
     /// Steps the selected thread by one instruction; the others stay stopped.
     pub fn step(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
         if let Some(stop) = self.queued.pop_front() {
             return Ok(stop);
         }
-        let stop = self.step_thread(self.selected, deadline, pass)?;
+        let tid = self.selected;
+        let pc = self.pc(tid)?;
+        self.place_for_step(tid, pc);
+        let stop = self.step_thread(tid, deadline, pass)?;
         self.settle(stop, pass)
     }
 
@@ -113,6 +78,8 @@ impl Inferior {
         if let Some(stop) = self.queued.pop_front() {
             return Ok(stop);
         }
+        // The program runs freely and may look at its CPU mask at any moment.
+        self.unpin();
         // A thread parked on a breakpoint it reported must first execute the original
         // instruction, alone; so must the selected thread if the user moved it onto one.
         // Threads whose hit was undone while everything stopped are resumed onto the int3
@@ -487,6 +454,9 @@ impl Inferior {
                     self.continue_or_hold(tid, mode)?;
                     return Ok(None);
                 }
+                if pass(libc::SIGTRAP) {
+                    return self.pass_signal(tid, libc::SIGTRAP, mode);
+                }
                 self.hold_signal(tid, libc::SIGTRAP);
                 Ok(Some(Stop::Signal {
                     tid,
@@ -497,13 +467,7 @@ impl Inferior {
             }
             WaitEvent::Signal { signal, .. } => {
                 if pass(signal) {
-                    if mode == Mode::Running {
-                        ptrace::cont(tid, signal)?;
-                        self.mark(tid, RunState::Running, StopKind::Event);
-                    } else {
-                        self.hold_signal(tid, signal);
-                    }
-                    return Ok(None);
+                    return self.pass_signal(tid, signal, mode);
                 }
                 let info = ptrace::sig_info(tid)?;
                 self.hold_signal(tid, signal);
@@ -570,6 +534,23 @@ impl Inferior {
         }
     }
 
+    /// A signal the user lets through without a stop: delivered now while running, held
+    /// for the thread's next resume otherwise.
+    fn pass_signal(
+        &mut self,
+        tid: Tid,
+        signal: i32,
+        mode: Mode,
+    ) -> Result<Option<Stop>, OsError> {
+        if mode == Mode::Running {
+            ptrace::cont(tid, signal)?;
+            self.mark(tid, RunState::Running, StopKind::Event);
+        } else {
+            self.hold_signal(tid, signal);
+        }
+        Ok(None)
+    }
+
     fn continue_or_hold(&mut self, tid: Tid, mode: Mode) -> Result<(), OsError> {
         self.mark(tid, RunState::Stopped, StopKind::Event);
         if mode == Mode::Running {
@@ -627,10 +608,6 @@ impl Inferior {
                     let _ = child_mem.write(*addr, &[*orig]);
                 }
             }
-        }
-        // A child forked during a pinned run inherited the pinned mask.
-        if let Some((_, theirs)) = &self.pinned {
-            affinity::set(child, theirs);
         }
         match ptrace::detach(child, 0) {
             Ok(()) => Ok(()),

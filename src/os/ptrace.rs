@@ -2,7 +2,6 @@
 //! failed on, because "ESRCH" alone tells a user nothing.
 
 use nix::sys::ptrace::{self, Options};
-use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
 use super::regs::RawRegs;
@@ -12,11 +11,32 @@ fn pid(tid: Tid) -> Pid {
     Pid::from_raw(tid)
 }
 
-fn signal(sig: i32) -> Option<Signal> {
-    if sig == 0 {
-        None
+/// A resume request that carries a signal number as the kernel takes it: any of 1-64.
+/// (nix's typed `Signal` has no real-time signals, and converting through it silently
+/// dropped every signal from 32 up.)
+fn resume_with(
+    request: libc::c_uint,
+    what: &'static str,
+    tid: Tid,
+    sig: i32,
+) -> Result<(), OsError> {
+    // SAFETY: a resume request takes no pointers; `data` is the signal number (0 = none).
+    let rc = unsafe {
+        libc::ptrace(
+            request,
+            tid,
+            std::ptr::null_mut::<libc::c_void>(),
+            sig as libc::c_long as *mut libc::c_void,
+        )
+    };
+    if rc == -1 {
+        Err(OsError::Ptrace {
+            what,
+            tid,
+            errno: nix::Error::last(),
+        })
     } else {
-        Signal::try_from(sig).ok()
+        Ok(())
     }
 }
 
@@ -49,15 +69,15 @@ pub fn interrupt(tid: Tid) -> Result<(), OsError> {
 }
 
 pub fn cont(tid: Tid, sig: i32) -> Result<(), OsError> {
-    ptrace::cont(pid(tid), signal(sig)).map_err(err("cont", tid))
+    resume_with(libc::PTRACE_CONT, "cont", tid, sig)
 }
 
 pub fn single_step(tid: Tid, sig: i32) -> Result<(), OsError> {
-    ptrace::step(pid(tid), signal(sig)).map_err(err("singlestep", tid))
+    resume_with(libc::PTRACE_SINGLESTEP, "singlestep", tid, sig)
 }
 
 pub fn detach(tid: Tid, sig: i32) -> Result<(), OsError> {
-    ptrace::detach(pid(tid), signal(sig)).map_err(err("detach", tid))
+    resume_with(libc::PTRACE_DETACH, "detach", tid, sig)
 }
 
 pub fn get_regs(tid: Tid) -> Result<RawRegs, OsError> {

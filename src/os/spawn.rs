@@ -86,6 +86,9 @@ pub fn spawn_traced(req: &SpawnRequest) -> Result<Spawned, OsError> {
     let child = match fork_result {
         ForkResult::Child => unsafe {
             libc::setpgid(0, 0);
+            // Rust's runtime ignores SIGPIPE in scry, and an ignored disposition survives
+            // exec: without this the program would get EPIPE where it would have died.
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
             libc::dup2(stdin_child.as_raw_fd(), 0);
             libc::dup2(out_w.as_raw_fd(), 1);
             libc::dup2(err_w.as_raw_fd(), 2);

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::os::signals::signal_name;
+use crate::os::signals::{is_realtime, signal_name};
 use crate::os::Tid;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +126,9 @@ impl StopInfo {
             Reason::Signal => {
                 if let Some(sig) = self.signal {
                     let _ = write!(s, " {}", signal_name(sig));
+                    if is_realtime(sig) {
+                        let _ = write!(s, " ({sig})");
+                    }
                 }
                 if let Some(addr) = self.fault_addr {
                     let _ = write!(s, " fault_addr={addr:#x}");

@@ -1,0 +1,153 @@
+//! Trust: a program behaves under scry exactly as it does alone. Each test runs a fixture
+//! without scry and under it, and compares what the program itself reports.
+
+mod common;
+
+use std::process::Command;
+
+use common::{fixture, Scry};
+
+/// What the fixture prints when it runs alone.
+fn alone(binary: &std::path::Path, args: &[&str]) -> String {
+    let out = Command::new(binary).args(args).output().expect("fixture runs");
+    assert!(out.status.success(), "{} {args:?} failed alone", binary.display());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs `script` (which must end the run) under scry and returns the program's output.
+fn under_scry(binary: &std::path::Path, args: &[&str], setup: &str, run: &str) -> String {
+    let mut scry = Scry::spawn(binary, args);
+    if !setup.is_empty() {
+        scry.ok(setup);
+    }
+    let end = scry.ok(run);
+    assert!(end.contains("exited with code 0"), "the run ended with: {end}");
+    scry.ok("output()")
+}
+
+// ---- signals 1-64 --------------------------------------------------------------------
+
+#[test]
+fn every_catchable_signal_reaches_its_handler_as_often_as_without_scry() {
+    let bin = fixture("signals");
+    let expected = alone(&bin, &["table"]);
+    assert!(expected.contains("34 5\n") && expected.contains("64 5\n"), "{expected}");
+    // Each stop continued by hand, as an agent would.
+    let by_hand = under_scry(
+        &bin,
+        &["table"],
+        "",
+        "let s; do { s = cont() } while (s.reason === 'signal'); s",
+    );
+    assert_eq!(by_hand.trim_end(), expected.trim_end(), "continuing every signal stop");
+    // A signal listener that lets every signal go on.
+    let listener = under_scry(
+        &bin,
+        &["table"],
+        "ctx.seen = 0; addEventListener('signal', e => { ctx.seen++; return 'continue' })",
+        "cont()",
+    );
+    assert_eq!(listener.trim_end(), expected.trim_end(), "a 'continue' listener");
+    // Every signal passed without a stop.
+    let passed = under_scry(
+        &bin,
+        &["table"],
+        "for (let s = 1; s <= 64; s++) if (s !== 9 && s !== 19) handle_signal(s, 'pass')",
+        "cont()",
+    );
+    assert_eq!(passed.trim_end(), expected.trim_end(), "handle_signal(s, 'pass')");
+}
+
+#[test]
+fn realtime_signals_are_named_as_glibc_numbers_them() {
+    let mut scry = Scry::spawn(&fixture("signals"), &["table"]);
+    scry.ok("for (let s = 1; s <= 33; s++) if (s !== 9 && s !== 19) handle_signal(s, 'pass')");
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("signal SIGRTMIN (34) at "), "{stop}");
+    assert_eq!(scry.ok("cont().signal"), "SIGRTMIN");
+    scry.ok("handle_signal('rtmin', 'pass'); handle_signal('SIGRTMIN+1', 'pass')");
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("signal SIGRTMIN+2 (36) at "), "{stop}");
+    assert!(scry.err("handle_signal('SIGRTMIN+40', 'pass')").contains("unknown signal"));
+}
+
+#[test]
+fn queued_realtime_signals_all_run_their_handler_during_a_logpoint() {
+    let mut scry = Scry::spawn(&fixture("signals"), &["queue", "300"]);
+    scry.ok(
+        "ctx.ticks = 0; ctx.signals = 0; breakpoint.set('tick');\
+         addEventListener('breakpoint', e => { ctx.ticks++; return 'continue' });\
+         addEventListener('signal', e => { ctx.signals++; return 'continue' })",
+    );
+    let end = scry.ok("cont({timeout: 30})");
+    assert!(end.starts_with("exited with code 0"), "{end}");
+    assert_eq!(scry.ok("output()").trim(), "handled 300 of 300");
+    assert_eq!(scry.num("ctx.ticks"), 300);
+    assert_eq!(scry.num("ctx.signals"), 300, "one signal event per sigqueue");
+}
+
+#[test]
+fn pthread_cancel_takes_effect_deferred_and_asynchronous() {
+    let bin = fixture("signals");
+    let expected = alone(&bin, &["cancel"]);
+    assert_eq!(expected, "deferred cancelled\nasynchronous cancelled\n");
+    let got = under_scry(&bin, &["cancel"], "", "cont({timeout: 20})");
+    assert_eq!(got.trim_end(), expected.trim_end());
+}
+
+#[test]
+fn setuid_in_a_threaded_program_changes_every_thread() {
+    // glibc changes every thread's credentials with SIGSETXID (33): it must pass untouched.
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc_geteuid() } != 0 {
+        eprintln!("skipped: setuid needs root (CI runs as root)");
+        return;
+    }
+    let bin = fixture("signals");
+    let expected = alone(&bin, &["setuid"]);
+    let got = under_scry(&bin, &["setuid"], "", "cont({timeout: 20})");
+    let sorted = |s: &str| {
+        let mut lines: Vec<&str> = s.lines().collect();
+        lines.sort();
+        lines.join("\n")
+    };
+    assert_eq!(sorted(&got), sorted(&expected));
+    assert!(got.contains("setuid 0 main uid 65534"), "{got}");
+    assert_eq!(got.matches("uid 65534").count(), 5, "{got}");
+}
+
+extern "C" {
+    #[link_name = "geteuid"]
+    fn libc_geteuid() -> u32;
+}
+
+// ---- CPU placement -----------------------------------------------------------------------
+
+#[test]
+fn the_program_sees_and_keeps_its_own_cpu_mask() {
+    let bin = fixture("affinity");
+    let expected = alone(&bin, &[]);
+    // Stepping through the loop that reads the mask (scry places the target on its own core
+    // for plain instructions, never for a system call), then a logpoint run to the end
+    // through the program's own sched_setaffinity.
+    let got = under_scry(
+        &bin,
+        &[],
+        "breakpoint.set('tick'); cont(); breakpoint.remove(1); step(20000);\
+         breakpoint.set('tick'); addEventListener('breakpoint', e => 'continue')",
+        "cont()",
+    );
+    assert_eq!(got.trim_end(), expected.trim_end());
+    // The loop was really stepped through: 20000 steps cover many of its 40 rounds.
+    assert!(expected.contains("during"), "{expected}");
+}
+
+#[test]
+fn the_program_inherits_the_signal_dispositions_it_would_alone() {
+    // scry's Rust runtime ignores SIGPIPE; the program must not inherit that.
+    let bin = fixture("signals");
+    let expected = alone(&bin, &["dispositions"]);
+    assert!(expected.contains("13 default\n"), "{expected}");
+    let got = under_scry(&bin, &["dispositions"], "", "cont()");
+    assert_eq!(got.trim_end(), expected.trim_end());
+}
