@@ -9,8 +9,15 @@ use common::{fixture, Scry};
 
 /// What the fixture prints when it runs alone.
 fn alone(binary: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new(binary).args(args).output().expect("fixture runs");
-    assert!(out.status.success(), "{} {args:?} failed alone", binary.display());
+    let out = Command::new(binary)
+        .args(args)
+        .output()
+        .expect("fixture runs");
+    assert!(
+        out.status.success(),
+        "{} {args:?} failed alone",
+        binary.display()
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -21,7 +28,10 @@ fn under_scry(binary: &std::path::Path, args: &[&str], setup: &str, run: &str) -
         scry.ok(setup);
     }
     let end = scry.ok(run);
-    assert!(end.contains("exited with code 0"), "the run ended with: {end}");
+    assert!(
+        end.contains("exited with code 0"),
+        "the run ended with: {end}"
+    );
     scry.ok("output()")
 }
 
@@ -31,7 +41,10 @@ fn under_scry(binary: &std::path::Path, args: &[&str], setup: &str, run: &str) -
 fn every_catchable_signal_reaches_its_handler_as_often_as_without_scry() {
     let bin = fixture("signals");
     let expected = alone(&bin, &["table"]);
-    assert!(expected.contains("34 5\n") && expected.contains("64 5\n"), "{expected}");
+    assert!(
+        expected.contains("34 5\n") && expected.contains("64 5\n"),
+        "{expected}"
+    );
     // Each stop continued by hand, as an agent would.
     let by_hand = under_scry(
         &bin,
@@ -39,7 +52,11 @@ fn every_catchable_signal_reaches_its_handler_as_often_as_without_scry() {
         "",
         "let s; do { s = cont() } while (s.reason === 'signal'); s",
     );
-    assert_eq!(by_hand.trim_end(), expected.trim_end(), "continuing every signal stop");
+    assert_eq!(
+        by_hand.trim_end(),
+        expected.trim_end(),
+        "continuing every signal stop"
+    );
     // A signal listener that lets every signal go on.
     let listener = under_scry(
         &bin,
@@ -47,7 +64,11 @@ fn every_catchable_signal_reaches_its_handler_as_often_as_without_scry() {
         "ctx.seen = 0; addEventListener('signal', e => { ctx.seen++; return 'continue' })",
         "cont()",
     );
-    assert_eq!(listener.trim_end(), expected.trim_end(), "a 'continue' listener");
+    assert_eq!(
+        listener.trim_end(),
+        expected.trim_end(),
+        "a 'continue' listener"
+    );
     // Every signal passed without a stop.
     let passed = under_scry(
         &bin,
@@ -55,7 +76,11 @@ fn every_catchable_signal_reaches_its_handler_as_often_as_without_scry() {
         "for (let s = 1; s <= 64; s++) if (s !== 9 && s !== 19) handle_signal(s, 'pass')",
         "cont()",
     );
-    assert_eq!(passed.trim_end(), expected.trim_end(), "handle_signal(s, 'pass')");
+    assert_eq!(
+        passed.trim_end(),
+        expected.trim_end(),
+        "handle_signal(s, 'pass')"
+    );
 }
 
 #[test]
@@ -68,22 +93,26 @@ fn realtime_signals_are_named_as_glibc_numbers_them() {
     scry.ok("handle_signal('rtmin', 'pass'); handle_signal('SIGRTMIN+1', 'pass')");
     let stop = scry.ok("cont()");
     assert!(stop.starts_with("signal SIGRTMIN+2 (36) at "), "{stop}");
-    assert!(scry.err("handle_signal('SIGRTMIN+40', 'pass')").contains("unknown signal"));
+    assert!(scry
+        .err("handle_signal('SIGRTMIN+40', 'pass')")
+        .contains("unknown signal"));
 }
 
 #[test]
 fn queued_realtime_signals_all_run_their_handler_during_a_logpoint() {
     let mut scry = Scry::spawn(&fixture("signals"), &["queue", "300"]);
-    scry.ok(
-        "ctx.ticks = 0; ctx.signals = 0; breakpoint.set('tick');\
+    scry.ok("ctx.ticks = 0; ctx.signals = 0; breakpoint.set('tick');\
          addEventListener('breakpoint', e => { ctx.ticks++; return 'continue' });\
-         addEventListener('signal', e => { ctx.signals++; return 'continue' })",
-    );
+         addEventListener('signal', e => { ctx.signals++; return 'continue' })");
     let end = scry.ok("cont({timeout: 30})");
     assert!(end.starts_with("exited with code 0"), "{end}");
     assert_eq!(scry.ok("output()").trim(), "handled 300 of 300");
     assert_eq!(scry.num("ctx.ticks"), 300);
-    assert_eq!(scry.num("ctx.signals"), 300, "one signal event per sigqueue");
+    assert_eq!(
+        scry.num("ctx.signals"),
+        300,
+        "one signal event per sigqueue"
+    );
 }
 
 #[test]
@@ -150,4 +179,79 @@ fn the_program_inherits_the_signal_dispositions_it_would_alone() {
     assert!(expected.contains("13 default\n"), "{expected}");
     let got = under_scry(&bin, &["dispositions"], "", "cont()");
     assert_eq!(got.trim_end(), expected.trim_end());
+}
+
+// ---- breakpoint bytes ----------------------------------------------------------------------
+
+#[test]
+fn code_the_program_rewrites_under_a_breakpoint_is_its_own() {
+    let bin = fixture("rewrite");
+    assert_eq!(alone(&bin, &[]), "c=42\n");
+    let mut scry = Scry::spawn(&bin, &[]);
+    scry.ok("breakpoint.set('f'); breakpoint.set('patched')");
+    assert!(scry.ok("cont()").starts_with("breakpoint 2"));
+    // The program's new bytes, not the saved original under the int3.
+    assert_eq!(scry.ok("state.memory('f').bytes(6)"), "b82a000000c3");
+    let list = common::table(&scry.ok("breakpoint.list()"));
+    assert_eq!(list[0]["overwritten"], "true", "{list:?}");
+    // Removing it must not write the stale byte back into the new code.
+    scry.ok("breakpoint.remove(1)");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert_eq!(scry.ok("output()"), "c=42");
+}
+
+#[test]
+fn detach_leaves_rewritten_code_alone() {
+    let mut scry = Scry::spawn(&fixture("rewrite"), &[]);
+    scry.ok("breakpoint.set('f'); breakpoint.set('patched'); cont()");
+    assert_eq!(scry.ok("detach()"), "detached");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut out = String::new();
+    while std::time::Instant::now() < deadline && !out.contains("c=") {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        out += &scry.ok("output()");
+    }
+    assert_eq!(out, "c=42");
+}
+
+#[test]
+fn breakpoints_refuse_data_and_the_middle_of_instructions() {
+    let bin = fixture("loop");
+    let mut scry = Scry::spawn(&bin, &["3"]);
+    let data = scry.err("breakpoint.set('counter')");
+    assert!(data.contains("data, not code"), "{data}");
+    let inside = scry.err("breakpoint.set('main+2')");
+    assert!(
+        inside.contains("inside the instruction at main+0x1"),
+        "{inside}"
+    );
+    // Every instruction start objdump lists is accepted.
+    let bias = {
+        let pid = scry.target_pid();
+        common::load_bias(pid, &bin)
+    };
+    for (addr, _) in common::objdump_function(&bin, "add") {
+        scry.ok(&format!(
+            "breakpoint.remove(breakpoint.set({}))",
+            addr + bias
+        ));
+    }
+    // Nothing was written: the program still counts right.
+    assert!(scry.ok("cont()").starts_with("exited with code 3"));
+    assert_eq!(scry.ok("output()"), "total=3 calls=3");
+}
+
+#[test]
+fn forcing_a_breakpoint_is_possible_but_not_in_a_read_only_session() {
+    let bin = fixture("loop");
+    let mut scry = Scry::spawn(&bin, &["3"]);
+    let id = scry.ok("breakpoint.set('main+2', {force: true, name: 'odd'})");
+    assert_eq!(id, "1");
+    assert!(scry.ok("breakpoint.list()").contains("odd"));
+    let mut ro = Scry::start(&["--read-only", "--", bin.to_str().unwrap(), "3"]);
+    let refused = ro.err("breakpoint.set('counter', {force: true})");
+    assert!(refused.contains("read-only"), "{refused}");
+    assert!(ro
+        .err("breakpoint.set('counter')")
+        .contains("data, not code"));
 }

@@ -273,12 +273,25 @@ impl Inferior {
         Ok(())
     }
 
-    /// Restores the original byte at `addr`.
+    /// Restores the original byte at `addr`, unless the program wrote over the int3 itself:
+    /// then its bytes stay (writing the stale saved byte back would corrupt its new code).
     pub fn remove_site(&mut self, addr: u64) -> Result<(), OsError> {
         match self.sites.remove(addr) {
-            Some(orig) if !self.dead => self.mem.write(addr, &[orig]),
+            Some(orig) if !self.dead && self.int3_in_memory(addr) => self.mem.write(addr, &[orig]),
             _ => Ok(()),
         }
+    }
+
+    /// The int3 of the site at `addr` is still in memory (the program has not written over
+    /// it). False when it cannot be read.
+    pub fn int3_in_memory(&self, addr: u64) -> bool {
+        let mut byte = [0u8];
+        self.mem.read(addr, &mut byte).is_ok() && byte[0] == INT3
+    }
+
+    /// A site the program wrote over: it no longer stops anything.
+    pub fn site_overwritten(&self, addr: u64) -> bool {
+        self.sites.contains(addr) && !self.dead && !self.int3_in_memory(addr)
     }
 
     fn remove_all_sites(&mut self) {

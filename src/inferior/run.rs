@@ -156,13 +156,20 @@ impl Inferior {
     /// Steps one thread, lifting a breakpoint under its pc for that one instruction.
     fn step_thread(&mut self, tid: Tid, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
         let pc = self.pc(tid)?;
-        let lifted = self.sites.original(pc);
+        // A site the program wrote over holds its own code now: step that, and leave it.
+        let lifted = self.sites.original(pc).filter(|_| self.int3_in_memory(pc));
         if let Some(orig) = lifted {
             self.mem.write(pc, &[orig])?;
         }
         let result = self.step_raw(tid, deadline, pass, lifted.is_some());
-        if lifted.is_some() && !self.dead && self.sites.contains(pc) {
-            let _ = self.mem.write(pc, &[INT3]);
+        if let Some(orig) = lifted {
+            // Re-armed only over the byte it lifted: an instruction that rewrote its own
+            // site leaves the program's code in place (the site then reads as overwritten).
+            let mut now = [0u8];
+            let untouched = self.mem.read(pc, &mut now).is_ok() && now[0] == orig;
+            if untouched && !self.dead && self.sites.contains(pc) {
+                let _ = self.mem.write(pc, &[INT3]);
+            }
         }
         result
     }
@@ -536,12 +543,7 @@ impl Inferior {
 
     /// A signal the user lets through without a stop: delivered now while running, held
     /// for the thread's next resume otherwise.
-    fn pass_signal(
-        &mut self,
-        tid: Tid,
-        signal: i32,
-        mode: Mode,
-    ) -> Result<Option<Stop>, OsError> {
+    fn pass_signal(&mut self, tid: Tid, signal: i32, mode: Mode) -> Result<Option<Stop>, OsError> {
         if mode == Mode::Running {
             ptrace::cont(tid, signal)?;
             self.mark(tid, RunState::Running, StopKind::Event);

@@ -36,22 +36,28 @@ impl Sites {
     }
 
     /// Replaces int3 bytes in `buf` (read from `addr`) with the bytes they hide, so readers see
-    /// the program as it is on disk.
+    /// the program as it is on disk. A site whose int3 is gone was overwritten by the program
+    /// itself (self-modifying or JIT code): the program's bytes win over the saved one.
     pub fn unpatch(&self, addr: u64, buf: &mut [u8]) {
         if self.original.is_empty() {
             return;
         }
         let end = addr.saturating_add(buf.len() as u64);
+        let restore = |byte: &mut u8, orig: u8| {
+            if *byte == INT3 {
+                *byte = orig;
+            }
+        };
         if buf.len() <= self.original.len() {
             for (i, byte) in buf.iter_mut().enumerate() {
                 if let Some(orig) = self.original.get(&(addr + i as u64)) {
-                    *byte = *orig;
+                    restore(byte, *orig);
                 }
             }
         } else {
             for (&site, &orig) in &self.original {
                 if site >= addr && site < end {
-                    buf[(site - addr) as usize] = orig;
+                    restore(&mut buf[(site - addr) as usize], orig);
                 }
             }
         }
@@ -85,6 +91,15 @@ mod tests {
         let mut outside = [INT3];
         sites.unpatch(0x2000, &mut outside);
         assert_eq!(outside, [INT3]);
+    }
+
+    #[test]
+    fn bytes_the_program_wrote_over_a_site_win() {
+        let mut sites = Sites::default();
+        sites.insert(0x1001, 0x55);
+        let mut buf = [0x90, 0x2a, 0x90];
+        sites.unpatch(0x1000, &mut buf);
+        assert_eq!(buf, [0x90, 0x2a, 0x90]);
     }
 
     #[test]

@@ -114,7 +114,10 @@ pub fn has_fault_addr(sig: i32) -> bool {
 /// glibc's SIGCANCEL and SIGSETXID are its own machinery (pthread_cancel, setuid in a threaded
 /// program): stopping on them would only show glibc talking to itself.
 pub fn passes_silently(sig: i32) -> bool {
-    matches!(sig, 14 | 17 | 23 | 26 | 27 | 28 | 29 | 18 | SIGCANCEL | SIGSETXID)
+    matches!(
+        sig,
+        14 | 17 | 23 | 26 | 27 | 28 | 29 | 18 | SIGCANCEL | SIGSETXID
+    )
 }
 
 #[cfg(test)]

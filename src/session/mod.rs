@@ -7,6 +7,7 @@ pub mod capture;
 mod error;
 mod inspect;
 mod lookup;
+mod placement;
 mod points;
 mod run;
 mod snapshot;

@@ -164,13 +164,26 @@ impl Session {
 
     // ---- breakpoints -------------------------------------------------------------------
 
-    pub fn breakpoint_set(&mut self, addr: u64, name: Option<String>, spec: String) -> Result<u32> {
+    /// `force`: write the int3 even where it is not provably the start of an instruction
+    /// in code (see `placement`); refused in a read-only session.
+    pub fn breakpoint_set(
+        &mut self,
+        addr: u64,
+        name: Option<String>,
+        spec: String,
+        force: bool,
+    ) -> Result<u32> {
         if let Some(n) = &name {
             if self.breakpoints.name_taken(n) {
                 return Err(SessionError::Invalid(format!(
                     "a breakpoint named '{n}' exists already"
                 )));
             }
+        }
+        if force {
+            self.check_writable("force a breakpoint outside proven code")?;
+        } else {
+            self.check_code_address(addr)?;
         }
         self.inferior()?.insert_site(addr).map_err(|e| match e {
             crate::os::OsError::Unmapped { .. } | crate::os::OsError::Unwritable { .. } => {
@@ -215,6 +228,11 @@ impl Session {
             }
         }
         Ok(bp)
+    }
+
+    /// The program wrote over this breakpoint's int3: it no longer stops anything.
+    pub fn breakpoint_overwritten(&mut self, addr: u64) -> bool {
+        self.inferior().is_ok_and(|i| i.site_overwritten(addr))
     }
 
     pub fn breakpoints(&self) -> &[Breakpoint] {

@@ -20,18 +20,28 @@ pub(super) fn install<'js>(
                 .unwrap_or_default(),
         };
         let addr = address(&ctx, &h, &at)?;
-        let name = match name.0.filter(|v| !v.is_undefined() && !v.is_null()) {
-            Some(v) => Some(
-                v.as_string()
-                    .ok_or_else(|| throw(&ctx, "breakpoint name must be a string"))?
-                    .to_string()?,
+        // The second argument is a name, or options `{name, force}`.
+        let (name, force) = match name.0.filter(|v| !v.is_undefined() && !v.is_null()) {
+            Some(v) if v.is_object() && !v.is_string() => {
+                let o = v.as_object().expect("checked");
+                let name: Option<String> = o.get("name")?;
+                let force: Option<bool> = o.get("force")?;
+                (name, force.unwrap_or(false))
+            }
+            Some(v) => (
+                Some(
+                    v.as_string()
+                        .ok_or_else(|| throw(&ctx, "breakpoint name must be a string"))?
+                        .to_string()?,
+                ),
+                false,
             ),
-            None => None,
+            None => (None, false),
         };
         let id = h
             .session
             .borrow_mut()
-            .breakpoint_set(addr, name, spec)
+            .breakpoint_set(addr, name, spec, force)
             .map_err(|e| throw(&ctx, e))?;
         Ok(Value::new_number(ctx.clone(), id as f64))
     });
@@ -71,6 +81,8 @@ pub(super) fn install<'js>(
             o.set("hits", bp.hits as f64)?;
             if !bp.armed {
                 o.set("pending", true)?;
+            } else if session.breakpoint_overwritten(bp.addr) {
+                o.set("overwritten", true)?;
             }
             rows.set(i, o)?;
         }
