@@ -4,7 +4,7 @@
 //! unless the user insists (`{force: true}`).
 
 use super::*;
-use crate::symbols::symbol::SymKind;
+use crate::symbols::SymKind;
 
 impl Session {
     /// Checks that `addr` is the first byte of an instruction in executable memory: the
