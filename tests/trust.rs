@@ -255,3 +255,154 @@ fn forcing_a_breakpoint_is_possible_but_not_in_a_read_only_session() {
         .err("breakpoint.set('counter')")
         .contains("data, not code"));
 }
+
+// ---- runs that must come back --------------------------------------------------------------
+
+#[test]
+fn a_process_waiting_in_vfork_still_gives_a_timeout_stop() {
+    // The child holds its parent inside vfork() for 4 s; a 1 s deadline must answer in time.
+    let mut scry = Scry::spawn(&fixture("vfork_hold"), &["4000"]);
+    let started = std::time::Instant::now();
+    let stop = scry.ok("cont({timeout: 1})");
+    assert!(stop.starts_with("timeout"), "{stop}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(3500),
+        "{:?}",
+        started.elapsed()
+    );
+    // The thread answers questions (or says exactly why it cannot).
+    let r = scry.eval("thread.list()");
+    assert!(r.ok, "{r:?}");
+    let end = scry.ok("cont({timeout: 20})");
+    assert!(end.starts_with("exited with code 0"), "{end}");
+    assert!(scry.ok("output()").contains("child exit=7"));
+}
+
+// ---- clear answers for what scry cannot do -------------------------------------------------
+
+#[test]
+fn a_32_bit_program_is_refused_with_the_reason() {
+    let out_dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixtures");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let bin = out_dir.join("i386");
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/i386.c");
+    let built = Command::new("cc")
+        .args(["-m32", "-nostdlib", "-static", "-o"])
+        .arg(&bin)
+        .arg(src)
+        .status()
+        .expect("cc runs");
+    assert!(built.success(), "building the i386 fixture failed");
+    let out = Command::new(common::SCRY)
+        .args(["--", bin.to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("32-bit program (i386); scry debugs x86-64 programs only"),
+        "{err}"
+    );
+    let mut scry = Scry::start(&[]);
+    let e = scry.err(&format!("spawn('{}')", bin.display()));
+    assert!(e.contains("32-bit program"), "{e}");
+}
+
+#[test]
+fn attaching_to_a_zombie_says_it_is_one() {
+    let child = Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !common::process_is_dead(pid as i32) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let mut scry = Scry::start(&[]);
+    let e = scry.err(&format!("attach({pid})"));
+    assert!(e.contains("is a zombie"), "{e}");
+    drop(child);
+}
+
+#[test]
+fn a_process_stopped_by_sigstop_stays_stopped_and_says_why() {
+    let mut target = common::ChildGuard(
+        Command::new(fixture("ticker"))
+            .arg("100000")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let pid = target.0.id() as i32;
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    Command::new("kill")
+        .args(["-STOP", &pid.to_string()])
+        .status()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let mut scry = Scry::start(&["-p", &pid.to_string()]);
+    scry.ok("breakpoint.set('tick')");
+    // Without scry the program would not run: under scry it does not either.
+    let stop = scry.ok("cont({timeout: 1})");
+    assert!(stop.starts_with("timeout"), "{stop}");
+    assert!(
+        stop.contains("stopped by SIGSTOP (job control) and runs only after SIGCONT"),
+        "{stop}"
+    );
+    Command::new("kill")
+        .args(["-CONT", &pid.to_string()])
+        .status()
+        .unwrap();
+    let stop = scry.ok("cont({timeout: 5})");
+    assert!(stop.starts_with("breakpoint 1"), "{stop}");
+    assert_eq!(scry.ok("detach()"), "detached");
+    drop(scry);
+    let _ = target.0.kill();
+}
+
+#[test]
+fn debug_registers_taken_by_the_program_are_named() {
+    let mut scry = Scry::spawn(&fixture("perf_bps"), &[]);
+    scry.ok("breakpoint.set('ready'); cont()");
+    if scry.ok("state.registers.rdi") != "4" {
+        eprintln!("skipped: perf hardware breakpoints are not available here");
+        return;
+    }
+    let e = scry.err("watchpoint.set('counter')");
+    assert!(
+        e.contains("no free debug register in thread") && e.contains("perf"),
+        "{e}"
+    );
+    // Nothing was left half-armed: the program runs to its own end.
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert!(scry.ok("output()").contains("counter 50"));
+}
+
+#[test]
+fn a_setuid_program_is_said_to_run_without_its_privilege() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc_geteuid() } != 0 {
+        eprintln!("skipped: needs root to give the copy another owner");
+        return;
+    }
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("suid");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = dir.join(format!("loop_suid_{}", std::process::id()));
+    std::fs::copy(fixture("loop"), &bin).unwrap();
+    Command::new("chown")
+        .args(["65534"])
+        .arg(&bin)
+        .status()
+        .unwrap();
+    Command::new("chmod")
+        .args(["u+s"])
+        .arg(&bin)
+        .status()
+        .unwrap();
+    let mut scry = Scry::start(&[]);
+    let stop = scry.ok(&format!("spawn('{}', '2')", bin.display()));
+    assert!(
+        stop.contains("[setuid 65534 ignored under ptrace: the program runs as uid 0"),
+        "{stop}"
+    );
+    let _ = std::fs::remove_file(&bin);
+}

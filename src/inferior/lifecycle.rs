@@ -63,6 +63,11 @@ impl Inferior {
         }
         let status = procfs::status_text(pid)
             .ok_or_else(|| OsError::Spawn(format!("attach: no process {pid}")))?;
+        if procfs::status_field(&status, "State").is_some_and(|s| s.starts_with('Z')) {
+            return Err(OsError::Spawn(format!(
+                "attach: process {pid} is a zombie: it has exited and only waits for its parent to collect its status; there is nothing left to debug"
+            )));
+        }
         if let Some(tgid) = procfs::status_field(&status, "Tgid") {
             if tgid != pid.to_string() {
                 return Err(OsError::Spawn(format!(

@@ -210,6 +210,11 @@ impl Inferior {
             tid,
             errno: nix::Error::ESRCH,
         })?;
+        if let Some(why) = &thread.stuck {
+            return Err(OsError::Spawn(format!(
+                "thread {tid} did not stop: {why}; it can be inspected once the kernel lets it go (select another thread meanwhile)"
+            )));
+        }
         if thread.regs.is_none() {
             thread.regs = Some(ptrace::get_regs(tid)?);
         }
@@ -314,7 +319,17 @@ impl Inferior {
         for tid in self.thread_ids() {
             if let Err(e) = self.program_debugregs(tid) {
                 self.clear_watch(slot);
-                return Err(e);
+                return Err(match e {
+                    // The kernel shares the four registers between ptrace and perf: a program
+                    // (or a profiler) holding perf hardware breakpoints leaves none free.
+                    OsError::Ptrace {
+                        errno: nix::Error::ENOSPC,
+                        ..
+                    } => OsError::Spawn(format!(
+                        "no free debug register in thread {tid}: all 4 are taken by someone else (perf hardware breakpoints of the program or a profiler), so no hardware watchpoint can be armed there"
+                    )),
+                    other => other,
+                });
             }
         }
         Ok(())
@@ -375,5 +390,29 @@ impl Inferior {
             .filter(|t| t.state == RunState::Running)
             .map(|t| t.tid)
             .collect()
+    }
+
+    /// Running threads a stop-all still waits for (not known to be stuck in the kernel).
+    fn awaited_tids(&self) -> Vec<Tid> {
+        self.threads
+            .values()
+            .filter(|t| t.state == RunState::Running && t.stuck.is_none())
+            .map(|t| t.tid)
+            .collect()
+    }
+
+    /// The job-control signal that stopped every thread (the process waits for SIGCONT), if
+    /// it is stopped that way.
+    pub fn job_stopped(&self) -> Option<i32> {
+        let first = self.threads.values().next()?.group_stop?;
+        self.threads
+            .values()
+            .all(|t| t.group_stop.is_some())
+            .then_some(first)
+    }
+
+    /// Why `tid` could not be stopped, if it could not.
+    pub fn stuck_reason(&self, tid: Tid) -> Option<&str> {
+        self.threads.get(&tid)?.stuck.as_deref()
     }
 }

@@ -35,6 +35,13 @@ pub struct Thread {
     pub parked_at: Option<u64>,
     /// Its breakpoint hit was undone while all threads were stopped: it must hit again.
     pub rewound: bool,
+    /// It did not stop when interrupted (an uninterruptible wait in the kernel): why, for
+    /// the user. It still counts as running and stops when the kernel lets it go.
+    pub stuck: Option<String>,
+    /// Its last stop was a group-stop (job control: SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU): the
+    /// stopping signal. Resuming it listens for SIGCONT instead of running it, as the
+    /// process would stay stopped without a debugger.
+    pub group_stop: Option<i32>,
 }
 
 impl Thread {
@@ -49,6 +56,8 @@ impl Thread {
             announced: false,
             parked_at: None,
             rewound: false,
+            stuck: None,
+            group_stop: None,
         }
     }
 
@@ -62,6 +71,7 @@ impl Thread {
 
     pub fn mark_stopped(&mut self, kind: StopKind) {
         self.state = RunState::Stopped;
+        self.stuck = None;
         self.stop_kind = kind;
         self.regs = None;
     }

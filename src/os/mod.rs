@@ -22,6 +22,12 @@ use std::fmt;
 /// A kernel thread id (a process id is its leader's tid).
 pub type Tid = i32;
 
+/// scry's effective user and group ids (what a spawned program runs as).
+pub fn effective_ids() -> (u32, u32) {
+    // SAFETY: geteuid and getegid have no preconditions and cannot fail.
+    unsafe { (libc::geteuid(), libc::getegid()) }
+}
+
 #[derive(Debug)]
 pub enum OsError {
     Ptrace {

@@ -53,6 +53,14 @@ pub fn thread_state(pid: Tid, tid: Tid) -> Option<char> {
     stat.rsplit_once(')')?.1.trim_start().chars().next()
 }
 
+/// The kernel function a sleeping thread waits in (`/proc/PID/task/TID/wchan`), when the
+/// kernel shows it.
+pub fn thread_wchan(pid: Tid, tid: Tid) -> Option<String> {
+    let w = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/wchan")).ok()?;
+    let w = w.trim();
+    (!w.is_empty() && w != "0").then(|| w.to_string())
+}
+
 /// A field of `/proc/PID/status`, e.g. `TracerPid` or `State`.
 pub fn status_field(status: &str, key: &str) -> Option<String> {
     status.lines().find_map(|line| {

@@ -76,6 +76,12 @@ pub fn single_step(tid: Tid, sig: i32) -> Result<(), OsError> {
     resume_with(libc::PTRACE_SINGLESTEP, "singlestep", tid, sig)
 }
 
+/// Lets a tracee in group-stop wait for SIGCONT like an untraced stopped process, while its
+/// tracer may still interrupt it (only for PTRACE_SEIZE'd tracees in a group-stop).
+pub fn listen(tid: Tid) -> Result<(), OsError> {
+    resume_with(libc::PTRACE_LISTEN, "listen", tid, 0)
+}
+
 pub fn detach(tid: Tid, sig: i32) -> Result<(), OsError> {
     resume_with(libc::PTRACE_DETACH, "detach", tid, sig)
 }

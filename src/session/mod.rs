@@ -13,6 +13,7 @@ mod run;
 mod snapshot;
 pub mod stack;
 pub mod stop;
+mod supported;
 mod threads;
 pub mod tls;
 pub mod watchpoints;
@@ -244,6 +245,10 @@ impl Session {
         let path = resolve_program(&spec.program).ok_or_else(|| {
             SessionError::Invalid(format!("spawn: no such program '{}'", spec.program))
         })?;
+        supported::check_program(&path).map_err(|why| {
+            SessionError::Invalid(format!("spawn: cannot debug {}: {why}", path.display()))
+        })?;
+        let (euid, egid) = crate::os::effective_ids();
         let mut argv = vec![spec.program.clone()];
         argv.extend(spec.args.iter().cloned());
         let mut env: Vec<(String, String)> = std::env::vars().collect();
@@ -267,11 +272,30 @@ impl Session {
             Pump::start(output.stdout, self.capture.clone()),
             Pump::start(output.stderr, self.capture.clone()),
         ];
-        self.start_target(inferior, spec.program, stop)
+        let pid = inferior.pid();
+        let mut info = self.start_target(inferior, spec.program, stop)?;
+        // A script's interpreter is known only now.
+        if let Some(exe) = procfs::exe_path(pid) {
+            if let Err(why) = supported::check_program(&exe) {
+                let _ = self.kill();
+                return Err(SessionError::Invalid(format!(
+                    "spawn: cannot debug {}: {why}",
+                    exe.display()
+                )));
+            }
+        }
+        info.notes
+            .extend(supported::privilege_note(&request.path, euid, egid));
+        Ok(info)
     }
 
     pub fn attach(&mut self, pid: Tid) -> Result<StopInfo> {
         self.ensure_no_target()?;
+        if let Some(exe) = procfs::exe_path(pid) {
+            supported::check_program(&exe).map_err(|why| {
+                SessionError::Invalid(format!("attach: cannot debug process {pid}: {why}"))
+            })?;
+        }
         let (inferior, stop) = Inferior::attach(pid)?;
         let program = procfs::exe_path(pid)
             .map(|p| p.display().to_string())

@@ -143,7 +143,19 @@ impl Session {
             self.target = None;
             self.forget_process();
         } else if !dead {
-            info.pc = Some(self.pc()?);
+            // A thread stuck in the kernel has no pc to show; state says why.
+            let stuck = stop
+                .tid()
+                .is_some_and(|t| self.inferior().is_ok_and(|i| i.stuck_reason(t).is_some()));
+            if !stuck {
+                info.pc = Some(self.pc()?);
+            }
+            if let Some(sig) = self.inferior().ok().and_then(|i| i.job_stopped()) {
+                info.notes.push(format!(
+                    "the process is stopped by {} (job control) and runs only after SIGCONT, as without scry",
+                    signals::signal_name(sig)
+                ));
+            }
         }
         Ok(info)
     }

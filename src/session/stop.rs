@@ -69,6 +69,9 @@ pub struct StopInfo {
     pub source: Option<String>,
     /// `finish()`: rax as the function returned.
     pub returned: Option<u64>,
+    /// What the user should know about this stop that its fields do not say (a process
+    /// stopped by job control, a setuid bit the kernel ignored), each shown as `[note]`.
+    pub notes: Vec<String>,
 }
 
 /// What a watchpoint hit saw.
@@ -199,6 +202,9 @@ impl StopInfo {
             if asked != 1 || done != 1 {
                 let _ = write!(s, " [{done} of {asked} steps]");
             }
+        }
+        for note in &self.notes {
+            let _ = write!(s, " [{note}]");
         }
         if self.unread_output > 0 {
             let _ = write!(s, " [{} bytes of output]", self.unread_output);

@@ -12,6 +12,17 @@ impl Session {
         let selected = self.inferior()?.selected();
         let mut rows = Vec::with_capacity(tids.len());
         for tid in tids {
+            if let Some(why) = self.inferior()?.stuck_reason(tid) {
+                rows.push(ThreadRow {
+                    tid,
+                    name: procfs::thread_name(pid, tid).unwrap_or_default(),
+                    state: format!("running: {why}"),
+                    pc: 0,
+                    symbol: None,
+                    selected: tid == selected,
+                });
+                continue;
+            }
             let regs = *self.inferior()?.regs(tid)?;
             let state = self
                 .syscall_state(&regs)
