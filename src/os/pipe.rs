@@ -13,3 +13,19 @@ pub fn pending_bytes(fd: &impl AsRawFd) -> usize {
         0
     }
 }
+
+/// Blocks until `fd` has bytes to read or its write end is closed (or poll fails).
+pub fn wait_readable(fd: &impl AsRawFd) {
+    let mut pfd = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    loop {
+        // SAFETY: polls one pollfd we own, without a timeout.
+        let rc = unsafe { libc::poll(&mut pfd, 1, -1) };
+        if rc >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return;
+        }
+    }
+}

@@ -6,11 +6,10 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::os::pipe::pending_bytes;
+use crate::os::pipe::{pending_bytes, wait_readable};
 
 pub struct Capture {
     bytes: VecDeque<u8>,
@@ -63,25 +62,26 @@ pub type SharedCapture = Arc<Mutex<Capture>>;
 /// and what it takes to know the drain has caught up.
 pub struct Pump {
     file: Arc<File>,
-    /// Reads started minus reads whose bytes are in the buffer: 1 while the thread waits in
-    /// read(), 2 between a read returning and its bytes being pushed.
-    busy: Arc<AtomicU64>,
+    /// Held by the helper thread from taking bytes out of the pipe until they are in the
+    /// buffer: once `settle` holds it and the pipe is empty, every byte written is captured.
+    draining: Arc<Mutex<()>>,
 }
 
 impl Pump {
     /// Drains `fd` into `capture` until the write end closes.
     pub fn start(fd: OwnedFd, capture: SharedCapture) -> Pump {
         let file = Arc::new(File::from(fd));
-        let busy = Arc::new(AtomicU64::new(0));
-        let (reader, state) = (file.clone(), busy.clone());
+        let draining = Arc::new(Mutex::new(()));
+        let (reader, lock) = (file.clone(), draining.clone());
         std::thread::spawn(move || {
             crate::os::timer::block_signals_in_helper_thread();
             let mut buf = [0u8; 8192];
             loop {
-                state.store(1, Ordering::SeqCst);
-                let got = (&*reader).read(&mut buf);
-                state.store(2, Ordering::SeqCst);
-                match got {
+                // Wait without consuming, so no byte is ever out of the pipe and not yet in
+                // the buffer while the lock is free.
+                wait_readable(&*reader);
+                let _held = lock.lock().unwrap_or_else(|e| e.into_inner());
+                match (&*reader).read(&mut buf) {
                     Ok(0) => break,
                     Ok(n) => {
                         if let Ok(mut c) = capture.lock() {
@@ -92,9 +92,8 @@ impl Pump {
                     Err(_) => break,
                 }
             }
-            state.store(0, Ordering::SeqCst);
         });
-        Pump { file, busy }
+        Pump { file, draining }
     }
 
     /// Waits (briefly) until every byte written to the pipe so far is in the buffer, so a
@@ -102,9 +101,11 @@ impl Pump {
     pub fn settle(&self, limit: Duration) {
         let deadline = Instant::now() + limit;
         while Instant::now() < deadline {
-            let idle = self.busy.load(Ordering::SeqCst) != 2;
-            if idle && pending_bytes(&*self.file) == 0 {
-                return;
+            {
+                let _held = self.draining.lock().unwrap_or_else(|e| e.into_inner());
+                if pending_bytes(&*self.file) == 0 {
+                    return;
+                }
             }
             std::thread::sleep(Duration::from_micros(50));
         }
