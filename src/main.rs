@@ -123,7 +123,7 @@ fn main() -> ExitCode {
     let stdin = std::io::BufReader::new(scry::repl::Stdin);
     let result = if interactive {
         if first_stop.reason.is_some() {
-            println!("{}", first_stop.line());
+            println!("{}", scry::repl::for_terminal(&first_stop.line()));
         }
         repl.run_tty(stdin, &mut out)
     } else {

@@ -422,3 +422,82 @@ fn session_eval_answers_byte_for_byte_like_stdin_mode() {
         );
     }
 }
+
+#[test]
+fn a_daemon_survives_hostile_prototype_setters() {
+    let program = fixture("loop");
+    let mut rt = Runtime::new("hostile");
+    rt.start("hostile", &[program.to_str().unwrap(), "3"]);
+    rt.ok(
+        "hostile",
+        "for (const k of ['pid', 'live', 'program', 'hits', 'id', 'addr', 'module', 'insn', 'insn_addr', 'reason', 'line'])
+           Object.defineProperty(Object.prototype, k, {set(v) { state.pc; breakpoint.list() }, get() { return state.pc }, configurable: true}); 1",
+    );
+    let (daemon, target) = rt.pids("hostile");
+    let status = rt.ok("hostile", "status()");
+    assert!(status.contains(&format!("pid\t{target}")), "{status}");
+    rt.ok("hostile", "breakpoint.set('add')");
+    assert!(rt.ok("hostile", "breakpoint.list()").contains("\tadd\t0"));
+    assert!(rt.ok("hostile", "symbols('add')").contains("\tfunc\tadd\t"));
+    assert_eq!(rt.ok("hostile", "1 + 1"), "2");
+    assert_eq!(rt.pids("hostile").0, daemon, "the same daemon answers");
+}
+
+/// The program freezes its tracer (the daemon) with SIGSTOP. `eval` notices the daemon is
+/// silent, says why, and exits 2; `--deadline` cuts a long chunk short the same way.
+#[test]
+fn a_frozen_daemon_is_reported_not_waited_for() {
+    let program = fixture("stop_tracer");
+    let mut rt = Runtime::new("frozen");
+    rt.start(
+        "frozen",
+        &["--script-timeout", "1", program.to_str().unwrap()],
+    );
+    let (daemon, _) = rt.pids("frozen");
+    let started = Instant::now();
+    let out = rt.eval("frozen", "cont()");
+    let waited = started.elapsed();
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert_eq!(
+        out.stderr.trim_end(),
+        format!(
+            "scry: session frozen did not answer: its daemon (pid {daemon}) is stopped (a SIGSTOP; \
+             a target can send one to its tracer); `kill -CONT {daemon}` resumes it"
+        )
+    );
+    assert!(waited < Duration::from_secs(20), "{waited:?}");
+    assert_eq!(rt.row("frozen")["state"], "stopped");
+    kill("-CONT", daemon);
+    // Resumed, the session goes on (the chunk that was running has finished meanwhile).
+    wait_until("the daemon answers again", Duration::from_secs(20), || {
+        rt.eval("frozen", "1 + 1").stdout == "2\n"
+    });
+    let started = Instant::now();
+    let out = rt.run(
+        &[
+            "session",
+            "eval",
+            "frozen",
+            "--deadline",
+            "0.3",
+            "-e",
+            "while (true) {}",
+        ],
+        None,
+    );
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(
+        out.stderr
+            .starts_with("scry: session frozen did not answer within 0.3s (--deadline)"),
+        "{out:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(4));
+    let out = rt.run(
+        &["session", "eval", "frozen", "--deadline", "0", "-e", "1"],
+        None,
+    );
+    assert_eq!(out.code, Some(2));
+    assert!(out
+        .stderr
+        .contains("--deadline must be a positive number of seconds"));
+}

@@ -2,7 +2,14 @@
 //!
 //! Exit statuses: `eval` gives 0 for an `ok` response and 1 for `error`; every command gives 2
 //! when the session cannot be reached (no socket, connection refused, the daemon died while
-//! answering) or could not be started, with one line on stderr.
+//! answering, the daemon froze, `--deadline` passed) or could not be started, with one line on
+//! stderr.
+//!
+//! **Deadlines.** What a chunk may legitimately take has no useful bound (`config.timeout` per
+//! run, any number of runs), so `eval` and `stop` wait as long as the daemon shows it is alive
+//! (the wire's ALIVE dots, one a second) and give up after [`SILENCE`] without a byte: a
+//! daemon stopped by a signal (a target can SIGSTOP its tracer) sends nothing. `--deadline
+//! SECS` caps the whole wait as well.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::Shutdown;
@@ -10,13 +17,15 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::paths;
 use super::wire::{self, Verb};
 
 /// `session list` waits this long for one session's `info`.
 const INFO_TIMEOUT: Duration = Duration::from_secs(5);
+/// `eval` and `stop` give up on a daemon silent for this long.
+pub const SILENCE: Duration = Duration::from_secs(10);
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("scry: {message}");
@@ -64,11 +73,104 @@ fn exchange(
     timeout: Option<Duration>,
 ) -> Option<(String, bool)> {
     let _ = stream.set_read_timeout(timeout);
-    stream.write_all(&wire::request(verb, payload)).ok()?;
+    stream
+        .write_all(&wire::request(verb, payload, false))
+        .ok()?;
     stream.shutdown(Shutdown::Write).ok()?;
     let mut bytes = Vec::new();
     stream.read_to_end(&mut bytes).ok()?;
     wire::parse_reply(&bytes)
+}
+
+/// Sends one request asking for ALIVE dots and reads the reply while the daemon shows it is
+/// alive: the body and status, or why there is none.
+fn exchange_alive(
+    mut stream: UnixStream,
+    verb: Verb,
+    payload: &str,
+    name: &str,
+    deadline: Option<Duration>,
+) -> Result<(String, bool), String> {
+    let started = Instant::now();
+    // The daemon's pid from the kernel (a frozen daemon cannot say it).
+    let peer = peer_pid(&stream);
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(250)));
+    let gone = || format!("session {name} ended before it answered");
+    stream
+        .write_all(&wire::request(verb, payload, true))
+        .map_err(|_| gone())?;
+    stream.shutdown(Shutdown::Write).map_err(|_| gone())?;
+    let mut bytes = Vec::new();
+    let mut last_sign = Instant::now();
+    let mut buf = [0u8; 64 * 1024];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                bytes.extend_from_slice(&buf[..n]);
+                last_sign = Instant::now();
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) => {}
+            Err(_) => return Err(gone()),
+        }
+        let (pid, done) = wire::parse_alive(&bytes);
+        if last_sign.elapsed() > SILENCE {
+            return Err(frozen(name, pid.or(peer)));
+        }
+        if done.is_some() {
+            // The reply proper is coming: no deadline cuts it off now.
+            continue;
+        }
+        if let Some(limit) = deadline.filter(|d| started.elapsed() > *d) {
+            return Err(format!(
+                "session {name} did not answer within {}s (--deadline); the chunk may still be \
+                 running (`scry session list` says busy)",
+                limit.as_secs_f64()
+            ));
+        }
+    }
+    match wire::parse_alive(&bytes) {
+        (_, Some(reply)) => wire::parse_reply(reply).ok_or_else(gone),
+        _ => Err(gone()),
+    }
+}
+
+/// The pid of the process at the other end of a Unix socket (SO_PEERCRED).
+fn peer_pid(stream: &UnixStream) -> Option<u32> {
+    nix::sys::socket::getsockopt(stream, nix::sys::socket::sockopt::PeerCredentials)
+        .ok()
+        .map(|c| c.pid() as u32)
+}
+
+/// The state letter of a process in /proc (`R`, `S`, `T` for stopped...).
+fn process_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.trim_start().chars().next()
+}
+
+/// Why a daemon that went silent is silent, as far as /proc can tell.
+fn frozen(name: &str, pid: Option<u32>) -> String {
+    let silent = SILENCE.as_secs();
+    let Some(pid) = pid else {
+        return format!("session {name} did not answer: its daemon sent nothing for {silent}s");
+    };
+    match process_state(pid) {
+        Some('T' | 't') => format!(
+            "session {name} did not answer: its daemon (pid {pid}) is stopped (a SIGSTOP; a \
+             target can send one to its tracer); `kill -CONT {pid}` resumes it"
+        ),
+        _ => format!(
+            "session {name} did not answer: its daemon (pid {pid}) showed no sign of life for \
+             {silent}s"
+        ),
+    }
 }
 
 /// Connects to session `name`, or says why not (and removes a dead session's socket).
@@ -149,8 +251,14 @@ pub(super) fn start(name: &str, words: &[String]) -> ExitCode {
     }
 }
 
-/// `session eval NAME [-e CODE | -f FILE]`: one chunk, its response on stdout.
-pub(super) fn eval(name: &str, code: Option<String>, file: Option<String>) -> ExitCode {
+/// `session eval NAME [-e CODE | -f FILE] [--deadline SECS]`: one chunk, its response on
+/// stdout.
+pub(super) fn eval(
+    name: &str,
+    code: Option<String>,
+    file: Option<String>,
+    deadline: Option<Duration>,
+) -> ExitCode {
     let chunk = match (code, file) {
         (Some(code), _) => code,
         (None, Some(file)) => match std::fs::read(&file) {
@@ -169,8 +277,9 @@ pub(super) fn eval(name: &str, code: Option<String>, file: Option<String>) -> Ex
         Ok(stream) => stream,
         Err(code) => return code,
     };
-    let Some((body, ok)) = exchange(stream, Verb::Eval, &chunk, None) else {
-        return fail(format!("session {name} ended before it answered"));
+    let (body, ok) = match exchange_alive(stream, Verb::Eval, &chunk, name, deadline) {
+        Ok(reply) => reply,
+        Err(why) => return fail(why),
     };
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(body.as_bytes());
@@ -182,18 +291,18 @@ pub(super) fn eval(name: &str, code: Option<String>, file: Option<String>) -> Ex
     }
 }
 
-/// `session stop NAME`.
-pub(super) fn stop(name: &str) -> ExitCode {
+/// `session stop NAME [--deadline SECS]`.
+pub(super) fn stop(name: &str, deadline: Option<Duration>) -> ExitCode {
     let stream = match connect(name) {
         Ok(stream) => stream,
         Err(code) => return code,
     };
-    match exchange(stream, Verb::Stop, "", None) {
-        Some((body, _)) => {
+    match exchange_alive(stream, Verb::Stop, "", name, deadline) {
+        Ok((body, _)) => {
             print!("{body}");
             ExitCode::SUCCESS
         }
-        None => fail(format!("session {name} ended before it answered")),
+        Err(why) => fail(why),
     }
 }
 
@@ -220,10 +329,20 @@ pub(super) fn list() -> ExitCode {
     for name in names {
         let socket = dir.join(format!("{name}.sock"));
         match UnixStream::connect(&socket) {
-            Ok(stream) => match exchange(stream, Verb::Info, "", Some(INFO_TIMEOUT)) {
-                Some((row, true)) => out.push_str(&row),
-                _ => out.push_str(&format!("{name}\t-\t-\t-\tunresponsive\t-\n")),
-            },
+            Ok(stream) => {
+                let peer = peer_pid(&stream);
+                match exchange(stream, Verb::Info, "", Some(INFO_TIMEOUT)) {
+                    Some((row, true)) => out.push_str(&row),
+                    _ => {
+                        let state = match peer.and_then(process_state) {
+                            Some('T' | 't') => "stopped",
+                            _ => "unresponsive",
+                        };
+                        let pid = peer.map_or_else(|| "-".to_string(), |p| p.to_string());
+                        out.push_str(&format!("{name}\t{pid}\t-\t-\t{state}\t-\n"));
+                    }
+                }
+            }
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => remove_stale(&socket),
             Err(_) => {}
         }

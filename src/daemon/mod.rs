@@ -23,7 +23,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::inferior::Origin;
 use crate::repl::Repl;
 use crate::script::Engine;
-use crate::session::{Config, Session, SpawnSpec};
+use crate::session::{Config, Session, SpawnSpec, MAX_DEADLINE};
 
 /// The settings of a debugging session that the plain command line, `scry session start` and
 /// `scry mcp` share.
@@ -54,8 +54,8 @@ impl TargetOptions {
     /// The session configuration, or the message for a bad value.
     pub fn config(&self) -> Result<Config, String> {
         Ok(Config {
-            timeout: positive_secs(self.timeout, "timeout")?,
-            script_timeout: positive_secs(self.script_timeout, "script-timeout")?,
+            timeout: positive_secs(self.timeout, "timeout", MAX_DEADLINE)?,
+            script_timeout: positive_secs(self.script_timeout, "script-timeout", MAX_DEADLINE)?,
             output_limit: self.output_limit.max(256),
             aslr: self.aslr,
             read_only: self.read_only,
@@ -64,13 +64,10 @@ impl TargetOptions {
     }
 }
 
-/// A positive, finite number of seconds from option `--what`.
-pub fn positive_secs(v: f64, what: &str) -> Result<Duration, String> {
-    if v > 0.0 && v.is_finite() {
-        Ok(Duration::from_secs_f64(v))
-    } else {
-        Err(format!("--{what} must be a positive number of seconds"))
-    }
+/// A positive, finite number of seconds from option `--what`, clamped to `max`.
+pub fn positive_secs(v: f64, what: &str, max: Duration) -> Result<Duration, String> {
+    crate::session::seconds(v, max)
+        .ok_or_else(|| format!("--{what} must be a positive number of seconds"))
 }
 
 /// What a session debugs.
@@ -129,7 +126,7 @@ enum Command {
     /// Start a background session NAME on a program (or -p PID); prints the first stop.
     Start(StartArgs),
     /// Evaluate one chunk (stdin to end of input, -e CODE or -f FILE) and print its response.
-    /// Exit status: 0 ok, 1 error, 2 no such session.
+    /// Exit status: 0 ok, 1 error, 2 no such session (or it froze, or --deadline passed).
     Eval(EvalArgs),
     /// List the sessions of this user: name, daemon pid, target pid, program, state, idle time.
     List,
@@ -137,6 +134,10 @@ enum Command {
     Stop {
         /// The session's name.
         name: String,
+
+        /// Give up (exit status 2) after this many seconds.
+        #[arg(long, value_name = "SECS")]
+        deadline: Option<f64>,
     },
     /// The daemon itself (started by `start`).
     #[command(name = "__serve", hide = true)]
@@ -208,6 +209,21 @@ struct EvalArgs {
     /// A file holding the chunk to evaluate.
     #[arg(short = 'f', long = "file", value_name = "FILE")]
     file: Option<String>,
+
+    /// Give up (exit status 2) after this many seconds, even while the session works. Without
+    /// it, eval waits as long as the session shows it is alive (a frozen one: 10 s).
+    #[arg(long, value_name = "SECS")]
+    deadline: Option<f64>,
+}
+
+/// `--deadline SECS`, checked like every other duration.
+fn deadline(v: Option<f64>) -> Result<Option<Duration>, ExitCode> {
+    v.map(|secs| positive_secs(secs, "deadline", crate::session::MAX_IDLE))
+        .transpose()
+        .map_err(|e| {
+            eprintln!("scry: {e}");
+            ExitCode::from(2)
+        })
 }
 
 /// `scry session ARGS...` (`args` are the words after `session`).
@@ -227,9 +243,15 @@ pub fn main(args: &[String]) -> ExitCode {
             let words = &args[1..];
             client::start(&start.name, words)
         }
-        Command::Eval(eval) => client::eval(&eval.name, eval.code, eval.file),
+        Command::Eval(eval) => match deadline(eval.deadline) {
+            Ok(limit) => client::eval(&eval.name, eval.code, eval.file, limit),
+            Err(code) => code,
+        },
         Command::List => client::list(),
-        Command::Stop { name } => client::stop(&name),
+        Command::Stop { name, deadline: d } => match deadline(d) {
+            Ok(limit) => client::stop(&name, limit),
+            Err(code) => code,
+        },
         Command::Serve(start) => serve::serve(&start),
     }
 }

@@ -28,6 +28,8 @@ const MAX_REQUEST: u64 = 64 * 1024 * 1024;
 const READ_TIMEOUT: Duration = Duration::from_secs(120);
 /// A reply nobody reads is abandoned after this long.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How often a connection says the daemon is alive while its request waits or runs.
+const ALIVE_EVERY: Duration = Duration::from_secs(1);
 /// At exit, how long the last reply may take to reach its client.
 const LAST_WRITE: Duration = Duration::from_secs(5);
 
@@ -248,7 +250,7 @@ type Parts = (UnixListener, Repl, String, Files, Duration);
 
 fn set_up(args: &StartArgs) -> Result<Parts, String> {
     let config = args.options.config()?;
-    let idle = positive_secs(args.idle_timeout, "idle-timeout")?;
+    let idle = positive_secs(args.idle_timeout, "idle-timeout", crate::session::MAX_IDLE)?;
     let socket = paths::socket_path(&args.name)?;
     let listener = UnixListener::bind(&socket).map_err(|e| {
         if e.kind() == std::io::ErrorKind::AddrInUse {
@@ -301,7 +303,7 @@ fn connection(mut stream: UnixStream, requests: Sender<Request>, info: &Mutex<In
         let message = format!("error: a chunk holds at most {MAX_REQUEST} bytes");
         return send(&mut stream, &message, false);
     }
-    let (verb, payload) = match wire::parse_request(&bytes) {
+    let (verb, alive, payload) = match wire::parse_request(&bytes) {
         Ok(request) => request,
         Err(message) => return send(&mut stream, &format!("error: {message}"), false),
     };
@@ -322,8 +324,26 @@ fn connection(mut stream: UnixStream, requests: Sender<Request>, info: &Mutex<In
     if requests.send(request).is_err() {
         return;
     }
+    // While the main thread works, a dot a second says this daemon is not frozen.
+    if alive {
+        let _ = write!(stream, "{}", std::process::id());
+    }
+    let answer = loop {
+        match answered.recv_timeout(ALIVE_EVERY) {
+            Ok(answer) => break Some(answer),
+            Err(RecvTimeoutError::Timeout) => {
+                if alive && stream.write_all(b".").is_err() {
+                    break None;
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => break None,
+        }
+    };
+    if alive {
+        let _ = stream.write_all(b"\n");
+    }
     // No answer (the session ended first): the connection closes without a status line.
-    if let Ok((body, ok)) = answered.recv() {
+    if let Some((body, ok)) = answer {
         send(&mut stream, &body, ok);
         let _ = done.send(());
     }

@@ -1,15 +1,19 @@
 //! The session socket's wire format, one request per connection:
 //!
 //! ```text
-//! client:  VERB "\n" PAYLOAD          then shuts down its write half
+//! client:  VERB [" alive"] "\n" PAYLOAD   then shuts down its write half
 //!          eval  PAYLOAD is the chunk (JavaScript or a :command), any bytes
 //!          info  no payload: one tab-separated line about the session
 //!          stop  no payload: end the session
-//! daemon:  BODY STATUS                then closes
+//! daemon:  [ALIVE] BODY STATUS         then closes
 //!          BODY is empty or ends with "\n"; STATUS is the line ";; ok" or ";; error"
+//!          ALIVE (only when asked for): the daemon's pid in decimal, then one "." per second
+//!          while the request waits or runs, then "\n"
 //! ```
 //!
 //! A connection closed without a status line means the session ended while answering.
+//! `alive` lets a client tell a long chunk (dots keep coming) from a daemon that is frozen
+//! (stopped by a signal: nothing comes).
 
 use std::fmt;
 
@@ -36,22 +40,43 @@ impl fmt::Display for Verb {
     }
 }
 
-/// The bytes of a request.
-pub fn request(verb: Verb, payload: &str) -> Vec<u8> {
-    format!("{verb}\n{payload}").into_bytes()
+/// The bytes of a request; `alive` asks for the ALIVE prefix.
+pub fn request(verb: Verb, payload: &str, alive: bool) -> Vec<u8> {
+    let flag = if alive { " alive" } else { "" };
+    format!("{verb}{flag}\n{payload}").into_bytes()
 }
 
-/// A request's verb and payload.
-pub fn parse_request(bytes: &[u8]) -> Result<(Verb, String), String> {
+/// A request's verb, whether it asked for the ALIVE prefix, and its payload.
+pub fn parse_request(bytes: &[u8]) -> Result<(Verb, bool, String), String> {
     let text = String::from_utf8_lossy(bytes);
-    let (verb, payload) = text.split_once('\n').unwrap_or((&text, ""));
+    let (head, payload) = text.split_once('\n').unwrap_or((&text, ""));
+    let (verb, alive) = match head.strip_suffix(" alive") {
+        Some(verb) => (verb, true),
+        None => (head, false),
+    };
     let verb = match verb {
         "eval" => Verb::Eval,
         "info" => Verb::Info,
         "stop" => Verb::Stop,
         other => return Err(format!("unknown request '{other}': eval, info or stop")),
     };
-    Ok((verb, payload.to_string()))
+    Ok((verb, alive, payload.to_string()))
+}
+
+/// How far a reply with the ALIVE prefix got: the daemon's pid once known, and whether the
+/// prefix is complete (then the rest is the reply proper).
+pub fn parse_alive(bytes: &[u8]) -> (Option<u32>, Option<&[u8]>) {
+    let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+    let pid = std::str::from_utf8(&bytes[..digits])
+        .ok()
+        .and_then(|d| d.parse().ok())
+        .filter(|_| digits < bytes.len());
+    let rest = &bytes[digits..];
+    let dots = rest.iter().take_while(|b| **b == b'.').count();
+    match rest.get(dots) {
+        Some(b'\n') => (pid, Some(&rest[dots + 1..])),
+        _ => (pid, None),
+    }
 }
 
 /// A reply: the body, then the status line.
@@ -126,12 +151,29 @@ mod tests {
 
     #[test]
     fn requests_round_trip() {
-        let bytes = request(Verb::Eval, "cont()\n");
+        let bytes = request(Verb::Eval, "cont()\n", false);
         assert_eq!(
             parse_request(&bytes).unwrap(),
-            (Verb::Eval, "cont()\n".into())
+            (Verb::Eval, false, "cont()\n".into())
+        );
+        let bytes = request(Verb::Stop, "", true);
+        assert_eq!(
+            parse_request(&bytes).unwrap(),
+            (Verb::Stop, true, "".into())
         );
         assert_eq!(parse_request(b"info").unwrap().0, Verb::Info);
         assert!(parse_request(b"bogus\n").is_err());
+    }
+
+    #[test]
+    fn alive_prefixes() {
+        assert_eq!(parse_alive(b""), (None, None));
+        assert_eq!(parse_alive(b"123"), (None, None));
+        assert_eq!(parse_alive(b"123.."), (Some(123), None));
+        assert_eq!(
+            parse_alive(b"123..\nbody;; ok\n"),
+            (Some(123), Some(&b"body;; ok\n"[..]))
+        );
+        assert_eq!(parse_alive(b"7\n"), (Some(7), Some(&b""[..])));
     }
 }

@@ -1,6 +1,7 @@
 //! The read-eval-print loop: the framed pipe protocol for harnesses, and a prompt for people.
 
 mod cap;
+mod escape;
 pub mod framing;
 
 use std::io::{BufRead, IsTerminal, Write};
@@ -110,7 +111,7 @@ impl Repl {
             if crate::session::termination().is_some() {
                 break;
             }
-            let body = self.capped(response.body);
+            let body = escape::neutralize_controls(&self.capped(response.body));
             if !body.is_empty() {
                 writeln!(out, "{}", body.trim_end_matches('\n'))?;
             }
@@ -192,9 +193,12 @@ impl Repl {
         text
     }
 
-    /// A response body as it is sent: capped, and ending in a newline unless empty.
+    /// A response body as it is sent: capped (the rest kept for `:more`, which is sent
+    /// through here again), no line that passes for a status line, and ending in a newline
+    /// unless empty.
     fn finished_body(&mut self, body: String) -> String {
-        let mut body = self.capped(body);
+        let body = self.capped(body);
+        let mut body = escape::guard_status_lines(&body, &self.marker);
         if !body.is_empty() && !body.ends_with('\n') {
             body.push('\n');
         }
@@ -216,6 +220,11 @@ impl Repl {
     pub fn finish(&mut self) {
         self.engine.with_session(|s| s.release());
     }
+}
+
+/// Text from the target made safe to show on a terminal (see `escape`).
+pub fn for_terminal(text: &str) -> String {
+    escape::neutralize_controls(text)
 }
 
 /// scry's stdin, readable past signals (see `os::stdin`).

@@ -3,7 +3,7 @@
 
 use rquickjs::{Ctx, Function, Value};
 
-use super::printer::Printer;
+use super::printer::{Printer, PRINT_TIMEOUT};
 
 /// The name scry's own errors carry: they print as `error: <message>`.
 const SCRY_ERROR: &str = "ScryError";
@@ -21,6 +21,17 @@ pub fn format_exception<'js>(
     limits: &Limits,
     one_line: bool,
 ) -> String {
+    if thrown
+        .as_string()
+        .and_then(|s| s.to_string().ok())
+        .as_deref()
+        == Some(PRINT_TIMEOUT)
+    {
+        return format!(
+            "error: script stopped after running {}s (config.script_timeout) while its result was printed; the session is intact",
+            limits.script_timeout_secs
+        );
+    }
     let Some(obj) = thrown.as_object().filter(|_| thrown.is_error()) else {
         let text = Printer::new(ctx)
             .render(thrown)
@@ -84,4 +95,21 @@ fn suggest_global(ctx: &Ctx<'_>, name: &str) -> Option<String> {
     let f: Function = ctx.globals().get("__suggestGlobal").ok()?;
     let v: Value = f.call((name,)).ok()?;
     v.as_string()?.to_string().ok()
+}
+
+/// A thrown or rejected value in a few words: `Error: boom`, `42`, `'text'`.
+pub fn describe_thrown<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> String {
+    if let Some(obj) = v.as_object().filter(|_| v.is_error()) {
+        let name: String = obj.get("name").unwrap_or_else(|_| "Error".into());
+        let message: String = obj.get("message").unwrap_or_default();
+        let text = format!("{name}: {message}");
+        return super::values::clip_message(&text).into_owned();
+    }
+    let text = Printer::new(ctx).render(v).unwrap_or_else(|_| "?".into());
+    let text = super::values::clip_message(&text).into_owned();
+    if v.is_string() {
+        format!("'{text}'")
+    } else {
+        text
+    }
 }

@@ -1,8 +1,10 @@
 //! What native functions share: the session, the response being built, and the JS budget.
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, Ref, RefCell, RefMut};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
+
+use rquickjs::Ctx;
 
 use crate::session::Session;
 
@@ -43,6 +45,8 @@ pub struct Host {
     /// The latest stop of a run, booked but not yet described: its line is made only if
     /// the script ends up returning or printing it.
     pub last_stop: RefCell<Option<crate::session::StopInfo>>,
+    /// Addresses of scry's own temporary breakpoints (finish, next) now in the target.
+    pub temp_sites: RefCell<Vec<u64>>,
 }
 
 impl Host {
@@ -53,6 +57,7 @@ impl Host {
             js_deadline: Rc::new(Cell::new(None)),
             run_deadline: Cell::new(None),
             last_stop: RefCell::new(None),
+            temp_sites: RefCell::new(Vec::new()),
         })
     }
 
@@ -63,7 +68,27 @@ impl Host {
         }
     }
 
+    /// The session for a native function. Native functions never call into JavaScript while
+    /// they hold it (results are built from copies, with own-property definitions), but a
+    /// script hook scry cannot avoid running (an `Error.prepareStackTrace` while an error is
+    /// made, say) may still try to re-enter: that is a clear error, never a panic.
+    pub fn session_mut(&self, ctx: &Ctx<'_>) -> rquickjs::Result<RefMut<'_, Session>> {
+        self.session.try_borrow_mut().map_err(|_| reentered(ctx))
+    }
+
+    pub fn session_ref(&self, ctx: &Ctx<'_>) -> rquickjs::Result<Ref<'_, Session>> {
+        self.session.try_borrow().map_err(|_| reentered(ctx))
+    }
+
     pub fn print(&self, line: &str) {
         self.response.borrow_mut().push_line(line);
     }
+}
+
+fn reentered(ctx: &Ctx<'_>) -> rquickjs::Error {
+    super::native::throw(
+        ctx,
+        "scry is busy answering another call: a hook it triggered (a setter, getter or \
+         Error.prepareStackTrace) cannot use the debugger",
+    )
 }

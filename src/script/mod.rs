@@ -7,6 +7,8 @@ pub mod format;
 mod host;
 mod native;
 mod printer;
+mod promises;
+mod record;
 pub mod rewrite;
 pub mod values;
 
@@ -14,7 +16,7 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use rquickjs::context::EvalOptions;
-use rquickjs::{Context, Ctx, Function, Runtime, Value};
+use rquickjs::{Context, Ctx, Function, Persistent, Runtime, Value};
 
 use crate::session::Session;
 use host::Host;
@@ -34,7 +36,12 @@ pub struct ChunkResult {
 }
 
 pub struct Engine {
-    // Field order is drop order: the context before the runtime that owns it.
+    // Field order is drop order: values held across chunks, then the context, then the
+    // runtime that owns them.
+    /// The prelude's `chunkEnd()`: resets the listener depth after every chunk.
+    chunk_end: Persistent<Function<'static>>,
+    /// Rejections without a handler during the chunk (emptied after every chunk).
+    unhandled: Rc<promises::Unhandled>,
     context: Context,
     runtime: Runtime,
     host: Rc<Host>,
@@ -50,8 +57,9 @@ impl Engine {
         runtime.set_interrupt_handler(Some(Box::new(move || {
             deadline.get().is_some_and(|d| Instant::now() > d) || crate::session::signal_pending()
         })));
+        let unhandled = promises::Unhandled::install(&runtime);
         let context = Context::full(&runtime)?;
-        context.with(|ctx| -> anyhow::Result<()> {
+        let chunk_end = context.with(|ctx| -> anyhow::Result<_> {
             let native = native::install(&ctx, &host).map_err(|e| js_error(&ctx, e))?;
             let mut opts = EvalOptions::default();
             opts.global = true;
@@ -60,11 +68,12 @@ impl Engine {
             let init: Function = ctx
                 .eval_with_options(PRELUDE, opts)
                 .map_err(|e| js_error(&ctx, e))?;
-            init.call::<_, ()>((native,))
-                .map_err(|e| js_error(&ctx, e))?;
-            Ok(())
+            let chunk_end: Function = init.call((native,)).map_err(|e| js_error(&ctx, e))?;
+            Ok(Persistent::save(&ctx, chunk_end))
         })?;
         Ok(Engine {
+            chunk_end,
+            unhandled,
             context,
             runtime,
             host,
@@ -76,13 +85,43 @@ impl Engine {
     }
 
     /// Evaluates one chunk. `file` names it in stack traces (`<input>` or a script path).
+    ///
+    /// A panic inside (a bug in scry: the session never panics on purpose) is caught here and
+    /// answered as `error: internal: ...`, so one bad chunk cannot take down a session daemon
+    /// or an MCP server with every other session in it.
     pub fn eval(&self, source: &str, file: &str) -> ChunkResult {
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.eval_chunk(source, file)
+        }));
+        let outcome = run.unwrap_or_else(|payload| {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".into());
+            let line = format!(
+                "error: internal: scry failed inside this chunk ({what}); the session goes on, but \
+                 the target may not be where scry thinks: check it with status() and state"
+            );
+            self.host.print(&values::clip_message(&line));
+            false
+        });
+        self.after_chunk();
+        let response = self.host.response.take();
+        ChunkResult {
+            text: response.text,
+            ok: outcome,
+            dropped: response.dropped,
+        }
+    }
+
+    fn eval_chunk(&self, source: &str, file: &str) -> bool {
         let one_line = source.trim().lines().count() <= 1;
         let source = rewrite::rewrite_continue(source);
         let budget = self.host.session.borrow().config.script_timeout;
         self.host.js_deadline.set(Some(Instant::now() + budget));
         *self.host.response.borrow_mut() = Default::default();
-        let ok = self.context.with(|ctx| {
+        self.context.with(|ctx| {
             let mut opts = EvalOptions::default();
             opts.global = true;
             opts.strict = false;
@@ -93,11 +132,12 @@ impl Engine {
             // printed as what it settles to.
             let completion = completion.and_then(|v| match v.as_promise() {
                 Some(p) => match p.finish::<Value>() {
-                    Err(rquickjs::Error::WouldBlock) => Ok(rquickjs::String::from_str(
-                        ctx.clone(),
-                        "[a pending promise: nothing left to settle it]",
-                    )?
-                    .into_value()),
+                    Err(rquickjs::Error::WouldBlock) => Err(native::throw(
+                        &ctx,
+                        "the chunk's value is a promise still pending, and nothing is left to \
+                         settle it (scry runs no event loop between chunks: await only what the \
+                         chunk itself resolves)",
+                    )),
                     other => other,
                 },
                 None => {
@@ -105,38 +145,84 @@ impl Engine {
                     Ok(v)
                 }
             });
-            match completion {
-                Ok(v) => {
-                    if !v.is_undefined() {
-                        match printer::Printer::new(&ctx).render(&v) {
-                            Ok(text) => self.host.print(&text),
-                            Err(e) => {
-                                let line = self.describe_error(&ctx, e, file, one_line);
-                                self.host.print(&line);
-                                return false;
-                            }
-                        }
+            let printed = completion.and_then(|v| match v.is_undefined() {
+                true => Ok(None),
+                false => printer::Printer::new(&ctx)
+                    .with_deadline(self.host.js_deadline.get())
+                    .render(&v)
+                    .map(Some),
+            });
+            let mut failure = match printed {
+                Ok(text) => {
+                    if let Some(text) = text {
+                        self.host.print(&text);
                     }
-                    true
+                    None
                 }
-                Err(e) => {
-                    let line = self.describe_error(&ctx, e, file, one_line);
+                Err(e) => Some(self.describe_error(&ctx, e, file, one_line)),
+            };
+            if let Some((reason, count)) = self.unhandled.take(&ctx) {
+                if failure.is_none() {
+                    let what = errors::describe_thrown(&ctx, &reason);
+                    let more = match count {
+                        1 => String::new(),
+                        n => format!(" (and {} more)", n - 1),
+                    };
+                    failure = Some(format!(
+                        "error: a promise was rejected and nothing handled it{more}: {what}"
+                    ));
+                }
+            }
+            // From here on only scry's own code runs: the budget no longer applies.
+            self.host.js_deadline.set(None);
+            let cut_listener = self.reset_listeners(&ctx);
+            match failure {
+                None => true,
+                Some(mut line) => {
+                    if let Some(where_) = cut_listener {
+                        line = with_listener_context(line, &where_);
+                    }
                     self.host.print(&line);
                     false
                 }
             }
-        });
+        })
+    }
+
+    /// The prelude's listener depth back to zero; if an interrupt cut a listener short, its
+    /// type and where the target stopped (`breakpoint`, `breakpoint 1 at 0x... add`).
+    fn reset_listeners(&self, ctx: &Ctx<'_>) -> Option<(String, String)> {
+        let chunk_end = self.chunk_end.clone().restore(ctx).ok()?;
+        let cut: Option<String> = chunk_end.call(()).ok()?;
+        let cut = cut?;
+        let stop = self
+            .host
+            .last_stop
+            .borrow()
+            .clone()
+            .map(|mut info| {
+                self.host.session.borrow_mut().describe(&mut info);
+                info.line()
+            })
+            .unwrap_or_else(|| "unknown".into());
+        Some((cut, stop))
+    }
+
+    /// What every chunk leaves behind, whatever way it ended: no JS deadline, no run in
+    /// progress, no deadline timer armed, none of scry's temporary breakpoints in the target
+    /// (an interrupt skips the `finally` that removes them).
+    fn after_chunk(&self) {
         self.host.js_deadline.set(None);
-        // A run interrupted mid-flight (an exception inside a listener) must not leave the
-        // deadline timer firing.
-        self.host.session.borrow_mut().disarm();
-        self.runtime.run_gc();
-        let response = std::mem::take(&mut *self.host.response.borrow_mut());
-        ChunkResult {
-            text: response.text,
-            ok,
-            dropped: response.dropped,
+        self.host.run_deadline.set(None);
+        self.unhandled.clear();
+        let temps = self.host.temp_sites.take();
+        if let Ok(mut session) = self.host.session.try_borrow_mut() {
+            session.disarm();
+            for addr in temps {
+                let _ = session.temp_site(addr, false);
+            }
         }
+        self.runtime.run_gc();
     }
 
     fn describe_error(
@@ -193,6 +279,18 @@ impl Engine {
                 || line > body_lines + 2
         })
     }
+}
+
+/// `error: ...` of a chunk an interrupt ended inside a listener, with the listener and the
+/// stop it was handling (the same words as for a listener that throws).
+fn with_listener_context(line: String, (kind, stop): &(String, String)) -> String {
+    let (first, rest) = line.split_once('\n').unwrap_or((&line, ""));
+    let mut out = format!("{first} [in {kind} listener; target stopped: {stop}]");
+    if !rest.is_empty() {
+        out.push('\n');
+        out.push_str(rest);
+    }
+    out
 }
 
 fn js_error(ctx: &Ctx<'_>, e: rquickjs::Error) -> anyhow::Error {

@@ -3,16 +3,32 @@
 (function (N) {
   'use strict';
   const g = globalThis;
-  const LINE = Symbol.for('scry.line');
+  // Keys of scry's own: an object carrying LINE prints as that line, an array carrying MORE
+  // says how many rows a limit left out. Unregistered symbols, so that no script defines
+  // them by accident (on Object.prototype, say).
+  const LINE = Symbol('scry.line');
+  const MORE = Symbol('scry.more');
+  // What the prelude relies on, taken before any user code can replace it. Fields of scry's
+  // own records are read with own() and written with defineProperty, so setters and getters
+  // a script puts on Object.prototype can neither run inside scry nor feed it false values.
+  const { defineProperty, setPrototypeOf, getPrototypeOf, keys } = Object;
+  const hasOwn = Object.hasOwn;
+  const own = (obj, key) => (hasOwn(obj, key) ? obj[key] : undefined);
   const hidden = (obj, key, value) =>
-    Object.defineProperty(obj, key, { value, enumerable: false, configurable: true, writable: true });
+    defineProperty(obj, key, { __proto__: null, value, enumerable: false, configurable: true, writable: true });
+  const field = (obj, key, value) =>
+    defineProperty(obj, key, { __proto__: null, value, enumerable: true, configurable: true, writable: true });
   const define = (name, value) => hidden(g, name, value);
-  hidden(g, '__scryLine', LINE);
+  defineProperty(g, '__scryLine', { __proto__: null, value: LINE });
+  defineProperty(g, '__scryMore', { __proto__: null, value: MORE });
+  // scry formats errors itself; a prepareStackTrace hook would run user code inside every
+  // error scry makes (possibly while it answers another call).
+  defineProperty(Error, 'prepareStackTrace', { value: undefined, writable: false, configurable: false });
 
   class ScryError extends Error {
     constructor(message) {
       super(message);
-      this.name = 'ScryError';
+      hidden(this, 'name', 'ScryError');
     }
   }
 
@@ -31,6 +47,7 @@
     return row[b.length];
   }
   function nearest(name, candidates) {
+    if (name.length > 64) return null; // no typo is that long
     let best = null;
     let bestScore = Infinity;
     const lower = name.toLowerCase();
@@ -83,19 +100,20 @@
 
   // ---- rendering helpers -----------------------------------------------------------------
   function asStop(rec) {
-    hidden(rec, LINE, rec.line);
+    hidden(rec, LINE, own(rec, 'line'));
     delete rec.line;
     return rec;
   }
   function asInsn(rec) {
-    const where = rec.symbol ? ` <${rec.symbol}>` : '';
-    hidden(rec, LINE, `${hex(rec.addr)}${where}\t${rec.text}`);
+    const sym = own(rec, 'symbol');
+    const where = sym ? ` <${sym}>` : '';
+    hidden(rec, LINE, `${hex(own(rec, 'addr'))}${where}\t${own(rec, 'text')}`);
     return rec;
   }
   function asListing(res) {
-    const rows = res.rows;
-    for (const r of rows) hidden(r, LINE, `${hex(r.addr)}\t${r.text}`);
-    hidden(rows, LINE, res.text);
+    const rows = own(res, 'rows');
+    for (let i = 0; i < rows.length; i++) hidden(rows[i], LINE, `${hex(rows[i].addr)}\t${rows[i].text}`);
+    hidden(rows, LINE, own(res, 'text'));
     return rows;
   }
 
@@ -103,7 +121,7 @@
   const TYPES = ['u8', 'u16', 'u32', 'u64', 'i8', 'i16', 'i32', 'i64', 'f32', 'f64'];
   class Memory {
     constructor(addr) {
-      this.addr = addr;
+      field(this, 'addr', addr);
     }
     bytes(n) {
       return N.mem_bytes(this.addr, n);
@@ -117,7 +135,7 @@
   }
   class PrevMemory {
     constructor(addr) {
-      this.addr = addr;
+      field(this, 'addr', addr);
     }
   }
   for (const t of TYPES) {
@@ -172,6 +190,9 @@
     return guard(prev ? 'prev.flags' : 'state.flags', o);
   }
 
+  // The deepest walk state.unwind() and state.frame() make (the native limit).
+  const MAX_FRAMES = 100000;
+
   // ---- state and prev --------------------------------------------------------------------
   const stateTarget = {
     get pc() {
@@ -213,7 +234,8 @@
         max = max.max;
       }
       const res = N.unwind(max, !!(opts && opts.all));
-      for (const r of res.rows) {
+      for (let i = 0; i < res.rows.length; i++) {
+        const r = res.rows[i];
         hidden(r, 'registers', r.registers);
         hidden(r, 'source', r.source);
         hidden(r, LINE, undefined);
@@ -223,9 +245,9 @@
     },
     frame(n = 0) {
       if (!Number.isInteger(n) || n < 0) throw new ScryError(`state.frame(n): n must be a frame number, got ${String(n)}`);
-      const rows = N.unwind(n + 1, true).rows;
+      const rows = N.unwind(Math.min(n + 1, MAX_FRAMES), true).rows;
       const f = rows[n];
-      if (!f) throw new ScryError(`no frame ${n}: the stack has ${rows.length} frame${rows.length === 1 ? '' : 's'} (state.unwind() lists them)`);
+      if (!f) throw new ScryError(`no frame ${n}: the stack has ${rows.length} frame${rows.length === 1 ? '' : 's'}, #0 to #${rows.length - 1} (state.unwind() lists them)`);
       return f;
     },
     thread_local(name) {
@@ -273,7 +295,7 @@
   function addEventListener(type, fn) {
     checkType(type);
     if (typeof fn !== 'function') throw new TypeError(`addEventListener('${type}', fn): fn must be a function`);
-    listeners[type].push(fn);
+    field(listeners[type], listeners[type].length, fn);
     if (type === 'thread') N.thread_events(true);
   }
   function removeEventListener(type, fn) {
@@ -283,7 +305,11 @@
     if (type === 'thread' && listeners.thread.length === 0) N.thread_events(false);
     return i >= 0;
   }
+  // Which listener runs now (nested: the innermost), or null. An uncatchable interrupt (the
+  // script budget, a signal to scry) unwinds past every catch and finally, so this is not
+  // only restored by dispatch: chunkEnd() below resets it after every chunk.
   let inListener = 0;
+  let listenerType = null;
   // What every event has besides its own fields, computed only when a listener asks.
   const EventProto = {
     get state() {
@@ -312,12 +338,16 @@
     const ls = listeners[type];
     if (!ls || ls.length === 0) return undefined;
     const ev = stop;
-    if (Object.getPrototypeOf(ev) !== EventProto) Object.setPrototypeOf(ev, EventProto);
-    if (type === 'signal') ev.deliver = true;
+    if (getPrototypeOf(ev) !== EventProto) setPrototypeOf(ev, EventProto);
+    if (type === 'signal') field(ev, 'deliver', true);
     let verdict;
+    const fns = ls.slice();
+    const outer = listenerType;
     inListener++;
+    listenerType = type;
     try {
-      for (const fn of ls.slice()) {
+      for (let i = 0; i < fns.length; i++) {
+        const fn = fns[i];
         let r;
         try {
           r = fn(ev);
@@ -334,14 +364,15 @@
       }
     } finally {
       inListener--;
+      listenerType = outer;
     }
-    if (type === 'signal' && ev.deliver === false) N.suppress_signal();
+    if (type === 'signal' && own(ev, 'deliver') === false) N.suppress_signal();
     return verdict;
   }
 
   // Thread events are stops only for thread listeners, and only if one says 'stop'.
   function threadEvent(stop) {
-    stop.kind = stop.reason === 'thread_start' ? 'start' : 'exit';
+    field(stop, 'kind', stop.reason === 'thread_start' ? 'start' : 'exit');
     return dispatch('thread', stop);
   }
 
@@ -432,7 +463,7 @@
         const r = stop.reason;
         if (r === 'breakpoint' && stop.pc === ret) {
           if (N.reg('rsp') > sp0) return asStop(N.stop_as('finish'));
-          if (stop.breakpoint_id === undefined) continue; // a deeper call returning there
+          if (own(stop, 'breakpoint_id') === undefined) continue; // a deeper call returning there
         }
         if (keepGoing(stop)) continue;
         return asStop(N.last_stop());
@@ -467,7 +498,7 @@
                 stop = null;
                 break;
               }
-              if (stop.reason === 'breakpoint' && stop.pc === ret && stop.breakpoint_id === undefined) continue;
+              if (stop.reason === 'breakpoint' && stop.pc === ret && own(stop, 'breakpoint_id') === undefined) continue;
               if (keepGoing(stop)) continue;
               break;
             }
@@ -503,7 +534,7 @@
   });
   function symbols(filter, limit) {
     const res = N.symbols(filter === undefined || filter === null ? undefined : String(filter), limit);
-    hidden(res.rows, 'more', res.more);
+    hidden(res.rows, MORE, own(res, 'more'));
     return res.rows;
   }
 
@@ -559,6 +590,15 @@
   define('breakpoint', breakpoint);
   define('addEventListener', addEventListener);
   define('removeEventListener', removeEventListener);
+  // Called by the engine after every chunk (never by scripts): a chunk starts outside any
+  // listener. Returns the listener type an interrupt cut short, else null.
+  function chunkEnd() {
+    const cut = inListener > 0 ? listenerType : null;
+    inListener = 0;
+    listenerType = null;
+    return cut;
+  }
+
   define('watchpoint', guard('watchpoint', {
     set(at, access, name, opts) {
       if (at === undefined) throw new ScryError("watchpoint.set(addr | 'symbol', 'r'|'w'|'rw', name?, {len}?) needs a location");
@@ -581,11 +621,12 @@
       // A table without the mostly-empty `selected` column: the selected thread's tid is
       // marked with `*` instead.
       const cell = (v, key) => (v === undefined || v === null ? '' : key === 'pc' ? hex(v) : String(v));
-      const lines = ['tid\tname\tstate\tpc\tsymbol'];
-      for (const t of rows) {
-        lines.push([t.tid + (t.selected ? '*' : ''), t.name, t.state, t.pc, t.symbol].map((v, i) => cell(v, i === 3 ? 'pc' : '')).join('\t'));
+      let text = 'tid\tname\tstate\tpc\tsymbol';
+      for (let i = 0; i < rows.length; i++) {
+        const t = rows[i];
+        text += `\n${t.tid}${own(t, 'selected') ? '*' : ''}\t${cell(t.name)}\t${cell(t.state)}\t${cell(t.pc, 'pc')}\t${cell(t.symbol)}`;
       }
-      hidden(rows, LINE, lines.join('\n'));
+      hidden(rows, LINE, text);
       return rows;
     },
     select(tid) {
@@ -597,4 +638,5 @@
       return `thread ${N.tid()} at ${hex(pc)}${sym ? ' ' + sym : ''}${src ? ' ' + src : ''}`;
     },
   }));
+  return chunkEnd;
 });

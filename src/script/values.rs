@@ -24,6 +24,32 @@ pub fn i64_to_js<'js>(ctx: &Ctx<'js>, v: i64) -> rquickjs::Result<Value<'js>> {
     }
 }
 
+/// Error messages are one readable line: beyond this many bytes the middle is cut.
+pub const MAX_MESSAGE: usize = 480;
+
+/// `text` if it is short, else its start and end around `…[N bytes cut]…` (the end often
+/// holds a hint such as `did you mean main?`).
+pub fn clip_message(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= MAX_MESSAGE {
+        return text.into();
+    }
+    let mut head = MAX_MESSAGE * 2 / 3;
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = text.len() - (MAX_MESSAGE - head);
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!(
+        "{}…[{} bytes cut]…{}",
+        &text[..head],
+        tail - head,
+        &text[tail..]
+    )
+    .into()
+}
+
 /// A short description of a value for error messages: `-5`, `'main'`, `undefined`.
 pub fn describe<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> String {
     if v.is_string() {
@@ -163,6 +189,20 @@ mod tests {
         assert!(parse_hex_bytes("123").is_err());
         assert!(parse_hex_bytes("zz").is_err());
         assert_eq!(to_hex(&[0, 0xab]), "00ab");
+    }
+
+    #[test]
+    fn long_messages_are_cut_in_the_middle() {
+        assert_eq!(clip_message("short"), "short");
+        let long = format!(
+            "unknown symbol '{}' (did you mean main?)",
+            "é".repeat(100_000)
+        );
+        let cut = clip_message(&long);
+        assert!(cut.len() < MAX_MESSAGE + 40, "{}", cut.len());
+        assert!(cut.starts_with("unknown symbol 'éé"));
+        assert!(cut.ends_with("éé' (did you mean main?)"));
+        assert!(cut.contains(" bytes cut]"));
     }
 
     #[test]

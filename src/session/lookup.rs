@@ -51,6 +51,11 @@ impl Session {
     /// `main`, `main+0x10`, `libc.so.6:puts`, `0x401136`.
     pub fn resolve(&mut self, expr: &str) -> Result<u64> {
         if let Some((file, line)) = source_line_expr(expr) {
+            if line == 0 {
+                return Err(SessionError::Invalid(format!(
+                    "no line 0 in {file}: line numbers start at 1"
+                )));
+            }
             return self.symbols.line_address(file, line).map(|a| a.0).ok_or_else(|| {
                 SessionError::Invalid(format!(
                     "no code for {file}:{line} in the line tables (is the program built with -g, and is the line inside a function?)"

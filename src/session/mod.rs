@@ -91,6 +91,18 @@ impl Default for Config {
     }
 }
 
+/// The longest deadline a run or a chunk's script budget may have; longer ones are clamped.
+pub const MAX_DEADLINE: Duration = Duration::from_secs(86_400);
+/// The longest a named session may sit idle.
+pub const MAX_IDLE: Duration = Duration::from_secs(365 * 86_400);
+
+/// A number of seconds from the user (an option, `config.timeout`, `{timeout}`) as a
+/// Duration: it must be positive and finite (else `None`), and is clamped to `max`, so no
+/// value can overflow the clock (`Duration::from_secs_f64(1e19)` panics).
+pub fn seconds(v: f64, max: Duration) -> Option<Duration> {
+    (v > 0.0 && v.is_finite()).then(|| Duration::from_secs_f64(v.min(max.as_secs_f64())))
+}
+
 /// What `spawn()` was asked for.
 #[derive(Debug, Clone, Default)]
 pub struct SpawnSpec {
@@ -102,10 +114,29 @@ pub struct SpawnSpec {
     pub stdin: Option<Vec<u8>>,
 }
 
-/// `loop.c:15` or `src/app/main.rs:120`: a file name (it has a dot or a slash) and a line.
+#[cfg(test)]
+mod seconds_tests {
+    use super::*;
+
+    #[test]
+    fn durations_never_overflow() {
+        assert_eq!(
+            seconds(1.5, MAX_DEADLINE),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(seconds(1e308, MAX_DEADLINE), Some(MAX_DEADLINE));
+        assert_eq!(seconds(1e19, MAX_IDLE), Some(MAX_IDLE));
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(seconds(bad, MAX_DEADLINE), None);
+        }
+    }
+}
+
+/// `loop.c:15` or `src/app/main.rs:120`: a file name (it has a dot or a slash) and a line
+/// (0 included, so that it can be refused by name rather than taken for a module).
 fn source_line_expr(expr: &str) -> Option<(&str, u32)> {
     let (file, line) = expr.trim().rsplit_once(':')?;
-    let line: u32 = line.parse().ok().filter(|n| *n > 0)?;
+    let line: u32 = line.parse().ok()?;
     (file.contains('.') || file.contains('/')).then_some((file, line))
 }
 
@@ -182,6 +213,8 @@ pub struct Session {
     pumps: Vec<Pump>,
     /// How the last process ended, for "no live process (...)".
     ended: Option<String>,
+    /// The pid and program of the latest process, kept after it ends (for `status()`).
+    last_process: Option<(Tid, String)>,
     snapshot: Snapshot,
     signal_modes: [SignalMode; 65],
     thread_events: bool,
@@ -206,6 +239,7 @@ impl Session {
             capture,
             pumps: Vec::new(),
             ended: None,
+            last_process: None,
             snapshot: Snapshot::default(),
             signal_modes,
             thread_events: false,
@@ -224,6 +258,13 @@ impl Session {
 
     pub fn program(&self) -> Option<&str> {
         self.target.as_ref().map(|t| t.program.as_str())
+    }
+
+    /// The latest process (live or not): its pid, its program, and how it ended if it did.
+    pub fn last_process(&self) -> Option<(Tid, &str, Option<&str>)> {
+        let (pid, program) = self.last_process.as_ref()?;
+        let ended = (!self.is_live()).then(|| self.ended.as_deref().unwrap_or("ended"));
+        Some((*pid, program.as_str(), ended))
     }
 
     pub fn origin(&self) -> Option<Origin> {
@@ -309,6 +350,7 @@ impl Session {
         program: String,
         stop: Stop,
     ) -> Result<StopInfo> {
+        self.last_process = Some((inferior.pid(), program.clone()));
         self.target = Some(Target { inferior, program });
         self.ended = None;
         self.snapshot = Snapshot::default();

@@ -161,6 +161,13 @@ impl Scry {
         }
     }
 
+    /// Reads one line of output, whatever it is.
+    pub fn read_line(&mut self) -> String {
+        self.lines
+            .recv_timeout(RESPONSE_TIMEOUT)
+            .expect("a line of output")
+    }
+
     pub fn eval(&mut self, code: &str) -> Response {
         self.send_raw(&format!("{code}\n;;\n"));
         self.read_response()

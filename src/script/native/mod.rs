@@ -5,9 +5,10 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use rquickjs::prelude::{Opt, Rest};
-use rquickjs::{Array, Ctx, Exception, Function, IntoJs, Object, Value};
+use rquickjs::{Array, Constructor, Ctx, Function, IntoJs, Object, Value};
 
 use super::host::Host;
+use super::record::{Push, Put};
 use super::values::{self, u64_to_js};
 use super::{api, printer};
 use crate::inferior::Stop;
@@ -21,7 +22,7 @@ use crate::symbols::{Insn, RuntimeAddr, SymKind};
 /// `def!(n, ctx, "name", closure)`: sets a native function on the object `n`.
 macro_rules! def {
     ($n:expr, $ctx:expr, $name:literal, $f:expr) => {
-        $n.set($name, Function::new($ctx.clone(), $f)?)?;
+        $n.put($name, Function::new($ctx.clone(), $f)?)?;
     };
 }
 
@@ -31,23 +32,48 @@ mod state;
 
 type R<'js> = rquickjs::Result<Value<'js>>;
 
+/// The global (read-only, non-configurable, defined before any user code) holding the
+/// `Error` constructor scry's errors are made with: a script cannot replace it.
+pub const ERROR_CTOR: &str = "__scryErrorCtor";
+
 /// Throws a `ScryError`: scry's own errors print as `error: <message>`, without a JS class.
+/// The error is constructed and named by definition, never by assignment, so no setter a
+/// script defined runs while a native function may hold the session. Long messages are cut
+/// (a 100 MB symbol name is not echoed back).
 pub fn throw(ctx: &Ctx<'_>, msg: impl std::fmt::Display) -> rquickjs::Error {
-    match Exception::from_message(ctx.clone(), &msg.to_string()) {
-        Ok(e) => {
-            let _ = e.as_object().set("name", "ScryError");
-            ctx.throw(e.into_value())
-        }
+    let text = msg.to_string();
+    let text = values::clip_message(&text);
+    let made = (|| -> rquickjs::Result<Object<'_>> {
+        let ctor: Constructor = ctx.globals().get(ERROR_CTOR)?;
+        let e: Object = ctor.construct((text.as_ref(),))?;
+        e.put("name", "ScryError")?;
+        Ok(e)
+    })();
+    match made {
+        Ok(e) => ctx.throw(e.into_value()),
         Err(e) => e,
     }
 }
 
+/// The longest symbol expression looked up: far beyond any real (even mangled C++) name, and
+/// short enough that a lookup and its "did you mean" stay quick.
+const MAX_EXPR: usize = 64 * 1024;
+
 fn address<'js>(ctx: &Ctx<'js>, host: &Host, v: &Value<'js>) -> rquickjs::Result<u64> {
     if let Some(s) = v.as_string() {
         let text = s.to_string()?;
+        if text.len() > MAX_EXPR {
+            let head: String = text.chars().take(40).collect();
+            return Err(throw(
+                ctx,
+                format!(
+                    "bad address '{head}…': a symbol expression of {} bytes is too long (at most {MAX_EXPR})",
+                    text.len()
+                ),
+            ));
+        }
         return host
-            .session
-            .borrow_mut()
+            .session_mut(ctx)?
             .resolve(&text)
             .map_err(|e| throw(ctx, e));
     }
@@ -60,12 +86,16 @@ fn undefined<'js>(ctx: &Ctx<'js>) -> Value<'js> {
 
 /// Defines every native function on a fresh object.
 pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<'js>> {
+    // Before any user code runs: the constructor scry's own errors are made with.
+    let error_ctor: Value = ctx.globals().get("Error")?;
+    ctx.globals()
+        .prop(ERROR_CTOR, rquickjs::object::Property::from(error_ctor))?;
     let n = Object::new(ctx.clone())?;
     let h = host.clone();
     def!(n, ctx, "print", move |ctx: Ctx<'js>,
                                 args: Rest<Value<'js>>|
           -> rquickjs::Result<()> {
-        let text = printer::render_print_args(&ctx, &args.0)?;
+        let text = printer::render_print_args(&ctx, &args.0, h.js_deadline.get())?;
         h.print(&text);
         Ok(())
     });

@@ -39,8 +39,7 @@ pub(super) fn install<'js>(
             None => (None, false),
         };
         let id = h
-            .session
-            .borrow_mut()
+            .session_mut(&ctx)?
             .breakpoint_set(addr, name, spec, force)
             .map_err(|e| throw(&ctx, e))?;
         Ok(Value::new_number(ctx.clone(), id as f64))
@@ -52,15 +51,13 @@ pub(super) fn install<'js>(
           -> rquickjs::Result<bool> {
         let r = if let Some(s) = which.as_string() {
             let name = s.to_string()?;
-            h.session
-                .borrow_mut()
+            h.session_mut(&ctx)?
                 .breakpoint_remove(BreakpointRef::Name(&name))
                 .map_err(|e| throw(&ctx, e))?
         } else {
             let id = values::to_count(&ctx, &which, u32::MAX as u64, "breakpoint.remove(id)")
                 .map_err(|e| throw(&ctx, e))?;
-            h.session
-                .borrow_mut()
+            h.session_mut(&ctx)?
                 .breakpoint_remove(BreakpointRef::Id(id as u32))
                 .map_err(|e| throw(&ctx, e))?
         };
@@ -69,22 +66,22 @@ pub(super) fn install<'js>(
 
     let h = host.clone();
     def!(n, ctx, "bp_list", move |ctx: Ctx<'js>| -> R<'js> {
-        let mut session = h.session.borrow_mut();
+        let mut session = h.session_mut(&ctx)?;
         let list: Vec<_> = session.breakpoints().to_vec();
         let rows = Array::new(ctx.clone())?;
-        for (i, bp) in list.iter().enumerate() {
+        for bp in &list {
             let o = Object::new(ctx.clone())?;
-            o.set("id", bp.id)?;
-            o.set("addr", u64_to_js(&ctx, bp.addr)?)?;
-            o.set("name", bp.name.as_deref())?;
-            o.set("symbol", session.symbolize(bp.addr))?;
-            o.set("hits", bp.hits as f64)?;
+            o.put("id", bp.id)?;
+            o.put("addr", u64_to_js(&ctx, bp.addr)?)?;
+            o.put("name", bp.name.as_deref())?;
+            o.put("symbol", session.symbolize(bp.addr))?;
+            o.put("hits", bp.hits as f64)?;
             if !bp.armed {
-                o.set("pending", true)?;
+                o.put("pending", true)?;
             } else if session.breakpoint_overwritten(bp.addr) {
-                o.set("overwritten", true)?;
+                o.put("overwritten", true)?;
             }
-            rows.set(i, o)?;
+            rows.push(o)?;
         }
         Ok(rows.into_value())
     });
@@ -132,7 +129,7 @@ pub(super) fn install<'js>(
                 let sized = at
                     .as_string()
                     .and_then(|s| s.to_string().ok())
-                    .and_then(|s| h.session.borrow().symbol_size(&s));
+                    .and_then(|s| h.session_ref(&ctx).ok()?.symbol_size(&s));
                 match sized {
                     Some(size) if matches!(size, 1 | 2 | 4 | 8) && addr.is_multiple_of(size) => {
                         size
@@ -149,8 +146,7 @@ pub(super) fn install<'js>(
             None => format!("{addr:#x}"),
         };
         let id = h
-            .session
-            .borrow_mut()
+            .session_mut(&ctx)?
             .watchpoint_set(addr, kind, len, name, spec)
             .map_err(|e| throw(&ctx, e))?;
         Ok(Value::new_number(ctx.clone(), id as f64))
@@ -162,15 +158,13 @@ pub(super) fn install<'js>(
           -> rquickjs::Result<()> {
         if let Some(s) = which.as_string() {
             let name = s.to_string()?;
-            h.session
-                .borrow_mut()
+            h.session_mut(&ctx)?
                 .watchpoint_remove(BreakpointRef::Name(&name))
                 .map_err(|e| throw(&ctx, e))
         } else {
             let id = values::to_count(&ctx, &which, u32::MAX as u64, "watchpoint.remove(id)")
                 .map_err(|e| throw(&ctx, e))?;
-            h.session
-                .borrow_mut()
+            h.session_mut(&ctx)?
                 .watchpoint_remove(BreakpointRef::Id(id as u32))
                 .map_err(|e| throw(&ctx, e))
         }
@@ -178,20 +172,20 @@ pub(super) fn install<'js>(
 
     let h = host.clone();
     def!(n, ctx, "wp_list", move |ctx: Ctx<'js>| -> R<'js> {
-        let list: Vec<_> = h.session.borrow().watchpoints().to_vec();
+        let list: Vec<_> = h.session_ref(&ctx)?.watchpoints().to_vec();
         let rows = Array::new(ctx.clone())?;
-        for (i, w) in list.iter().enumerate() {
+        for w in &list {
             let o = Object::new(ctx.clone())?;
-            o.set("id", w.id)?;
-            o.set("addr", u64_to_js(&ctx, w.addr)?)?;
-            o.set("len", w.len as f64)?;
-            o.set("access", w.kind.as_str())?;
-            o.set("name", w.name.as_deref())?;
-            o.set("hits", w.hits as f64)?;
+            o.put("id", w.id)?;
+            o.put("addr", u64_to_js(&ctx, w.addr)?)?;
+            o.put("len", w.len as f64)?;
+            o.put("access", w.kind.as_str())?;
+            o.put("name", w.name.as_deref())?;
+            o.put("hits", w.hits as f64)?;
             if !w.armed {
-                o.set("pending", true)?;
+                o.put("pending", true)?;
             }
-            rows.set(i, o)?;
+            rows.push(o)?;
         }
         Ok(rows.into_value())
     });

@@ -1,64 +1,65 @@
 //! Process control and runs: spawn/attach/detach/kill, steps and continues, stops, output, settings.
 
 use super::*;
+use crate::session::MAX_DEADLINE;
 
 fn stop_to_js<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
     let v = stop_to_js_fields(ctx, info)?;
     if let Some(o) = v.as_object() {
         if let Some(sym) = &info.symbol {
-            o.set("symbol", sym.as_str())?;
+            o.put("symbol", sym.as_str())?;
         }
         if let Some((done, _)) = info.steps {
-            o.set("steps", done as f64)?;
+            o.put("steps", done as f64)?;
         }
-        o.set("line", info.line())?;
+        o.put("line", info.line())?;
     }
     Ok(v)
 }
 
 fn stop_to_js_fields<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
     let o = Object::new(ctx.clone())?;
-    o.set("reason", info.reason().as_str())?;
+    o.put("reason", info.reason().as_str())?;
     if let Some(pc) = info.pc {
-        o.set("pc", u64_to_js(ctx, pc)?)?;
+        o.put("pc", u64_to_js(ctx, pc)?)?;
     }
     if let Some(tid) = info.tid {
-        o.set("tid", tid)?;
+        o.put("tid", tid)?;
     }
     if let Some(id) = info.breakpoint_id {
-        o.set("breakpoint_id", id)?;
+        o.put("breakpoint_id", id)?;
     }
     if let Some(name) = &info.breakpoint_name {
-        o.set("breakpoint_name", name.as_str())?;
+        o.put("breakpoint_name", name.as_str())?;
     }
     if let Some(sig) = info.signal {
-        o.set("signal", signals::signal_name(sig))?;
+        o.put("signal", signals::signal_name(sig))?;
     }
     if let Some(addr) = info.fault_addr {
-        o.set("fault_addr", u64_to_js(ctx, addr)?)?;
+        o.put("fault_addr", u64_to_js(ctx, addr)?)?;
     }
     if let Some(code) = info.exit_code {
-        o.set("code", code)?;
+        o.put("code", code)?;
     }
     if let Some(src) = &info.source {
-        o.set("source", src.as_str())?;
+        o.put("source", src.as_str())?;
     }
     if let Some(w) = &info.watch {
-        o.set("watchpoint_id", w.id)?;
+        o.put("watchpoint_id", w.id)?;
         if let Some(name) = &w.name {
-            o.set("watchpoint_name", name.as_str())?;
+            o.put("watchpoint_name", name.as_str())?;
         }
-        o.set("access_type", if w.is_write { "write" } else { "read" })?;
-        o.set("addr", u64_to_js(ctx, w.addr)?)?;
+        o.put("access_type", if w.is_write { "write" } else { "read" })?;
+        o.put("addr", u64_to_js(ctx, w.addr)?)?;
         if w.is_write {
-            o.set("old", u64_to_js(ctx, le_value(&w.old))?)?;
+            o.put("old", u64_to_js(ctx, le_value(&w.old))?)?;
         }
-        o.set("new", u64_to_js(ctx, le_value(&w.new))?)?;
+        o.put("new", u64_to_js(ctx, le_value(&w.new))?)?;
         if let Some(at) = w.insn_addr {
-            o.set("insn_addr", u64_to_js(ctx, at)?)?;
+            o.put("insn_addr", u64_to_js(ctx, at)?)?;
         }
         if let Some(text) = &w.insn_text {
-            o.set("insn", text.as_str())?;
+            o.put("insn", text.as_str())?;
         }
     }
     Ok(o.into_value())
@@ -75,12 +76,9 @@ fn finish_run(host: &Host, started: Instant) {
 
 /// A described copy of the latest stop of a run (symbol, source, output count, culprit).
 fn described_last_stop(ctx: &Ctx<'_>, host: &Host) -> rquickjs::Result<StopInfo> {
-    let mut info = host
-        .last_stop
-        .borrow()
-        .clone()
-        .ok_or_else(|| throw(ctx, "internal: no stop to describe"))?;
-    host.session.borrow_mut().describe(&mut info);
+    let last = host.last_stop.borrow().clone();
+    let mut info = last.ok_or_else(|| throw(ctx, "internal: no stop to describe"))?;
+    host.session_mut(ctx)?.describe(&mut info);
     Ok(info)
 }
 
@@ -96,7 +94,7 @@ fn run_one<'js>(
         .get()
         .ok_or_else(|| throw(ctx, "internal: no run in progress"))?;
     let started = Instant::now();
-    let info = leg(&mut host.session.borrow_mut(), deadline);
+    let info = leg(&mut *host.session_mut(ctx)?, deadline);
     finish_run(host, started);
     let info = info.map_err(|e| throw(ctx, e))?;
     let rec = event_to_js(ctx, &info);
@@ -147,8 +145,7 @@ pub(super) fn install<'js>(
             }
         }
         let info = h
-            .session
-            .borrow_mut()
+            .session_mut(&ctx)?
             .spawn(spec)
             .map_err(|e| throw(&ctx, e))?;
         stop_to_js(&ctx, &info)
@@ -161,8 +158,7 @@ pub(super) fn install<'js>(
         let pid = values::to_count(&ctx, &pid, i32::MAX as u64, "attach(pid)")
             .map_err(|e| throw(&ctx, e))?;
         let info = h
-            .session
-            .borrow_mut()
+            .session_mut(&ctx)?
             .attach(pid as i32)
             .map_err(|e| throw(&ctx, e))?;
         stop_to_js(&ctx, &info)
@@ -170,17 +166,13 @@ pub(super) fn install<'js>(
 
     let h = host.clone();
     def!(n, ctx, "detach", move |ctx: Ctx<'js>| -> R<'js> {
-        let info = h
-            .session
-            .borrow_mut()
-            .detach()
-            .map_err(|e| throw(&ctx, e))?;
+        let info = h.session_mut(&ctx)?.detach().map_err(|e| throw(&ctx, e))?;
         stop_to_js(&ctx, &info)
     });
 
     let h = host.clone();
     def!(n, ctx, "kill", move |ctx: Ctx<'js>| -> R<'js> {
-        let info = h.session.borrow_mut().kill().map_err(|e| throw(&ctx, e))?;
+        let info = h.session_mut(&ctx)?.kill().map_err(|e| throw(&ctx, e))?;
         stop_to_js(&ctx, &info)
     });
 
@@ -191,23 +183,20 @@ pub(super) fn install<'js>(
         if crate::session::signal_pending() {
             return Err(throw(&ctx, "interrupted by a signal to scry"));
         }
-        let mut session = h.session.borrow_mut();
+        let mut session = h.session_mut(&ctx)?;
         let limit = match timeout.0.filter(|v| !v.is_undefined() && !v.is_null()) {
-            Some(v) => {
-                let secs = v
-                    .as_number()
-                    .filter(|s| *s > 0.0 && s.is_finite())
-                    .ok_or_else(|| {
-                        throw(
-                            &ctx,
-                            format!(
-                                "timeout must be a positive number of seconds, got {}",
-                                values::describe(&ctx, &v)
-                            ),
-                        )
-                    })?;
-                Duration::from_secs_f64(secs.min(86_400.0))
-            }
+            Some(v) => v
+                .as_number()
+                .and_then(|secs| crate::session::seconds(secs, MAX_DEADLINE))
+                .ok_or_else(|| {
+                    throw(
+                        &ctx,
+                        format!(
+                            "timeout must be a positive number of seconds, got {}",
+                            values::describe(&ctx, &v)
+                        ),
+                    )
+                })?,
             None => session.config.timeout,
         };
         let deadline = Instant::now() + limit;
@@ -217,10 +206,16 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!(n, ctx, "run_end", move || {
-        h.session.borrow_mut().disarm();
-        h.run_deadline.set(None);
-    });
+    def!(
+        n,
+        ctx,
+        "run_end",
+        move |ctx: Ctx<'js>| -> rquickjs::Result<()> {
+            h.run_deadline.set(None);
+            h.session_mut(&ctx)?.disarm();
+            Ok(())
+        }
+    );
 
     let h = host.clone();
     def!(n, ctx, "step_one", move |ctx: Ctx<'js>| -> R<'js> {
@@ -249,7 +244,18 @@ pub(super) fn install<'js>(
                                     on: bool|
           -> rquickjs::Result<()> {
         let addr = address(&ctx, &h, &at)?;
-        let result = h.session.borrow_mut().temp_site(addr, on);
+        let result = h.session_mut(&ctx)?.temp_site(addr, on);
+        let mut temps = h.temp_sites.borrow_mut();
+        match on {
+            true if result.is_ok() => temps.push(addr),
+            false => {
+                if let Some(i) = temps.iter().position(|a| *a == addr) {
+                    temps.swap_remove(i);
+                }
+            }
+            true => {}
+        }
+        drop(temps);
         // Taking the site out of a process that ended meanwhile is nothing to report.
         if on {
             result.map_err(|e| throw(&ctx, e))
@@ -266,7 +272,7 @@ pub(super) fn install<'js>(
                                   reason: String|
           -> R<'js> {
         let mut info = described_last_stop(&ctx, &h)?;
-        let mut session = h.session.borrow_mut();
+        let mut session = h.session_mut(&ctx)?;
         info.breakpoint_id = None;
         info.breakpoint_name = None;
         if reason == "finish" {
@@ -278,7 +284,7 @@ pub(super) fn install<'js>(
         drop(session);
         let v = stop_to_js(&ctx, &info)?;
         if let (Some(o), Some(rax)) = (v.as_object(), info.returned) {
-            o.set("returned", u64_to_js(&ctx, rax)?)?;
+            o.put("returned", u64_to_js(&ctx, rax)?)?;
         }
         Ok(v)
     });
@@ -286,18 +292,20 @@ pub(super) fn install<'js>(
     // The instruction that made the latest watchpoint stop's access.
     let h = host.clone();
     def!(n, ctx, "watch_culprit", move |ctx: Ctx<'js>| -> R<'js> {
-        let mut last = h.last_stop.borrow_mut();
-        let info = last
-            .as_mut()
-            .ok_or_else(|| throw(&ctx, "internal: no stop"))?;
-        h.session.borrow_mut().find_culprit(info);
+        // Found once per stop and kept with it; no borrow is held while JS values are made.
+        let taken = h.last_stop.borrow_mut().take();
+        let mut info = taken.ok_or_else(|| throw(&ctx, "internal: no stop"))?;
+        let found = h.session_mut(&ctx).map(|mut s| s.find_culprit(&mut info));
+        let watch = info.watch.clone();
+        *h.last_stop.borrow_mut() = Some(info);
+        found?;
         let o = Object::new(ctx.clone())?;
-        if let Some(w) = &info.watch {
+        if let Some(w) = &watch {
             if let Some(at) = w.insn_addr {
-                o.set("insn_addr", u64_to_js(&ctx, at)?)?;
+                o.put("insn_addr", u64_to_js(&ctx, at)?)?;
             }
             if let Some(text) = &w.insn_text {
-                o.set("insn", text.as_str())?;
+                o.put("insn", text.as_str())?;
             }
         }
         Ok(o.into_value())
@@ -328,7 +336,7 @@ pub(super) fn install<'js>(
             .ok_or_else(|| throw(&ctx, "internal: no run in progress"))?;
         let count = count as u64;
         let started = Instant::now();
-        let mut session = h.session.borrow_mut();
+        let mut session = h.session_mut(&ctx)?;
         let mut done = 0u64;
         let mut last = None;
         while done < count {
@@ -361,28 +369,48 @@ pub(super) fn install<'js>(
         let mut info = info.map_err(|e| throw(&ctx, e))?;
         info.steps = Some((done, count));
         if last.is_none() {
-            info.symbol = h.session.borrow_mut().symbolize(info.pc.unwrap_or(0));
+            info.symbol = h.session_mut(&ctx)?.symbolize(info.pc.unwrap_or(0));
         }
         stop_to_js(&ctx, &info)
     });
 
     let h = host.clone();
-    def!(n, ctx, "thread_events", move |on: bool| {
-        h.session.borrow_mut().set_thread_events(on);
+    def!(n, ctx, "thread_events", move |ctx: Ctx<'js>,
+                                        on: bool|
+          -> rquickjs::Result<()> {
+        h.session_mut(&ctx)?.set_thread_events(on);
+        Ok(())
     });
 
     let h = host.clone();
-    def!(n, ctx, "output", move || -> String {
-        h.session.borrow_mut().output()
-    });
+    def!(
+        n,
+        ctx,
+        "output",
+        move |ctx: Ctx<'js>| -> rquickjs::Result<String> { Ok(h.session_mut(&ctx)?.output()) }
+    );
 
     let h = host.clone();
     def!(n, ctx, "status", move |ctx: Ctx<'js>| -> R<'js> {
-        let session = h.session.borrow();
+        let (live, last) = {
+            let session = h.session_ref(&ctx)?;
+            let last = session
+                .last_process()
+                .map(|(pid, program, ended)| (pid, program.to_string(), ended.map(str::to_string)));
+            (session.is_live(), last)
+        };
         let o = Object::new(ctx.clone())?;
-        o.set("live", session.is_live())?;
-        o.set("pid", session.pid())?;
-        o.set("program", session.program())?;
+        o.put("live", live)?;
+        match last {
+            Some((pid, program, ended)) => {
+                o.put("pid", pid)?;
+                o.put("program", program)?;
+                if let Some(how) = ended {
+                    o.put("ended", how)?;
+                }
+            }
+            None => o.put("note", "no process yet: spawn(path) or attach(pid)")?,
+        }
         Ok(o.into_value())
     });
 
@@ -390,7 +418,7 @@ pub(super) fn install<'js>(
     def!(n, ctx, "config_get", move |ctx: Ctx<'js>,
                                      key: String|
           -> R<'js> {
-        let s = h.session.borrow();
+        let s = h.session_ref(&ctx)?;
         let c = &s.config;
         Ok(match key.as_str() {
             "timeout" => Value::new_number(ctx.clone(), c.timeout.as_secs_f64()),
@@ -407,20 +435,25 @@ pub(super) fn install<'js>(
                                      key: String,
                                      v: Value<'js>|
           -> rquickjs::Result<()> {
-        let mut s = h.session.borrow_mut();
+        let mut s = h.session_mut(&ctx)?;
         let positive = |what: &str| -> rquickjs::Result<f64> {
             v.as_number()
                 .filter(|n| *n > 0.0 && n.is_finite())
                 .ok_or_else(|| throw(&ctx, format!("config.{what} must be a positive number")))
         };
+        let secs = |what: &str| -> rquickjs::Result<Duration> {
+            v.as_number()
+                .and_then(|n| crate::session::seconds(n, MAX_DEADLINE))
+                .ok_or_else(|| {
+                    throw(
+                        &ctx,
+                        format!("config.{what} must be a positive number of seconds"),
+                    )
+                })
+        };
         match key.as_str() {
-            "timeout" => {
-                s.config.timeout = Duration::from_secs_f64(positive("timeout")?.min(86_400.0))
-            }
-            "script_timeout" => {
-                s.config.script_timeout =
-                    Duration::from_secs_f64(positive("script_timeout")?.min(86_400.0))
-            }
+            "timeout" => s.config.timeout = secs("timeout")?,
+            "script_timeout" => s.config.script_timeout = secs("script_timeout")?,
             "output_limit" => {
                 s.config.output_limit = positive("output_limit")?.clamp(256.0, 1e9) as usize
             }
@@ -457,8 +490,7 @@ pub(super) fn install<'js>(
                 ))
             }
         };
-        h.session
-            .borrow_mut()
+        h.session_mut(&ctx)?
             .signal_mode(num, mode)
             .map_err(|e| throw(&ctx, e))
     });
@@ -469,8 +501,7 @@ pub(super) fn install<'js>(
         ctx,
         "suppress_signal",
         move |ctx: Ctx<'js>| -> rquickjs::Result<()> {
-            h.session
-                .borrow_mut()
+            h.session_mut(&ctx)?
                 .suppress_signal()
                 .map_err(|e| throw(&ctx, e))
         }

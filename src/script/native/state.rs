@@ -72,17 +72,17 @@ impl Kind {
 
 fn insn_to_js<'js>(ctx: &Ctx<'js>, insn: &Insn, symbol: Option<String>) -> R<'js> {
     let o = Object::new(ctx.clone())?;
-    o.set("addr", u64_to_js(ctx, insn.addr)?)?;
-    o.set("bytes", values::to_hex(&insn.bytes))?;
-    o.set("mnemonic", insn.mnemonic.as_str())?;
+    o.put("addr", u64_to_js(ctx, insn.addr)?)?;
+    o.put("bytes", values::to_hex(&insn.bytes))?;
+    o.put("mnemonic", insn.mnemonic.as_str())?;
     let ops = Array::new(ctx.clone())?;
-    for (i, op) in insn.operands.iter().enumerate() {
-        ops.set(i, op.as_str())?;
+    for op in &insn.operands {
+        ops.push(op.as_str())?;
     }
-    o.set("operands", ops)?;
-    o.set("text", insn.text.as_str())?;
+    o.put("operands", ops)?;
+    o.put("text", insn.text.as_str())?;
     if let Some(s) = symbol {
-        o.set("symbol", s)?;
+        o.put("symbol", s)?;
     }
     Ok(o.into_value())
 }
@@ -91,8 +91,8 @@ fn insn_to_js<'js>(ctx: &Ctx<'js>, insn: &Insn, symbol: Option<String>) -> R<'js
 /// `+offset<TAB>instruction` line per instruction (the address is start + offset: the same
 /// information as a full address per line, at a third of the bytes); outside any symbol,
 /// `0xaddress<TAB>instruction`.
-fn listing(host: &Host, insns: &[Insn]) -> String {
-    let session = host.session.borrow();
+fn listing(ctx: &Ctx<'_>, host: &Host, insns: &[Insn]) -> rquickjs::Result<String> {
+    let session = host.session_ref(ctx)?;
     let mut out = String::new();
     let mut current: Option<u64> = None;
     for insn in insns {
@@ -118,7 +118,7 @@ fn listing(host: &Host, insns: &[Insn]) -> String {
         }
     }
     out.pop();
-    out
+    Ok(out)
 }
 
 /// A variable's value: integers by their signedness, pointers in hex, floats as Numbers,
@@ -214,7 +214,7 @@ pub(super) fn install<'js>(
           -> R<'js> {
         let index = regs::register_index(&name)
             .ok_or_else(|| throw(&ctx, format!("no register '{name}'")))?;
-        let raw = h.session.borrow_mut().regs().map_err(|e| throw(&ctx, e))?;
+        let raw = h.session_mut(&ctx)?.regs().map_err(|e| throw(&ctx, e))?;
         u64_to_js(&ctx, regs::get_register(&raw, index))
     });
 
@@ -225,7 +225,7 @@ pub(super) fn install<'js>(
         let Some(index) = regs::register_index(&name) else {
             return Ok(undefined(&ctx));
         };
-        match h.session.borrow().prev_regs() {
+        match h.session_ref(&ctx)?.prev_regs() {
             Some(raw) => u64_to_js(&ctx, regs::get_register(raw, index)),
             None => Ok(undefined(&ctx)),
         }
@@ -238,8 +238,7 @@ pub(super) fn install<'js>(
           -> rquickjs::Result<()> {
         let value = values::to_u64_bits(&ctx, &v)
             .map_err(|e| throw(&ctx, format!("registers.{name}: {e}")))?;
-        h.session
-            .borrow_mut()
+        h.session_mut(&ctx)?
             .set_register(&name, value)
             .map_err(|e| throw(&ctx, e))
     });
@@ -254,7 +253,7 @@ pub(super) fn install<'js>(
         ctx,
         "regs_text",
         move |ctx: Ctx<'js>| -> rquickjs::Result<String> {
-            let raw = h.session.borrow_mut().regs().map_err(|e| throw(&ctx, e))?;
+            let raw = h.session_mut(&ctx)?.regs().map_err(|e| throw(&ctx, e))?;
             let lines: Vec<String> = REGISTER_NAMES
                 .iter()
                 .enumerate()
@@ -271,13 +270,12 @@ pub(super) fn install<'js>(
           -> R<'js> {
         let bit = regs::flag_bit(&name).ok_or_else(|| throw(&ctx, format!("no flag '{name}'")))?;
         let eflags = if prev.0.unwrap_or(false) {
-            match h.session.borrow().prev_regs() {
+            match h.session_ref(&ctx)?.prev_regs() {
                 Some(r) => r.eflags,
                 None => return Ok(undefined(&ctx)),
             }
         } else {
-            h.session
-                .borrow_mut()
+            h.session_mut(&ctx)?
                 .regs()
                 .map_err(|e| throw(&ctx, e))?
                 .eflags
@@ -291,7 +289,7 @@ pub(super) fn install<'js>(
                                    on: bool|
           -> rquickjs::Result<()> {
         let bit = regs::flag_bit(&name).ok_or_else(|| throw(&ctx, format!("no flag '{name}'")))?;
-        let mut session = h.session.borrow_mut();
+        let mut session = h.session_mut(&ctx)?;
         let eflags = session.regs().map_err(|e| throw(&ctx, e))?.eflags;
         let new = if on {
             eflags | (1 << bit)
@@ -311,8 +309,7 @@ pub(super) fn install<'js>(
         let k = kind(&ctx, &k)?;
         let addr = address(&ctx, &h, &at)?;
         let bytes = h
-            .session
-            .borrow_mut()
+            .session_mut(&ctx)?
             .read_memory(addr, k.size())
             .map_err(|e| throw(&ctx, e))?;
         k.decode(&ctx, &bytes)
@@ -325,7 +322,7 @@ pub(super) fn install<'js>(
           -> R<'js> {
         let k = kind(&ctx, &k)?;
         let addr = address(&ctx, &h, &at)?;
-        match h.session.borrow().prev_memory(addr, k.size()) {
+        match h.session_ref(&ctx)?.prev_memory(addr, k.size()) {
             Some(bytes) => k.decode(&ctx, &bytes),
             None => Ok(undefined(&ctx)),
         }
@@ -339,8 +336,7 @@ pub(super) fn install<'js>(
         let addr = address(&ctx, &h, &at)?;
         let len = values::to_count(&ctx, &len, 1 << 20, "bytes(n)").map_err(|e| throw(&ctx, e))?;
         let bytes = h
-            .session
-            .borrow_mut()
+            .session_mut(&ctx)?
             .read_memory(addr, len as usize)
             .map_err(|e| throw(&ctx, e))?;
         Ok(values::to_hex(&bytes))
@@ -354,8 +350,7 @@ pub(super) fn install<'js>(
         let addr = address(&ctx, &h, &at)?;
         let max = values::to_count(&ctx, &max, 1 << 20, "str(max)").map_err(|e| throw(&ctx, e))?;
         let bytes = h
-            .session
-            .borrow_mut()
+            .session_mut(&ctx)?
             .read_memory_partial(addr, max as usize)
             .map_err(|e| throw(&ctx, e))?;
         let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
@@ -373,8 +368,7 @@ pub(super) fn install<'js>(
         let bytes = k
             .encode(&ctx, &v)
             .map_err(|e| throw(&ctx, format!("write: {e}")))?;
-        h.session
-            .borrow_mut()
+        h.session_mut(&ctx)?
             .write_memory(addr, &bytes)
             .map_err(|e| throw(&ctx, e))
     });
@@ -387,8 +381,7 @@ pub(super) fn install<'js>(
         move |ctx: Ctx<'js>, at: Value<'js>, hex: String| -> rquickjs::Result<()> {
             let addr = address(&ctx, &h, &at)?;
             let bytes = values::parse_hex_bytes(&hex).map_err(|e| throw(&ctx, e))?;
-            h.session
-                .borrow_mut()
+            h.session_mut(&ctx)?
                 .write_memory(addr, &bytes)
                 .map_err(|e| throw(&ctx, e))
         }
@@ -401,7 +394,7 @@ pub(super) fn install<'js>(
           -> R<'js> {
         let addr = match at.0.filter(|v| !v.is_undefined() && !v.is_null()) {
             Some(v) => address(&ctx, &h, &v)?,
-            None => h.session.borrow_mut().pc().map_err(|e| throw(&ctx, e))?,
+            None => h.session_mut(&ctx)?.pc().map_err(|e| throw(&ctx, e))?,
         };
         let count = match count.0.filter(|v| !v.is_undefined()) {
             Some(v) => {
@@ -410,17 +403,16 @@ pub(super) fn install<'js>(
             None => 10,
         };
         let insns = h
-            .session
-            .borrow_mut()
+            .session_mut(&ctx)?
             .disasm(addr, count as usize)
             .map_err(|e| throw(&ctx, e))?;
         let rows = Array::new(ctx.clone())?;
-        for (i, insn) in insns.iter().enumerate() {
-            rows.set(i, insn_to_js(&ctx, insn, None)?)?;
+        for insn in &insns {
+            rows.push(insn_to_js(&ctx, insn, None)?)?;
         }
         let o = Object::new(ctx.clone())?;
-        o.set("rows", rows)?;
-        o.set("text", listing(&h, &insns))?;
+        o.put("rows", rows)?;
+        o.put("text", listing(&ctx, &h, &insns)?)?;
         Ok(o.into_value())
     });
 
@@ -430,9 +422,9 @@ pub(super) fn install<'js>(
           -> R<'js> {
         let addr = match at.0.filter(|v| !v.is_undefined()) {
             Some(v) => address(&ctx, &h, &v)?,
-            None => h.session.borrow_mut().pc().map_err(|e| throw(&ctx, e))?,
+            None => h.session_mut(&ctx)?.pc().map_err(|e| throw(&ctx, e))?,
         };
-        let mut session = h.session.borrow_mut();
+        let mut session = h.session_mut(&ctx)?;
         let insns = session.disasm(addr, 1).map_err(|e| throw(&ctx, e))?;
         let insn = insns
             .first()
@@ -447,7 +439,7 @@ pub(super) fn install<'js>(
                                     at: Value<'js>|
           -> R<'js> {
         let addr = address(&ctx, &h, &at)?;
-        match h.session.borrow_mut().symbolize(addr) {
+        match h.session_mut(&ctx)?.symbolize(addr) {
             Some(s) => s.into_js(&ctx),
             None => Ok(Value::new_null(ctx.clone())),
         }
@@ -475,15 +467,15 @@ pub(super) fn install<'js>(
             Some(v) => Some(v.get()?),
             None => None,
         };
-        let session = h.session.borrow();
+        let session = h.session_ref(&ctx)?;
         let rows = Array::new(ctx.clone())?;
         let mut total = 0usize;
         for (module, sym, addr) in session.symbol_store().symbols(filter.as_deref()) {
             if total < limit {
                 let o = Object::new(ctx.clone())?;
-                o.set("addr", u64_to_js(&ctx, addr.0)?)?;
-                o.set("size", sym.size as f64)?;
-                o.set(
+                o.put("addr", u64_to_js(&ctx, addr.0)?)?;
+                o.put("size", sym.size as f64)?;
+                o.put(
                     "type",
                     match sym.kind {
                         SymKind::Func => "func",
@@ -492,21 +484,21 @@ pub(super) fn install<'js>(
                         SymKind::Other => "other",
                     },
                 )?;
-                o.set("name", sym.display_name().as_ref())?;
-                o.set("module", module.name.as_str())?;
-                rows.set(total, o)?;
+                o.put("name", sym.display_name().as_ref())?;
+                o.put("module", module.name.as_str())?;
+                rows.push(o)?;
             }
             total += 1;
         }
         let o = Object::new(ctx.clone())?;
-        o.set("rows", rows)?;
-        o.set("more", total.saturating_sub(limit) as f64)?;
+        o.put("rows", rows)?;
+        o.put("more", total.saturating_sub(limit) as f64)?;
         Ok(o.into_value())
     });
 
     let h = host.clone();
     def!(n, ctx, "where_line", move |ctx: Ctx<'js>| -> R<'js> {
-        let mut session = h.session.borrow_mut();
+        let mut session = h.session_mut(&ctx)?;
         let pc = session.pc().map_err(|e| throw(&ctx, e))?;
         match session.source_position(pc) {
             Some(pos) => pos.into_js(&ctx),
@@ -517,22 +509,21 @@ pub(super) fn install<'js>(
     let h = host.clone();
     def!(n, ctx, "threads", move |ctx: Ctx<'js>| -> R<'js> {
         let list = h
-            .session
-            .borrow_mut()
+            .session_mut(&ctx)?
             .thread_list()
             .map_err(|e| throw(&ctx, e))?;
         let rows = Array::new(ctx.clone())?;
-        for (i, t) in list.iter().enumerate() {
+        for t in &list {
             let o = Object::new(ctx.clone())?;
-            o.set("tid", t.tid)?;
-            o.set("name", t.name.as_str())?;
-            o.set("state", t.state.as_str())?;
-            o.set("pc", u64_to_js(&ctx, t.pc)?)?;
-            o.set("symbol", t.symbol.clone())?;
+            o.put("tid", t.tid)?;
+            o.put("name", t.name.as_str())?;
+            o.put("state", t.state.as_str())?;
+            o.put("pc", u64_to_js(&ctx, t.pc)?)?;
+            o.put("symbol", t.symbol.clone())?;
             if t.selected {
-                o.set("selected", true)?;
+                o.put("selected", true)?;
             }
-            rows.set(i, o)?;
+            rows.push(o)?;
         }
         Ok(rows.into_value())
     });
@@ -543,8 +534,7 @@ pub(super) fn install<'js>(
           -> rquickjs::Result<()> {
         let tid = values::to_count(&ctx, &tid, i32::MAX as u64, "thread.select(tid)")
             .map_err(|e| throw(&ctx, e))?;
-        h.session
-            .borrow_mut()
+        h.session_mut(&ctx)?
             .select_thread(tid as i32)
             .map_err(|e| throw(&ctx, e))
     });
@@ -561,30 +551,29 @@ pub(super) fn install<'js>(
         };
         let past_main = all.0.unwrap_or(false);
         let (frames, stopped) = h
-            .session
-            .borrow_mut()
+            .session_mut(&ctx)?
             .unwind(max, past_main)
             .map_err(|e| throw(&ctx, e))?;
         let rows = Array::new(ctx.clone())?;
         let mut text = String::new();
         for (i, f) in frames.iter().enumerate() {
             let o = Object::new(ctx.clone())?;
-            o.set("frame", f.frame as f64)?;
-            o.set("pc", u64_to_js(&ctx, f.pc)?)?;
-            o.set("sp", u64_to_js(&ctx, f.sp)?)?;
-            o.set("symbol", f.symbol.clone())?;
-            o.set("file", f.file.clone())?;
-            o.set("line", f.line)?;
+            o.put("frame", f.frame as f64)?;
+            o.put("pc", u64_to_js(&ctx, f.pc)?)?;
+            o.put("sp", u64_to_js(&ctx, f.sp)?)?;
+            o.put("symbol", f.symbol.clone())?;
+            o.put("file", f.file.clone())?;
+            o.put("line", f.line)?;
             if f.inlined {
-                o.set("inlined", true)?;
+                o.put("inlined", true)?;
             }
             let regs = Object::new(ctx.clone())?;
             for (name, value) in &f.regs {
-                regs.set(*name, u64_to_js(&ctx, *value)?)?;
+                regs.put(*name, u64_to_js(&ctx, *value)?)?;
             }
-            o.set("registers", regs)?;
-            o.set("source", f.source)?;
-            rows.set(i, o)?;
+            o.put("registers", regs)?;
+            o.put("source", f.source)?;
+            rows.push(o)?;
             // A frame interrupted by a signal sits above the handler's return trampoline.
             let trampoline = frames
                 .get(i + 1)
@@ -597,8 +586,8 @@ pub(super) fn install<'js>(
         }
         text.pop();
         let o = Object::new(ctx.clone())?;
-        o.set("rows", rows)?;
-        o.set("text", text)?;
+        o.put("rows", rows)?;
+        o.put("text", text)?;
         Ok(o.into_value())
     });
 
@@ -613,8 +602,7 @@ pub(super) fn install<'js>(
             None => 5,
         };
         let view = h
-            .session
-            .borrow_mut()
+            .session_mut(&ctx)?
             .source_lines(context)
             .map_err(|e| throw(&ctx, e))?;
         let (path, line, rows) = (view.path, view.line, view.rows);
@@ -636,33 +624,32 @@ pub(super) fn install<'js>(
             None => 0,
         };
         let list = h
-            .session
-            .borrow_mut()
+            .session_mut(&ctx)?
             .locals(frame)
             .map_err(|e| throw(&ctx, e))?;
         let rows = Array::new(ctx.clone())?;
-        for (i, l) in list.iter().enumerate() {
+        for l in &list {
             let o = Object::new(ctx.clone())?;
-            o.set("name", l.var.name.as_str())?;
-            o.set("type", l.var.type_name.as_str())?;
-            o.set("value", local_value(&ctx, l)?)?;
-            o.set("kind", if l.var.param { "param" } else { "local" })?;
+            o.put("name", l.var.name.as_str())?;
+            o.put("type", l.var.type_name.as_str())?;
+            o.put("value", local_value(&ctx, l)?)?;
+            o.put("kind", if l.var.param { "param" } else { "local" })?;
             if let Some(a) = l.addr {
-                o.set("addr", u64_to_js(&ctx, a)?)?;
+                o.put("addr", u64_to_js(&ctx, a)?)?;
             }
-            rows.set(i, o)?;
+            rows.push(o)?;
         }
         Ok(rows.into_value())
     });
 
     let h = host.clone();
     def!(n, ctx, "stack", move |ctx: Ctx<'js>| -> R<'js> {
-        let b = h.session.borrow_mut().stack().map_err(|e| throw(&ctx, e))?;
+        let b = h.session_mut(&ctx)?.stack().map_err(|e| throw(&ctx, e))?;
         let o = Object::new(ctx.clone())?;
-        o.set("top", u64_to_js(&ctx, b.top)?)?;
-        o.set("usable_base", u64_to_js(&ctx, b.usable_base)?)?;
-        o.set("guard_size", u64_to_js(&ctx, b.guard_size)?)?;
-        o.set("kind", b.kind)?;
+        o.put("top", u64_to_js(&ctx, b.top)?)?;
+        o.put("usable_base", u64_to_js(&ctx, b.usable_base)?)?;
+        o.put("guard_size", u64_to_js(&ctx, b.guard_size)?)?;
+        o.put("kind", b.kind)?;
         Ok(o.into_value())
     });
 
@@ -671,13 +658,12 @@ pub(super) fn install<'js>(
                               name: String|
           -> R<'js> {
         let (addr, size) = h
-            .session
-            .borrow_mut()
+            .session_mut(&ctx)?
             .thread_local(&name)
             .map_err(|e| throw(&ctx, e))?;
         let o = Object::new(ctx.clone())?;
-        o.set("addr", u64_to_js(&ctx, addr)?)?;
-        o.set("size", size as f64)?;
+        o.put("addr", u64_to_js(&ctx, addr)?)?;
+        o.put("size", size as f64)?;
         Ok(o.into_value())
     });
 
@@ -687,8 +673,7 @@ pub(super) fn install<'js>(
         ctx,
         "tid",
         move |ctx: Ctx<'js>| -> rquickjs::Result<i32> {
-            h.session
-                .borrow_mut()
+            h.session_mut(&ctx)?
                 .selected_tid()
                 .map_err(|e| throw(&ctx, e))
         }

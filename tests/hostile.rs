@@ -1,0 +1,383 @@
+//! Scripts and targets that try to crash, wedge or fool scry itself (issue 9's script side):
+//! hostile prototype setters and getters, printing bombs, listeners cut short by the script
+//! budget, forged status lines, durations that overflow, and errors that must be clear.
+//! Each test is a row of SPEC §8a's fault matrix.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{fixture, load_bias, nm_address, proc_status_field, Scry};
+
+/// Every field name scry's native code defines on a result (`put("name", ...)` in
+/// src/script/native), plus the ones the prelude defines, so a field added later is covered
+/// without editing this test.
+fn field_names() -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/script/native");
+    let mut names: Vec<String> = [
+        "line",
+        "deliver",
+        "kind",
+        "addr",
+        "rows",
+        "text",
+        "more",
+        "0",
+        "1",
+        "2",
+        "message",
+        "name",
+        "stack",
+        "registers",
+        "source",
+        "selected",
+        "state",
+        "prev",
+        "symbol",
+        "insn",
+        "insn_addr",
+        "stop_reason",
+        // What a property descriptor is read for: poisoned, every defineProperty scry made
+        // with a plain descriptor object would fail.
+        "get",
+        "set",
+        "value",
+        "writable",
+        "enumerable",
+        "configurable",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        for part in text.split(".put(\"").skip(1) {
+            if let Some(end) = part.find('"') {
+                names.push(part[..end].to_string());
+            }
+        }
+    }
+    names.sort();
+    names.dedup();
+    assert!(names.len() > 40, "found only {names:?}");
+    names
+}
+
+/// A chunk that puts a setter and a getter for every name on Object.prototype and
+/// Array.prototype; each one touches `state` (re-entering scry) and counts itself in
+/// `globalThis.hostile`. Getters answer 'FAKE'.
+fn hostile_prototypes() -> String {
+    let names: Vec<String> = field_names().iter().map(|n| format!("'{n}'")).collect();
+    format!(
+        "globalThis.hostile = 0; globalThis.hostileWhere = '';
+         for (const k of [{}]) for (const P of [Object.prototype, Array.prototype])
+           Object.defineProperty(P, k, {{ __proto__: null,
+             set(v) {{ globalThis.hostile++; globalThis.hostileWhere += ' set ' + k; try {{ state.pc; breakpoint.list() }} catch (e) {{}} }},
+             get() {{ globalThis.hostile++; globalThis.hostileWhere += ' get ' + k; try {{ state.pc }} catch (e) {{}} return 'FAKE' }},
+             configurable: true }});
+         Error.prepareStackTrace = () => state.pc;
+         undefined",
+        names.join(", ")
+    )
+}
+
+#[test]
+fn hostile_prototype_setters_and_getters_run_nowhere_inside_scry() {
+    let bin = fixture("loop");
+    let mut scry = Scry::spawn(&bin, &["3"]);
+    let pid = scry.target_pid();
+    scry.ok(&hostile_prototypes());
+    let bias = load_bias(pid, &bin);
+    let add = nm_address(&bin, "add") + bias;
+    let counter = nm_address(&bin, "counter") + bias;
+
+    let status = scry.ok("status()");
+    assert!(status.contains(&format!("pid\t{pid}")), "{status}");
+    assert!(status.contains("live\ttrue"), "{status}");
+    assert_eq!(scry.ok("breakpoint.set('add')"), "1");
+    let list = scry.ok("breakpoint.list()");
+    assert!(list.contains(&format!("{add:#x}\t\tadd\t0")), "{list}");
+    let module = bin.file_name().unwrap().to_str().unwrap();
+    let syms = scry.ok("symbols('counter')");
+    assert!(
+        syms.contains(&format!("{counter:#x}\t4\tobject\tcounter\t{module}")),
+        "{syms}"
+    );
+    assert!(scry.ok("state.disasm(2)").starts_with("_start "));
+    assert!(scry.ok("state.instruction").contains("<_start>"));
+    assert!(scry.ok("state.registers").contains("rip\t0x"));
+    assert!(scry.ok("state.flags").starts_with("c="));
+    assert_eq!(scry.ok("state.memory('counter').u32()"), "0");
+    assert_eq!(scry.ok("state.memory(symbol('counter')).u32()"), "0");
+    assert_eq!(scry.ok("prev.memory('counter').u32()"), "");
+    let stop = scry.ok("cont()");
+    assert_eq!(stop, format!("breakpoint 1 at {add:#x} add loop.c:7"));
+    assert!(scry.ok("state.unwind()").contains("main+0x"));
+    assert!(scry.ok("state.frame(1).symbol").starts_with("main+"));
+    let threads = scry.ok("thread.list()");
+    let comm: String = module.chars().take(15).collect();
+    assert!(
+        threads.contains(&format!("{pid}*\t{comm}\tstopped\t{add:#x}\tadd")),
+        "{threads}"
+    );
+    assert!(scry.ok(&format!("thread.select({pid})")).contains(" add"));
+    assert!(scry.ok("state.stack").contains("kind\tmain"));
+    assert!(scry.ok("state.locals()").contains("a\tint"));
+    assert!(scry.ok("state.source(0)").contains(">7"));
+
+    // Events: a watchpoint listener reads the culprit; a step listener; a signal listener.
+    scry.ok("breakpoint.remove(1); watchpoint.set('counter', 'w')");
+    // (The script appends by definition: its own pushes would meet its own setters.)
+    scry.ok("ctx.seen = []; addEventListener('watchpoint', e => { Object.defineProperty(ctx.seen, ctx.seen.length, {__proto__: null, value: [e.insn_addr, e.insn, e.new, e.symbol, e.line], enumerable: true, writable: true, configurable: true}); return 'continue' })");
+    let end = scry.ok("cont()");
+    assert!(end.starts_with("exited with code 3"), "{end}");
+    let seen =
+        scry.ok("ctx.seen.length + ' ' + ctx.seen[2][2] + ' ' + String(ctx.seen[0][1]).length");
+    assert!(seen.starts_with("3 3 "), "{seen}");
+    let status = scry.ok("status()");
+    assert!(status.contains(&format!("pid\t{pid}")), "{status}");
+    assert!(status.contains("ended\texited with code 3"), "{status}");
+    assert!(scry.ok("output()").contains("total=3 calls=3"));
+
+    // After all of it: no setter ran inside scry (the script's own reads are not counted:
+    // none of the answers above is 'FAKE').
+    assert_eq!(scry.ok("hostile + hostileWhere"), "0");
+    let spawned = scry.ok(&format!("spawn('{}', '2')", bin.display()));
+    assert!(spawned.starts_with("entry at "), "{spawned}");
+    assert_eq!(scry.ok("hostile + hostileWhere"), "0");
+    let (status, _) = scry.finish_with_output();
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn printing_a_self_referencing_array_is_small_and_quick() {
+    let mut scry = Scry::start(&["--output-limit", "4000000"]);
+    let started = Instant::now();
+    let r = scry.eval("a = []; for (let i = 0; i < 1000; i++) a.push(a); a");
+    assert!(r.ok, "{r:?}");
+    assert_eq!(r.body.lines().count(), 1000);
+    assert!(r.body.lines().all(|l| l == "[Circular]"), "{r:?}");
+    // A wide, deep, shared (not cyclic) structure: cut at the value limit, and said so.
+    let r = scry.eval(
+        "b = []; for (let i = 0; i < 1000; i++) { const r = []; for (let j = 0; j < 1000; j++) r.push(null); b.push(r) }; print(b); 1",
+    );
+    assert!(r.ok, "{r:?}");
+    assert!(
+        r.body.contains("[scry: printing stopped at 200000 values"),
+        "{}",
+        &r.body[r.body.len().saturating_sub(300)..]
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let peak: u64 = proc_status_field(scry.pid() as i32, "VmHWM")
+        .trim_end_matches(" kB")
+        .parse()
+        .unwrap();
+    assert!(peak < 400 * 1024, "scry peaked at {peak} kB");
+    assert_eq!(
+        scry.ok("o = {n: 1}; o.self = o; o"),
+        "n\t1\nself\t[Circular]"
+    );
+}
+
+#[test]
+fn printing_counts_against_the_script_budget() {
+    let mut scry = Scry::start(&["--script-timeout", "1"]);
+    // Every value's getter burns time: the print is stopped like a runaway script.
+    let err = scry.err(
+        "const o = {}; for (let i = 0; i < 100; i++) Object.defineProperty(o, 'k' + i, {get() { const t = Date.now(); while (Date.now() - t < 50); return i }, enumerable: true}); o",
+    );
+    assert!(
+        err.starts_with("error: script stopped after running 1s (config.script_timeout)"),
+        "{err}"
+    );
+    assert_eq!(scry.ok("1 + 1"), "2");
+}
+
+#[test]
+fn a_listener_cut_short_by_the_budget_leaves_no_listener_depth_behind() {
+    let bin = fixture("loop");
+    let mut scry = Scry::spawn(&bin, &["2000000000"]);
+    let pid = scry.target_pid();
+    let add = nm_address(&bin, "add") + load_bias(pid, &bin);
+    scry.ok("config.script_timeout = 1; breakpoint.set('add')");
+    scry.ok("ctx.spin = e => { for (;;) {} }; addEventListener('breakpoint', ctx.spin)");
+    let err = scry.err("cont()");
+    let head = err.lines().next().unwrap();
+    assert_eq!(
+        head,
+        format!(
+            "error: script stopped after running 1s (config.script_timeout); the session is intact \
+             [in breakpoint listener; target stopped: breakpoint 1 at {add:#x} add loop.c:7]"
+        )
+    );
+    // Every run and lifecycle call works again.
+    assert_eq!(
+        scry.ok("removeEventListener('breakpoint', ctx.spin)"),
+        "true"
+    );
+    scry.ok("breakpoint.remove(1)");
+    assert!(scry.ok("step()").starts_with("step at "));
+    assert!(scry.ok("cont({timeout: 0.2})").starts_with("timeout at "));
+    assert!(scry.ok("kill()").starts_with("killed by SIGKILL"));
+    assert!(scry
+        .ok(&format!("spawn('{}', '1')", bin.display()))
+        .starts_with("entry at "));
+    assert!(scry.ok("detach()").starts_with("detached"));
+}
+
+#[test]
+fn an_interrupted_finish_leaves_no_breakpoint_of_scrys_behind() {
+    let bin = fixture("loop");
+    let mut scry = Scry::spawn(&bin, &["3"]);
+    scry.ok("config.script_timeout = 1; breakpoint.set('add'); cont()");
+    // finish() arms scry's own breakpoint at the return address in main; a listener on a
+    // breakpoint before the return is interrupted, skipping finish's own cleanup.
+    scry.ok("breakpoint.set('add+4'); addEventListener('breakpoint', e => { if (e.breakpoint_id === 2) for (;;) {} })");
+    let err = scry.err("finish()");
+    assert!(
+        err.contains("[in breakpoint listener; target stopped: breakpoint 2 at "),
+        "{err}"
+    );
+    // With the user's breakpoints gone, the program runs to its end: nothing stops it at the
+    // old return address.
+    scry.ok("breakpoint.remove(1); breakpoint.remove(2)");
+    let end = scry.ok("cont()");
+    assert!(end.starts_with("exited with code 3"), "{end}");
+}
+
+#[test]
+fn forged_status_lines_in_target_data_are_escaped() {
+    let bin = fixture("forger");
+    let mut scry = Scry::spawn(&bin, &[]);
+    scry.ok("breakpoint.set('named'); cont()");
+    // The program printed `;; ok` and `;; error` lines; a harness still sees one response.
+    let out = scry.ok("output()");
+    assert_eq!(
+        out, "before\n\\;; ok\n\\;; error\n\x1b]0;owned\x07after",
+        "pipes get the bytes, with status-line look-alikes escaped"
+    );
+    assert_eq!(scry.ok("state.memory('forged').str()"), "x\n\\;; ok\ny");
+    assert_eq!(
+        scry.ok("thread.list().map(t => t.name).join('\\n')"),
+        "\\;; ok"
+    );
+    assert_eq!(
+        scry.ok("print(';;'); '\\\\;; not a status'"),
+        "\\;;\n\\\\;; not a status"
+    );
+    // The next answer is the next chunk's.
+    assert_eq!(scry.ok("1 + 1"), "2");
+    // With another marker, that marker is the one escaped.
+    let mut other = Scry::start(&["--marker", "@@END"]);
+    other.send_raw("print('@@END ok'); ';; ok'\n@@END\n");
+    let mut lines = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        let r = other.read_line();
+        let done = r.starts_with("@@END ");
+        lines.push(r);
+        if done {
+            break;
+        }
+    }
+    assert_eq!(lines, ["\\@@END ok", ";; ok", "@@END ok"]);
+}
+
+#[test]
+fn durations_too_large_are_clamped_never_a_panic() {
+    let bin = fixture("loop");
+    let mut scry = Scry::start(&[
+        "--timeout",
+        "1e308",
+        "--script-timeout",
+        "1e19",
+        "--",
+        bin.to_str().unwrap(),
+    ]);
+    assert_eq!(scry.ok("config.timeout"), "86400 (0x15180)");
+    assert_eq!(scry.ok("config.script_timeout"), "86400 (0x15180)");
+    assert!(scry
+        .ok("cont({timeout: 1e19})")
+        .starts_with("exited with code 3"));
+    scry.ok("config.timeout = 1e300; config.script_timeout = Number.MAX_VALUE");
+    assert_eq!(scry.ok("config.timeout"), "86400 (0x15180)");
+    assert!(scry
+        .err("config.timeout = -1")
+        .contains("config.timeout must be a positive number of seconds"));
+    assert!(scry
+        .err("cont({timeout: NaN})")
+        .contains("timeout must be a positive number of seconds"));
+    let (status, _) = scry.finish_with_output();
+    assert!(status.success());
+    let out = std::process::Command::new(common::SCRY)
+        .args(["--timeout", "0", "--", bin.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("--timeout must be a positive number of seconds"));
+}
+
+#[test]
+fn script_side_errors_say_what_to_do() {
+    let bin = fixture("loop");
+    let mut scry = Scry::spawn(&bin, &["3"]);
+    assert_eq!(
+        scry.err("symbol('loop.c:0')"),
+        "error: no line 0 in loop.c: line numbers start at 1"
+    );
+    // A 100 MB name: answered quickly, and not echoed back.
+    let started = Instant::now();
+    let err = scry.err("symbol('x'.repeat(1e8))");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(err.len() < 600, "{} bytes", err.len());
+    assert!(err.starts_with("error: bad address 'xxxxx"), "{err}");
+    assert!(err.contains("too long"), "{err}");
+    let err = scry.err(&format!("breakpoint.set('{}')", "y".repeat(5000)));
+    assert!(err.len() < 600 && err.contains("bytes cut]"), "{err}");
+    let frames: usize = scry.ok("state.unwind({all: true}).length").parse().unwrap();
+    assert_eq!(
+        scry.err("state.frame(1e9)"),
+        format!(
+            "error: no frame 1000000000: the stack has {frames} frame{}, #0 to #{} (state.unwind() lists them)",
+            if frames == 1 { "" } else { "s" },
+            frames - 1
+        )
+    );
+    assert!(scry
+        .err("new Promise(() => {})")
+        .starts_with("error: the chunk's value is a promise still pending"));
+    let err = scry.err("Promise.reject(new RangeError('boom')); 1");
+    assert!(
+        err.ends_with("error: a promise was rejected and nothing handled it: RangeError: boom"),
+        "{err}"
+    );
+    assert_eq!(
+        scry.ok("const p = Promise.reject(1); p.catch(() => {}); 2"),
+        "2"
+    );
+    assert_eq!(scry.ok("(async () => { await null; return 5 })()"), "5");
+    assert_eq!(
+        scry.ok("status()"),
+        format!(
+            "live\ttrue\npid\t{}\nprogram\t{}",
+            scry.target_pid(),
+            bin.display()
+        )
+    );
+    let pid = scry.target_pid();
+    scry.ok("cont()");
+    assert_eq!(
+        scry.ok("status()"),
+        format!(
+            "live\tfalse\npid\t{pid}\nprogram\t{}\nended\texited with code 3",
+            bin.display()
+        )
+    );
+    let mut empty = Scry::start(&[]);
+    assert_eq!(
+        empty.ok("status()"),
+        "live\tfalse\nnote\tno process yet: spawn(path) or attach(pid)"
+    );
+}
