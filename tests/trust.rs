@@ -406,3 +406,30 @@ fn a_setuid_program_is_said_to_run_without_its_privilege() {
     );
     let _ = std::fs::remove_file(&bin);
 }
+
+// ---- the program's SIGTRAP ------------------------------------------------------------------
+
+#[test]
+fn an_ignored_or_blocked_sigtrap_is_kept_across_breakpoints_and_steps() {
+    let bin = fixture("trap_disposition");
+    for mode in ["ignore", "block"] {
+        let expected = alone(&bin, &[mode]);
+        let mut scry = Scry::spawn(&bin, &[mode]);
+        // Interrupted while it sleeps (no trap), after it set its disposition.
+        assert!(scry.ok("cont({timeout: 0.15})").starts_with("timeout"));
+        // Traps of scry's own: a breakpoint hit, single steps, more hits via a logpoint.
+        scry.ok("breakpoint.set('work'); cont(); step(5)");
+        scry.ok("addEventListener('breakpoint', e => 'continue')");
+        // The program's own SIGTRAP is reported, then delivered as it would be alone.
+        let mut stop = scry.ok("cont()");
+        while stop.starts_with("signal SIGTRAP") {
+            stop = scry.ok("cont()");
+        }
+        assert!(stop.starts_with("exited with code 0"), "{mode}: {stop}");
+        assert_eq!(
+            scry.ok("output()").trim_end(),
+            expected.trim_end(),
+            "{mode}"
+        );
+    }
+}

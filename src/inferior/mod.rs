@@ -1,9 +1,11 @@
 //! The traced process: its threads, its breakpoint sites, and the state machine that stops and
 //! resumes them (all-stop: when one thread stops, every thread is stopped).
 
+mod inject;
 mod lifecycle;
 mod pinning;
 mod run;
+mod sigtrap;
 pub mod sites;
 pub mod thread;
 
@@ -132,6 +134,10 @@ pub struct Inferior {
     run_deadline: Option<Instant>,
     /// Same-core placement during a run of steps (see `pinning`).
     pinning: Option<pinning::Pinning>,
+    /// Where a `syscall` instruction is, for injected calls (see `inject`).
+    syscall_gadget: Option<u64>,
+    /// The program's SIGTRAP disposition to keep during this run (see `sigtrap`).
+    trap_guard: Option<sigtrap::TrapGuard>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,6 +165,8 @@ impl Inferior {
             report_threads: false,
             lifted_for_vfork: Vec::new(),
             pinning: None,
+            syscall_gadget: None,
+            trap_guard: None,
             run_deadline: None,
         })
     }

@@ -46,10 +46,14 @@ impl Inferior {
         self.run_deadline = Some(deadline);
         self.alarm
             .arm(deadline.saturating_duration_since(Instant::now()));
+        if !self.dead {
+            self.guard_sigtrap();
+        }
     }
 
     pub fn disarm(&mut self) {
         self.run_deadline = None;
+        self.trap_guard = None;
         self.alarm.disarm();
         self.unpin();
     }
@@ -292,6 +296,7 @@ impl Inferior {
                     // process. Both are handled like any trap of the program's own.
                     if info.code > 0 && info.code != SI_KERNEL {
                         self.mark(tid, RunState::Stopped, StopKind::Event);
+                        self.after_our_trap(tid);
                         let slots = self.take_watch_hits(tid)?;
                         if slots != 0 {
                             return Ok(Stop::Watchpoint { tid, slots });
@@ -484,7 +489,7 @@ impl Inferior {
         }
     }
 
-    fn hold_signal(&mut self, tid: Tid, signal: i32) {
+    pub(super) fn hold_signal(&mut self, tid: Tid, signal: i32) {
         self.mark(tid, RunState::Stopped, StopKind::Signal);
         if let Some(thread) = self.threads.get_mut(&tid) {
             thread.pending_signal = signal;
@@ -523,11 +528,13 @@ impl Inferior {
                     let pc = self.pc(tid)?;
                     if pc > 0 && self.sites.contains(pc - 1) {
                         self.set_pc(tid, pc - 1)?;
+                        self.after_our_trap(tid);
                         return Ok(Some(Stop::Breakpoint { tid, addr: pc - 1 }));
                     }
                 }
                 let slots = self.take_watch_hits(tid)?;
                 if slots != 0 {
+                    self.after_our_trap(tid);
                     return Ok(Some(Stop::Watchpoint { tid, slots }));
                 }
                 // A positive si_code other than SI_KERNEL is a trap of the debug hardware or of
@@ -535,6 +542,7 @@ impl Inferior {
                 // system call that was interrupted): scry's own, never the program's, whose
                 // SIGTRAPs come from int3 (SI_KERNEL) or kill/raise (si_code <= 0).
                 if info.code > 0 && info.code != SI_KERNEL {
+                    self.after_our_trap(tid);
                     self.continue_or_hold(tid, mode)?;
                     return Ok(None);
                 }
@@ -707,6 +715,8 @@ impl Inferior {
     /// exec replaced the image: old breakpoint bytes, threads and the mem fd are stale.
     fn after_exec(&mut self) -> Result<(), OsError> {
         self.sites = Default::default();
+        self.syscall_gadget = None;
+        self.trap_guard = None;
         self.threads.clear();
         self.threads.insert(self.pid, Thread::new_stopped(self.pid));
         self.selected = self.pid;

@@ -69,6 +69,12 @@ pub fn status_field(status: &str, key: &str) -> Option<String> {
     })
 }
 
+/// A signal-set field of `/proc/PID/status` (`SigIgn`, `SigCgt`, `SigBlk`): bit n-1 for
+/// signal n.
+pub fn signal_set(status: &str, key: &str) -> Option<u64> {
+    u64::from_str_radix(&status_field(status, key)?, 16).ok()
+}
+
 pub fn status_text(pid: Tid) -> Option<String> {
     std::fs::read_to_string(format!("/proc/{pid}/status")).ok()
 }
@@ -98,5 +104,8 @@ mod tests {
             Some("t (tracing stop)")
         );
         assert_eq!(status_field(text, "Nope"), None);
+        let sigs = "SigIgn:\t0000000000000010\nSigCgt:\t0000000180000000\n";
+        assert_eq!(signal_set(sigs, "SigIgn"), Some(1 << 4));
+        assert_eq!(signal_set(sigs, "SigCgt"), Some(0x1_8000_0000));
     }
 }

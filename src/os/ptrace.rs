@@ -53,7 +53,10 @@ pub fn trace_options(kill_on_exit: bool) -> Options {
         | Options::PTRACE_O_TRACEEXEC
         | Options::PTRACE_O_TRACEFORK
         | Options::PTRACE_O_TRACEVFORK
-        | Options::PTRACE_O_TRACEVFORKDONE;
+        | Options::PTRACE_O_TRACEVFORKDONE
+        // System-call stops (injected calls, caught system calls) report SIGTRAP|0x80, never
+        // to be confused with a trap of the program's.
+        | Options::PTRACE_O_TRACESYSGOOD;
     if kill_on_exit {
         opts |= Options::PTRACE_O_EXITKILL;
     }
@@ -74,6 +77,54 @@ pub fn cont(tid: Tid, sig: i32) -> Result<(), OsError> {
 
 pub fn single_step(tid: Tid, sig: i32) -> Result<(), OsError> {
     resume_with(libc::PTRACE_SINGLESTEP, "singlestep", tid, sig)
+}
+
+/// Resumes to the next system-call entry or exit stop.
+pub fn syscall_step(tid: Tid, sig: i32) -> Result<(), OsError> {
+    resume_with(libc::PTRACE_SYSCALL, "syscall", tid, sig)
+}
+
+/// The thread's blocked-signal mask, bit n-1 for signal n.
+pub fn get_sigmask(tid: Tid) -> Result<u64, OsError> {
+    let mut mask = 0u64;
+    // SAFETY: PTRACE_GETSIGMASK writes `addr` (= 8, the size of a kernel sigset) bytes into
+    // the u64 we own.
+    let rc = unsafe {
+        libc::ptrace(
+            libc::PTRACE_GETSIGMASK,
+            tid,
+            std::mem::size_of::<u64>(),
+            &mut mask as *mut u64,
+        )
+    };
+    if rc == -1 {
+        return Err(OsError::Ptrace {
+            what: "getsigmask",
+            tid,
+            errno: nix::Error::last(),
+        });
+    }
+    Ok(mask)
+}
+
+pub fn set_sigmask(tid: Tid, mask: u64) -> Result<(), OsError> {
+    // SAFETY: PTRACE_SETSIGMASK reads 8 bytes from the u64 we own.
+    let rc = unsafe {
+        libc::ptrace(
+            libc::PTRACE_SETSIGMASK,
+            tid,
+            std::mem::size_of::<u64>(),
+            &mask as *const u64,
+        )
+    };
+    if rc == -1 {
+        return Err(OsError::Ptrace {
+            what: "setsigmask",
+            tid,
+            errno: nix::Error::last(),
+        });
+    }
+    Ok(())
 }
 
 /// Lets a tracee in group-stop wait for SIGCONT like an untraced stopped process, while its

@@ -20,6 +20,10 @@ pub enum WaitEvent {
         tid: Tid,
         signal: i32,
     },
+    /// A system-call entry or exit stop (PTRACE_SYSCALL with TRACESYSGOOD).
+    SyscallStop {
+        tid: Tid,
+    },
     /// Signal-delivery-stop: the only stop whose signal is passed on when resumed.
     Signal {
         tid: Tid,
@@ -61,6 +65,7 @@ impl WaitEvent {
             WaitEvent::Exited { tid, .. }
             | WaitEvent::Killed { tid, .. }
             | WaitEvent::Signal { tid, .. }
+            | WaitEvent::SyscallStop { tid }
             | WaitEvent::EventStop { tid, .. }
             | WaitEvent::Clone { tid }
             | WaitEvent::Fork { tid }
@@ -98,6 +103,7 @@ pub fn decode(tid: Tid, status: i32) -> WaitEvent {
     let signal = libc::WSTOPSIG(status);
     let event = (status >> 16) & 0xff;
     match event {
+        0 if signal == libc::SIGTRAP | 0x80 => WaitEvent::SyscallStop { tid },
         0 => WaitEvent::Signal { tid, signal },
         PTRACE_EVENT_STOP => WaitEvent::EventStop { tid, signal },
         PTRACE_EVENT_CLONE => WaitEvent::Clone { tid },
@@ -166,6 +172,7 @@ mod tests {
             WaitEvent::Signal { tid: 7, signal: 11 }
         );
         assert_eq!(decode(7, stop(5, 3)), WaitEvent::Clone { tid: 7 });
+        assert_eq!(decode(7, stop(0x85, 0)), WaitEvent::SyscallStop { tid: 7 });
         assert_eq!(decode(7, stop(5, 4)), WaitEvent::Exec { tid: 7 });
         assert_eq!(
             decode(7, stop(19, 128)),

@@ -1,0 +1,100 @@
+//! Keeping the program's SIGTRAP disposition. Every trap scry causes (an int3 of its own, a
+//! single step, a watchpoint) reaches the program as a forced SIGTRAP, and the kernel forces
+//! it the hard way: if the program ignores SIGTRAP, or blocks it in that thread, the handler
+//! is reset to SIG_DFL and the signal unblocked. Without a fix, a program that ignores SIGTRAP
+//! and later raises it would be killed under scry. So when a run starts with SIGTRAP ignored
+//! or blocked anywhere, scry notes the disposition and the masks, and after each trap of its
+//! own it puts them back: the mask with PTRACE_SETSIGMASK, the disposition with an injected
+//! `rt_sigaction`. A disposition the program changes in the middle of a run is seen at the
+//! next run.
+
+use super::Inferior;
+use crate::os::{procfs, ptrace, Tid};
+
+const SIGTRAP_BIT: u64 = 1 << (libc::SIGTRAP - 1);
+const NR_RT_SIGACTION: u64 = 13;
+/// `struct kernel_sigaction` on x86-64: handler, flags, restorer, an 8-byte mask.
+const KERNEL_SIGACTION: usize = 32;
+
+pub(super) struct TrapGuard {
+    /// The disposition to put back where the kernel reset it, if it can be reset.
+    action: Option<[u8; KERNEL_SIGACTION]>,
+    ignored: bool,
+    /// Threads that had SIGTRAP blocked when the run began.
+    blocked: Vec<Tid>,
+}
+
+impl Inferior {
+    /// At the start of a run: is the program's SIGTRAP disposition one the kernel would
+    /// change? Costs one status read and a mask read per thread.
+    pub(super) fn guard_sigtrap(&mut self) {
+        self.trap_guard = None;
+        let Some(status) = procfs::status_text(self.pid) else {
+            return;
+        };
+        let ignored = procfs::signal_set(&status, "SigIgn").unwrap_or(0) & SIGTRAP_BIT != 0;
+        let caught = procfs::signal_set(&status, "SigCgt").unwrap_or(0) & SIGTRAP_BIT != 0;
+        let blocked: Vec<Tid> = self
+            .thread_ids()
+            .into_iter()
+            .filter(|&t| ptrace::get_sigmask(t).is_ok_and(|m| m & SIGTRAP_BIT != 0))
+            .collect();
+        if !ignored && blocked.is_empty() {
+            return;
+        }
+        // A handler is reset only where SIGTRAP is blocked; an ignored one everywhere.
+        let action = if ignored || caught {
+            self.read_sigtrap_action().or_else(|| {
+                // No thread could run the call (each is about to receive a signal): an
+                // ignored disposition is the whole of what matters.
+                ignored.then(|| {
+                    let mut ign = [0u8; KERNEL_SIGACTION];
+                    ign[..8].copy_from_slice(&(libc::SIG_IGN as u64).to_ne_bytes());
+                    ign
+                })
+            })
+        } else {
+            None
+        };
+        self.trap_guard = Some(TrapGuard {
+            action,
+            ignored,
+            blocked,
+        });
+    }
+
+    /// The current SIGTRAP action, read with an injected `rt_sigaction` in any thread that
+    /// can run one.
+    fn read_sigtrap_action(&mut self) -> Option<[u8; KERNEL_SIGACTION]> {
+        for tid in self.thread_ids() {
+            let mut old = [0u8; KERNEL_SIGACTION];
+            let rc = self.inject_syscall(tid, NR_RT_SIGACTION, &mut old, |at| {
+                [libc::SIGTRAP as u64, 0, at, 8, 0, 0]
+            });
+            if matches!(rc, Ok(0)) {
+                return Some(old);
+            }
+        }
+        None
+    }
+
+    /// After a trap scry caused in `tid`: puts back what the forced SIGTRAP changed.
+    pub(super) fn after_our_trap(&mut self, tid: Tid) {
+        let Some(guard) = &self.trap_guard else {
+            return;
+        };
+        let blocked = guard.blocked.contains(&tid);
+        let reset = guard.ignored || blocked;
+        let action = guard.action;
+        if blocked {
+            if let Ok(mask) = ptrace::get_sigmask(tid) {
+                let _ = ptrace::set_sigmask(tid, mask | SIGTRAP_BIT);
+            }
+        }
+        if let (true, Some(mut action)) = (reset, action) {
+            let _ = self.inject_syscall(tid, NR_RT_SIGACTION, &mut action, |at| {
+                [libc::SIGTRAP as u64, at, 0, 8, 0, 0]
+            });
+        }
+    }
+}
