@@ -29,3 +29,15 @@ pub fn wait_readable(fd: &impl AsRawFd) {
         }
     }
 }
+
+/// The write end is closed (POLLHUP), checked without waiting.
+pub fn is_hung_up(fd: &impl AsRawFd) -> bool {
+    let mut pfd = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: polls one pollfd we own, returning at once.
+    let rc = unsafe { libc::poll(&mut pfd, 1, 0) };
+    rc < 0 || pfd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
+}

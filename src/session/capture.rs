@@ -7,9 +7,8 @@ use std::fs::File;
 use std::io::Read;
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
-use crate::os::pipe::{pending_bytes, wait_readable};
+use crate::os::pipe::{is_hung_up, pending_bytes, wait_readable};
 
 pub struct Capture {
     bytes: VecDeque<u8>,
@@ -78,10 +77,20 @@ impl Pump {
             let mut buf = [0u8; 8192];
             loop {
                 // Wait without consuming, so no byte is ever out of the pipe and not yet in
-                // the buffer while the lock is free.
+                // the buffer while the lock is free; and never block in read() holding the
+                // lock (settle may have taken the bytes poll saw).
                 wait_readable(&*reader);
-                let _held = lock.lock().unwrap_or_else(|e| e.into_inner());
-                match (&*reader).read(&mut buf) {
+                let held = lock.lock().unwrap_or_else(|e| e.into_inner());
+                let pending = pending_bytes(&*reader);
+                if pending == 0 {
+                    drop(held);
+                    if is_hung_up(&*reader) {
+                        break;
+                    }
+                    continue;
+                }
+                let want = pending.min(buf.len());
+                match (&*reader).read(&mut buf[..want]) {
                     Ok(0) => break,
                     Ok(n) => {
                         if let Ok(mut c) = capture.lock() {
@@ -96,18 +105,27 @@ impl Pump {
         Pump { file, draining }
     }
 
-    /// Waits (briefly) until every byte written to the pipe so far is in the buffer, so a
-    /// stop never reports less output than the program wrote before it.
-    pub fn settle(&self, limit: Duration) {
-        let deadline = Instant::now() + limit;
-        while Instant::now() < deadline {
-            {
-                let _held = self.draining.lock().unwrap_or_else(|e| e.into_inner());
-                if pending_bytes(&*self.file) == 0 {
-                    return;
-                }
+    /// Moves every byte written to the pipe so far into the buffer, so a stop never reports
+    /// less output than the program wrote before it. It reads the pipe itself under the
+    /// lock instead of waiting for the helper thread, which a loaded machine may not schedule
+    /// for a long time. Bounded: a released child could write forever.
+    pub fn settle(&self, capture: &SharedCapture) {
+        let _held = self.draining.lock().unwrap_or_else(|e| e.into_inner());
+        let mut buf = [0u8; 8192];
+        for _ in 0..128 {
+            let pending = pending_bytes(&*self.file);
+            if pending == 0 {
+                return;
             }
-            std::thread::sleep(Duration::from_micros(50));
+            let want = pending.min(buf.len());
+            match (&*self.file).read(&mut buf[..want]) {
+                Ok(n) if n > 0 => {
+                    if let Ok(mut c) = capture.lock() {
+                        c.push(&buf[..n]);
+                    }
+                }
+                _ => return,
+            }
         }
     }
 }

@@ -107,7 +107,7 @@ impl Session {
     /// Lets the pipe pumps catch up with what the stopped target has written.
     pub(super) fn settle_output(&self) {
         for pump in &self.pumps {
-            pump.settle(Duration::from_millis(100));
+            pump.settle(&self.capture);
         }
     }
 
