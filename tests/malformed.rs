@@ -83,7 +83,7 @@ fn exercise(rng: &mut Rng, path: &Path, bytes: &[u8]) -> bool {
     let Ok(image) = ElfImage::parse(bytes.to_vec(), path) else {
         return false;
     };
-    let module = ModuleFile::new(image);
+    let module = ModuleFile::standalone(image);
     for _ in 0..8 {
         let addr = FileAddr(rng.next() % 0x20000);
         let _ = module.symbols().lookup_addr(addr);

@@ -15,6 +15,7 @@ pub mod paths;
 mod serve;
 pub mod wire;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -23,7 +24,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::inferior::Origin;
 use crate::repl::Repl;
 use crate::script::Engine;
-use crate::session::{Config, Session, SpawnSpec, MAX_DEADLINE};
+use crate::session::{check_debug_dirs, Config, Session, SpawnSpec, MAX_DEADLINE};
 
 /// The settings of a debugging session that the plain command line, `scry session start` and
 /// `scry mcp` share.
@@ -48,6 +49,10 @@ pub struct TargetOptions {
     /// Refuse memory and register writes and signal suppression (inspection only).
     #[arg(long)]
     pub read_only: bool,
+
+    /// Also look for separate debug files here (repeatable; searched before /usr/lib/debug).
+    #[arg(long = "debug-dir", value_name = "DIR")]
+    pub debug_dirs: Vec<PathBuf>,
 }
 
 impl TargetOptions {
@@ -59,6 +64,9 @@ impl TargetOptions {
             output_limit: self.output_limit.max(256),
             aslr: self.aslr,
             read_only: self.read_only,
+            debug_dirs: check_debug_dirs(&self.debug_dirs)
+                .map(|()| self.debug_dirs.clone())
+                .map_err(|e| format!("--debug-dir {e}"))?,
             ..Config::default()
         })
     }

@@ -45,7 +45,9 @@ pub const API: &[Entry] = &[
     e("state", "state.thread_local(name)", "value in the selected thread; thread_local_addr(name)"),
     e("state", "state.unwind(max=64) / state.frame(n)", "[{frame, pc, sp, symbol, file, line}]; frame(n).registers"),
     e("state", "prev", "previous stop's reads, same shape (undefined if unread)"),
-    e("state", "symbol(expr) / symbols(filter?, limit=200)", "address of 'main+0x10', 'libc:puts'; listing"),
+    e("state", "symbol(expr) / symbols(filter?, {module, limit}?)", "address of 'main+0x10', 'libc:puts'; listing"),
+    e("state", "modules()", "[{name, path, base, start, end, build_id, symbols, debug, debug_file}]"),
+    e("state", "lines('f.c:15') / line_at(addr)", "addresses where a line begins / 'f.c:15'"),
     e("break", "breakpoint.set(where, name?)", "where: addr, 'sym+off' or 'file.c:line'; -> id; remove(id|name); list()"),
     e("break", "watchpoint.set(where, 'w'|'rw'|'r', name?, {len}?)", "hardware, 4 slots; remove(id|name); list()"),
     e("events", "addEventListener(type, fn)", "step breakpoint watchpoint signal thread exit; removeEventListener"),
@@ -54,7 +56,7 @@ pub const API: &[Entry] = &[
     e("events", "e.deliver = false", "signal listener: do not deliver"),
     e("util", "print(...v) / hex(n)", "output line / '0x..'"),
     e("util", "ctx", "persistent object; ctx.reset()"),
-    e("util", "config.timeout", "also script_timeout output_limit aslr"),
+    e("util", "config.timeout", "also script_timeout output_limit aslr debug_dirs"),
     e("util", "help(topic?)", "topics: run state break events util"),
 ];
 

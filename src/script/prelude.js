@@ -532,15 +532,32 @@
       return N.bp_list();
     },
   });
-  function symbols(filter, limit) {
-    const res = N.symbols(filter === undefined || filter === null ? undefined : String(filter), limit);
+  // symbols(filter?, limit?) or symbols(filter?, {module, limit}).
+  function symbols(filter, opts) {
+    if (typeof filter === 'object' && filter !== null) {
+      opts = filter;
+      filter = undefined;
+    }
+    let limit = opts;
+    let module;
+    if (typeof opts === 'object' && opts !== null) {
+      limit = opts.limit;
+      module = opts.module === undefined || opts.module === null ? undefined : String(opts.module);
+    }
+    const res = N.symbols(filter === undefined || filter === null ? undefined : String(filter), limit, module);
     hidden(res.rows, MORE, own(res, 'more'));
     return res.rows;
+  }
+  function modules() {
+    const res = N.modules();
+    const rows = own(res, 'rows');
+    hidden(rows, LINE, own(res, 'text'));
+    return rows;
   }
 
   // ---- settings and the persistent ctx ------------------------------------------------------
   const configTarget = {};
-  for (const k of ['timeout', 'script_timeout', 'output_limit', 'aslr', 'read_only']) {
+  for (const k of ['timeout', 'script_timeout', 'output_limit', 'aslr', 'read_only', 'debug_dirs']) {
     Object.defineProperty(configTarget, k, {
       enumerable: true,
       get: () => N.config_get(k),
@@ -587,6 +604,18 @@
   define('handle_signal', (sig, mode) => N.signal_mode(String(sig), String(mode)));
   define('symbol', (expr) => N.resolve(expr));
   define('symbols', symbols);
+  define('modules', modules);
+  define('lines', (where) => {
+    if (typeof where !== 'string') throw new TypeError("lines('file.c:LINE'): where must be a string such as 'loop.c:15'");
+    const res = N.lines(where);
+    const addrs = own(res, 'rows');
+    hidden(addrs, LINE, own(res, 'text'));
+    return addrs;
+  });
+  define('line_at', (addr) => {
+    if (addr === undefined) throw new ScryError('line_at(addr) needs an address (Number, BigInt or symbol)');
+    return N.line_at(addr);
+  });
   define('breakpoint', breakpoint);
   define('addEventListener', addEventListener);
   define('removeEventListener', removeEventListener);

@@ -12,6 +12,7 @@ impl Session {
         };
         let entries = maps::parse_maps(&text);
         let exe = procfs::exe_path(pid);
+        self.symbols.set_debug_dirs(self.config.debug_dirs.clone());
         let root = format!("/proc/{pid}/root");
         self.symbols
             .refresh(&entries, exe.as_deref(), &|m: &maps::MapEntry| {
@@ -23,7 +24,27 @@ impl Session {
                     PathBuf::from(path)
                 }
             });
+        // The vDSO has no file: its symbols come from the process's memory, once.
+        if let Some((start, end)) = self.symbols.vdso_wanted() {
+            let mut bytes = vec![0u8; (end.0 - start.0) as usize];
+            let read = self
+                .inferior()
+                .is_ok_and(|i| i.read_memory(start.0, &mut bytes).is_ok());
+            if read {
+                self.symbols.add_vdso(bytes);
+            }
+        }
         self.last_maps_refresh = Some(Instant::now());
+    }
+
+    /// Sets the directories searched for separate debug files (`config.debug_dirs`), each
+    /// checked to be a directory; the modules are read again with them.
+    pub fn set_debug_dirs(&mut self, dirs: Vec<PathBuf>) -> Result<()> {
+        check_debug_dirs(&dirs).map_err(SessionError::Invalid)?;
+        self.config.debug_dirs = dirs;
+        self.symbols.set_debug_dirs(self.config.debug_dirs.clone());
+        self.refresh_symbols();
+        Ok(())
     }
 
     /// Re-reads the module list when an address or name is unknown, at most twice a second.
@@ -75,6 +96,13 @@ impl Session {
     }
 
     pub fn symbol_store(&self) -> &SymbolStore {
+        &self.symbols
+    }
+
+    /// The symbol store, its module list first re-read if it may be stale (a library loaded
+    /// since, at most twice a second): for listings of every module.
+    pub fn fresh_symbols(&mut self) -> &SymbolStore {
+        self.refresh_symbols_on_miss();
         &self.symbols
     }
 
@@ -144,5 +172,13 @@ impl Session {
                 };
             }
         }
+    }
+}
+
+/// `Err` naming the first of `dirs` that is not a directory.
+pub fn check_debug_dirs(dirs: &[PathBuf]) -> std::result::Result<(), String> {
+    match dirs.iter().find(|d| !d.is_dir()) {
+        Some(d) => Err(format!("{}: not a directory", d.display())),
+        None => Ok(()),
     }
 }

@@ -35,6 +35,7 @@ use breakpoints::BreakpointTable;
 pub use breakpoints::{Breakpoint, BreakpointRef};
 use capture::{Capture, Pump, SharedCapture};
 pub use error::SessionError;
+pub use lookup::check_debug_dirs;
 use snapshot::Snapshot;
 pub use stop::{Reason, StopInfo, WatchReport};
 use watchpoints::{WatchKind, WatchTable, Watchpoint};
@@ -76,6 +77,8 @@ pub struct Config {
     pub aslr: bool,
     /// Refuse memory and register writes and signal injection.
     pub read_only: bool,
+    /// Directories searched for separate debug files, before `/usr/lib/debug`.
+    pub debug_dirs: Vec<PathBuf>,
 }
 
 impl Default for Config {
@@ -87,6 +90,7 @@ impl Default for Config {
             capture_limit: 1024 * 1024,
             aslr: false,
             read_only: false,
+            debug_dirs: Vec::new(),
         }
     }
 }
@@ -134,7 +138,7 @@ mod seconds_tests {
 
 /// `loop.c:15` or `src/app/main.rs:120`: a file name (it has a dot or a slash) and a line
 /// (0 included, so that it can be refused by name rather than taken for a module).
-fn source_line_expr(expr: &str) -> Option<(&str, u32)> {
+pub fn source_line_expr(expr: &str) -> Option<(&str, u32)> {
     let (file, line) = expr.trim().rsplit_once(':')?;
     let line: u32 = line.parse().ok()?;
     (file.contains('.') || file.contains('/')).then_some((file, line))

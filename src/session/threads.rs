@@ -285,13 +285,8 @@ impl Session {
         if pc == lookup {
             return self.symbolize(pc);
         }
-        let (module, sym, _) = self.symbols.symbol_at(RuntimeAddr(lookup))?;
-        let start = module.bias.to_runtime(sym.addr).0;
-        let name = sym.display_name();
-        Some(match pc - start {
-            0 => name.into_owned(),
-            off => format!("{name}+{off:#x}"),
-        })
+        self.symbols
+            .symbolize_return(RuntimeAddr(pc), RuntimeAddr(lookup))
     }
 
     /// The selected thread's physical frames (no inlined rows) and why the walk stopped.

@@ -34,6 +34,26 @@ impl AsRef<Path> for TempExe {
     }
 }
 
+impl TempExe {
+    /// The directory holding the program (and anything a test puts beside it).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+/// Runs a tool (objcopy, strip, ...) and panics with its output when it fails.
+pub fn run_tool(tool: &str, args: &[&std::ffi::OsStr]) {
+    let out = Command::new(tool)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("running {tool}: {e}"));
+    assert!(
+        out.status.success(),
+        "{tool} {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 impl Drop for TempExe {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);

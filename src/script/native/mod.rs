@@ -26,6 +26,7 @@ macro_rules! def {
     };
 }
 
+mod modules;
 mod points;
 mod process;
 mod state;
@@ -119,5 +120,6 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
     process::install(&n, ctx, host)?;
     state::install(&n, ctx, host)?;
     points::install(&n, ctx, host)?;
+    modules::install(&n, ctx, host)?;
     Ok(n)
 }

@@ -426,6 +426,13 @@ pub(super) fn install<'js>(
             "output_limit" => Value::new_number(ctx.clone(), c.output_limit as f64),
             "aslr" => Value::new_bool(ctx.clone(), c.aslr),
             "read_only" => Value::new_bool(ctx.clone(), c.read_only),
+            "debug_dirs" => {
+                let dirs = Array::new(ctx.clone())?;
+                for d in &c.debug_dirs {
+                    dirs.push(d.to_string_lossy().as_ref())?;
+                }
+                dirs.into_value()
+            }
             _ => return Err(throw(&ctx, format!("no setting '{key}'"))),
         })
     });
@@ -435,6 +442,27 @@ pub(super) fn install<'js>(
                                      key: String,
                                      v: Value<'js>|
           -> rquickjs::Result<()> {
+        if key == "debug_dirs" {
+            // Read the script's array (it may run the script's getters) before the session
+            // is borrowed.
+            let bad = || {
+                throw(
+                    &ctx,
+                    "config.debug_dirs must be an array of directory paths",
+                )
+            };
+            let list = v.as_array().ok_or_else(bad)?;
+            let mut dirs = Vec::new();
+            for item in list.iter::<Value>() {
+                let item = item?;
+                let path: String = item.as_string().ok_or_else(bad)?.to_string()?;
+                dirs.push(std::path::PathBuf::from(path));
+            }
+            return h
+                .session_mut(&ctx)?
+                .set_debug_dirs(dirs)
+                .map_err(|e| throw(&ctx, format!("config.debug_dirs: {e}")));
+        }
         let mut s = h.session_mut(&ctx)?;
         let positive = |what: &str| -> rquickjs::Result<f64> {
             v.as_number()

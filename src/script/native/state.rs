@@ -158,9 +158,11 @@ fn frame_line(f: &crate::session::FrameRow, trampoline: bool) -> String {
         line.push_str(" [inlined]");
     }
     line.push(' ');
+    // The trampoline is `__restore_rt` when the C library's debug file names it; gdb's
+    // wording says what it is either way.
     match (&f.symbol, trampoline) {
-        (None, true) => line.push_str("<signal handler called>"),
-        (Some(s), _) => line.push_str(s),
+        (_, true) => line.push_str("<signal handler called>"),
+        (Some(s), false) => line.push_str(s),
         (None, false) => line.push_str("??"),
     }
     if let Some(file) = &f.file {
@@ -451,49 +453,6 @@ pub(super) fn install<'js>(
           -> R<'js> {
         let addr = address(&ctx, &h, &expr)?;
         u64_to_js(&ctx, addr)
-    });
-
-    let h = host.clone();
-    def!(n, ctx, "symbols", move |ctx: Ctx<'js>,
-                                  filter: Opt<Value<'js>>,
-                                  limit: Opt<Value<'js>>|
-          -> R<'js> {
-        let limit = match limit.0.filter(|v| !v.is_undefined() && !v.is_null()) {
-            Some(v) => values::to_count(&ctx, &v, 10_000_000, "symbols(filter, limit)")
-                .map_err(|e| throw(&ctx, e))? as usize,
-            None => 200,
-        };
-        let filter: Option<String> = match filter.0.filter(|v| !v.is_undefined() && !v.is_null()) {
-            Some(v) => Some(v.get()?),
-            None => None,
-        };
-        let session = h.session_ref(&ctx)?;
-        let rows = Array::new(ctx.clone())?;
-        let mut total = 0usize;
-        for (module, sym, addr) in session.symbol_store().symbols(filter.as_deref()) {
-            if total < limit {
-                let o = Object::new(ctx.clone())?;
-                o.put("addr", u64_to_js(&ctx, addr.0)?)?;
-                o.put("size", sym.size as f64)?;
-                o.put(
-                    "type",
-                    match sym.kind {
-                        SymKind::Func => "func",
-                        SymKind::Object => "object",
-                        SymKind::Tls => "tls",
-                        SymKind::Other => "other",
-                    },
-                )?;
-                o.put("name", sym.display_name().as_ref())?;
-                o.put("module", module.name.as_str())?;
-                rows.push(o)?;
-            }
-            total += 1;
-        }
-        let o = Object::new(ctx.clone())?;
-        o.put("rows", rows)?;
-        o.put("more", total.saturating_sub(limit) as f64)?;
-        Ok(o.into_value())
     });
 
     let h = host.clone();

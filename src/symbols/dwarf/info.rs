@@ -2,7 +2,7 @@
 //! debug file), opened for questions. Units are parsed by addr2line on first need, not here.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use gimli::SectionId;
 
@@ -42,11 +42,19 @@ impl DwarfInfo {
 
     pub(super) fn from_sections(data: SharedBytes, secs: &[SectionInfo]) -> Option<DwarfInfo> {
         let load = |id: SectionId| -> Result<Reader, gimli::Error> {
-            let (offset, size) = secs
-                .iter()
-                .find(|s| s.name == id.name() && !s.compressed)
-                .map_or((0, 0), |s| (s.offset, s.size));
-            Ok(DwarfReader::new(data.clone(), offset, size))
+            let Some(sec) = secs.iter().find(|s| s.name == id.name()) else {
+                return Ok(DwarfReader::new(data.clone(), 0, 0));
+            };
+            if !sec.compressed {
+                return Ok(DwarfReader::new(data.clone(), sec.offset, sec.size));
+            }
+            // Inflated once, here; a section that will not inflate reads as empty.
+            let inflated = sec
+                .contents((*data).as_ref())
+                .map(|c| c.into_owned())
+                .unwrap_or_default();
+            let len = inflated.len();
+            Ok(DwarfReader::new(Arc::new(inflated), 0, len))
         };
         let dwarf = gimli::Dwarf::load(load).ok()?;
         if !nesting_is_sane(&dwarf) {
@@ -68,8 +76,7 @@ impl DwarfInfo {
 }
 
 fn has_debug_info(secs: &[SectionInfo]) -> bool {
-    secs.iter()
-        .any(|s| s.name == ".debug_info" && s.size > 0 && !s.compressed)
+    secs.iter().any(|s| s.name == ".debug_info" && s.size > 0)
 }
 
 /// False when some unit nests DIEs deeper than `MAX_DIE_DEPTH`. Iterative, so it cannot
@@ -108,8 +115,6 @@ fn nesting_is_sane(dwarf: &gimli::Dwarf<Reader>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
     use crate::symbols::addr::FileAddr;
 

@@ -1,18 +1,18 @@
 //! `ElfImage`: one ELF file on disk, parsed once into the facts a debugger needs (segments,
 //! entry point, symbols) while keeping its bytes for later reads of code and data.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context};
-use memmap2::Mmap;
 use object::elf::{self, FileHeader64};
 use object::read::elf::{FileHeader, NoteIterator, ProgramHeader, SectionHeader, SectionTable};
 use object::Endianness;
 
+use super::debuglink::DebugLink;
+use super::file::{map_regular_file, Backing};
 use super::index::SymbolIndex;
-use super::symtab;
+use super::{plt, symtab};
 use crate::symbols::addr::{FileAddr, LoadBias};
 
 /// Bytes kept alive by reference counting: an image's mapping or a file read into memory,
@@ -61,26 +61,6 @@ pub struct TlsSegment {
     pub align: u64,
 }
 
-enum Backing {
-    Mapped(Mmap),
-    Owned(Vec<u8>),
-}
-
-impl Backing {
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Backing::Mapped(m) => m,
-            Backing::Owned(v) => v,
-        }
-    }
-}
-
-impl AsRef<[u8]> for Backing {
-    fn as_ref(&self) -> &[u8] {
-        self.bytes()
-    }
-}
-
 pub struct ElfImage {
     pub path: PathBuf,
     pub entry: FileAddr,
@@ -93,6 +73,11 @@ pub struct ElfImage {
     pub soname: Option<String>,
     /// The NT_GNU_BUILD_ID note, identifying the exact build (and its separate debug file).
     pub build_id: Option<Vec<u8>>,
+    /// `.gnu_debuglink`: the name and CRC of a separate debug file.
+    pub debuglink: Option<DebugLink>,
+    /// Whether the file has a full symbol table (`.symtab`), not only the dynamic one.
+    pub has_symtab: bool,
+    /// `.symtab`, `.dynsym` and `name@plt` entries synthesized for the PLT.
     pub symbols: SymbolIndex,
     backing: Arc<Backing>,
 }
@@ -117,6 +102,8 @@ struct Parsed {
     tls: Option<TlsSegment>,
     soname: Option<String>,
     build_id: Option<Vec<u8>>,
+    debuglink: Option<DebugLink>,
+    has_symtab: bool,
     symbols: SymbolIndex,
 }
 
@@ -124,20 +111,7 @@ impl ElfImage {
     /// Maps and parses the file at `path`. Only regular files are opened: paths come from
     /// a process's maps and may name devices, where even `open` can block or have effects.
     pub fn load(path: &Path) -> anyhow::Result<ElfImage> {
-        let meta = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
-        if !meta.is_file() {
-            bail!("{}: not a regular file", path.display());
-        }
-        let file = File::open(path).with_context(|| format!("{}", path.display()))?;
-        if !file.metadata().map(|m| m.is_file()).unwrap_or(false) {
-            bail!("{}: not a regular file", path.display());
-        }
-        // SAFETY: the mapping is private and read-only. If another process truncates the file
-        // while we hold it, reads past the new end fault; executables and libraries in use are
-        // replaced by rename rather than rewritten in place, so this is the accepted risk of
-        // every debugger and linker that maps object files.
-        let map =
-            unsafe { Mmap::map(&file) }.with_context(|| format!("mmap {}", path.display()))?;
+        let map = map_regular_file(path)?;
         let parsed = parse(&map).with_context(|| format!("{}", path.display()))?;
         Ok(ElfImage::assemble(
             path.to_path_buf(),
@@ -165,6 +139,8 @@ impl ElfImage {
             tls: p.tls,
             soname: p.soname,
             build_id: p.build_id,
+            debuglink: p.debuglink,
+            has_symtab: p.has_symtab,
             symbols: p.symbols,
             backing: Arc::new(backing),
         }
@@ -237,6 +213,11 @@ impl ElfImage {
         self.data().get(start..start.checked_add(len)?)
     }
 
+    /// Link-time address ranges of the executable segments (start, end exclusive).
+    pub fn exec_ranges(&self) -> Vec<(FileAddr, FileAddr)> {
+        exec_ranges(&self.load_segments)
+    }
+
     /// Lowest and highest (exclusive) link-time addresses of all PT_LOAD segments.
     pub fn vaddr_extent(&self) -> Option<(FileAddr, FileAddr)> {
         let lo = self.load_segments.iter().map(|s| s.vaddr.0).min()?;
@@ -295,12 +276,17 @@ fn parse(data: &[u8]) -> anyhow::Result<Parsed> {
     load_segments.sort_by_key(|s| s.vaddr);
 
     let sections = header.sections(endian, data).map_err(err)?;
-    let symbols = symtab::read_symbols(endian, data, &sections)?;
-    let exec = load_segments
+    let mut symbols = symtab::read_symbols(endian, data, &sections)?;
+    let plt = plt::entries(endian, data, &sections, &symbols);
+    symbols.extend(plt);
+    let exec = exec_ranges(&load_segments);
+    let has_symtab = sections
         .iter()
-        .filter(|s| s.flags.exec)
-        .map(|s| (s.vaddr, FileAddr(s.vaddr_end())))
-        .collect();
+        .any(|s| s.sh_type(endian) == elf::SHT_SYMTAB);
+    let debuglink = sections
+        .section_by_name(endian, b".gnu_debuglink")
+        .and_then(|(_, s)| s.data(endian, data).ok())
+        .and_then(DebugLink::parse);
 
     Ok(Parsed {
         entry: FileAddr(header.e_entry(endian)),
@@ -309,11 +295,21 @@ fn parse(data: &[u8]) -> anyhow::Result<Parsed> {
         tls,
         soname: soname(endian, data, &sections),
         build_id: build_id(endian, data, &sections, phdrs),
+        debuglink,
+        has_symtab,
         symbols: SymbolIndex::new(symbols, exec),
     })
 }
 
-type Sections<'data> = SectionTable<'data, FileHeader64<Endianness>, &'data [u8]>;
+fn exec_ranges(segments: &[LoadSegment]) -> Vec<(FileAddr, FileAddr)> {
+    segments
+        .iter()
+        .filter(|s| s.flags.exec)
+        .map(|s| (s.vaddr, FileAddr(s.vaddr_end())))
+        .collect()
+}
+
+pub(super) type Sections<'data> = SectionTable<'data, FileHeader64<Endianness>, &'data [u8]>;
 
 /// Best effort: a broken dynamic section costs the soname, not the whole file.
 fn soname(endian: Endianness, data: &[u8], sections: &Sections<'_>) -> Option<String> {
@@ -324,7 +320,7 @@ fn soname(endian: Endianness, data: &[u8], sections: &Sections<'_>) -> Option<St
 }
 
 /// Best effort, from note sections, or from PT_NOTE when section headers were stripped.
-fn build_id(
+pub(super) fn build_id(
     endian: Endianness,
     data: &[u8],
     sections: &Sections<'_>,
@@ -519,6 +515,8 @@ mod tests {
             tls: None,
             soname: None,
             build_id: None,
+            debuglink: None,
+            has_symtab: false,
             symbols: SymbolIndex::default(),
             backing: Arc::new(Backing::Owned(Vec::new())),
         }

@@ -55,11 +55,14 @@ impl Default for SymbolIndex {
 }
 
 /// Symbols that are more useful to show when several sit on the same address: a function
-/// over data, a global over a local, `puts` over `_IO_puts`.
-fn naming_quality(s: &Symbol) -> (bool, bool, Reverse<usize>) {
+/// over data, a global over a local, the source's name over glibc's internal alias for it
+/// (`__lll_lock_wait` over `__GI___lll_lock_wait`, as in a debug file's `.symtab`), `puts`
+/// over `_IO_puts`.
+fn naming_quality(s: &Symbol) -> (bool, bool, bool, Reverse<usize>) {
     (
         s.kind == SymKind::Func,
         s.global,
+        !s.name.starts_with("__GI_"),
         Reverse(s.leading_underscores()),
     )
 }

@@ -109,8 +109,9 @@ impl NameTable {
             return Some(k);
         }
         // `puts@GLIBC_2.2.5` as copied from `nm` output: versions are not part of our names.
+        // `puts@plt` is a name of its own (a PLT entry), never the function it calls.
         match query.split_once('@') {
-            Some((base, _)) if !base.is_empty() => first_raw(base),
+            Some((base, ver)) if !base.is_empty() && ver != "plt" => first_raw(base),
             _ => None,
         }
     }

@@ -1,6 +1,8 @@
 //! Section headers of an ELF image, read on demand by the readers of its tables (CFI, DWARF).
 //! `ElfImage` itself keeps only what every caller needs; these lookups happen once per image.
 
+use std::borrow::Cow;
+
 use object::elf::{self, FileHeader64};
 use object::read::elf::{FileHeader, ProgramHeader, SectionHeader};
 use object::Endianness;
@@ -14,14 +16,25 @@ pub(crate) struct SectionInfo {
     /// Byte range in the file.
     pub offset: usize,
     pub size: usize,
-    /// SHF_COMPRESSED: the bytes are a compression header plus a zlib/zstd stream, which
-    /// this crate cannot inflate; readers treat such a section as absent.
+    /// SHF_COMPRESSED: the bytes are a compression header plus a zlib/zstd stream; read
+    /// them through `contents`.
     pub compressed: bool,
 }
 
 impl SectionInfo {
+    /// The bytes as stored in the file.
     pub fn bytes<'d>(&self, data: &'d [u8]) -> Option<&'d [u8]> {
         data.get(self.offset..self.offset.checked_add(self.size)?)
+    }
+
+    /// The section's contents, inflated when compressed; `None` when they cannot be had.
+    pub fn contents<'d>(&self, data: &'d [u8]) -> Option<Cow<'d, [u8]>> {
+        let raw = self.bytes(data)?;
+        if self.compressed {
+            super::compressed::inflate(raw).map(Cow::Owned)
+        } else {
+            Some(Cow::Borrowed(raw))
+        }
     }
 }
 

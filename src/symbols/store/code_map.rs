@@ -3,7 +3,7 @@
 use super::SymbolStore;
 use crate::symbols::addr::RuntimeAddr;
 use crate::symbols::elf::Symbol;
-use crate::symbols::unwind::{Code, CodeMap};
+use crate::symbols::unwind::{CfiTables, Code, CodeMap};
 
 impl CodeMap for SymbolStore {
     fn code_at(&self, addr: RuntimeAddr) -> Option<Code<'_>> {
@@ -15,6 +15,10 @@ impl CodeMap for SymbolStore {
             name: &m.name,
             is_exe: m.is_exe,
         })
+    }
+
+    fn separate_cfi(&self, addr: RuntimeAddr) -> Option<&CfiTables> {
+        self.module_at(addr)?.file.separate_cfi()
     }
 
     fn function_at(&self, addr: RuntimeAddr) -> Option<(&Symbol, u64)> {

@@ -53,6 +53,11 @@ impl SymbolStore {
                 };
                 match find_in(&scope, name) {
                     Some((_, _, addr)) => addr.0,
+                    // `libc.so.6+0x8e8d9`, as `symbolize` names an address no symbol covers.
+                    None if module.is_none() => match self.module_named(name) {
+                        Some(m) => m.bias.0,
+                        None => return Err(self.unknown(&scope, name)),
+                    },
                     None => return Err(self.unknown(&scope, name)),
                 }
             }
@@ -103,26 +108,60 @@ impl SymbolStore {
         Some((m, s, off))
     }
 
-    /// `main+0x4` (`main` at offset 0), demangled; no module prefix. `None` when no symbol
-    /// covers `addr`.
+    /// `main+0x4` (`main` at offset 0), demangled, without a module prefix. An address no
+    /// symbol covers is named by its module: `libc.so.6+0x8e8d9`, the offset from the
+    /// module's load base (its link-time address, which `resolve` reads back); outside every
+    /// module, by its mapping: `[heap]+0x40`, `[anon]+0x1000`. `None` only where nothing is
+    /// mapped (as of the last refresh).
     pub fn symbolize(&self, addr: RuntimeAddr) -> Option<String> {
-        let (_, s, off) = self.symbol_at(addr)?;
-        let name = s.display_name();
-        Some(if off == 0 {
-            name.into_owned()
-        } else {
-            format!("{name}+{off:#x}")
-        })
+        match self.symbol_at(addr) {
+            Some((_, s, off)) => Some(with_offset(&s.display_name(), off)),
+            None => self
+                .module_offset(addr)
+                .or_else(|| self.region_offset(addr)),
+        }
     }
 
-    /// Every addressable symbol of every module with its runtime address, optionally only
-    /// those whose raw or demangled name contains `filter`.
+    /// Like `symbolize`, for a caller's frame whose `pc` is a return address: the function
+    /// is found by `lookup` (the call, one byte back, so a call ending a function is not
+    /// attributed to the next one) and the offset is `pc`'s.
+    pub fn symbolize_return(&self, pc: RuntimeAddr, lookup: RuntimeAddr) -> Option<String> {
+        match self.symbol_at(lookup) {
+            Some((m, s, _)) => {
+                let start = m.bias.to_runtime(s.addr).0;
+                Some(with_offset(&s.display_name(), pc.0.wrapping_sub(start)))
+            }
+            None if self.module_at(lookup).is_some() => self.module_offset(pc),
+            None => self.region_offset(pc),
+        }
+    }
+
+    /// `libc.so.6+0x8e8d9` for an address in a module.
+    fn module_offset(&self, addr: RuntimeAddr) -> Option<String> {
+        let m = self.module_at(addr)?;
+        Some(format!("{}+{:#x}", m.name, m.bias.to_file(addr).0))
+    }
+
+    /// The module whose file name (or path) is exactly `name`.
+    fn module_named(&self, name: &str) -> Option<&LoadedModule> {
+        self.modules.iter().find(|m| m.match_rank(name) == Some(0))
+    }
+
+    /// Every addressable symbol with its runtime address, optionally only those whose raw or
+    /// demangled name contains `filter`, and only in the modules `module` names (as in
+    /// `libc:puts`: `libc` matches `libc.so.6`); an error when no module matches it.
     pub fn symbols<'a>(
         &'a self,
         filter: Option<&str>,
-    ) -> impl Iterator<Item = (&'a LoadedModule, &'a Symbol, RuntimeAddr)> + 'a {
+        module: Option<&str>,
+    ) -> Result<impl Iterator<Item = (&'a LoadedModule, &'a Symbol, RuntimeAddr)> + 'a, SymbolError>
+    {
+        let scope = match module {
+            Some(prefix) => self.modules_matching(prefix)?,
+            None => self.modules.iter().collect(),
+        };
         let filter: Option<Arc<str>> = filter.map(Arc::from);
-        self.modules.iter().flat_map(move |m| {
+        Ok(scope.into_iter().flat_map(move |m| {
             let filter = filter.clone();
             m.file
                 .symbols()
@@ -131,7 +170,7 @@ impl SymbolStore {
                     s.kind != SymKind::Tls && filter.as_deref().is_none_or(|f| s.matches(f))
                 })
                 .map(move |s| (m, s, m.bias.to_runtime(s.addr)))
-        })
+        }))
     }
 
     /// A thread-local symbol by name; its `addr` is an offset in the module's TLS block.
@@ -144,6 +183,14 @@ impl SymbolStore {
                 .filter(|s| s.kind == SymKind::Tls)?;
             Some((m, s))
         })
+    }
+}
+
+fn with_offset(name: &str, off: u64) -> String {
+    if off == 0 {
+        name.to_string()
+    } else {
+        format!("{name}+{off:#x}")
     }
 }
 

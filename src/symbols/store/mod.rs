@@ -8,6 +8,7 @@ mod expr;
 mod layout;
 mod lookup;
 mod module;
+mod regions;
 mod source;
 
 #[cfg(test)]
@@ -17,12 +18,14 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use module::{LoadedModule, ModuleFile};
+pub use debug_file::{DebugFile, FoundBy, SYSTEM_DEBUG_DIR};
+pub use module::{DwarfSource, LoadedModule, ModuleFile, SymbolSource};
 
 use crate::os::maps::MapEntry;
 use crate::symbols::addr::RuntimeAddr;
 use crate::symbols::elf::ElfImage;
 use layout::{agreed_bias, group_mappings, round_up_page, Group};
+use regions::Region;
 
 type CacheKey = (PathBuf, u64);
 
@@ -37,11 +40,31 @@ pub struct SymbolStore {
     /// Where the kernel's vDSO is mapped; it has no file, so it is not a module, but its
     /// unwind tables can be read from memory.
     vdso: Option<(RuntimeAddr, RuntimeAddr)>,
+    /// Directories searched for separate debug files before the system's.
+    debug_dirs: Arc<[PathBuf]>,
+    /// Mappings of no file, in address order: `[heap]`, `[stack]`, anonymous memory.
+    regions: Vec<Region>,
+    /// The vDSO as a module, once the caller has read its image from memory.
+    vdso_module: Option<LoadedModule>,
 }
 
 impl SymbolStore {
     pub fn new() -> Self {
         SymbolStore::default()
+    }
+
+    /// Sets the directories searched for separate debug files (before `/usr/lib/debug`).
+    /// Files already read are forgotten, so the next `refresh` searches again.
+    pub fn set_debug_dirs(&mut self, dirs: Vec<PathBuf>) {
+        if *self.debug_dirs != *dirs {
+            self.debug_dirs = Arc::from(dirs);
+            self.cache.clear();
+            self.not_elf.clear();
+        }
+    }
+
+    pub fn debug_dirs(&self) -> &[PathBuf] {
+        &self.debug_dirs
     }
 
     /// Rebuilds the module list from a maps snapshot. The module whose path is `exe_path`
@@ -73,6 +96,8 @@ impl SymbolStore {
             .iter()
             .find(|m| m.path.as_deref() == Some("[vdso]"))
             .map(|m| (RuntimeAddr(m.start), RuntimeAddr(m.end)));
+        self.regions = regions::of(maps);
+        self.keep_vdso();
     }
 
     fn load_group(
@@ -89,7 +114,8 @@ impl SymbolStore {
             None if self.not_elf.contains(&key) => return None,
             None => match ElfImage::load(&open_path(first)) {
                 Ok(img) => {
-                    let file = Arc::new(ModuleFile::new(img));
+                    let path = PathBuf::from(group.path);
+                    let file = Arc::new(ModuleFile::new(img, path, self.debug_dirs.clone()));
                     self.cache.insert(key, file.clone());
                     file
                 }

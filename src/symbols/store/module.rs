@@ -2,61 +2,173 @@
 //! tables read from it on first need) and one loaded copy of it in the process
 //! (`LoadedModule`: where, with which bias).
 
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use super::debug_file;
+use super::debug_file::{self, DebugFile};
 use crate::symbols::addr::{FileAddr, LoadBias, RuntimeAddr};
 use crate::symbols::dwarf::{DwarfInfo, Location, Variable};
+use crate::symbols::elf::sections::read_sections;
 use crate::symbols::elf::{ElfImage, SymbolIndex};
 use crate::symbols::unwind::CfiTables;
 
-/// An ELF file and what is read from it lazily: nothing of DWARF or the unwind tables is
-/// touched before a question needs it, and each is read once per file, however many times
-/// the file is loaded or the store refreshed.
+/// Where a module's names come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SymbolSource {
+    /// Its own full symbol table (`.symtab`).
+    Symtab,
+    /// Only its dynamic symbols (`.dynsym`, and PLT entries): a stripped file.
+    Dynsym,
+    /// The `.symtab` of its separate debug file.
+    Separate,
+    /// No symbols at all.
+    None,
+}
+
+/// Where a module's DWARF was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DwarfSource {
+    /// The module's own `.debug_*` sections.
+    Own,
+    /// Its separate debug file's.
+    Separate,
+}
+
+/// An ELF file and what is read from it lazily: its separate debug file, DWARF, unwind
+/// tables and (for a stripped file) the full symbol table. Nothing of DWARF is touched
+/// before a question needs it, no debug file is looked for before the file's own contents
+/// fall short, and each is read once per file, however many times the file is loaded or the
+/// store refreshed.
 #[derive(Debug)]
 pub struct ModuleFile {
     pub image: ElfImage,
-    /// Unwind tables, located on the first unwind through this file.
+    /// The path the process maps the file from: separate debug files are looked for
+    /// beside it and under it in the debug directories.
+    pub module_path: PathBuf,
+    /// Directories searched for separate debug files before the system's.
+    debug_dirs: Arc<[PathBuf]>,
+    debug_file: OnceLock<Option<DebugFile>>,
+    /// The debug file's `.symtab` merged with the image's tables, for a stripped image.
+    full_symbols: OnceLock<Option<SymbolIndex>>,
     cfi: OnceLock<CfiTables>,
-    /// DWARF, opened on the first source-level question (`None`: none found).
-    dwarf: OnceLock<Option<DwarfInfo>>,
+    separate_cfi: OnceLock<Option<CfiTables>>,
+    dwarf: OnceLock<Option<(DwarfInfo, DwarfSource)>>,
 }
 
 impl ModuleFile {
-    pub fn new(image: ElfImage) -> ModuleFile {
+    pub fn new(image: ElfImage, module_path: PathBuf, debug_dirs: Arc<[PathBuf]>) -> ModuleFile {
         ModuleFile {
             image,
+            module_path,
+            debug_dirs,
+            debug_file: OnceLock::new(),
+            full_symbols: OnceLock::new(),
             cfi: OnceLock::new(),
+            separate_cfi: OnceLock::new(),
             dwarf: OnceLock::new(),
         }
     }
 
-    /// The symbol tables.
-    pub fn symbols(&self) -> &SymbolIndex {
-        &self.image.symbols
+    /// An image on its own, with only the system debug directory (tests, tools).
+    pub fn standalone(image: ElfImage) -> ModuleFile {
+        let path = image.path.clone();
+        ModuleFile::new(image, path, Arc::from(Vec::new()))
     }
 
+    /// The separate debug file, searched for on first call (see `debug_file::find`).
+    pub fn debug_file(&self) -> Option<&DebugFile> {
+        self.debug_file
+            .get_or_init(|| debug_file::find(&self.image, &self.module_path, &self.debug_dirs))
+            .as_ref()
+    }
+
+    /// The symbol tables: the image's own, or, when it has no `.symtab`, merged with its
+    /// separate debug file's (which is where a stripped file's local functions are named).
+    pub fn symbols(&self) -> &SymbolIndex {
+        if self.image.has_symtab {
+            return &self.image.symbols;
+        }
+        self.full_symbols
+            .get_or_init(|| {
+                let debug = self.debug_file()?;
+                let mut all = debug.image.symbols();
+                if all.is_empty() {
+                    return None;
+                }
+                all.extend(self.image.symbols.iter().cloned());
+                Some(SymbolIndex::new(all, self.image.exec_ranges()))
+            })
+            .as_ref()
+            .unwrap_or(&self.image.symbols)
+    }
+
+    /// The image's unwind tables.
     pub fn cfi(&self) -> &CfiTables {
         self.cfi.get_or_init(|| CfiTables::discover(&self.image))
     }
 
-    /// The file's DWARF: its own `.debug_*` sections or, failing those, a separate debug
-    /// file's. `None` when neither has any.
-    pub fn dwarf(&self) -> Option<&DwarfInfo> {
-        self.dwarf
+    /// The separate debug file's `.debug_frame`, if it has one.
+    pub fn separate_cfi(&self) -> Option<&CfiTables> {
+        self.separate_cfi
             .get_or_init(|| {
-                DwarfInfo::from_elf(self.image.shared_bytes()).or_else(|| {
-                    let path = debug_file::by_build_id(self.image.build_id.as_deref()?);
-                    let bytes = std::fs::read(path).ok()?;
-                    DwarfInfo::from_elf(Arc::new(bytes))
-                })
+                let debug = self.debug_file()?;
+                CfiTables::from_debug_file(debug.image.shared_bytes())
             })
             .as_ref()
+    }
+
+    /// The file's DWARF, for every reader of types, values and lines: its own `.debug_*`
+    /// sections or, failing those, its separate debug file's. Addresses in it are the
+    /// image's link-time addresses either way (a debug file keeps the stripped file's
+    /// layout), so the module's load bias applies unchanged. `None` when neither has any.
+    pub fn dwarf(&self) -> Option<&DwarfInfo> {
+        self.dwarf_with_source().map(|(d, _)| d)
+    }
+
+    /// `dwarf()` and where it came from (opens it on first call).
+    pub fn dwarf_with_source(&self) -> Option<(&DwarfInfo, DwarfSource)> {
+        self.dwarf
+            .get_or_init(|| {
+                if let Some(own) = DwarfInfo::from_elf(self.image.shared_bytes()) {
+                    return Some((own, DwarfSource::Own));
+                }
+                let debug = self.debug_file()?;
+                let separate = DwarfInfo::from_elf(debug.image.shared_bytes())?;
+                Some((separate, DwarfSource::Separate))
+            })
+            .as_ref()
+            .map(|(d, source)| (d, *source))
     }
 
     /// Whether DWARF was found (opens it on first call).
     pub fn has_dwarf(&self) -> bool {
         self.dwarf().is_some()
+    }
+
+    /// Where DWARF is, by the section headers alone (nothing of it is parsed): cheap enough
+    /// for a listing of every module.
+    pub fn dwarf_source(&self) -> Option<DwarfSource> {
+        if let Some((_, source)) = self.dwarf.get().and_then(Option::as_ref) {
+            return Some(*source);
+        }
+        if has_debug_info(self.image.data()) {
+            return Some(DwarfSource::Own);
+        }
+        let debug = self.debug_file()?;
+        has_debug_info(debug.image.data()).then_some(DwarfSource::Separate)
+    }
+
+    /// Where the module's names come from.
+    pub fn symbol_source(&self) -> SymbolSource {
+        if self.image.has_symtab {
+            SymbolSource::Symtab
+        } else if !std::ptr::eq(self.symbols(), &self.image.symbols) {
+            SymbolSource::Separate
+        } else if self.image.symbols.is_empty() {
+            SymbolSource::None
+        } else {
+            SymbolSource::Dynsym
+        }
     }
 
     /// Source positions of a link-time address (see `DwarfInfo::locations`).
@@ -115,4 +227,10 @@ impl LoadedModule {
             Some(2)
         }
     }
+}
+
+fn has_debug_info(data: &[u8]) -> bool {
+    read_sections(data)
+        .iter()
+        .any(|s| s.name == ".debug_info" && s.size > 0)
 }

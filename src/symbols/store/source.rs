@@ -14,6 +14,23 @@ impl SymbolStore {
         })
     }
 
+    /// Every address where `file:line` begins, in every module, ascending.
+    pub fn line_sites(&self, file: &str, line: u32) -> Vec<RuntimeAddr> {
+        let mut out: Vec<RuntimeAddr> = self
+            .modules()
+            .iter()
+            .flat_map(|m| {
+                m.file
+                    .line_addresses(file, line)
+                    .into_iter()
+                    .map(|a| m.bias.to_runtime(a))
+            })
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// Source positions of a runtime address: innermost inlined frame first, then its callers
     /// within the same physical frame, last the real function. Without DWARF, the ELF symbol
     /// covering the address gives one location with only `function` set; with neither, the

@@ -168,13 +168,22 @@ fn pie_and_libc_from_synthetic_maps() {
     assert_eq!((tm.name.as_str(), ts.kind), ("prog", SymKind::Tls));
 
     let adds: Vec<_> = store
-        .symbols(Some("add"))
+        .symbols(Some("add"), None)
+        .unwrap()
         .filter(|(m, _, _)| m.is_exe)
         .collect();
     assert!(adds
         .iter()
         .any(|(_, s, a)| &*s.name == "add" && a.0 == base + s.addr.0));
-    assert!(store.symbols(None).all(|(_, s, _)| s.kind != SymKind::Tls));
+    assert!(store
+        .symbols(None, None)
+        .unwrap()
+        .all(|(_, s, _)| s.kind != SymKind::Tls));
+    assert!(store
+        .symbols(None, Some("prog"))
+        .unwrap()
+        .all(|(m, _, _)| m.is_exe));
+    assert!(store.symbols(None, Some("nolib")).is_err());
 
     if have_libc {
         let puts = store.resolve("libc:puts").unwrap();
@@ -279,4 +288,47 @@ fn symbolizes_own_process() {
         let malloc = store.resolve("libc:malloc").unwrap();
         assert!(libc.contains(malloc));
     }
+}
+
+/// With the C library's debug file installed (libc6-dbg), its internal functions have names
+/// and its code has lines; without it the test has nothing to check.
+#[test]
+fn system_libc_debug_file_names_internal_functions() {
+    let maps = parse_maps(&std::fs::read_to_string("/proc/self/maps").unwrap());
+    let mut store = SymbolStore::new();
+    store.refresh(&maps, None, &identity);
+    let Some(libc) = store
+        .modules()
+        .iter()
+        .find(|m| m.name.starts_with("libc.so"))
+    else {
+        return;
+    };
+    let Some(dbg) = libc.file.debug_file() else {
+        eprintln!("no debug file for {}; skipped", libc.path);
+        return;
+    };
+    assert_eq!(dbg.found_by, FoundBy::BuildId);
+    assert!(!libc.image().has_symtab, "distributions strip .symtab");
+    for name in ["__libc_start_call_main", "__restore_rt"] {
+        assert!(
+            libc.image().symbols.lookup_name(name).is_none(),
+            "{name} is not in .dynsym"
+        );
+        let s = libc
+            .file
+            .symbols()
+            .lookup_name(name)
+            .unwrap_or_else(|| panic!("{name} from the debug file"));
+        let addr = libc.bias.to_runtime(s.addr);
+        assert_eq!(store.symbolize(addr).as_deref(), Some(name));
+    }
+    let (_, source) = libc
+        .file
+        .dwarf_with_source()
+        .expect("compressed DWARF inflated");
+    assert_eq!(source, DwarfSource::Separate);
+    let malloc = store.resolve("libc:malloc").unwrap();
+    let loc = store.locations(malloc).pop().unwrap();
+    assert!(loc.file.is_some() && loc.line.is_some(), "{loc:?}");
 }

@@ -3,7 +3,7 @@
 //! row into the caller's registers. Addresses in the tables are file addresses; register
 //! values are runtime values.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use gimli::{
     BaseAddresses, CfaRule, DebugFrame, EhFrame, EhFrameOffset, EndianSlice, Evaluation,
@@ -13,8 +13,8 @@ use gimli::{
 
 use super::eh_hdr::{parse_hdr, HdrTable};
 use super::regs::{read_u64, MemReader, UnwindRegs, NREGS, RA, RSP};
-use crate::symbols::elf::sections::{eh_frame_phdr, read_sections};
-use crate::symbols::elf::ElfImage;
+use crate::symbols::elf::sections::{eh_frame_phdr, read_sections, SectionInfo};
+use crate::symbols::elf::{ElfImage, SharedBytes};
 
 type Slice<'a> = EndianSlice<'a, LittleEndian>;
 
@@ -28,20 +28,27 @@ const MAX_INDEXED_FDES: usize = 4_000_000;
 /// keep their value across a call; every other register is unknown in the caller.
 const CALLEE_SAVED: [u16; 6] = [3, 6, 12, 13, 14, 15];
 
-#[derive(Clone, Debug)]
+/// One table: where its bytes are and the link-time address of its first byte.
+#[derive(Clone)]
 struct Sect {
-    /// Link-time address of the first byte.
     addr: u64,
+    data: SharedBytes,
     offset: usize,
     size: usize,
 }
 
 impl Sect {
-    fn bytes<'d>(&self, data: &'d [u8]) -> &'d [u8] {
+    fn bytes(&self) -> &[u8] {
         self.offset
             .checked_add(self.size)
-            .and_then(|end| data.get(self.offset..end))
+            .and_then(|end| (*self.data).as_ref().get(self.offset..end))
             .unwrap_or(&[])
+    }
+}
+
+impl std::fmt::Debug for Sect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Sect({:#x}, {} bytes)", self.addr, self.size)
     }
 }
 
@@ -60,7 +67,8 @@ struct Span {
 pub struct CfiTables {
     eh_frame: Option<Sect>,
     eh_frame_hdr: Option<Sect>,
-    /// The binary-search table of `.eh_frame_hdr`, when it has a searchable one.
+    /// The binary-search table of `.eh_frame_hdr`, when it has a searchable one; its entries
+    /// are read from `eh_frame_hdr`'s bytes.
     hdr_table: Option<HdrTable>,
     debug_frame: Option<Sect>,
     text: Option<u64>,
@@ -72,6 +80,7 @@ pub struct CfiTables {
 impl CfiTables {
     /// Locates the tables of `image`. Cheap: reads section headers, parses no FDE.
     pub fn discover(image: &ElfImage) -> CfiTables {
+        let shared = image.shared_bytes();
         let data = image.data();
         let secs = read_sections(data);
         let find = |name: &str| {
@@ -79,6 +88,7 @@ impl CfiTables {
                 .find(|s| s.name == name && !s.compressed && s.size > 0)
                 .map(|s| Sect {
                     addr: s.addr,
+                    data: shared.clone(),
                     offset: s.offset,
                     size: s.size,
                 })
@@ -86,7 +96,7 @@ impl CfiTables {
         let mut out = CfiTables {
             eh_frame: find(".eh_frame"),
             eh_frame_hdr: find(".eh_frame_hdr"),
-            debug_frame: find(".debug_frame"),
+            debug_frame: debug_frame(&shared, &secs),
             text: find(".text").map(|s| s.addr),
             got: find(".got").map(|s| s.addr),
             ..CfiTables::default()
@@ -96,13 +106,18 @@ impl CfiTables {
             // table's header locates .eh_frame (running to the end of its segment, which is
             // fine: the section ends with a zero terminator).
             if let Some((addr, offset, size)) = eh_frame_phdr(data) {
-                out.eh_frame_hdr = Some(Sect { addr, offset, size });
+                out.eh_frame_hdr = Some(Sect {
+                    addr,
+                    data: shared.clone(),
+                    offset,
+                    size,
+                });
             }
         }
         let hdr = out
             .eh_frame_hdr
             .as_ref()
-            .and_then(|h| parse_hdr(h.bytes(data), h.addr, h.offset));
+            .and_then(|h| parse_hdr(h.bytes(), h.addr, 0));
         if out.eh_frame.is_none() {
             out.eh_frame = hdr
                 .as_ref()
@@ -110,6 +125,18 @@ impl CfiTables {
         }
         out.hdr_table = hdr.and_then(|(_, table)| table);
         out
+    }
+
+    /// The `.debug_frame` of a separate debug file, the only unwind table such a file has
+    /// (`.eh_frame` stays in the stripped file). `None` when it has none.
+    pub fn from_debug_file(file: SharedBytes) -> Option<CfiTables> {
+        let secs = read_sections((*file).as_ref());
+        let debug_frame = debug_frame(&file, &secs)?;
+        Some(CfiTables {
+            text: secs.iter().find(|s| s.name == ".text").map(|s| s.addr),
+            debug_frame: Some(debug_frame),
+            ..CfiTables::default()
+        })
     }
 
     fn bases(&self) -> BaseAddresses {
@@ -140,7 +167,35 @@ fn eh_frame_at(image: &ElfImage, addr: u64) -> Option<Sect> {
     let offset = usize::try_from(seg.offset.checked_add(delta)?).ok()?;
     let size = usize::try_from(seg.filesz.min(seg.memsz) - delta).ok()?;
     image.data().get(offset..offset.checked_add(size)?)?;
-    Some(Sect { addr, offset, size })
+    Some(Sect {
+        addr,
+        data: image.shared_bytes(),
+        offset,
+        size,
+    })
+}
+
+/// `.debug_frame` among `secs` of the file `data`, inflated when compressed.
+fn debug_frame(data: &SharedBytes, secs: &[SectionInfo]) -> Option<Sect> {
+    let sec = secs
+        .iter()
+        .find(|s| s.name == ".debug_frame" && s.size > 0)?;
+    if !sec.compressed {
+        return Some(Sect {
+            addr: sec.addr,
+            data: data.clone(),
+            offset: sec.offset,
+            size: sec.size,
+        });
+    }
+    let inflated = sec.contents((**data).as_ref())?.into_owned();
+    let size = inflated.len();
+    Some(Sect {
+        addr: sec.addr,
+        data: Arc::new(inflated),
+        offset: 0,
+        size,
+    })
 }
 
 /// What the CFI says about the frame at one address.
@@ -158,29 +213,27 @@ pub(super) enum CfiError {
     Failed(String),
 }
 
-/// Unwinds one frame with the CFI of `image` (its `tables`, from `CfiTables::discover`).
-/// `file_pc` is the lookup address (already adjusted for return addresses) in the image's
-/// link-time space; `bias` relocates DW_OP_addr operands.
+/// Unwinds one frame with one image's tables (see `CfiTables`). `file_pc` is the lookup
+/// address (already adjusted for return addresses) in the image's link-time space; `bias`
+/// relocates DW_OP_addr operands.
 pub(super) fn step(
-    image: &ElfImage,
     cfi: &CfiTables,
     bias: u64,
     file_pc: u64,
     regs: &UnwindRegs,
     mem: MemReader<'_>,
 ) -> Result<CfiStep, CfiError> {
-    let data = image.data();
     let bases = cfi.bases();
     let env = Env { regs, mem, bias };
 
     if let Some(eh) = &cfi.eh_frame {
-        let section = EhFrame::new(eh.bytes(data), LittleEndian);
-        if let Some(fde) = eh_frame_fde(cfi, data, &section, &bases, file_pc) {
+        let section = EhFrame::new(eh.bytes(), LittleEndian);
+        if let Some(fde) = eh_frame_fde(cfi, &section, &bases, file_pc) {
             return evaluate(&section, &bases, &fde, file_pc, &env);
         }
     }
     if let Some(df) = &cfi.debug_frame {
-        let mut section = DebugFrame::new(df.bytes(data), LittleEndian);
+        let mut section = DebugFrame::new(df.bytes(), LittleEndian);
         section.set_address_size(8);
         let index = cfi
             .debug_index
@@ -193,13 +246,13 @@ pub(super) fn step(
 }
 
 fn eh_frame_fde<'d>(
-    cfi: &CfiTables,
-    data: &'d [u8],
+    cfi: &'d CfiTables,
     section: &EhFrame<Slice<'d>>,
     bases: &BaseAddresses,
     pc: u64,
 ) -> Option<FrameDescriptionEntry<Slice<'d>>> {
-    if let (Some(table), Some(eh)) = (&cfi.hdr_table, &cfi.eh_frame) {
+    if let (Some(table), Some(eh), Some(hdr)) = (&cfi.hdr_table, &cfi.eh_frame, &cfi.eh_frame_hdr) {
+        let data = hdr.bytes();
         // The table is authoritative when its answer can be read; a damaged one falls back
         // to reading the section itself.
         let fde = table

@@ -22,6 +22,9 @@ use crate::symbols::elf::{ElfImage, Symbol};
 pub trait CodeMap {
     /// The module whose mappings hold `addr`.
     fn code_at(&self, addr: RuntimeAddr) -> Option<Code<'_>>;
+    /// Unwind tables from the module's separate debug file (its `.debug_frame`), asked for
+    /// only where the image's own tables do not cover `addr`.
+    fn separate_cfi(&self, addr: RuntimeAddr) -> Option<&CfiTables>;
     /// The function symbol covering `addr`, and the offset of `addr` into it.
     fn function_at(&self, addr: RuntimeAddr) -> Option<(&Symbol, u64)>;
     /// Where the kernel's vDSO is mapped: it has no file, so it is no module, but its unwind

@@ -420,7 +420,7 @@ fn synthetic_signal_frame_matches_glibc_cfi() {
     // glibc describes __restore_rt with CFI expressions (DW_CFA_def_cfa_expression with a
     // deref, DW_CFA_expression per register): evaluating them must agree.
     let file_pc = trampoline - bias;
-    match cfi::step(&libc.image, libc.cfi(), bias, file_pc, &frame0, &read) {
+    match cfi::step(libc.cfi(), bias, file_pc, &frame0, &read) {
         Ok(CfiStep::Caller(regs)) => assert_eq!(*regs, f.regs),
         Ok(CfiStep::Outermost) => panic!("outermost"),
         Err(cfi::CfiError::NoInfo) => eprintln!("libc has no CFI for __restore_rt"),

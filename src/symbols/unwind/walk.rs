@@ -219,10 +219,10 @@ fn step(map: &dyn CodeMap, vdso: &Vdso<'_>, cur: &Frame, mem: MemReader<'_>) -> 
         return signal_frame(cur, mem);
     }
     let lookup = cur.lookup_pc();
-    let (image, tables, bias) = match map.code_at(RuntimeAddr(lookup)) {
-        Some(code) => (code.image, code.tables, code.bias.0),
+    let (tables, bias) = match map.code_at(RuntimeAddr(lookup)) {
+        Some(code) => (code.tables, code.bias.0),
         None => match vdso.get(lookup) {
-            Some(found) => found,
+            Some((_, tables, start)) => (tables, start),
             None => {
                 return Step::Stop(format!(
                     "no unwind info for {:#x}: not in any loaded module: stopped",
@@ -234,9 +234,18 @@ fn step(map: &dyn CodeMap, vdso: &Vdso<'_>, cur: &Frame, mem: MemReader<'_>) -> 
     let file_pc = lookup.wrapping_sub(bias);
     // Last line of defence against a parser bug on hostile tables: a panic inside the CFI
     // code ends this walk with a reason instead of taking the debugger down.
-    let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        cfi::step(image, tables, bias, file_pc, &cur.regs, mem)
-    }));
+    let guarded = |tables: &CfiTables| {
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            cfi::step(tables, bias, file_pc, &cur.regs, mem)
+        }))
+    };
+    let mut result = guarded(tables);
+    if let Ok(Err(CfiError::NoInfo)) = result {
+        // The image's own tables do not cover pc: a separate debug file's `.debug_frame` may.
+        if let Some(separate) = map.separate_cfi(RuntimeAddr(lookup)) {
+            result = guarded(separate);
+        }
+    }
     let Ok(result) = result else {
         return Step::Stop(format!(
             "unwind info for {:#x} ({}) could not be parsed: stopped",

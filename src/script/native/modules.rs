@@ -1,0 +1,161 @@
+//! The program's files as the debugger read them: modules, symbols, and addresses to source
+//! lines and back, answered from the symbol store without running anything.
+
+use super::*;
+use crate::symbols::store::{DwarfSource, SymbolSource};
+
+/// Defines this part's native functions on `n`.
+pub(super) fn install<'js>(
+    n: &Object<'js>,
+    ctx: &Ctx<'js>,
+    host: &Rc<Host>,
+) -> rquickjs::Result<()> {
+    let h = host.clone();
+    def!(n, ctx, "modules", move |ctx: Ctx<'js>| -> R<'js> {
+        let mut session = h.session_mut(&ctx)?;
+        let store = session.fresh_symbols();
+        let rows = Array::new(ctx.clone())?;
+        let mut text = String::from("base\tend\tname\tsymbols\tdebug");
+        for m in store.modules() {
+            let symbols = match m.file.symbol_source() {
+                SymbolSource::Symtab => "symtab",
+                SymbolSource::Dynsym => "dynsym",
+                SymbolSource::Separate => "separate",
+                SymbolSource::None => "none",
+            };
+            let debug = match m.file.dwarf_source() {
+                Some(DwarfSource::Own) => "own",
+                Some(DwarfSource::Separate) => "separate",
+                None => "none",
+            };
+            let debug_file = m
+                .file
+                .debug_file()
+                .map(|d| d.image.path.to_string_lossy().into_owned());
+            let o = Object::new(ctx.clone())?;
+            o.put("name", m.name.as_str())?;
+            o.put("path", m.path.as_str())?;
+            o.put("base", u64_to_js(&ctx, m.bias.0)?)?;
+            o.put("start", u64_to_js(&ctx, m.start.0)?)?;
+            o.put("end", u64_to_js(&ctx, m.end.0)?)?;
+            o.put(
+                "build_id",
+                m.image().build_id.as_deref().map(values::to_hex),
+            )?;
+            o.put("symbols", symbols)?;
+            o.put("debug", debug)?;
+            o.put("debug_file", debug_file.clone())?;
+            rows.push(o)?;
+            text.push_str(&format!(
+                "\n{:#x}\t{:#x}\t{}\t{symbols}\t{debug}",
+                m.bias.0, m.end.0, m.name
+            ));
+            if let Some(path) = debug_file {
+                text.push('\t');
+                text.push_str(&path);
+            }
+        }
+        let o = Object::new(ctx.clone())?;
+        o.put("rows", rows)?;
+        o.put("text", text)?;
+        Ok(o.into_value())
+    });
+
+    let h = host.clone();
+    def!(n, ctx, "symbols", move |ctx: Ctx<'js>,
+                                  filter: Opt<Value<'js>>,
+                                  limit: Opt<Value<'js>>,
+                                  module: Opt<Value<'js>>|
+          -> R<'js> {
+        let limit = match limit.0.filter(|v| !v.is_undefined() && !v.is_null()) {
+            Some(v) => values::to_count(&ctx, &v, 10_000_000, "symbols(filter, limit)")
+                .map_err(|e| throw(&ctx, e))? as usize,
+            None => 200,
+        };
+        let text = |v: Opt<Value<'js>>| -> rquickjs::Result<Option<String>> {
+            match v.0.filter(|v| !v.is_undefined() && !v.is_null()) {
+                Some(v) => Ok(Some(v.get()?)),
+                None => Ok(None),
+            }
+        };
+        let (filter, module) = (text(filter)?, text(module)?);
+        let mut session = h.session_mut(&ctx)?;
+        let store = session.fresh_symbols();
+        let all = store
+            .symbols(filter.as_deref(), module.as_deref())
+            .map_err(|e| throw(&ctx, e))?;
+        let rows = Array::new(ctx.clone())?;
+        let mut total = 0usize;
+        for (module, sym, addr) in all {
+            if total < limit {
+                let o = Object::new(ctx.clone())?;
+                o.put("addr", u64_to_js(&ctx, addr.0)?)?;
+                o.put("size", sym.size as f64)?;
+                o.put(
+                    "type",
+                    match sym.kind {
+                        SymKind::Func => "func",
+                        SymKind::Object => "object",
+                        SymKind::Tls => "tls",
+                        SymKind::Other => "other",
+                    },
+                )?;
+                o.put("name", sym.display_name().as_ref())?;
+                o.put("module", module.name.as_str())?;
+                rows.push(o)?;
+            }
+            total += 1;
+        }
+        let o = Object::new(ctx.clone())?;
+        o.put("rows", rows)?;
+        o.put("more", total.saturating_sub(limit) as f64)?;
+        Ok(o.into_value())
+    });
+
+    let h = host.clone();
+    def!(n, ctx, "lines", move |ctx: Ctx<'js>,
+                                where_: String|
+          -> R<'js> {
+        let (file, line) = crate::session::source_line_expr(&where_).ok_or_else(|| {
+            throw(
+                &ctx,
+                format!("lines('{where_}'): expected 'file.c:LINE', e.g. lines('loop.c:15')"),
+            )
+        })?;
+        let mut session = h.session_mut(&ctx)?;
+        let store = session.fresh_symbols();
+        let sites = store.line_sites(file, line);
+        let rows = Array::new(ctx.clone())?;
+        let mut text = Vec::with_capacity(sites.len());
+        for a in &sites {
+            rows.push(u64_to_js(&ctx, a.0)?)?;
+            let name = store.symbolize(*a).unwrap_or_default();
+            text.push(format!("{:#x}\t{name}", a.0));
+        }
+        let o = Object::new(ctx.clone())?;
+        o.put("rows", rows)?;
+        o.put(
+            "text",
+            if text.is_empty() {
+                format!("(no code for {file}:{line} in the line tables)")
+            } else {
+                text.join("\n")
+            },
+        )?;
+        Ok(o.into_value())
+    });
+
+    let h = host.clone();
+    def!(n, ctx, "line_at", move |ctx: Ctx<'js>,
+                                  at: Value<'js>|
+          -> R<'js> {
+        let addr = address(&ctx, &h, &at)?;
+        let mut session = h.session_mut(&ctx)?;
+        session.fresh_symbols();
+        match session.source_position(addr) {
+            Some(pos) => pos.into_js(&ctx),
+            None => Ok(Value::new_null(ctx.clone())),
+        }
+    });
+    Ok(())
+}
