@@ -433,3 +433,37 @@ fn an_ignored_or_blocked_sigtrap_is_kept_across_breakpoints_and_steps() {
         );
     }
 }
+
+// ---- stacks --------------------------------------------------------------------------------
+
+#[test]
+fn a_coroutine_stack_merged_with_other_memory_has_its_real_top() {
+    let mut scry = Scry::spawn(&fixture("coro_merged"), &[]);
+    scry.ok("breakpoint.set('in_task'); cont()");
+    // The program's own record of where its stack ends.
+    let real_top = scry.num("state.memory('STACK_TOP').u64()");
+    let printed = scry.ok("output()");
+    assert!(
+        printed.contains(&format!("-{real_top:#x} mapping end")),
+        "{printed}"
+    );
+    assert_eq!(scry.num("state.stack.top"), real_top);
+    // Found from the frames, not from the mapping: said so.
+    assert_eq!(scry.ok("state.stack.top_exact"), "false");
+    assert!(scry.num("state.stack.usable_base") < real_top);
+}
+
+#[test]
+fn thread_and_main_stacks_have_exact_tops() {
+    let mut scry = Scry::spawn(&fixture("threads"), &[]);
+    scry.ok("breakpoint.set('all_started'); cont()");
+    assert_eq!(scry.ok("state.stack.kind"), "main");
+    assert_eq!(scry.ok("state.stack.top_exact"), "true");
+    scry.ok("thread.select(thread.list()[1].tid)");
+    assert_eq!(scry.ok("state.stack.kind"), "mapped");
+    assert_eq!(scry.ok("state.stack.top_exact"), "true");
+    // A pthread's descriptor (fs_base) sits just under the top of its stack mapping.
+    let top = scry.num("state.stack.top");
+    let fs = scry.num("state.registers.fs_base");
+    assert!(fs < top && top - fs < 4096, "top {top:#x} fs_base {fs:#x}");
+}

@@ -220,7 +220,15 @@
       return N.symbol_at(addr);
     },
     get stack() {
-      return N.stack();
+      // The top of a mapped stack takes an unwind to know: made only when read.
+      const b = N.stack();
+      let top;
+      const known = () => top ?? (top = N.stack_top());
+      const o = {};
+      defineProperty(o, 'top', { __proto__: null, enumerable: true, get: () => own(known(), 'top') });
+      defineProperty(o, 'top_exact', { __proto__: null, enumerable: true, get: () => own(known(), 'exact') });
+      for (const k of ['usable_base', 'guard_size', 'kind']) field(o, k, own(b, k));
+      return o;
     },
     source(n) {
       return N.source(n);

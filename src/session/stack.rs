@@ -56,6 +56,44 @@ pub fn stack_bounds(maps: &[MapEntry], sp: u64, rlimit_stack: Option<u64>) -> Op
     })
 }
 
+const PAGE: u64 = 4096;
+
+/// The true top of a `mapped` stack, from what unwinding found on it. The kernel merges an
+/// anonymous mapping with an adjacent one of the same permissions, so a coroutine stack
+/// mmap'd right below other memory shows up as one larger mapping whose end is not the
+/// stack's. The frames know better: the outermost frame (makecontext's start, a thread's
+/// `clone`) sits at the real top. `frame_sps` are the stack pointers of the frames on this
+/// stack, innermost first; `outermost`: the walk ended at the stack's first frame.
+/// `thread_pointer`: fs_base, which for a pthread points at its descriptor at the top of its
+/// stack mapping. Returns the top and whether it is exact.
+pub fn refine_top(
+    bounds: &StackBounds,
+    frame_sps: &[u64],
+    outermost: bool,
+    thread_pointer: u64,
+) -> (u64, bool) {
+    if bounds.kind == "main" {
+        return (bounds.top, true);
+    }
+    let Some(&highest) = frame_sps.iter().max() else {
+        return (bounds.top, false);
+    };
+    if !outermost {
+        return (bounds.top, false);
+    }
+    // Nothing but the start frame's few words above it: the mapping ends where the stack does.
+    if bounds.top - highest <= PAGE {
+        return (bounds.top, true);
+    }
+    // A thread's descriptor and static TLS sit between its first frame and the mapping end.
+    if (highest..bounds.top).contains(&thread_pointer) && bounds.top - thread_pointer <= PAGE {
+        return (bounds.top, true);
+    }
+    // The mapping goes on above the first frame: other memory merged with the stack. The
+    // stack ends in the page above its first frame (stacks are page-aligned allocations).
+    (highest.saturating_add(1).next_multiple_of(PAGE), false)
+}
+
 fn is_guard(m: &MapEntry) -> bool {
     !m.perms.read && !m.perms.write && !m.perms.exec
 }
@@ -102,6 +140,36 @@ mod tests {
         assert_eq!(
             in_guard, b,
             "sp in the guard page belongs to the stack above it"
+        );
+    }
+
+    #[test]
+    fn the_first_frame_tells_the_top_of_a_merged_stack() {
+        let stack = |top| StackBounds {
+            top,
+            usable_base: 0x7000_0000,
+            guard_size: 4096,
+            kind: "mapped",
+        };
+        // Frames end 16 bytes under the mapping's end: the mapping is the stack.
+        assert_eq!(
+            refine_top(&stack(0x7001_0000), &[0x7000_8000, 0x7000_fff0], true, 0),
+            (0x7001_0000, true)
+        );
+        // The mapping runs 64 KiB past the first frame: merged with other memory.
+        assert_eq!(
+            refine_top(&stack(0x7002_0000), &[0x7000_8000, 0x7000_fff0], true, 0),
+            (0x7001_0000, false)
+        );
+        // A pthread: its descriptor (fs_base) near the mapping's end vouches for it.
+        assert_eq!(
+            refine_top(&stack(0x7002_0000), &[0x7001_0000], true, 0x7001_f800),
+            (0x7002_0000, true)
+        );
+        // The walk did not reach the first frame: the mapping end, not known to be exact.
+        assert_eq!(
+            refine_top(&stack(0x7002_0000), &[0x7000_8000], false, 0),
+            (0x7002_0000, false)
         );
     }
 

@@ -3,6 +3,9 @@
 use super::*;
 use crate::symbols::dwarf::VarLocation;
 
+/// How far `stack_top` unwinds looking for a stack's first frame.
+const STACK_TOP_FRAMES: usize = 4096;
+
 impl Session {
     // ---- threads, stacks, thread-locals ------------------------------------------------------
 
@@ -83,6 +86,29 @@ impl Session {
             .and_then(|l| stack::parse_stack_limit(&l));
         stack::stack_bounds(&maps::parse_maps(&text), sp, limit)
             .ok_or_else(|| SessionError::Invalid(format!("sp {sp:#x} is not inside any mapping")))
+    }
+
+    /// The top of the selected thread's stack and whether it is exact (see
+    /// `stack::refine_top`): unwinds the frames on that stack, so it is asked for only when
+    /// someone reads it.
+    pub fn stack_top(&mut self) -> Result<(u64, bool)> {
+        let bounds = self.stack()?;
+        if bounds.kind == "main" {
+            return Ok((bounds.top, true));
+        }
+        let fs_base = self.regs()?.fs_base;
+        let (frames, stopped) = self.physical_frames(STACK_TOP_FRAMES)?;
+        let low = bounds.usable_base.saturating_sub(bounds.guard_size);
+        // The frames on this stack: a signal handler's frames may lead to another one.
+        let on_stack: Vec<u64> = frames
+            .iter()
+            .map(|f| f.sp)
+            .take_while(|sp| (low..bounds.top).contains(sp))
+            .collect();
+        // The first frame of this stack is known when the walk reached the end, or went on
+        // to another stack (makecontext's uc_link, a signal handler's alternate stack).
+        let outermost = stopped.is_none() || on_stack.len() < frames.len();
+        Ok(stack::refine_top(&bounds, &on_stack, outermost, fs_base))
     }
 
     /// Address and size of thread-local `name` in the selected thread.

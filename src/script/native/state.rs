@@ -613,6 +613,18 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
+    def!(n, ctx, "stack_top", move |ctx: Ctx<'js>| -> R<'js> {
+        let (top, exact) = h
+            .session_mut(&ctx)?
+            .stack_top()
+            .map_err(|e| throw(&ctx, e))?;
+        let o = Object::new(ctx.clone())?;
+        o.put("top", u64_to_js(&ctx, top)?)?;
+        o.put("exact", exact)?;
+        Ok(o.into_value())
+    });
+
+    let h = host.clone();
     def!(n, ctx, "tls", move |ctx: Ctx<'js>,
                               name: String|
           -> R<'js> {
