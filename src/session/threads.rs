@@ -271,7 +271,7 @@ impl Session {
 
     /// `loop.c:15` for an address (the innermost inlined position), if line tables say.
     pub fn source_position(&self, pc: u64) -> Option<String> {
-        let loc = self.symbols.locations(RuntimeAddr(pc)).into_iter().next()?;
+        let loc = self.symbols.line_at(RuntimeAddr(pc))?;
         let file = loc.file?;
         let short = file.rsplit('/').next().unwrap_or(&file).to_string();
         Some(match loc.line {

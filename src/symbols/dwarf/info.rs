@@ -1,27 +1,27 @@
 //! `DwarfInfo`: the debug sections of one ELF file (an executable, a library or its separate
-//! debug file), opened for questions. Units are parsed by addr2line on first need, not here.
+//! debug file), opened for questions. Opening reads unit headers and root DIEs; everything
+//! below a unit's root is parsed by addr2line on first need.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use gimli::SectionId;
 
+use super::nesting::NestingGuard;
 use super::reader::DwarfReader;
 use crate::symbols::elf::sections::{read_sections, SectionInfo};
 use crate::symbols::elf::SharedBytes;
 
 type Reader = DwarfReader;
 
-/// Deeper DIE nesting is refused before addr2line sees it: its parser recurses per level of
-/// nested inlined subroutines, and real compilers stay far below this.
-const MAX_DIE_DEPTH: isize = 512;
-/// DIEs examined by that check at most; a larger file is taken as is.
-const MAX_CHECKED_DIES: usize = 50_000_000;
-
 /// The parsed DWARF of one file. addr2line caches parsed units in cells that are not `Sync`,
 /// hence the lock.
 pub struct DwarfInfo {
     ctx: Mutex<addr2line::Context<Reader>>,
+    /// The sections addr2line reads too, for the nesting checks.
+    dwarf: Arc<gimli::Dwarf<Reader>>,
+    /// Built on the first question that parses a function: line lookups never need it.
+    guard: OnceLock<NestingGuard>,
 }
 
 impl std::fmt::Debug for DwarfInfo {
@@ -41,37 +41,58 @@ impl DwarfInfo {
     }
 
     pub(super) fn from_sections(data: SharedBytes, secs: &[SectionInfo]) -> Option<DwarfInfo> {
+        // A compressed section is inflated here, once.
         let load = |id: SectionId| -> Result<Reader, gimli::Error> {
-            let Some(sec) = secs.iter().find(|s| s.name == id.name()) else {
-                return Ok(DwarfReader::new(data.clone(), 0, 0));
+            let reader = match secs.iter().find(|s| s.name == id.name()) {
+                None => DwarfReader::new(data.clone(), 0, 0),
+                Some(sec) if !sec.compressed => {
+                    DwarfReader::new(data.clone(), sec.offset, sec.size)
+                }
+                Some(sec) => {
+                    // A section that will not inflate reads as empty.
+                    let inflated = sec
+                        .contents((*data).as_ref())
+                        .map(|c| c.into_owned())
+                        .unwrap_or_default();
+                    let len = inflated.len();
+                    DwarfReader::new(Arc::new(inflated), 0, len)
+                }
             };
-            if !sec.compressed {
-                return Ok(DwarfReader::new(data.clone(), sec.offset, sec.size));
-            }
-            // Inflated once, here; a section that will not inflate reads as empty.
-            let inflated = sec
-                .contents((*data).as_ref())
-                .map(|c| c.into_owned())
-                .unwrap_or_default();
-            let len = inflated.len();
-            Ok(DwarfReader::new(Arc::new(inflated), 0, len))
+            Ok(reader)
         };
-        let dwarf = gimli::Dwarf::load(load).ok()?;
-        if !nesting_is_sane(&dwarf) {
-            return None;
-        }
-        let ctx =
-            std::panic::catch_unwind(AssertUnwindSafe(|| addr2line::Context::from_dwarf(dwarf)))
-                .ok()?
-                .ok()?;
+        let mut dwarf = gimli::Dwarf::load(load).ok()?;
+        // Every unit's abbreviations are parsed once, and shared by the nesting guard,
+        // addr2line and the variable reader.
+        dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::All);
+        let dwarf = Arc::new(dwarf);
+        let ctx = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            addr2line::Context::from_arc_dwarf(dwarf.clone())
+        }))
+        .ok()?
+        .ok()?;
         Some(DwarfInfo {
             ctx: Mutex::new(ctx),
+            dwarf,
+            guard: OnceLock::new(),
         })
     }
 
-    /// The addr2line context, for the readers of this module (lines, variables).
+    /// The addr2line context for questions that parse no function (line tables).
     pub(super) fn context(&self) -> MutexGuard<'_, addr2line::Context<Reader>> {
         self.ctx.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The addr2line context for questions about the code at `addr` that parse its function
+    /// (`find_frames`, `find_dwarf_and_unit`): `None` when a unit holding `addr` nests DIEs
+    /// too deep for addr2line's recursive parser (see `NestingGuard`).
+    pub(super) fn context_at(
+        &self,
+        addr: u64,
+    ) -> Option<MutexGuard<'_, addr2line::Context<Reader>>> {
+        self.guard
+            .get_or_init(|| NestingGuard::new(&self.dwarf))
+            .allows(&self.dwarf, addr)
+            .then(|| self.context())
     }
 }
 
@@ -79,57 +100,30 @@ fn has_debug_info(secs: &[SectionInfo]) -> bool {
     secs.iter().any(|s| s.name == ".debug_info" && s.size > 0)
 }
 
-/// False when some unit nests DIEs deeper than `MAX_DIE_DEPTH`. Iterative, so it cannot
-/// itself run out of stack on the input it guards against.
-fn nesting_is_sane(dwarf: &gimli::Dwarf<Reader>) -> bool {
-    let mut budget = MAX_CHECKED_DIES;
-    let mut units = dwarf.units();
-    while let Ok(Some(header)) = units.next() {
-        let Ok(abbrevs) = dwarf.abbreviations(&header) else {
-            continue;
-        };
-        let Ok(mut entries) = header.entries_raw(&abbrevs, None) else {
-            continue;
-        };
-        while !entries.is_empty() {
-            if budget == 0 {
-                return true;
-            }
-            budget -= 1;
-            if entries.next_depth() > MAX_DIE_DEPTH {
-                return false;
-            }
-            match entries.read_abbreviation() {
-                Ok(Some(abbrev)) => {
-                    if entries.skip_attributes(abbrev.attributes()).is_err() {
-                        break;
-                    }
-                }
-                Ok(None) => {}
-                Err(_) => break,
-            }
-        }
-    }
-    true
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::symbols::addr::FileAddr;
 
-    /// Hand-made .debug_info: one unit whose DIEs nest `depth` deep.
+    /// Hand-made .debug_info: one unit covering 0x1000..0x1100 whose DIEs nest `depth`
+    /// inlined subroutines deep.
     fn nested_dwarf(depth: usize) -> (SharedBytes, Vec<SectionInfo>) {
-        // Abbreviation 1: DW_TAG_inlined_subroutine with children, no attributes.
-        let abbrev = vec![1u8, 0x1d, 1, 0, 0, 0];
-        let mut info = Vec::new();
-        let body_len = 2 + 4 + 1 + depth + depth;
-        info.extend_from_slice(&(body_len as u32).to_le_bytes());
-        info.extend_from_slice(&4u16.to_le_bytes());
-        info.extend_from_slice(&0u32.to_le_bytes());
-        info.push(8);
-        info.extend(std::iter::repeat_n(1u8, depth));
-        info.extend(std::iter::repeat_n(0u8, depth));
+        // 1: DW_TAG_compile_unit with children, DW_AT_low_pc addr, DW_AT_high_pc data8.
+        // 2: DW_TAG_inlined_subroutine with children, no attributes.
+        let abbrev = vec![
+            1u8, 0x11, 1, 0x11, 0x01, 0x12, 0x07, 0, 0, 2, 0x1d, 1, 0, 0, 0,
+        ];
+        let mut body = Vec::new();
+        body.extend_from_slice(&4u16.to_le_bytes());
+        body.extend_from_slice(&0u32.to_le_bytes());
+        body.push(8);
+        body.push(1);
+        body.extend_from_slice(&0x1000u64.to_le_bytes());
+        body.extend_from_slice(&0x100u64.to_le_bytes());
+        body.extend(std::iter::repeat_n(2u8, depth));
+        body.extend(std::iter::repeat_n(0u8, depth + 1));
+        let mut info = (body.len() as u32).to_le_bytes().to_vec();
+        info.extend_from_slice(&body);
         let mut data = abbrev.clone();
         data.extend_from_slice(&info);
         let secs = vec![
@@ -152,12 +146,19 @@ mod tests {
     }
 
     #[test]
-    fn absurdly_deep_dwarf_is_refused() {
+    fn absurdly_deep_dwarf_is_refused_per_unit() {
         let (data, secs) = nested_dwarf(100);
-        let info = DwarfInfo::from_sections(data, &secs).expect("sane nesting is accepted");
-        assert!(info.locations(FileAddr(0x1000)).is_empty());
+        let info = DwarfInfo::from_sections(data, &secs).expect("opens");
+        assert!(info.context_at(0x1010).is_some(), "sane nesting is parsed");
+        let _ = info.locations(FileAddr(0x1010));
+        // Deep enough to overflow the stack if addr2line parsed it: only the guard keeps
+        // this lookup alive. The file still opens; lookups elsewhere are unaffected.
         let (data, secs) = nested_dwarf(200_000);
-        assert!(DwarfInfo::from_sections(data, &secs).is_none());
+        let info = DwarfInfo::from_sections(data, &secs).expect("opens");
+        assert!(info.context_at(0x1010).is_none());
+        assert!(info.locations(FileAddr(0x1010)).is_empty());
+        assert!(info.variables(FileAddr(0x1010)).is_empty());
+        assert!(info.context_at(0x5000).is_some(), "no unit there");
         // Garbage sections: no panic, no lines.
         let junk: SharedBytes = Arc::new(vec![0xffu8; 64]);
         let secs = vec![SectionInfo {

@@ -30,8 +30,29 @@ impl DwarfInfo {
             .unwrap_or_default()
     }
 
+    /// The source position of a link-time address from the line table alone: the innermost
+    /// position (the line table records where inlined code came from), without the function
+    /// or its inlined callers. Parses no function: what a stop line needs.
+    pub fn line_at(&self, addr: FileAddr) -> Option<Location> {
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            let ctx = self.context();
+            let loc = ctx.find_location(addr.0).ok()??;
+            Some(Location {
+                file: loc.file.map(str::to_string),
+                line: loc.line,
+                function: None,
+                inlined: false,
+            })
+        }))
+        .ok()
+        .flatten()
+    }
+
     fn locations_inner(&self, addr: u64) -> Vec<Location> {
-        let ctx = self.context();
+        // A unit nesting too deep for the function parser still has its line table.
+        let Some(ctx) = self.context_at(addr) else {
+            return self.line_at(FileAddr(addr)).into_iter().collect();
+        };
         let Ok(mut frames) = ctx.find_frames(addr).skip_all_loads() else {
             return Vec::new();
         };

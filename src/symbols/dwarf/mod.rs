@@ -4,6 +4,7 @@
 
 mod info;
 pub mod lines;
+mod nesting;
 pub(crate) mod reader;
 pub mod vars;
 

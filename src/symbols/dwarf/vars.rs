@@ -58,7 +58,9 @@ impl DwarfInfo {
     pub fn variables(&self, addr: FileAddr) -> Vec<Variable> {
         let addr = addr.0;
         std::panic::catch_unwind(AssertUnwindSafe(|| {
-            let ctx = self.context();
+            let Some(ctx) = self.context_at(addr) else {
+                return Vec::new();
+            };
             let Some(unit) = ctx.find_dwarf_and_unit(addr).skip_all_loads() else {
                 return Vec::new();
             };

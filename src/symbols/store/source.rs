@@ -31,6 +31,13 @@ impl SymbolStore {
         out
     }
 
+    /// The innermost source position of a runtime address, from the line table alone (no
+    /// function is parsed; see `DwarfInfo::line_at`): what a stop line shows.
+    pub fn line_at(&self, addr: RuntimeAddr) -> Option<Location> {
+        let module = self.module_at(addr)?;
+        module.file.dwarf()?.line_at(module.bias.to_file(addr))
+    }
+
     /// Source positions of a runtime address: innermost inlined frame first, then its callers
     /// within the same physical frame, last the real function. Without DWARF, the ELF symbol
     /// covering the address gives one location with only `function` set; with neither, the
