@@ -6,6 +6,7 @@
 //! `daemon` (named sessions) and `mcp` (the MCP server) sit beside `repl`: they host engines
 //! and answer chunks through [`repl::Repl::respond`].
 
+pub mod cli;
 pub mod daemon;
 pub mod inferior;
 pub mod mcp;

@@ -1,6 +1,6 @@
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use scry::daemon::TargetOptions;
 use scry::repl::Repl;
 use scry::script::Engine;
@@ -51,11 +51,7 @@ struct Cli {
     batch: bool,
 
     /// Program to spawn, stopped at its entry point, and its arguments.
-    #[arg(
-        value_name = "PROGRAM",
-        trailing_var_arg = true,
-        allow_hyphen_values = true
-    )]
+    #[arg(value_name = "PROGRAM", trailing_var_arg = true)]
     program: Vec<String>,
 }
 
@@ -72,7 +68,18 @@ fn main() -> ExitCode {
             scry::daemon::main(&words)
         };
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let (text, code) = scry::cli::parse_failure(&Cli::command(), &e);
+            if code == 0 {
+                print!("{text}");
+            } else {
+                eprint!("{text}");
+            }
+            return ExitCode::from(code);
+        }
+    };
     if cli.marker.is_empty() || cli.marker.contains('\n') {
         eprintln!("scry: --marker must be a non-empty single line");
         return ExitCode::from(2);
@@ -113,15 +120,23 @@ fn main() -> ExitCode {
     let mut repl = Repl::new(engine, &cli.marker);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    for script in &cli.scripts {
-        if let Err(e) = repl.run_file(script, &mut out) {
-            eprintln!("scry: {e}");
-        }
-    }
     let interactive = scry::repl::stdin_is_terminal() && !cli.batch;
     scry::session::install_signal_handling(interactive);
+    let mut quit = false;
+    for script in &cli.scripts {
+        match repl.run_file(script, &mut out) {
+            Ok(true) => {}
+            Ok(false) => {
+                quit = true;
+                break;
+            }
+            Err(e) => eprintln!("scry: {e}"),
+        }
+    }
     let stdin = std::io::BufReader::new(scry::repl::Stdin);
-    let result = if interactive {
+    let result = if quit || scry::session::termination().is_some() {
+        Ok(())
+    } else if interactive {
         if first_stop.reason.is_some() {
             println!("{}", scry::repl::for_terminal(&first_stop.line()));
         }
@@ -135,6 +150,9 @@ fn main() -> ExitCode {
         return ExitCode::from(128 + sig as u8);
     }
     match result {
+        // Like a shell script, a session with a failed chunk does not exit 0 (harnesses read
+        // the status lines anyway; this is for `scry -x check.js < /dev/null && ...`).
+        Ok(()) if repl.any_failed() && !interactive => ExitCode::from(1),
         Ok(()) => ExitCode::SUCCESS,
         // A closed stdout (the harness went away) is the end of the session, not a crash.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,

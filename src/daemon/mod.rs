@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::inferior::Origin;
 use crate::repl::Repl;
@@ -177,7 +177,6 @@ struct StartArgs {
     #[arg(
         value_name = "PROGRAM",
         trailing_var_arg = true,
-        allow_hyphen_values = true,
         required_unless_present = "pid"
     )]
     program: Vec<String>,
@@ -241,8 +240,20 @@ pub fn main(args: &[String]) -> ExitCode {
     ) {
         Ok(cli) => cli,
         Err(e) => {
-            let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            // An unknown option belongs to the subcommand it was given to.
+            let top = SessionCli::command();
+            let cmd = args
+                .first()
+                .and_then(|sub| top.find_subcommand(sub))
+                .cloned()
+                .unwrap_or_else(|| top.clone());
+            let (text, code) = crate::cli::parse_failure(&cmd, &e);
+            if code == 0 {
+                print!("{text}");
+            } else {
+                eprint!("{text}");
+            }
+            return ExitCode::from(code);
         }
     };
     match cli.command {

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use serde_json::{json, Map, Value};
 
 use crate::daemon::TargetOptions;
@@ -52,8 +52,13 @@ pub fn main(args: &[String]) -> ExitCode {
     ) {
         Ok(cli) => cli,
         Err(e) => {
-            let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            let (text, code) = crate::cli::parse_failure(&McpCli::command(), &e);
+            if code == 0 {
+                print!("{text}");
+            } else {
+                eprint!("{text}");
+            }
+            return ExitCode::from(code);
         }
     };
     let config = match cli.options.config() {

@@ -14,6 +14,8 @@ pub struct Repl {
     marker: String,
     /// What `:more` shows next: the part of the last response that was cut.
     more: String,
+    /// Whether any framed response so far ended in `error` (the pipe-mode exit status).
+    failed: bool,
 }
 
 /// A response: its body and whether it succeeded.
@@ -34,6 +36,7 @@ impl Repl {
             engine,
             marker: marker.to_string(),
             more: String::new(),
+            failed: false,
         }
     }
 
@@ -41,18 +44,37 @@ impl Repl {
         &self.engine
     }
 
-    /// Runs a script file (`-x`) and writes its framed response.
+    /// Whether any framed response so far was an error.
+    pub fn any_failed(&self) -> bool {
+        self.failed
+    }
+
+    /// Runs a script file (`-x`): split at marker lines exactly like stdin, each chunk its own
+    /// framed response (an error does not lose the chunks after it). `false` when a chunk
+    /// was `:quit`.
     pub fn run_file(&mut self, path: &str, out: &mut impl Write) -> std::io::Result<bool> {
-        let response = match std::fs::read_to_string(path) {
-            Ok(src) => self.eval(&src, path),
-            Err(e) => Response {
-                body: format!("error: cannot read script {path}: {e}"),
-                ok: false,
-            },
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                let response = Response {
+                    body: format!("error: cannot read script {path}: {e}"),
+                    ok: false,
+                };
+                self.write_framed(response, out)?;
+                return Ok(true);
+            }
         };
-        let ok = response.ok;
-        self.write_framed(response, out)?;
-        Ok(ok)
+        let mut reader = ChunkReader::new(&bytes[..], &self.marker);
+        while let Some(chunk) = reader.next_chunk() {
+            let Some((body, ok)) = self.respond_as(&chunk, path) else {
+                return Ok(false);
+            };
+            self.write_status(&body, ok, out)?;
+            if crate::session::termination().is_some() {
+                break;
+            }
+        }
+        Ok(true)
     }
 
     /// The pipe protocol: chunks in, framed responses out, until end of input or `:quit`.
@@ -103,7 +125,7 @@ impl Repl {
             if chunk.trim().is_empty() {
                 continue;
             }
-            let Some(response) = self.handle(&chunk) else {
+            let Some(response) = self.handle(&chunk, "<input>") else {
                 break;
             };
             // A Ctrl-C ended this command; the next one starts clean.
@@ -126,18 +148,23 @@ impl Repl {
     /// `:quit`. Named sessions and the MCP server answer through this, so their bytes are the
     /// pipe protocol's by construction.
     pub fn respond(&mut self, chunk: &str) -> Option<(String, bool)> {
-        let response = self.handle(chunk)?;
+        self.respond_as(chunk, "<input>")
+    }
+
+    /// [`respond`](Self::respond) with `file` naming the chunk in stack traces.
+    fn respond_as(&mut self, chunk: &str, file: &str) -> Option<(String, bool)> {
+        let response = self.handle(chunk, file)?;
         let ok = response.ok;
         Some((self.finished_body(response.body), ok))
     }
 
     /// One chunk: a `:command` or JavaScript. `None` means quit.
-    fn handle(&mut self, chunk: &str) -> Option<Response> {
+    fn handle(&mut self, chunk: &str, file: &str) -> Option<Response> {
         let trimmed = chunk.trim();
         if trimmed.starts_with(':') && !trimmed.contains('\n') {
             return self.meta(trimmed);
         }
-        Some(self.eval(chunk, "<input>"))
+        Some(self.eval(chunk, file))
     }
 
     fn eval(&mut self, source: &str, file: &str) -> Response {
@@ -210,7 +237,8 @@ impl Repl {
         self.write_status(&body, response.ok, out)
     }
 
-    fn write_status(&self, body: &str, ok: bool, out: &mut impl Write) -> std::io::Result<()> {
+    fn write_status(&mut self, body: &str, ok: bool, out: &mut impl Write) -> std::io::Result<()> {
+        self.failed |= !ok;
         let status = if ok { "ok" } else { "error" };
         writeln!(out, "{body}{} {status}", self.marker)?;
         out.flush()
