@@ -138,7 +138,8 @@ fn main() -> ExitCode {
         Ok(())
     } else if interactive {
         if first_stop.reason.is_some() {
-            println!("{}", scry::repl::for_terminal(&first_stop.line()));
+            let orientation = repl.engine().orientation(Some(&first_stop.line()));
+            println!("{}", scry::repl::for_terminal(&orientation));
         }
         repl.run_tty(stdin, &mut out)
     } else {

@@ -160,8 +160,31 @@ fn state_lives_across_separate_commands() {
     let program = fixture("loop");
     let mut rt = Runtime::new("across");
     let first = rt.start("across", &[program.to_str().unwrap(), "3"]);
-    assert!(first.starts_with("entry at 0x"), "{first}");
-    assert!(first.ends_with("_start"), "{first}");
+    let mut lines = first.lines();
+    let stop = lines.next().unwrap();
+    assert!(stop.starts_with("entry at 0x"), "{first}");
+    assert!(stop.ends_with("_start"), "{first}");
+    // Then the orientation: the program, its modules and debug info, and the API to start.
+    let (_, target) = rt.pids("across");
+    let about = lines.next().unwrap();
+    assert!(
+        about.starts_with(&format!("{} (pid {target}): 1 thread; ", program.display())),
+        "{first}"
+    );
+    let module = program.file_name().unwrap().to_str().unwrap();
+    assert!(
+        about.contains(&format!(" modules: {module} libc.so.6 ")),
+        "{first}"
+    );
+    assert!(
+        about.ends_with(&format!("; debug info: {module}")),
+        "{first}"
+    );
+    assert!(
+        lines.next().unwrap().starts_with("API: breakpoint.set("),
+        "{first}"
+    );
+    assert_eq!(lines.next(), None);
 
     // Only the user can reach it.
     assert_eq!(mode(&rt.sessions_dir()), 0o700);

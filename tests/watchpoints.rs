@@ -14,7 +14,7 @@ fn racing_writers_produce_one_event_per_write() {
          addEventListener('watchpoint', e => {
            ctx.n++; ctx.tids[e.tid] = (ctx.tids[e.tid] || 0) + 1;
            const v = Number(e.new), i = v % 1000, id = Math.floor(v / 1000);
-           if (!(id <= 1 && i < 300) || e.access_type !== 'write' || !e.insn.startsWith('mov')) ctx.bad.push(v);
+           if (!(id <= 1 && i < 300) || e.access_type !== 'write' || e.insn.mnemonic !== 'mov') ctx.bad.push(v);
            return 'continue';
          })",
     );

@@ -233,7 +233,7 @@ pub(super) fn start(name: &str, words: &[String]) -> ExitCode {
     match line.trim_end_matches('\n').split_once('\t') {
         Some(("ok", first_stop)) => {
             // The daemon runs on; it is not waited for.
-            println!("{first_stop}");
+            println!("{}", unescape_lines(first_stop));
             ExitCode::SUCCESS
         }
         Some(("error", message)) => {
@@ -249,6 +249,26 @@ pub(super) fn start(name: &str, words: &[String]) -> ExitCode {
             ))
         }
     }
+}
+
+/// The daemon's start line with its `\n` and `\\` escapes undone.
+fn unescape_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match (c, chars.clone().next()) {
+            ('\\', Some('n')) => {
+                out.push('\n');
+                chars.next();
+            }
+            ('\\', Some('\\')) => {
+                out.push('\\');
+                chars.next();
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 /// `session eval NAME [-e CODE | -f FILE] [--deadline SECS]`: one chunk, its response on

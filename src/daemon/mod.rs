@@ -98,7 +98,8 @@ pub fn open(config: Config, target: &Target) -> Result<(Repl, String), String> {
     }
     .map_err(|e| e.to_string())?;
     let engine = Engine::new(session).map_err(|e| format!("{e:#}"))?;
-    Ok((Repl::new(engine, ";;"), stop.line()))
+    let first = engine.orientation(Some(&stop.line()));
+    Ok((Repl::new(engine, ";;"), first))
 }
 
 /// Ends a session's hold on its target the way its origin asks (a spawned process is killed,

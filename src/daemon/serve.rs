@@ -156,7 +156,11 @@ pub(super) fn serve(args: &StartArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    tell_client(&format!("ok\t{first}"));
+    // One line: the first stop and the orientation below it travel with `\n` escaped.
+    tell_client(&format!(
+        "ok\t{}",
+        first.replace('\\', "\\\\").replace('\n', "\\n")
+    ));
     eprintln!("scry session {}: {first}", args.name);
 
     let info = Arc::new(Mutex::new(Info {

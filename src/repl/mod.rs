@@ -27,7 +27,7 @@ struct Response {
 const META_HELP: &str = "\
 :help     this list (help() is the JavaScript API reference)
 :more     the next part of a response that was cut
-:status   the target and the session settings
+:status   the target at a glance (program, where it stopped, threads, modules, debug info)
 :quit     end the session (a spawned target is killed, an attached one detached)";
 
 impl Repl {
@@ -193,7 +193,7 @@ impl Repl {
                     ok(std::mem::take(&mut self.more))
                 }
             }
-            ":status" => ok(self.engine.eval("status()", "<meta>").text),
+            ":status" => ok(format!("{}\n", self.engine.orientation(None))),
             other => Some(Response {
                 body: format!(
                     "error: unknown command '{other}'; commands: :help :more :status :quit\n"

@@ -19,6 +19,49 @@ pub const TOPICS: &[(&str, &str)] = &[
     ("break", "breakpoints, watchpoints"),
     ("events", "listeners run inside scry at each stop"),
     ("util", "printing, numbers, settings"),
+    ("stop", "what cont(), step() and the others return"),
+    (
+        "signals",
+        "which signals stop the target and reach listeners",
+    ),
+];
+
+/// What `help(topic)` adds to the topic's rows: what the one-line summaries leave out.
+/// `help()` (everything) shows only the rows, so it stays small.
+const NOTES: &[(&str, &str)] = &[
+    (
+        "state",
+        "\
+instructions (state.instruction, disasm rows, a watchpoint's e.insn, a step's e.executed) are
+  {addr, bytes (hex), mnemonic, operands, text, symbol}: '0x401136 <add+0x4><TAB>mov [rbp-4],edi'
+memory(a).bytes(n) is a hex string '554889e5'; .array('u32', n) an Array of values;
+  .u8array(n) a Uint8Array; .str(max) text to the NUL, invalid bytes as \\xNN
+results print as text, and String(x) / `${x}` is that text; listings (disasm, symbols,
+  unwind, thread.list, breakpoint.list...) are arrays of row objects: x.map(r => r.addr),
+  x.split('\\n') for lines of the text; JSON.stringify(x) works (BigInt -> '0x...')",
+    ),
+    (
+        "events",
+        "\
+every event: reason (= stop_reason) pc tid symbol line state prev; by type:
+  step        each instruction of step(n) (not cont()); e.executed = the instruction just
+              run, state.instruction = the next one
+  breakpoint  breakpoint_id breakpoint_name
+  watchpoint  watchpoint_id watchpoint_name access_type ('read'|'write') addr old new,
+              insn (the instruction that accessed, an object) insn_addr
+  signal      signal ('SIGSEGV') fault_addr; set e.deliver = false to drop it; see help('signals')
+  thread      kind ('start'|'exit') tid; never stops a run unless a listener returns 'stop'
+  exit        reason 'exited' with code, or 'killed' with signal
+no verdict: a breakpoint, watchpoint or signal ends the run, a step goes on; listeners may not
+call step() cont() next() finish() spawn() attach() detach() kill()",
+    ),
+    (
+        "break",
+        "\
+a hit is a 'breakpoint' stop (e.breakpoint_id); several breakpoints may share an address.
+watchpoint hits carry access_type addr old new insn insn_addr (help('events'));
+x86 has 4 debug registers; 'r' reports only accesses that leave the value unchanged",
+    ),
 ];
 
 pub const API: &[Entry] = &[
@@ -36,7 +79,7 @@ pub const API: &[Entry] = &[
     e("state", "state.registers.rax", "rax..r15 rip rsp rbp eflags cs..gs fs_base gs_base orig_rax; assignable"),
     e("state", "state.flags.z", "c p a z s t i d o (n=s v=o); assignable"),
     e("state", "state.instruction", "{addr, bytes, mnemonic, operands, text}"),
-    e("state", "state.memory(addr).u32()", "u8..u64 i8..i64 f32 f64 bytes(n) str(max); write_u32(v).. write_bytes(hex)"),
+    e("state", "state.memory(addr).u32()", "u8..u64 i8..i64 f32 f64 array(type,n) u8array(n) bytes(n) str(max); write_u32(v).. write_bytes(hex)"),
     e("state", "state.disasm(n=10, addr=pc)", "listing"),
     e("state", "state.source(n=5)", "source lines around pc, '>' marks it"),
     e("state", "state.locals(frame=0)", "[{name, type, value, kind}] of a frame (DWARF, -g)"),
@@ -51,20 +94,59 @@ pub const API: &[Entry] = &[
     e("break", "breakpoint.set(where, name?)", "where: addr, 'sym+off' or 'file.c:line'; -> id; remove(id|name); list()"),
     e("break", "watchpoint.set(where, 'w'|'rw'|'r', name?, {len}?)", "hardware, 4 slots; remove(id|name); list()"),
     e("events", "addEventListener(type, fn)", "step breakpoint watchpoint signal thread exit; removeEventListener"),
-    e("events", "fn(e)", "e: state prev stop_reason pc tid breakpoint_id watchpoint_id access_type old new insn signal fault_addr"),
+    e("events", "fn(e)", "e: state prev reason pc tid breakpoint_id watchpoint_id access_type old new insn executed signal; help('events')"),
     e("events", "return 'continue' / 'stop'", "go on past a hit (logpoint) / end step(n) here"),
     e("events", "e.deliver = false", "signal listener: do not deliver"),
     e("util", "print(...v) / hex(n)", "output line / '0x..'"),
     e("util", "ctx", "persistent object; ctx.reset()"),
     e("util", "config.timeout", "also script_timeout output_limit aslr debug_dirs"),
-    e("util", "help(topic?)", "topics: run state break events util"),
+    e("util", "help(topic?)", "topics: run state break events util stop signals"),
 ];
 
 pub const OVERVIEW: &str = "\
 scry: JavaScript against a stopped process; a chunk's last value is printed.
 64-bit values above 2^53 are BigInt. Addresses: Number, BigInt or 'sym+off'.";
 
-/// `help()` is everything (it fits in 3 KB); `help('state')` one topic.
+/// The stop reasons and the signals that stop, for `help('stop')` and `help('signals')`
+/// (from the code that decides them, so the text cannot drift).
+fn generated_notes(topic: &str) -> Option<String> {
+    use crate::os::signals;
+    match topic {
+        "stop" => {
+            let reasons: Vec<&str> = crate::session::Reason::ALL
+                .iter()
+                .map(|r| r.as_str())
+                .collect();
+            Some(format!(
+                "\
+fields: reason ({}), pc symbol source tid; by reason:
+  breakpoint_id breakpoint_name | watchpoint fields (help('events')) | signal fault_addr |
+  code (exited) | signal (killed) | returned (finish: rax) | steps (step(n))
+prints as one line, and String(stop) is that line: 'breakpoint 1 at 0x401136 add loop.c:7'
+timeout: the run's deadline (config.timeout, or {{timeout: s}}) passed; every thread is stopped",
+                reasons.join(" ")
+            ))
+        }
+        "signals" => {
+            let passed: Vec<String> = (1..=64)
+                .filter(|s| signals::passes_silently(*s))
+                .map(signals::signal_name)
+                .collect();
+            Some(format!(
+                "\
+a signal that stops is a 'signal' stop: signal listeners run and may set e.deliver = false;
+  otherwise it is delivered when the run goes on
+passed to the program without a stop (listeners never see them): {}
+handle_signal(sig, 'stop') makes one of these stop (and reach listeners); 'pass' the reverse
+names: SIGSEGV or 11; SIGRTMIN+n for real-time signals",
+                passed.join(" ")
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// `help()` is everything (it fits in 3 KB); `help('state')` one topic, with its notes.
 pub fn help(topic: Option<&str>) -> String {
     let wanted: Vec<&str> = match topic {
         None | Some("") | Some("all") => TOPICS.iter().map(|(t, _)| *t).collect(),
@@ -83,6 +165,17 @@ pub fn help(topic: Option<&str>) -> String {
         out.push_str(&format!("[{name}] {about}\n"));
         for entry in API.iter().filter(|e| e.topic == *name) {
             out.push_str(&format!("  {}\t{}\n", entry.path, entry.doc));
+        }
+        if wanted.len() == 1 {
+            let notes = NOTES
+                .iter()
+                .find(|(t, _)| t == name)
+                .map(|(_, n)| n.to_string())
+                .or_else(|| generated_notes(name));
+            if let Some(notes) = notes {
+                out.push_str(&notes);
+                out.push('\n');
+            }
         }
     }
     out.pop();
@@ -155,6 +248,14 @@ mod tests {
             assert!(all.contains(entry.path));
         }
         assert!(help(Some("state")).contains("state.pc"));
+        // Topics add what the summary leaves out.
+        assert!(!all.contains("e.executed"));
+        assert!(help(Some("events")).contains("e.executed = the instruction just"));
+        assert!(help(Some("stop")).contains("thread_start"));
+        assert!(help(Some("signals")).contains("SIGALRM"));
+        for (topic, _) in TOPICS {
+            assert!(help(Some(topic)).len() < 2048, "help('{topic}') is long");
+        }
         assert!(help(Some("nope")).starts_with("no help topic"));
     }
 

@@ -14,14 +14,34 @@ pub enum Node {
     Function(String),
     /// A built-in object with its own rendering (a stop, an instruction, a register set).
     Line(String),
+    /// A script's own object: only unmistakable address keys print in hex.
     Object(Vec<(String, Node)>),
+    /// One of scry's result objects (a stop, a breakpoint row, `state.stack`...): every
+    /// address key prints in hex, `start` and `end` included.
+    Record(Vec<(String, Node)>),
     /// Items, and how many more the source had that were not walked.
     Array(Vec<Node>, usize),
     /// Depth or cycle limit reached.
     Elided,
 }
 
-/// Keys whose integer values are addresses and print in hex wherever they appear.
+/// Keys whose integer values print in hex: in scry's own records every address key; in a
+/// script's objects only the unmistakable ones (a user's `start` or `end` is as likely a count
+/// as an address).
+pub fn is_hex_key(key: &str, record: bool) -> bool {
+    const RECORD_ONLY: &[&str] = &[
+        "start",
+        "end",
+        "top",
+        "base",
+        "usable_base",
+        "entry",
+        "target",
+    ];
+    is_address_key(key) || (record && RECORD_ONLY.contains(&key))
+}
+
+/// Keys that name an address or a register wherever they appear.
 pub fn is_address_key(key: &str) -> bool {
     const KEYS: &[&str] = &[
         "addr",
@@ -30,13 +50,6 @@ pub fn is_address_key(key: &str) -> bool {
         "sp",
         "fp",
         "fault_addr",
-        "start",
-        "end",
-        "top",
-        "base",
-        "usable_base",
-        "entry",
-        "target",
         "insn_addr",
         // Register values are shown in hex, as debuggers do.
         "rax",
@@ -117,11 +130,14 @@ pub fn inline(node: &Node, hex: bool) -> String {
         },
         Node::Str(s) => escape(s),
         Node::Function(name) => format!("[function {name}]"),
-        Node::Line(l) => escape(l),
-        Node::Object(fields) => {
+        // A built-in line inside a row or an inline object: its tabs as spaces, which read
+        // better than `\t` (an instruction is `0x401136 <add+0x4>\tmov ...` on its own).
+        Node::Line(l) => escape(&l.replace('\t', " ")),
+        Node::Object(fields) | Node::Record(fields) => {
+            let record = matches!(node, Node::Record(_));
             let parts: Vec<String> = fields
                 .iter()
-                .map(|(k, v)| format!("{k}: {}", nested(v, is_address_key(k))))
+                .map(|(k, v)| format!("{k}: {}", nested(v, is_hex_key(k, record))))
                 .collect();
             format!("{{{}}}", parts.join(", "))
         }
@@ -167,10 +183,11 @@ pub fn top_level(node: &Node) -> String {
             Some(h) => format!("{d}n ({h})"),
             None => format!("{d}n"),
         },
-        Node::Object(fields) => {
+        Node::Object(fields) | Node::Record(fields) => {
+            let record = matches!(node, Node::Record(_));
             let lines: Vec<String> = fields
                 .iter()
-                .map(|(k, v)| format!("{k}\t{}", inline(v, is_address_key(k))))
+                .map(|(k, v)| format!("{k}\t{}", inline(v, is_hex_key(k, record))))
                 .collect();
             lines.join("\n")
         }
@@ -188,8 +205,17 @@ pub fn top_level(node: &Node) -> String {
     }
 }
 
+/// An object's fields, and whether it is one of scry's records.
+fn fields_of(node: &Node) -> Option<(&[(String, Node)], bool)> {
+    match node {
+        Node::Object(f) => Some((f, false)),
+        Node::Record(f) => Some((f, true)),
+        _ => None,
+    }
+}
+
 fn array_text(items: &[Node]) -> String {
-    let all_objects = !items.is_empty() && items.iter().all(|n| matches!(n, Node::Object(_)));
+    let all_objects = !items.is_empty() && items.iter().all(|n| fields_of(n).is_some());
     if !all_objects {
         let lines: Vec<String> = items
             .iter()
@@ -204,7 +230,7 @@ fn array_text(items: &[Node]) -> String {
     // Header: the union of keys, in order of first appearance.
     let mut header: Vec<&str> = Vec::new();
     for item in items {
-        if let Node::Object(fields) = item {
+        if let Some((fields, _)) = fields_of(item) {
             for (k, _) in fields {
                 if !header.contains(&k.as_str()) {
                     header.push(k);
@@ -214,7 +240,7 @@ fn array_text(items: &[Node]) -> String {
     }
     let mut out = header.join("\t");
     for item in items {
-        if let Node::Object(fields) = item {
+        if let Some((fields, record)) = fields_of(item) {
             let row: Vec<String> = header
                 .iter()
                 .map(|h| {
@@ -224,7 +250,7 @@ fn array_text(items: &[Node]) -> String {
                         .map(|(k, v)| match v {
                             // An empty cell says "none" more quietly than `null`.
                             Node::Undefined | Node::Null => String::new(),
-                            other => inline(other, is_address_key(k)),
+                            other => inline(other, is_hex_key(k, record)),
                         })
                         .unwrap_or_default()
                 })
@@ -287,6 +313,24 @@ mod tests {
         assert_eq!(top_level(&rows), "id\taddr\tname\n1\t0x10\t\n2\t\tloop");
         let more = Node::Array(vec![Node::Number(1.0)], 5);
         assert_eq!(top_level(&more), "1\n[... 5 more]");
+    }
+
+    #[test]
+    fn only_records_print_every_address_key_in_hex() {
+        let fields = vec![
+            ("start".to_string(), Node::Number(70000.0)),
+            ("pc".to_string(), Node::Number(4198710.0)),
+        ];
+        assert_eq!(
+            top_level(&Node::Object(fields.clone())),
+            "start\t70000\npc\t0x401136"
+        );
+        assert_eq!(
+            top_level(&Node::Record(fields)),
+            "start\t0x11170\npc\t0x401136"
+        );
+        let row = Node::Array(vec![Node::Line("0x1 <f>\tnop".into())], 0);
+        assert_eq!(inline(&row, false), "[0x1 <f> nop]");
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod errors;
 pub mod format;
 mod host;
 mod native;
+pub mod orient;
 mod printer;
 mod promises;
 mod record;
@@ -78,6 +79,30 @@ impl Engine {
             runtime,
             host,
         })
+    }
+
+    /// The orientation (see `orient`): after `first_stop`'s line when given, else where the
+    /// target is now; or what happened to the last process.
+    pub fn orientation(&self, first_stop: Option<&str>) -> String {
+        let mut session = self.host.session.borrow_mut();
+        let mut out = String::new();
+        if let Some(line) = first_stop {
+            out.push_str(line);
+            out.push('\n');
+        }
+        match session.overview() {
+            Some(o) => out.push_str(&orient::describe(&o, first_stop.is_none())),
+            None => match session.last_process() {
+                Some((pid, program, ended)) => out.push_str(&format!(
+                    "no live process: {program} (pid {pid}) {}; spawn(path) or attach(pid) starts one",
+                    ended.unwrap_or("ended")
+                )),
+                None => out.push_str("no process yet: spawn(path) or attach(pid)"),
+            },
+        }
+        out.push('\n');
+        out.push_str(orient::HINT);
+        out
     }
 
     pub fn with_session<T>(&self, f: impl FnOnce(&mut Session) -> T) -> T {

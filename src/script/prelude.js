@@ -63,21 +63,24 @@
     }
     return bestScore <= Math.max(2, Math.floor(name.length / 3)) ? best : null;
   }
-  // Unknown properties of scry's objects are errors that name the closest real one.
+  // Unknown properties of scry's objects are errors that name the closest real one and the
+  // help topic that lists them all.
+  const TOPIC_OF = { state: 'state', prev: 'state', breakpoint: 'break', watchpoint: 'break', thread: 'run', config: 'util' };
+  function unknownProperty(label, t, k) {
+    const near = nearest(k, keys(t));
+    const topic = TOPIC_OF[label.split('.')[0]];
+    const shown = k.length > 60 ? k.slice(0, 60) + '…' : k;
+    return new ScryError(`${label} has no property '${shown}'` + (near ? `; did you mean ${label}.${near}?` : '') +
+      (topic ? ` (help('${topic}') lists them)` : ''));
+  }
   function guard(label, target) {
     return new Proxy(target, {
       get(t, k, r) {
-        if (typeof k === 'string' && !(k in t) && k !== 'toJSON' && k !== 'then') {
-          const near = nearest(k, Object.keys(t));
-          throw new ScryError(`${label} has no property '${k}'` + (near ? `; did you mean ${label}.${near}?` : ''));
-        }
+        if (typeof k === 'string' && !(k in t) && k !== 'toJSON' && k !== 'then') throw unknownProperty(label, t, k);
         return Reflect.get(t, k, r);
       },
       set(t, k, v, r) {
-        if (typeof k === 'string' && !(k in t)) {
-          const near = nearest(k, Object.keys(t));
-          throw new ScryError(`${label} has no property '${k}'` + (near ? `; did you mean ${label}.${near}?` : ''));
-        }
+        if (typeof k === 'string' && !(k in t)) throw unknownProperty(label, t, k);
         return Reflect.set(t, k, v, r);
       },
     });
@@ -98,23 +101,70 @@
     throw new TypeError('hex() takes an integer Number or BigInt, got ' + (typeof n === 'string' ? `'${n}'` : String(n)));
   }
 
+  // ---- built-in results --------------------------------------------------------------------
+  // Every result scry hands out inherits from RESULT (objects) or LISTING (arrays): they
+  // stringify to exactly the text they print (`'stop: ' + cont()`, `${state.instruction}`),
+  // a listing also answers split() like its text, and the printer shows all their address
+  // keys in hex (a script's own objects only the unmistakable ones).
+  const BUILTIN = Symbol('scry.builtin');
+  defineProperty(g, '__scryBuiltin', { __proto__: null, value: BUILTIN });
+  const isArray = Array.isArray;
+  function asText() {
+    return N.text(this);
+  }
+  const RESULT = {};
+  hidden(RESULT, 'toString', asText);
+  defineProperty(RESULT, BUILTIN, { __proto__: null, value: true });
+  const LISTING = Object.create(Array.prototype);
+  hidden(LISTING, 'toString', asText);
+  hidden(LISTING, 'split', function (sep, limit) {
+    return N.text(this).split(sep, limit);
+  });
+  defineProperty(LISTING, BUILTIN, { __proto__: null, value: true });
+  function result(v) {
+    if (v !== null && typeof v === 'object') setPrototypeOf(v, isArray(v) ? LISTING : RESULT);
+    return v;
+  }
+  // A listing and each of its rows.
+  function resultRows(rows) {
+    for (let i = 0; i < rows.length; i++) result(rows[i]);
+    return result(rows);
+  }
+  // 64-bit values above 2^53 are BigInts, which JSON cannot hold: they become their hex text
+  // (BigInt(s) reads it back), so JSON.stringify of any result works.
+  hidden(BigInt.prototype, 'toJSON', function () {
+    return hex(this.valueOf());
+  });
+
   // ---- rendering helpers -----------------------------------------------------------------
   function asStop(rec) {
     hidden(rec, LINE, own(rec, 'line'));
     delete rec.line;
-    return rec;
+    // One instruction object everywhere: a watchpoint stop's culprit too.
+    const at = own(rec, 'insn_addr');
+    if (at !== undefined) field(rec, 'insn', insnAt(at, own(rec, 'insn')));
+    return result(rec);
+  }
+  // The instruction at `addr` as an object like state.instruction; `text` if it cannot be
+  // decoded now.
+  function insnAt(addr, text) {
+    try {
+      return asInsn(N.insn(addr));
+    } catch (e) {
+      return text;
+    }
   }
   function asInsn(rec) {
     const sym = own(rec, 'symbol');
     const where = sym ? ` <${sym}>` : '';
     hidden(rec, LINE, `${hex(own(rec, 'addr'))}${where}\t${own(rec, 'text')}`);
-    return rec;
+    return result(rec);
   }
   function asListing(res) {
     const rows = own(res, 'rows');
-    for (let i = 0; i < rows.length; i++) hidden(rows[i], LINE, `${hex(rows[i].addr)}\t${rows[i].text}`);
+    for (let i = 0; i < rows.length; i++) hidden(result(rows[i]), LINE, `${hex(rows[i].addr)}\t${rows[i].text}`);
     hidden(rows, LINE, own(res, 'text'));
-    return rows;
+    return result(rows);
   }
 
   // ---- memory ----------------------------------------------------------------------------
@@ -125,6 +175,13 @@
     }
     bytes(n) {
       return N.mem_bytes(this.addr, n);
+    }
+    array(type, n) {
+      if (!TYPES.includes(type)) throw new ScryError(`memory(a).array(type, n): type is one of ${TYPES.join(' ')}, got ${String(type)}`);
+      return N.mem_array(this.addr, type, n);
+    }
+    u8array(n) {
+      return N.mem_u8array(this.addr, n);
     }
     str(max = 4096) {
       return N.mem_str(this.addr, max);
@@ -167,7 +224,7 @@
       });
     }
     hidden(o, LINE, prev ? () => REGS.map((r) => `${r}\t${fmt(N.prev_reg(r))}`).join('\n') : () => N.regs_text());
-    return guard(prev ? 'prev.registers' : 'state.registers', o);
+    return guard(prev ? 'prev.registers' : 'state.registers', result(o));
   }
   const fmt = (v) => (v === undefined ? 'undefined' : hex(v));
   function flags(prev) {
@@ -187,7 +244,7 @@
       const v = N.flag(f, prev);
       return `${f}=${v === undefined ? '?' : v ? 1 : 0}`;
     }).join(' '));
-    return guard(prev ? 'prev.flags' : 'state.flags', o);
+    return guard(prev ? 'prev.flags' : 'state.flags', result(o));
   }
 
   // The deepest walk state.unwind() and state.frame() make (the native limit).
@@ -228,13 +285,13 @@
       defineProperty(o, 'top', { __proto__: null, enumerable: true, get: () => own(known(), 'top') });
       defineProperty(o, 'top_exact', { __proto__: null, enumerable: true, get: () => own(known(), 'exact') });
       for (const k of ['usable_base', 'guard_size', 'kind']) field(o, k, own(b, k));
-      return o;
+      return result(o);
     },
     source(n) {
       return N.source(n);
     },
     locals(frame) {
-      return N.locals(frame);
+      return resultRows(N.locals(frame));
     },
     unwind(max, opts) {
       if (typeof max === 'object' && max !== null) {
@@ -249,14 +306,14 @@
         hidden(r, LINE, undefined);
       }
       hidden(res.rows, LINE, res.text);
-      return res.rows;
+      return resultRows(res.rows);
     },
     frame(n = 0) {
       if (!Number.isInteger(n) || n < 0) throw new ScryError(`state.frame(n): n must be a frame number, got ${String(n)}`);
       const rows = N.unwind(Math.min(n + 1, MAX_FRAMES), true).rows;
       const f = rows[n];
       if (!f) throw new ScryError(`no frame ${n}: the stack has ${rows.length} frame${rows.length === 1 ? '' : 's'}, #0 to #${rows.length - 1} (state.unwind() lists them)`);
-      return f;
+      return result(f);
     },
     thread_local(name) {
       const t = N.tls(String(name));
@@ -271,7 +328,7 @@
     const i = asInsn(N.insn());
     return `pc\t${hex(N.reg('rip'))}${i.symbol ? '\t' + i.symbol : ''}\nsp\t${hex(N.reg('rsp'))}\ninsn\t${i.text}`;
   });
-  const state = guard('state', stateTarget);
+  const state = guard('state', result(stateTarget));
 
   const prevTarget = {
     get pc() {
@@ -287,7 +344,7 @@
     },
   };
   hidden(prevTarget, LINE, () => `pc\t${fmt(N.prev_reg('rip'))}\nsp\t${fmt(N.prev_reg('rsp'))}`);
-  const prev = guard('prev', prevTarget);
+  const prev = guard('prev', result(prevTarget));
 
   // ---- events ----------------------------------------------------------------------------
   const EVENTS = ['step', 'breakpoint', 'watchpoint', 'signal', 'thread', 'exit'];
@@ -336,12 +393,20 @@
       return N.last_stop_line();
     },
     get insn() {
-      return this.reason === 'watchpoint' ? N.watch_culprit().insn : undefined;
+      if (this.reason !== 'watchpoint') return undefined;
+      const c = N.watch_culprit();
+      return own(c, 'insn_addr') === undefined ? undefined : insnAt(c.insn_addr, own(c, 'insn'));
+    },
+    // In a step listener: the instruction this step executed (state.instruction is the next).
+    get executed() {
+      const i = N.executed();
+      return i === undefined ? undefined : asInsn(i);
     },
     get insn_addr() {
       return this.reason === 'watchpoint' ? N.watch_culprit().insn_addr : undefined;
     },
   };
+  setPrototypeOf(EventProto, RESULT);
   function dispatch(type, stop) {
     const ls = listeners[type];
     if (!ls || ls.length === 0) return undefined;
@@ -537,7 +602,7 @@
       return N.bp_remove(which);
     },
     list() {
-      return N.bp_list();
+      return resultRows(N.bp_list());
     },
   });
   // symbols(filter?, limit?) or symbols(filter?, {module, limit}).
@@ -554,13 +619,13 @@
     }
     const res = N.symbols(filter === undefined || filter === null ? undefined : String(filter), limit, module);
     hidden(res.rows, MORE, own(res, 'more'));
-    return res.rows;
+    return resultRows(res.rows);
   }
   function modules() {
     const res = N.modules();
     const rows = own(res, 'rows');
     hidden(rows, LINE, own(res, 'text'));
-    return rows;
+    return resultRows(rows);
   }
 
   // ---- settings and the persistent ctx ------------------------------------------------------
@@ -608,7 +673,7 @@
   define('finish', finish);
   define('next', next);
   define('output', () => N.output());
-  define('status', () => N.status());
+  define('status', () => result(N.status()));
   define('handle_signal', (sig, mode) => N.signal_mode(String(sig), String(mode)));
   define('symbol', (expr) => N.resolve(expr));
   define('symbols', symbols);
@@ -649,7 +714,7 @@
       N.wp_remove(which);
     },
     list() {
-      return N.wp_list();
+      return resultRows(N.wp_list());
     },
   }));
   define('thread', guard('thread', {
@@ -664,7 +729,7 @@
         text += `\n${t.tid}${own(t, 'selected') ? '*' : ''}\t${cell(t.name)}\t${cell(t.state)}\t${cell(t.pc, 'pc')}\t${cell(t.symbol)}`;
       }
       hidden(rows, LINE, text);
-      return rows;
+      return resultRows(rows);
     },
     select(tid) {
       N.thread_select(tid);

@@ -28,11 +28,15 @@ pub const LINE_KEY_GLOBAL: &str = "__scryLine";
 /// The hidden global that holds the prelude's MORE symbol: a listing carrying it was cut
 /// before it reached JS, by that many rows.
 pub const MORE_KEY_GLOBAL: &str = "__scryMore";
+/// The hidden global that holds the prelude's BUILTIN symbol, which scry's result objects
+/// inherit: they print as records (every address key in hex).
+pub const BUILTIN_KEY_GLOBAL: &str = "__scryBuiltin";
 
 pub struct Printer<'js> {
     ctx: Ctx<'js>,
     line_key: Option<Value<'js>>,
     more_key: Option<Value<'js>>,
+    builtin_key: Option<Value<'js>>,
     /// Values visited and text collected so far.
     nodes: Cell<usize>,
     text: Cell<usize>,
@@ -51,15 +55,17 @@ impl<'js> Printer<'js> {
             .get::<_, Value>(LINE_KEY_GLOBAL)
             .ok()
             .filter(|v| v.is_symbol());
-        let more_key = ctx
-            .globals()
-            .get::<_, Value>(MORE_KEY_GLOBAL)
-            .ok()
-            .filter(|v| v.is_symbol());
+        let symbol = |name: &str| {
+            ctx.globals()
+                .get::<_, Value>(name)
+                .ok()
+                .filter(|v| v.is_symbol())
+        };
         Printer {
             ctx: ctx.clone(),
             line_key,
-            more_key,
+            more_key: symbol(MORE_KEY_GLOBAL),
+            builtin_key: symbol(BUILTIN_KEY_GLOBAL),
             nodes: Cell::new(0),
             text: Cell::new(0),
             cut: Cell::new(None),
@@ -215,8 +221,25 @@ impl<'js> Printer<'js> {
         node
     }
 
+    /// Whether `obj` is one of scry's results (it inherits the BUILTIN key).
+    fn is_record(&self, obj: &Object<'js>) -> bool {
+        self.builtin_key
+            .as_ref()
+            .and_then(|k| k.as_symbol())
+            .is_some_and(|k| obj.get::<_, bool>(k.clone()).unwrap_or(false))
+    }
+
     /// An array or a plain object, one level down.
     fn container(&self, v: &Value<'js>, obj: &Object<'js>, depth: usize) -> rquickjs::Result<Node> {
+        // Bytes (`memory(a).u8array(n)`) print as the numbers they hold, like an array.
+        if let Ok(bytes) = rquickjs::TypedArray::<u8>::from_value(v.clone()) {
+            let len = bytes.len();
+            let mut items = Vec::with_capacity(len.min(MAX_ITEMS));
+            for i in 0..len.min(MAX_ITEMS) {
+                items.push(self.node(&obj.get::<_, Value>(i as u32)?, depth + 1)?);
+            }
+            return Ok(Node::Array(items, len.saturating_sub(MAX_ITEMS)));
+        }
         if let Some(array) = v.as_array() {
             let len = array.len();
             let mut items = Vec::with_capacity(len.min(MAX_ITEMS));
@@ -245,7 +268,10 @@ impl<'js> Printer<'js> {
             let value: Value = obj.get(key.as_str())?;
             fields.push((key, self.node(&value, depth + 1)?));
         }
-        Ok(Node::Object(fields))
+        Ok(match self.is_record(obj) {
+            true => Node::Record(fields),
+            false => Node::Object(fields),
+        })
     }
 }
 

@@ -38,7 +38,8 @@ impl Capture {
         self.bytes.len()
     }
 
-    /// Everything captured since the last take, as text (invalid UTF-8 shown as U+FFFD), with a
+    /// Everything captured since the last take, as text (invalid UTF-8 shown as `\xNN`, as
+    /// `memory(a).str()` shows it), with a
     /// first line saying how much was dropped if the buffer overflowed.
     pub fn take(&mut self) -> String {
         let bytes: Vec<u8> = self.bytes.drain(..).collect();
@@ -50,8 +51,31 @@ impl Capture {
             ));
             self.dropped = 0;
         }
-        text.push_str(&String::from_utf8_lossy(&bytes));
+        text.push_str(&escape_invalid_utf8(&bytes));
         text
+    }
+}
+
+/// Target strings are bytes: valid UTF-8 passes through, anything else shows as `\xNN`.
+pub fn escape_invalid_utf8(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    let mut rest = bytes;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                out.push_str(s);
+                return out;
+            }
+            Err(e) => {
+                let (good, bad) = rest.split_at(e.valid_up_to());
+                out.push_str(std::str::from_utf8(good).unwrap_or_default());
+                let n = e.error_len().unwrap_or(bad.len()).max(1);
+                for b in &bad[..n] {
+                    out.push_str(&format!("\\x{b:02x}"));
+                }
+                rest = &bad[n..];
+            }
+        }
     }
 }
 
@@ -135,6 +159,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn invalid_utf8_is_escaped() {
+        assert_eq!(escape_invalid_utf8(b"ok\xff\xfeend"), "ok\\xff\\xfeend");
+        assert_eq!(escape_invalid_utf8("é".as_bytes()), "é");
+    }
+
+    #[test]
     fn keeps_the_tail_and_says_so() {
         let mut c = Capture::new(4);
         c.push(b"abcdef");
@@ -145,6 +175,6 @@ mod tests {
         );
         assert_eq!(c.take(), "");
         c.push(b"\xffok");
-        assert_eq!(c.take(), "\u{fffd}ok");
+        assert_eq!(c.take(), "\\xffok");
     }
 }

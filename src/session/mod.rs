@@ -7,6 +7,7 @@ pub mod capture;
 mod error;
 mod inspect;
 mod lookup;
+mod overview;
 mod placement;
 mod points;
 mod run;
@@ -36,6 +37,7 @@ pub use breakpoints::{Breakpoint, BreakpointRef};
 use capture::{Capture, Pump, SharedCapture};
 pub use error::SessionError;
 pub use lookup::check_debug_dirs;
+pub use overview::Overview;
 use snapshot::Snapshot;
 pub use stop::{Reason, StopInfo, WatchReport};
 use watchpoints::{WatchKind, WatchTable, Watchpoint};
@@ -219,6 +221,8 @@ pub struct Session {
     ended: Option<String>,
     /// The pid and program of the latest process, kept after it ends (for `status()`).
     last_process: Option<(Tid, String)>,
+    /// Where the latest step started (see `stepped_from`).
+    stepped_from: Option<u64>,
     snapshot: Snapshot,
     signal_modes: [SignalMode; 65],
     thread_events: bool,
@@ -244,6 +248,7 @@ impl Session {
             pumps: Vec::new(),
             ended: None,
             last_process: None,
+            stepped_from: None,
             snapshot: Snapshot::default(),
             signal_modes,
             thread_events: false,

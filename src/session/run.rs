@@ -21,9 +21,19 @@ impl Session {
     pub fn step_raw(&mut self, deadline: Instant) -> Result<Stop> {
         let modes = self.signal_modes;
         let pass = move |sig: i32| modes.get(sig as usize) == Some(&SignalMode::Pass);
-        let stop = self.inferior_for_run()?.step(deadline, &pass)?;
+        let inferior = self.inferior_for_run()?;
+        // Where the step starts, for the instruction it executes (`e.executed`): the step
+        // reads these registers anyway, so this costs no system call.
+        let from = inferior.pc(inferior.selected()).ok();
+        let stop = inferior.step(deadline, &pass)?;
         self.after_raw(stop);
+        self.stepped_from = from;
         Ok(stop)
+    }
+
+    /// The address of the instruction the latest step executed (`None` after a continue).
+    pub fn stepped_from(&self) -> Option<u64> {
+        self.stepped_from
     }
 
     /// One step, booked but not described (see [`describe`](Self::describe)): per-event
@@ -36,6 +46,7 @@ impl Session {
     pub fn cont(&mut self, deadline: Instant) -> Result<StopInfo> {
         let modes = self.signal_modes;
         let pass = move |sig: i32| modes.get(sig as usize) == Some(&SignalMode::Pass);
+        self.stepped_from = None;
         loop {
             let stop = self.inferior_for_run()?.cont(deadline, &pass)?;
             self.after_raw(stop);

@@ -26,6 +26,25 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// Every reason, in the order the documentation lists them.
+    pub const ALL: [Reason; 15] = [
+        Reason::Entry,
+        Reason::Attached,
+        Reason::Step,
+        Reason::Breakpoint,
+        Reason::Watchpoint,
+        Reason::Signal,
+        Reason::Timeout,
+        Reason::Interrupted,
+        Reason::Finish,
+        Reason::Exec,
+        Reason::ThreadStart,
+        Reason::ThreadExit,
+        Reason::Exited,
+        Reason::Killed,
+        Reason::Detached,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Reason::Entry => "entry",

@@ -101,6 +101,16 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
         Ok(())
     });
 
+    // What a value prints as: built-in results' toString.
+    let h = host.clone();
+    def!(n, ctx, "text", move |ctx: Ctx<'js>,
+                               v: Value<'js>|
+          -> rquickjs::Result<String> {
+        printer::Printer::new(&ctx)
+            .with_deadline(h.js_deadline.get())
+            .render(&v)
+    });
+
     def!(n, ctx, "global_names", move || -> Vec<&'static str> {
         api::global_names()
     });

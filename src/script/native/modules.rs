@@ -86,7 +86,14 @@ pub(super) fn install<'js>(
             .map_err(|e| throw(&ctx, e))?;
         let rows = Array::new(ctx.clone())?;
         let mut total = 0usize;
+        // A module can list a symbol twice (its .dynsym and a .symtab, its own or a debug
+        // file's): one row each.
+        let mut seen = std::collections::HashSet::new();
         for (module, sym, addr) in all {
+            let name = sym.display_name();
+            if !seen.insert((module.name.as_str(), addr.0, name.clone())) {
+                continue;
+            }
             if total < limit {
                 let o = Object::new(ctx.clone())?;
                 o.put("addr", u64_to_js(&ctx, addr.0)?)?;
@@ -100,7 +107,7 @@ pub(super) fn install<'js>(
                         SymKind::Other => "other",
                     },
                 )?;
-                o.put("name", sym.display_name().as_ref())?;
+                o.put("name", name.as_ref())?;
                 o.put("module", module.name.as_str())?;
                 rows.push(o)?;
             }

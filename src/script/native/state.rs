@@ -1,6 +1,7 @@
 //! The stopped target: registers, flags, memory, code, symbols, threads, stacks, unwinding.
 
 use super::*;
+use crate::session::capture::escape_invalid_utf8;
 
 /// A typed memory access: its size and how the bytes become a JS value.
 #[derive(Clone, Copy)]
@@ -181,29 +182,6 @@ fn frame_line(f: &crate::session::FrameRow, trampoline: bool) -> String {
     line
 }
 
-/// Target strings are bytes: valid UTF-8 passes through, anything else shows as `\xNN`.
-fn escape_invalid_utf8(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len());
-    let mut rest = bytes;
-    loop {
-        match std::str::from_utf8(rest) {
-            Ok(s) => {
-                out.push_str(s);
-                return out;
-            }
-            Err(e) => {
-                let (good, bad) = rest.split_at(e.valid_up_to());
-                out.push_str(std::str::from_utf8(good).unwrap_or_default());
-                let n = e.error_len().unwrap_or(bad.len()).max(1);
-                for b in &bad[..n] {
-                    out.push_str(&format!("\\x{b:02x}"));
-                }
-                rest = &bad[n..];
-            }
-        }
-    }
-}
-
 /// Defines this part's native functions on `n`.
 pub(super) fn install<'js>(
     n: &Object<'js>,
@@ -342,6 +320,61 @@ pub(super) fn install<'js>(
             .read_memory(addr, len as usize)
             .map_err(|e| throw(&ctx, e))?;
         Ok(values::to_hex(&bytes))
+    });
+
+    // `memory(a).array(type, n)`: n values of one type, read at once.
+    let h = host.clone();
+    def!(n, ctx, "mem_array", move |ctx: Ctx<'js>,
+                                    at: Value<'js>,
+                                    k: String,
+                                    count: Value<'js>|
+          -> R<'js> {
+        let k = kind(&ctx, &k)?;
+        let addr = address(&ctx, &h, &at)?;
+        let max = (1u64 << 20) / k.size() as u64;
+        let count =
+            values::to_count(&ctx, &count, max, "array(type, n)").map_err(|e| throw(&ctx, e))?;
+        let bytes = h
+            .session_mut(&ctx)?
+            .read_memory(addr, count as usize * k.size())
+            .map_err(|e| throw(&ctx, e))?;
+        let items = Array::new(ctx.clone())?;
+        for chunk in bytes.chunks_exact(k.size()) {
+            items.push(k.decode(&ctx, chunk)?)?;
+        }
+        Ok(items.into_value())
+    });
+
+    // `memory(a).u8array(n)`: the bytes as a Uint8Array.
+    let h = host.clone();
+    def!(n, ctx, "mem_u8array", move |ctx: Ctx<'js>,
+                                      at: Value<'js>,
+                                      len: Value<'js>|
+          -> R<'js> {
+        let addr = address(&ctx, &h, &at)?;
+        let len =
+            values::to_count(&ctx, &len, 1 << 20, "u8array(n)").map_err(|e| throw(&ctx, e))?;
+        let bytes = h
+            .session_mut(&ctx)?
+            .read_memory(addr, len as usize)
+            .map_err(|e| throw(&ctx, e))?;
+        Ok(rquickjs::TypedArray::<u8>::new(ctx.clone(), bytes)?.into_value())
+    });
+
+    // The instruction the latest step executed (a step event's `executed`).
+    let h = host.clone();
+    def!(n, ctx, "executed", move |ctx: Ctx<'js>| -> R<'js> {
+        let mut session = h.session_mut(&ctx)?;
+        let Some(addr) = session.stepped_from() else {
+            return Ok(undefined(&ctx));
+        };
+        let insns = session.disasm(addr, 1).map_err(|e| throw(&ctx, e))?;
+        let sym = session.symbolize(addr);
+        drop(session);
+        match insns.first() {
+            Some(insn) => insn_to_js(&ctx, insn, sym),
+            None => Ok(undefined(&ctx)),
+        }
     });
 
     let h = host.clone();
@@ -650,15 +683,4 @@ pub(super) fn install<'js>(
         }
     );
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::escape_invalid_utf8;
-
-    #[test]
-    fn invalid_utf8_is_escaped() {
-        assert_eq!(escape_invalid_utf8(b"ok\xff\xfeend"), "ok\\xff\\xfeend");
-        assert_eq!(escape_invalid_utf8("é".as_bytes()), "é");
-    }
 }

@@ -97,6 +97,15 @@ fn render(
     bytes: &[u8],
     resolver: &dyn Fn(u64) -> Option<String>,
 ) -> Insn {
+    // iced's minimal sizes leave out `dword ptr` when the opcode implies it (`nop [rax]`),
+    // but a reader cannot see the opcode: with no register operand to say it, say the size.
+    let sized = (0..instr.op_count()).all(|i| instr.op_kind(i) != OpKind::Register)
+        && (0..instr.op_count()).any(|i| instr.op_kind(i) == OpKind::Memory);
+    fmt.options_mut().set_memory_size_options(if sized {
+        MemorySizeOptions::Always
+    } else {
+        MemorySizeOptions::Minimal
+    });
     let mut mnemonic = String::new();
     fmt.format_mnemonic(instr, &mut mnemonic);
     let operands = (0..fmt.operand_count(instr))

@@ -1,0 +1,82 @@
+//! The orientation an agent reads first (after `scry session start`, `scry_start`, at a
+//! terminal, and on `:status`): what the program is, where it stopped, its threads, modules
+//! and debug info, and one line of the API to start from. Two lines, so `help()` (3 KB) is
+//! not the first call of every task.
+
+use crate::session::Overview;
+
+/// The one-line API hint.
+pub const HINT: &str =
+    "API: breakpoint.set('main'|'file.c:12'); cont(); step(n); next(); state.registers / \
+.memory(a).u64() / .unwind() / .locals(); output(); help() or help('state')";
+
+/// How many module names the line shows before `...`.
+const NAMES_SHOWN: usize = 4;
+
+/// `./loop (pid 123): at 0x... main loop.c:12; 1 thread; 3 modules: ...; debug info: loop`
+/// (without the `at` part when `at_stop` is false: the stop line above says it).
+pub fn describe(o: &Overview, at_stop: bool) -> String {
+    let mut line = format!("{} (pid {})", o.program, o.pid);
+    if at_stop {
+        line.push_str(&format!(": at {:#x}", o.pc));
+        if let Some(sym) = &o.symbol {
+            line.push_str(&format!(" {sym}"));
+        }
+        if let Some(src) = &o.source {
+            line.push_str(&format!(" {src}"));
+        }
+        line.push(';');
+    } else {
+        line.push(':');
+    }
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    line.push_str(&format!(" {};", plural(o.threads, "thread")));
+    let mut names = o
+        .modules
+        .iter()
+        .take(NAMES_SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if o.modules.len() > NAMES_SHOWN {
+        names.push_str(" ...");
+    }
+    line.push_str(&format!(" {}: {names};", plural(o.modules.len(), "module")));
+    if o.with_debug_info.is_empty() {
+        line.push_str(" no debug info (no source lines or variables: build with -g)");
+    } else {
+        line.push_str(&format!(" debug info: {}", o.with_debug_info.join(" ")));
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_lines_say_what_comes_first() {
+        let mut o = Overview {
+            pid: 42,
+            program: "./loop".into(),
+            pc: 0x401136,
+            symbol: Some("main+0x4".into()),
+            source: Some("loop.c:12".into()),
+            threads: 1,
+            modules: vec!["loop".into(), "libc.so.6".into()],
+            with_debug_info: vec!["loop".into()],
+        };
+        assert_eq!(
+            describe(&o, true),
+            "./loop (pid 42): at 0x401136 main+0x4 loop.c:12; 1 thread; 2 modules: loop libc.so.6; debug info: loop"
+        );
+        o.with_debug_info.clear();
+        o.modules = (0..6).map(|i| format!("m{i}")).collect();
+        o.threads = 3;
+        assert_eq!(
+            describe(&o, false),
+            "./loop (pid 42): 3 threads; 6 modules: m0 m1 m2 m3 ...; no debug info (no source lines or variables: build with -g)"
+        );
+        assert!(HINT.len() < 160);
+    }
+}
