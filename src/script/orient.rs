@@ -42,9 +42,18 @@ pub fn describe(o: &Overview, at_stop: bool) -> String {
         names.push_str(" ...");
     }
     line.push_str(&format!(" {}: {names};", plural(o.modules.len(), "module")));
-    if o.with_debug_info.is_empty() {
-        line.push_str(" no debug info (no source lines or variables: build with -g)");
-    } else {
+    // What matters first is the program's own code; libraries may have debug files.
+    let exe = o.modules.first();
+    if exe.is_some_and(|e| !o.with_debug_info.contains(e)) {
+        line.push_str(&format!(
+            " no debug info in {} (no source lines or variables there: build with -g)",
+            exe.map_or("", |e| e.as_str())
+        ));
+        if !o.with_debug_info.is_empty() {
+            line.push(';');
+        }
+    }
+    if !o.with_debug_info.is_empty() {
         line.push_str(&format!(" debug info: {}", o.with_debug_info.join(" ")));
     }
     line
@@ -75,8 +84,10 @@ mod tests {
         o.threads = 3;
         assert_eq!(
             describe(&o, false),
-            "./loop (pid 42): 3 threads; 6 modules: m0 m1 m2 m3 ...; no debug info (no source lines or variables: build with -g)"
+            "./loop (pid 42): 3 threads; 6 modules: m0 m1 m2 m3 ...; no debug info in m0 (no source lines or variables there: build with -g)"
         );
+        o.with_debug_info = vec!["m1".into()];
+        assert!(describe(&o, false).ends_with("build with -g); debug info: m1"));
         assert!(HINT.len() < 160);
     }
 }
