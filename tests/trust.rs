@@ -467,3 +467,21 @@ fn thread_and_main_stacks_have_exact_tops() {
     let fs = scry.num("state.registers.fs_base");
     assert!(fs < top && top - fs < 4096, "top {top:#x} fs_base {fs:#x}");
 }
+
+#[test]
+fn a_program_that_stops_its_tracer_does_not_freeze_scry() {
+    let mut scry = Scry::spawn(&fixture("stop_tracer"), &[]);
+    let started = std::time::Instant::now();
+    let end = scry.ok("cont({timeout: 10})");
+    assert!(end.starts_with("exited with code 0"), "{end}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    let out = scry.ok("output()");
+    assert!(
+        out.contains(&format!("stopped tracer {} and went on", scry.pid())),
+        "{out}"
+    );
+}

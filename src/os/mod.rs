@@ -3,6 +3,7 @@
 
 pub mod affinity;
 pub mod debugregs;
+pub mod guardian;
 pub mod interrupt;
 pub mod maps;
 pub mod memory;

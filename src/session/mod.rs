@@ -60,8 +60,13 @@ pub fn take_interrupt() -> bool {
 }
 
 /// Installs scry's own SIGINT/SIGTERM/SIGHUP handling (see `os::interrupt`).
+/// Outside a terminal, also starts the guardian that resumes scry if the program stops it
+/// (see `os::guardian`).
 pub fn install_signal_handling(interactive: bool) {
-    crate::os::interrupt::install(interactive)
+    crate::os::interrupt::install(interactive);
+    if !interactive {
+        crate::os::guardian::start();
+    }
 }
 
 /// Session-wide settings; scripts change them through `config`.
