@@ -25,6 +25,8 @@ struct Out {
 struct Runtime {
     dir: PathBuf,
     started: Vec<String>,
+    /// Environment of every scry command (and so of the daemons they start).
+    env: Vec<(String, String)>,
 }
 
 impl Runtime {
@@ -34,6 +36,7 @@ impl Runtime {
         Runtime {
             dir,
             started: Vec::new(),
+            env: Vec::new(),
         }
     }
 
@@ -46,6 +49,7 @@ impl Runtime {
         let mut child = Command::new(SCRY)
             .args(args)
             .env("XDG_RUNTIME_DIR", &self.dir)
+            .envs(self.env.iter().cloned())
             .stdin(if stdin.is_some() {
                 Stdio::piped()
             } else {
@@ -466,12 +470,32 @@ fn a_daemon_survives_hostile_prototype_setters() {
     assert_eq!(rt.pids("hostile").0, daemon, "the same daemon answers");
 }
 
-/// The program freezes its tracer (the daemon) with SIGSTOP. `eval` notices the daemon is
-/// silent, says why, and exits 2; `--deadline` cuts a long chunk short the same way.
+/// The program sends SIGSTOP to its tracer (the daemon): the daemon's guardian resumes it and
+/// the chunk answers as if nothing happened.
+#[test]
+fn a_program_that_stops_its_daemon_does_not_freeze_the_session() {
+    let program = fixture("stop_tracer");
+    let mut rt = Runtime::new("guarded");
+    rt.start("guarded", &[program.to_str().unwrap()]);
+    let (daemon, _) = rt.pids("guarded");
+    let started = Instant::now();
+    let out = rt.eval("guarded", "cont({timeout: 10}); output()");
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(
+        out.stdout,
+        format!("stopped tracer {daemon} and went on\n\n")
+    );
+    assert!(started.elapsed() < Duration::from_secs(8));
+}
+
+/// With the guardian off (`SCRY_GUARDIAN=0`), the program freezes its tracer (the daemon)
+/// with SIGSTOP. `eval` notices the daemon is silent, says why, and exits 2; `--deadline`
+/// cuts a long chunk short the same way.
 #[test]
 fn a_frozen_daemon_is_reported_not_waited_for() {
     let program = fixture("stop_tracer");
     let mut rt = Runtime::new("frozen");
+    rt.env.push(("SCRY_GUARDIAN".into(), "0".into()));
     rt.start(
         "frozen",
         &["--script-timeout", "1", program.to_str().unwrap()],

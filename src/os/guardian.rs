@@ -10,7 +10,11 @@
 //! async-signal-safe calls on stack buffers: no allocation, no locks.
 
 /// Starts the guardian of the calling process. Best effort: on failure scry goes on without.
+/// `SCRY_GUARDIAN=0` in the environment leaves it out.
 pub fn start() {
+    if std::env::var_os("SCRY_GUARDIAN").is_some_and(|v| v == "0") {
+        return;
+    }
     // SAFETY: getpid has no preconditions.
     let me = unsafe { libc::getpid() };
     let Some(born) = start_time(me) else {
