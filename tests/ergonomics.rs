@@ -34,6 +34,8 @@ fn results_stringify_to_exactly_what_they_print() {
         "state.stack",
         "status()",
         "state.frame(1)",
+        "modules()",
+        "lines('loop.c:15')",
     ] {
         let printed = scry.ok(expr);
         assert!(!printed.is_empty(), "{expr}");

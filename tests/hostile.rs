@@ -285,6 +285,53 @@ fn forged_status_lines_in_target_data_are_escaped() {
 }
 
 #[test]
+fn forged_status_lines_stay_escaped_in_more_parts() {
+    let mut scry = Scry::start(&["--output-limit", "256"]);
+    let first = scry.ok(
+        "for (let i = 0; i < 20; i++) print('x'.repeat(19)); print(';; ok'); print(';; error')",
+    );
+    assert!(first.contains("send :more"), "{first}");
+    let rest = scry.ok(":more");
+    assert!(rest.ends_with("\\;; ok\n\\;; error"), "{rest}");
+    assert_eq!(scry.ok("1 + 1"), "2");
+}
+
+/// At a terminal, control characters from the target are shown, not obeyed (the program's
+/// output carries an OSC sequence that would retitle the window). `script` gives scry a pty.
+#[test]
+fn terminal_mode_shows_target_control_characters() {
+    use std::io::Write;
+    let bin = fixture("forger");
+    let mut child = std::process::Command::new("script")
+        .args([
+            "-qfec",
+            &format!("{} {}", common::SCRY, bin.display()),
+            "/dev/null",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("script(1) from util-linux runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let lines = common::line_reader(child.stdout.take().unwrap());
+    stdin
+        .write_all(b"breakpoint.set('named'); cont(); output()\n")
+        .unwrap();
+    let mut seen = String::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !seen.contains("after") && Instant::now() < deadline {
+        if let Ok(line) = lines.recv_timeout(Duration::from_secs(1)) {
+            seen.push_str(&line);
+            seen.push('\n');
+        }
+    }
+    let _ = stdin.write_all(b":quit\n");
+    let _ = child.wait();
+    assert!(seen.contains("\\x1b]0;owned\\x07after"), "{seen:?}");
+    assert!(!seen.contains('\x1b') && !seen.contains('\x07'), "{seen:?}");
+}
+
+#[test]
 fn durations_too_large_are_clamped_never_a_panic() {
     let bin = fixture("loop");
     let mut scry = Scry::start(&[

@@ -160,3 +160,28 @@ fn a_client_starts_evaluates_and_stops_a_session() {
     let status = client.server.wait_timeout(Duration::from_secs(20));
     assert_eq!(status.code(), Some(0));
 }
+
+/// A script's setters on Object.prototype once took the whole server down (a RefCell panic)
+/// with every session in it. Now they run nowhere inside scry, and the other session lives.
+#[test]
+fn hostile_setters_take_down_no_session() {
+    let program = fixture("loop");
+    let mut client = Client::start();
+    client.request("initialize", json!({"protocolVersion": "2025-06-18"}));
+    for name in ["victim", "bystander"] {
+        let (text, is_error) = client.call(
+            "scry_start",
+            json!({"program": program.to_str().unwrap(), "name": name}),
+        );
+        assert!(!is_error, "{text}");
+    }
+    let (text, is_error) = client.call(
+        "scry_eval",
+        json!({"name": "victim", "code": "for (const k of ['pid', 'live', 'program', 'hits', 'id', 'addr', 'module', 'insn', 'insn_addr', 'reason', 'line']) Object.defineProperty(Object.prototype, k, {set(v) { state.pc; breakpoint.list() }, get() { return state.pc }, configurable: true}); breakpoint.set('add'); [status().live, breakpoint.list().length, symbols('add', 1).length].join(' ')"}),
+    );
+    assert_eq!((text.as_str(), is_error), ("true 1 1\n", false));
+    let (text, is_error) = client.call("scry_eval", json!({"name": "bystander", "code": "1 + 1"}));
+    assert_eq!((text.as_str(), is_error), ("2\n", false));
+    let (text, is_error) = client.call("scry_eval", json!({"name": "victim", "code": "cont()"}));
+    assert!(!is_error && text.starts_with("breakpoint 1 at "), "{text}");
+}

@@ -683,7 +683,7 @@
     const res = N.lines(where);
     const addrs = own(res, 'rows');
     hidden(addrs, LINE, own(res, 'text'));
-    return addrs;
+    return result(addrs);
   });
   define('line_at', (addr) => {
     if (addr === undefined) throw new ScryError('line_at(addr) needs an address (Number, BigInt or symbol)');
