@@ -79,7 +79,7 @@ pub const API: &[Entry] = &[
     e("state", "state.registers.rax", "rax..r15 rip rsp rbp eflags cs..gs fs_base gs_base orig_rax; assignable"),
     e("state", "state.flags.z", "c p a z s t i d o (n=s v=o); assignable"),
     e("state", "state.instruction", "{addr, bytes, mnemonic, operands, text}"),
-    e("state", "state.memory(addr).u32()", "u8..u64 i8..i64 f32 f64 array(type,n) u8array(n) bytes(n) str(max); write_u32(v).. write_bytes(hex)"),
+    e("state", "state.memory(addr).u32()", "u8..u64 i8..f64 array(t,n) u8array(n) bytes(n) str(); write_u32(v).. write_bytes(hex)"),
     e("state", "state.disasm(n=10, addr=pc)", "listing"),
     e("state", "state.source(n=5)", "source lines around pc, '>' marks it"),
     e("state", "state.locals(frame=0)", "[{name, type, value, kind}] of a frame (DWARF, -g)"),
@@ -94,7 +94,7 @@ pub const API: &[Entry] = &[
     e("break", "breakpoint.set(where, name?)", "where: addr, 'sym+off' or 'file.c:line'; -> id; remove(id|name); list()"),
     e("break", "watchpoint.set(where, 'w'|'rw'|'r', name?, {len}?)", "hardware, 4 slots; remove(id|name); list()"),
     e("events", "addEventListener(type, fn)", "step breakpoint watchpoint signal thread exit; removeEventListener"),
-    e("events", "fn(e)", "e: state prev reason pc tid breakpoint_id watchpoint_id access_type old new insn executed signal; help('events')"),
+    e("events", "fn(e)", "e: reason pc tid state prev ...: help('events')"),
     e("events", "return 'continue' / 'stop'", "go on past a hit (logpoint) / end step(n) here"),
     e("events", "e.deliver = false", "signal listener: do not deliver"),
     e("util", "print(...v) / hex(n)", "output line / '0x..'"),
@@ -105,7 +105,8 @@ pub const API: &[Entry] = &[
 
 pub const OVERVIEW: &str = "\
 scry: JavaScript against a stopped process; a chunk's last value is printed.
-64-bit values above 2^53 are BigInt. Addresses: Number, BigInt or 'sym+off'.";
+64-bit values above 2^53 are BigInt. Addresses: Number, BigInt or 'sym+off'.
+Results are also text (String(x)). First: :status (what, where).";
 
 /// The stop reasons and the signals that stop, for `help('stop')` and `help('signals')`
 /// (from the code that decides them, so the text cannot drift).
