@@ -64,6 +64,7 @@ x86 has 4 debug registers; 'r' reports only accesses that leave the value unchan
     ),
 ];
 
+#[rustfmt::skip] // one row per line: the table is read as a table
 pub const API: &[Entry] = &[
     e("run", "spawn(path, ...args, {env,cwd,stdin}?)", "start, stop at entry -> stop"),
     e("run", "attach(pid) / detach() / kill()", "detach restores code, process runs on"),
