@@ -74,7 +74,8 @@ fn check_stripped_program(scry: &mut Scry, debug: &Path) {
         base + nm(debug, "scale"),
         "address from the debug file's .symtab"
     );
-    scry.ok("breakpoint.set('scale')");
+    // `scale+0`: the function's first byte (a bare name would stop after the prologue).
+    scry.ok("breakpoint.set('scale+0')");
     let stop = scry.ok("cont()");
     assert!(
         stop.contains(" scale ")

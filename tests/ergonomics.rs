@@ -75,7 +75,8 @@ fn json_of_results_works_and_bigints_are_hex_strings() {
         scry.ok("Object.keys(JSON.parse(JSON.stringify(state.registers))).length"),
         scry.ok("Object.keys(state.registers).length")
     );
-    scry.ok("breakpoint.set('main')");
+    // `main+0`: the first byte (a bare name stops after the prologue).
+    scry.ok("breakpoint.set('main+0')");
     let stop = scry.ok("JSON.stringify(cont())");
     let main = nm_address(&bin, "main") + bias;
     assert!(
@@ -96,7 +97,7 @@ fn one_instruction_object_everywhere_and_the_one_a_step_executed() {
     let mut scry = Scry::spawn(&bin, &["3"]);
     let bias = load_bias(scry.target_pid(), &bin);
     let add = objdump_function(&bin, "add");
-    scry.ok("breakpoint.set('add'); cont()");
+    scry.ok("breakpoint.set('add+0'); cont()");
     // In a step listener: e.executed is the instruction just run, state.instruction the next.
     scry.ok("ctx.ran = []; ctx.next = []; ctx.f = e => { ctx.ran.push(e.executed.addr); ctx.next.push(e.state.instruction.addr) }; addEventListener('step', ctx.f)");
     scry.ok("step(3)");
@@ -351,7 +352,7 @@ fn status_orients_in_two_lines() {
     let mut scry = Scry::spawn(&bin, &["3"]);
     let pid = scry.target_pid();
     let module = bin.file_name().unwrap().to_str().unwrap().to_string();
-    scry.ok("breakpoint.set('add'); cont()");
+    scry.ok("breakpoint.set('add+0'); cont()");
     let status = scry.ok(":status");
     let lines: Vec<&str> = status.lines().collect();
     assert_eq!(lines.len(), 2, "{status}");

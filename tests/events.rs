@@ -7,7 +7,8 @@ use common::{fixture, Scry};
 #[test]
 fn events_carry_reason_symbol_line_state_and_prev() {
     let mut scry = Scry::spawn(&fixture("loop"), &["3"]);
-    scry.ok("breakpoint.set('add', 'adder')");
+    // `add+0`: the function's first byte, so the event's symbol is the bare name.
+    scry.ok("breakpoint.set('add+0', 'adder')");
     scry.ok(
         "ctx.seen = []; addEventListener('breakpoint', e => {
            ctx.seen.push([e.stop_reason, e.breakpoint_id, e.breakpoint_name, e.symbol, e.line.split(' at ')[0],
@@ -73,9 +74,12 @@ fn finish_returns_to_the_caller_even_in_recursion() {
 #[test]
 fn next_goes_line_by_line_over_calls() {
     let mut scry = Scry::spawn(&fixture("loop"), &["3"]);
-    scry.ok("breakpoint.set('main'); cont(); breakpoint.remove(1)");
-    let mut lines = Vec::new();
-    for _ in 0..6 {
+    // A breakpoint on main stops after its prologue: on the first line of its body.
+    let first =
+        scry.ok("let s = breakpoint.set('main'); ctx.s = cont(); breakpoint.remove(s); ctx.s");
+    assert!(first.ends_with("loop.c:13"), "{first}");
+    let mut lines = vec!["13".to_string()];
+    for _ in 0..5 {
         let stop = scry.ok("next()");
         assert!(stop.starts_with("step at "), "{stop}");
         lines.push(stop.rsplit(':').next().unwrap().to_string());

@@ -141,7 +141,7 @@ fn signal_storm_while_stepping_loses_no_signal() {
 #[test]
 fn a_throwing_listener_stops_the_run_and_the_session_survives() {
     let mut scry = Scry::spawn(&fixture("loop"), &["5"]);
-    scry.ok("breakpoint.set('add'); ctx.n = 0; addEventListener('breakpoint', e => { if (++ctx.n === 2) throw new RangeError('second'); return 'continue' })");
+    scry.ok("breakpoint.set('add+0'); ctx.n = 0; addEventListener('breakpoint', e => { if (++ctx.n === 2) throw new RangeError('second'); return 'continue' })");
     let err = scry.err("cont()");
     assert!(
         err.starts_with(

@@ -95,7 +95,7 @@ fn hostile_prototype_setters_and_getters_run_nowhere_inside_scry() {
     let status = scry.ok("status()");
     assert!(status.contains(&format!("pid\t{pid}")), "{status}");
     assert!(status.contains("live\ttrue"), "{status}");
-    assert_eq!(scry.ok("breakpoint.set('add')"), "1");
+    assert_eq!(scry.ok("breakpoint.set('add+0')"), "1");
     let list = scry.ok("breakpoint.list()");
     assert!(list.contains(&format!("{add:#x}\t\tadd\t0")), "{list}");
     let module = bin.file_name().unwrap().to_str().unwrap();
@@ -124,6 +124,14 @@ fn hostile_prototype_setters_and_getters_run_nowhere_inside_scry() {
     assert!(scry.ok(&format!("thread.select({pid})")).contains(" add"));
     assert!(scry.ok("state.stack").contains("kind\tmain"));
     assert!(scry.ok("state.locals()").contains("a\tint"));
+    // Typed values build their answers without the script's setters and getters too.
+    assert_eq!(scry.ok("state.value('counter').$type"), "int");
+    assert_eq!(scry.ok("state.var('counter').value"), "0");
+    assert_eq!(scry.ok("state.var('n', 1)"), "3");
+    assert_eq!(
+        scry.ok("state.locals(1)[2].name + ' ' + state.locals(1)[2].value.value"),
+        "n 3"
+    );
     assert!(scry.ok("state.source(0)").contains(">7"));
 
     // Events: a watchpoint listener reads the culprit; a step listener; a signal listener.
@@ -200,7 +208,7 @@ fn a_listener_cut_short_by_the_budget_leaves_no_listener_depth_behind() {
     let mut scry = Scry::spawn(&bin, &["2000000000"]);
     let pid = scry.target_pid();
     let add = nm_address(&bin, "add") + load_bias(pid, &bin);
-    scry.ok("config.script_timeout = 1; breakpoint.set('add')");
+    scry.ok("config.script_timeout = 1; breakpoint.set('add+0')");
     scry.ok("ctx.spin = e => { for (;;) {} }; addEventListener('breakpoint', ctx.spin)");
     let err = scry.err("cont()");
     let head = err.lines().next().unwrap();
@@ -230,7 +238,7 @@ fn a_listener_cut_short_by_the_budget_leaves_no_listener_depth_behind() {
 fn an_interrupted_finish_leaves_no_breakpoint_of_scrys_behind() {
     let bin = fixture("loop");
     let mut scry = Scry::spawn(&bin, &["3"]);
-    scry.ok("config.script_timeout = 1; breakpoint.set('add'); cont()");
+    scry.ok("config.script_timeout = 1; breakpoint.set('add+0'); cont()");
     // finish() arms scry's own breakpoint at the return address in main; a listener on a
     // breakpoint before the return is interrupted, skipping finish's own cleanup.
     scry.ok("breakpoint.set('add+4'); addEventListener('breakpoint', e => { if (e.breakpoint_id === 2) for (;;) {} })");

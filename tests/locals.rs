@@ -27,21 +27,31 @@ fn parameters_and_locals_at_o0() {
     );
     assert_eq!(
         value_of(&mut scry, 0, "p"),
-        "0300000004000000",
-        "a struct as its bytes"
+        "{x: 3, y: 4}",
+        "a struct by its members"
     );
     assert_eq!(
         scry.ok("state.locals().find(v => v.name === 'label').type"),
         "const char *"
     );
-    let label = value_of(&mut scry, 0, "label");
+    let label = scry.num("state.locals().find(v => v.name === 'label').value.$value === 'box' && Number(state.var('label'))");
     assert_eq!(scry.ok(&format!("state.memory({label}).str()")), "box");
+    assert_eq!(
+        value_of(&mut scry, 0, "label"),
+        format!("{label:#x} \"box\""),
+        "a string pointer shows its address and its text"
+    );
     assert_eq!(
         scry.ok("state.locals().filter(v => v.kind === 'param').map(v => v.name).join(',')"),
         "w,h,label,p"
     );
     // The caller's frame: main's locals.
-    assert_eq!(value_of(&mut scry, 1, "c"), "-2");
+    assert_eq!(
+        value_of(&mut scry, 1, "c"),
+        "-2 '\\xfe'",
+        "a char: code and character"
+    );
+    assert_eq!(scry.num("-state.var('c', 1)"), 2);
     assert!(scry.err("state.locals(50)").contains("no frame 50"));
 }
 

@@ -88,7 +88,16 @@ fn exercise(rng: &mut Rng, path: &Path, bytes: &[u8]) -> bool {
         let addr = FileAddr(rng.next() % 0x20000);
         let _ = module.symbols().lookup_addr(addr);
         let _ = module.locations(addr);
-        let _ = module.variables(addr);
+        // Every variable in scope there and a global, typed and printed over junk memory.
+        let junk = |a: u64, buf: &mut [u8]| {
+            buf.iter_mut()
+                .enumerate()
+                .for_each(|(i, b)| *b = (a as usize + i) as u8);
+            !a.is_multiple_of(3)
+        };
+        if let Some(d) = module.dwarf() {
+            let _ = d.describe(addr, "counter", &junk);
+        }
     }
     let _ = module.symbols().lookup_name("main");
     let _ = module.symbols().nearest_names("mian", 3);
@@ -144,6 +153,22 @@ fn mutated_binaries_never_panic() {
         fixture_with("loop", &["-g", "-O0", "-no-pie"]),
     ];
     let originals: Vec<Vec<u8>> = inputs.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    // Unbroken, the value reader answers: main's parameters and the global `counter`.
+    let image = ElfImage::parse(originals[0].clone(), &inputs[0]).unwrap();
+    let main = image.symbols.lookup_name("main").unwrap().addr;
+    let module = ModuleFile::standalone(image);
+    let seen = module
+        .dwarf()
+        .unwrap()
+        .describe(FileAddr(main.0 + 8), "counter", &|_, _| false);
+    assert!(
+        seen.iter().any(|l| l.starts_with("argc: int = ")),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter().any(|l| l.starts_with("counter: int = ")),
+        "{seen:?}"
+    );
     let scratch = common::temp_path("mutant");
     let mut rng = Rng(0x5eed_cafe_f00d_d00d);
     let started = Instant::now();

@@ -157,7 +157,8 @@ fn coroutine_overflow_faults_in_the_reported_guard() {
         .rfind(|l| l.starts_with("SCHEDULER_SP="))
         .unwrap();
     assert_eq!(
-        scry.num("state.thread_local('SCHEDULER_SP')"),
+        // A `void *` thread-local: a typed pointer, its address by Number().
+        scry.num("Number(state.thread_local('SCHEDULER_SP'))"),
         parse_num(&sched["SCHEDULER_SP=".len()..])
     );
 }

@@ -31,9 +31,11 @@ fn known_chain_at_o0() {
     );
     assert_eq!(names.last().unwrap(), "_start");
     let listing = scry.ok("state.unwind()");
-    // The breakpoint is at leaf's first byte (no prologue skipping): its opening line.
+    // A breakpoint on a function stops after its prologue, on its first body line; the
+    // row shows the argument main's call chain passed (1 + 3, * 2, + 1, + 100).
+    let first = listing.lines().next().unwrap();
     assert!(
-        listing.lines().next().unwrap().ends_with(" leaf chain.c:8"),
+        first.contains(" leaf+0x") && first.ends_with("(x=109) chain.c:9"),
         "{listing}"
     );
     assert!(!listing.contains("unwinding stopped"), "{listing}");
@@ -94,7 +96,7 @@ fn coroutine_stack_ends_cleanly() {
     assert!(scry.ok("cont()").starts_with("breakpoint 1"));
     let listing = scry.ok("state.unwind()");
     assert!(
-        listing.lines().next().unwrap().contains(" task_ok "),
+        listing.lines().next().unwrap().contains(" task_ok"),
         "{listing}"
     );
     // The task's stack begins at makecontext's trampoline; the walk goes on only as far as
@@ -169,18 +171,18 @@ fn stops_name_their_source_line_and_source_shows_it() {
     let stop = scry.ok("cont()");
     // A second hit: through the signal handler this time; the line names the source position.
     assert!(
-        stop.starts_with("signal SIGUSR1") || stop.contains(" leaf chain.c:8"),
+        stop.starts_with("signal SIGUSR1") || stop.contains(" chain.c:9"),
         "{stop}"
     );
     let mut again = chain_at_leaf(&fixture("chain"));
     assert_eq!(
         again.ok("ctx.s = state.source(1); ctx.s.split('\\n')[0].split('/').pop()"),
-        "chain.c:8"
+        "chain.c:9"
     );
     let lines = again.ok("ctx.s.split('\\n').slice(1).join('|')");
     assert_eq!(
         lines,
-        " 7\t|>8\t__attribute__((noinline)) void leaf(int x) {| 9\t    sink = x;"
+        " 8\t__attribute__((noinline)) void leaf(int x) {|>9\t    sink = x;| 10\t}"
     );
     assert!(again.err("state.source(2000)").contains("source(n)"));
 }

@@ -24,11 +24,28 @@ pub const TOPICS: &[(&str, &str)] = &[
         "signals",
         "which signals stop the target and reach listeners",
     ),
+    ("values", "DWARF types (-g)"),
 ];
 
 /// What `help(topic)` adds to the topic's rows: what the one-line summaries leave out.
 /// `help()` (everything) shows only the rows, so it stays small.
 const NOTES: &[(&str, &str)] = &[
+    (
+        "values",
+        "\
+var: a parameter or local of unwind row frame (inner blocks first), else a global or static
+value paths: 'r->target->port' 'nodes[1].next->name' 'm[2][3]' 'a[n->key]' '*p' '&x' 'mod::G'
+locals(frame), thread_local(name) give the same values. One line each:
+  {key: 20, name: \"other\", next: 0x5555555592d0, w: 0.5}; arrays: 32 elements, then a count;
+  enums BLUE, 6 (no enumerator), P_READ | P_EXEC; pointers never followed (char * shows text)
+navigate: v.member v[3] v.at(i) v.deref() v.ref() (&v); a member of a pointer follows it
+helpers: v.addr v.type v.size v.length v.kind v.value (plain JS data) v.keys() v.text();
+  a member named like a helper wins: v.$addr v.$type v.$size v.$value always mean helpers
+numbers: Number(v), v * 2, v > 3 (a pointer is its address); text: String(v), v == 'BLUE',
+  s == 'abc'; === compares objects (use v.value)
+no value: <optimized out>, <not yet stored: at function entry>, <unavailable: why>
+a breakpoint on a function stops after its prologue (arguments in place); 'f+0': first byte",
+    ),
     (
         "state",
         "\
@@ -83,10 +100,11 @@ pub const API: &[Entry] = &[
     e("state", "state.memory(addr).u32()", "u8..u64 i8..f64 array(t,n) u8array(n) bytes(n) str(); write_u32(v).. write_bytes(hex)"),
     e("state", "state.disasm(n=10, addr=pc)", "listing"),
     e("state", "state.source(n=5)", "source lines around pc, '>' marks it"),
-    e("state", "state.locals(frame=0)", "[{name, type, value, kind}] of a frame (DWARF, -g)"),
+    e("state", "state.locals(frame=0)", "[{name, type, value, kind}] of a frame"),
+    e("values", "state.var(name, frame=0) / state.value(path, frame=0)", "'r->next->port'"),
     e("state", "state.symbol_at(addr)", "'main+0x4' or null"),
     e("state", "state.stack", "{top, usable_base, guard_size, kind} of the stack holding sp"),
-    e("state", "state.thread_local(name)", "value in the selected thread; thread_local_addr(name)"),
+    e("state", "state.thread_local(name)", "typed, selected thread; thread_local_addr(name)"),
     e("state", "state.unwind(max=64) / state.frame(n)", "[{frame, pc, sp, symbol, file, line}]; frame(n).registers"),
     e("state", "prev", "previous stop's reads, same shape (undefined if unread)"),
     e("state", "symbol(expr) / symbols(filter?, {module, limit}?)", "address of 'main+0x10', 'libc:puts'; listing"),
@@ -101,7 +119,7 @@ pub const API: &[Entry] = &[
     e("util", "print(...v) / hex(n)", "output line / '0x..'"),
     e("util", "ctx", "persistent object; ctx.reset()"),
     e("util", "config.timeout", "also script_timeout output_limit aslr debug_dirs"),
-    e("util", "help(topic?)", "topics: run state break events util stop signals"),
+    e("util", "help(topic?)", "topics: run state break events util stop signals values"),
 ];
 
 pub const OVERVIEW: &str = "\
@@ -258,6 +276,7 @@ mod tests {
         for (topic, _) in TOPICS {
             assert!(help(Some(topic)).len() < 2048, "help('{topic}') is long");
         }
+        assert!(help(Some("values")).contains("v.deref()"));
         assert!(help(Some("nope")).starts_with("no help topic"));
     }
 

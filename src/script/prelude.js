@@ -250,6 +250,80 @@
   // The deepest walk state.unwind() and state.frame() make (the native limit).
   const MAX_FRAMES = 100000;
 
+  // ---- typed values ----------------------------------------------------------------------
+  // A typed value is a native handle (type + where its bytes are) behind a Proxy: members,
+  // elements and pointees read like plain JS; every read is one native call, so the one
+  // place that knows DWARF types is native code. Program names win over the helpers below
+  // (a struct member called `size` is the member; `$size` is always the helper).
+  const HELPERS = {
+    __proto__: null,
+    addr: (h) => N.val_addr(h),
+    type: (h) => N.val_type(h),
+    size: (h) => N.val_size(h),
+    value: (h) => N.val_plain(h),
+    length: (h) => N.val_len(h),
+    kind: (h) => N.val_kind(h),
+    deref: (h) => () => typed(N.val_deref(h)),
+    ref: (h) => () => typed(N.val_ref(h)),
+    member: (h) => (name) => typed(N.val_member(h, String(name))),
+    at: (h) => (i) => typed(N.val_index(h, i)),
+    keys: (h) => () => N.val_keys(h),
+    text: (h) => () => N.val_text(h),
+    toString: (h) => () => N.val_text(h),
+    valueOf: (h) => () => N.val_prim(h, 'default'),
+    toJSON: (h) => () => N.val_plain(h),
+  };
+  const INDEX = /^(0|[1-9][0-9]*)$/;
+  const valueHandler = {
+    __proto__: null,
+    get(h, k) {
+      if (k === LINE) return N.val_text(h);
+      if (k === Symbol.toPrimitive) return (hint) => N.val_prim(h, hint);
+      if (typeof k === 'symbol') return undefined;
+      if (INDEX.test(k)) return typed(N.val_index(h, Number(k)));
+      if (k.startsWith('$') && hasOwn(HELPERS, k.slice(1))) return HELPERS[k.slice(1)](h);
+      if (k === 'then') return undefined;
+      const members = N.val_keys(h);
+      if (members.includes(k)) return typed(N.val_member(h, k));
+      if (hasOwn(HELPERS, k)) return HELPERS[k](h);
+      return typed(N.val_member(h, k));
+    },
+    has(h, k) {
+      if (typeof k === 'symbol') return k === LINE || k === Symbol.toPrimitive;
+      return N.val_keys(h).includes(k) || hasOwn(HELPERS, k) || k.startsWith('$');
+    },
+    ownKeys(h) {
+      return N.val_keys(h);
+    },
+    getOwnPropertyDescriptor(h, k) {
+      if (typeof k !== 'string' || !N.val_keys(h).includes(k)) return undefined;
+      return { __proto__: null, value: typed(N.val_member(h, k)), enumerable: true, configurable: true, writable: false };
+    },
+    set(h, k) {
+      throw new ScryError(`cannot assign '${String(k)}' of ${N.val_type(h)}: typed values are read-only (write with state.memory(v.$addr).write_...())`);
+    },
+    defineProperty(h, k) {
+      throw new ScryError(`cannot define '${String(k)}' on a typed value`);
+    },
+    deleteProperty(h, k) {
+      throw new ScryError(`cannot delete '${String(k)}' of a typed value`);
+    },
+    getPrototypeOf() {
+      return null;
+    },
+    setPrototypeOf() {
+      throw new ScryError('cannot change the prototype of a typed value');
+    },
+  };
+  function typed(h) {
+    return h === undefined || h === null ? h : new Proxy(h, valueHandler);
+  }
+  function localsOf(frame) {
+    const rows = N.frame_vars(frame);
+    for (let i = 0; i < rows.length; i++) field(rows[i], 'value', typed(own(rows[i], 'value')));
+    return rows;
+  }
+
   // ---- state and prev --------------------------------------------------------------------
   const stateTarget = {
     get pc() {
@@ -291,7 +365,15 @@
       return N.source(n);
     },
     locals(frame) {
-      return resultRows(N.locals(frame));
+      return resultRows(localsOf(frame));
+    },
+    var(name, frame) {
+      if (typeof name !== 'string') throw new ScryError('state.var(name, frame=0) needs a variable name');
+      return typed(N.var(name, frame));
+    },
+    value(path, frame) {
+      if (typeof path !== 'string') throw new ScryError("state.value(path, frame=0) needs a path such as 'r->target->port'");
+      return typed(N.path(path, frame));
     },
     unwind(max, opts) {
       if (typeof max === 'object' && max !== null) {
@@ -310,12 +392,14 @@
     },
     frame(n = 0) {
       if (!Number.isInteger(n) || n < 0) throw new ScryError(`state.frame(n): n must be a frame number, got ${String(n)}`);
-      const rows = N.unwind(Math.min(n + 1, MAX_FRAMES), true).rows;
+      const rows = N.unwind(Math.min(n + 1, MAX_FRAMES), true, false).rows;
       const f = rows[n];
       if (!f) throw new ScryError(`no frame ${n}: the stack has ${rows.length} frame${rows.length === 1 ? '' : 's'}, #0 to #${rows.length - 1} (state.unwind() lists them)`);
       return result(f);
     },
     thread_local(name) {
+      const v = N.tls_typed(String(name));
+      if (v !== undefined) return typed(v);
       const t = N.tls(String(name));
       const kind = { 1: 'u8', 2: 'u16', 4: 'u32', 8: 'u64' }[t.size];
       return kind ? N.mem_read(t.addr, kind) : N.mem_bytes(t.addr, t.size);
@@ -522,11 +606,14 @@
   // leave the stack higher than it is now). Other stops end it early, as in cont().
   function finish(opts) {
     noReentry('finish');
-    const frames = N.unwind(2, true).rows;
-    if (frames.length < 2) {
+    const frames = N.unwind(2, true, false).rows;
+    // The caller is the row after the current physical frame (calls inlined into the
+    // current function are rows of their own with the same pc).
+    const caller = frames[frames.findIndex((f) => !f.inlined) + 1];
+    if (caller === undefined) {
       throw new ScryError('finish(): no caller frame to return to (state.unwind() shows the stack)');
     }
-    const ret = frames[1].pc;
+    const ret = caller.pc;
     const sp0 = N.reg('rsp');
     N.run_begin(timeoutOf(opts));
     N.temp_site(ret, true);

@@ -90,6 +90,28 @@ impl Session {
         }
     }
 
+    /// Where a breakpoint on `spec` goes: a function named alone (`walk`, `lib:f`) stops after
+    /// its prologue, where its arguments are in their declared places (as gdb and lldb do);
+    /// any other form (`f+0`, an address, `file.c:line`) is taken exactly.
+    pub fn resolve_breakpoint(&mut self, spec: &str) -> Result<u64> {
+        let addr = self.resolve(spec)?;
+        let plain_name = !spec.contains(['+', '-'])
+            && source_line_expr(spec).is_none()
+            && !spec.trim().starts_with(|c: char| c.is_ascii_digit());
+        if !plain_name {
+            return Ok(addr);
+        }
+        let Some((module, sym, 0)) = self.symbols.symbol_at(RuntimeAddr(addr)) else {
+            return Ok(addr);
+        };
+        if sym.kind != crate::symbols::SymKind::Func {
+            return Ok(addr);
+        }
+        let func = module.bias.to_file(RuntimeAddr(addr));
+        let body = values::body_start(&module.file, func);
+        Ok(module.bias.to_runtime(body).0)
+    }
+
     /// The size of a plain symbol name (no offset), for default watch lengths.
     pub fn symbol_size(&self, name: &str) -> Option<u64> {
         self.symbols.lookup(name).map(|(_, sym, _)| sym.size)
@@ -126,7 +148,7 @@ impl Session {
     pub(super) fn rearm(&mut self) {
         for i in 0..self.breakpoints.list().len() {
             let spec = self.breakpoints.list()[i].spec.clone();
-            let Ok(addr) = self.resolve(&spec) else {
+            let Ok(addr) = self.resolve_breakpoint(&spec) else {
                 continue;
             };
             let Ok(inferior) = self.inferior() else {

@@ -17,6 +17,7 @@ pub mod stop;
 mod supported;
 mod threads;
 pub mod tls;
+mod values;
 pub mod watchpoints;
 
 use std::path::PathBuf;
@@ -40,6 +41,7 @@ pub use lookup::check_debug_dirs;
 pub use overview::Overview;
 use snapshot::Snapshot;
 pub use stop::{Reason, StopInfo, WatchReport};
+pub use values::{FrameVarRow, TypedValue};
 use watchpoints::{WatchKind, WatchTable, Watchpoint};
 
 pub type Result<T> = std::result::Result<T, SessionError>;
@@ -171,17 +173,11 @@ pub struct FrameRow {
     pub regs: Vec<(&'static str, u64)>,
     /// How the frame was found: `regs` (frame 0), `cfi`, `fp` (frame pointers), `signal`.
     pub source: &'static str,
-}
-
-/// A variable of a frame and what was read of it.
-pub struct LocalValue {
-    pub var: crate::symbols::dwarf::Variable,
-    /// Where it lives, when in memory.
-    pub addr: Option<u64>,
-    /// Its bytes (at most 64), when readable.
-    pub bytes: Option<Vec<u8>>,
-    /// Why there is no value.
-    pub note: Option<&'static str>,
+    /// Index of the physical frame this row belongs to.
+    pub physical: usize,
+    /// Which scope of that frame: 0 is the function itself, 1 the call inlined into it,
+    /// and so on (the innermost inlined call has the highest level).
+    pub level: usize,
 }
 
 /// `state.source()`: the file, pc's line, and the numbered lines around it.

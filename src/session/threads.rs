@@ -1,7 +1,6 @@
 //! Threads, stacks, thread-locals, unwinding and source lines.
 
 use super::*;
-use crate::symbols::dwarf::VarLocation;
 
 /// How far `stack_top` unwinds looking for a stack's first frame.
 const STACK_TOP_FRAMES: usize = 4096;
@@ -206,7 +205,7 @@ impl Session {
     ) -> Result<(Vec<FrameRow>, Option<String>)> {
         let (frames, stopped) = self.physical_frames(max_frames)?;
         let mut rows = Vec::with_capacity(frames.len());
-        for frame in &frames {
+        for (physical, frame) in frames.iter().enumerate() {
             let symbol = self.symbolize_frame(frame.pc, frame.lookup_pc());
             let locations = self.symbols.locations(RuntimeAddr(frame.lookup_pc()));
             let regs: Vec<(&'static str, u64)> = DWARF_NAMES
@@ -229,6 +228,8 @@ impl Session {
                     FrameSource::FramePointer => "fp",
                     FrameSource::SignalFrame => "signal",
                 },
+                physical,
+                level: 0,
             };
             if locations.is_empty() {
                 rows.push(FrameRow {
@@ -237,7 +238,7 @@ impl Session {
                 });
                 continue;
             }
-            for loc in &locations {
+            for (i, loc) in locations.iter().enumerate() {
                 // An inlined call has no symbol of its own: its function is its name.
                 let symbol = if loc.inlined {
                     loc.function.clone()
@@ -250,6 +251,7 @@ impl Session {
                     file: loc.file.clone(),
                     line: loc.line,
                     inlined: loc.inlined,
+                    level: locations.len() - 1 - i,
                     ..base.clone()
                 });
             }
@@ -342,62 +344,5 @@ impl Session {
             &read,
             &UnwindLimits { max_frames },
         ))
-    }
-
-    /// Parameters and locals of physical frame `n` with their values, from DWARF.
-    pub fn locals(&mut self, n: usize) -> Result<Vec<LocalValue>> {
-        let (frames, _) = self.physical_frames(n + 2)?;
-        let frame = frames.get(n).ok_or_else(|| {
-            SessionError::Invalid(format!(
-                "no frame {n}: the stack has {} frames",
-                frames.len()
-            ))
-        })?;
-        // The canonical frame address of frame n is the stack pointer of its caller.
-        let cfa = frames.get(n + 1).map(|f| f.sp);
-        let pc = frame.lookup_pc();
-        let Some(module) = self.symbols.module_at(RuntimeAddr(pc)) else {
-            return Ok(Vec::new());
-        };
-        let (bias, vars) = (
-            module.bias,
-            module.file.variables(module.bias.to_file(RuntimeAddr(pc))),
-        );
-        let mut out = Vec::with_capacity(vars.len());
-        for var in vars {
-            let reg = |r: u16| frame.regs.get(r);
-            let (addr, direct, note) = match &var.location {
-                VarLocation::Cfa(off) => (cfa.map(|c| c.wrapping_add_signed(*off)), None, None),
-                VarLocation::RegOffset(r, off) => {
-                    (reg(*r).map(|v| v.wrapping_add_signed(*off)), None, None)
-                }
-                VarLocation::Register(r) => (None, reg(*r), None),
-                VarLocation::Static(a) => (Some(bias.to_runtime(*a).0), None, None),
-                VarLocation::Unsupported(why) => (None, None, Some(*why)),
-            };
-            let bytes = match (addr, direct) {
-                (Some(a), _) => {
-                    let mut buf = vec![0u8; var.size.clamp(1, 64) as usize];
-                    self.target
-                        .as_ref()
-                        .and_then(|t| t.inferior.read_memory(a, &mut buf).ok())
-                        .map(|_| buf)
-                }
-                (None, Some(v)) => Some(v.to_le_bytes()[..var.size.clamp(1, 8) as usize].to_vec()),
-                _ => None,
-            };
-            let note = note.or(if bytes.is_none() && note.is_none() {
-                Some("not readable here")
-            } else {
-                None
-            });
-            out.push(LocalValue {
-                var,
-                addr,
-                bytes,
-                note,
-            });
-        }
-        Ok(out)
     }
 }

@@ -30,6 +30,7 @@ mod modules;
 mod points;
 mod process;
 mod state;
+mod typed;
 
 type R<'js> = rquickjs::Result<Value<'js>>;
 
@@ -131,5 +132,6 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
     state::install(&n, ctx, host)?;
     points::install(&n, ctx, host)?;
     modules::install(&n, ctx, host)?;
+    typed::install(&n, ctx, host)?;
     Ok(n)
 }

@@ -19,7 +19,14 @@ pub(super) fn install<'js>(
                 .map(|a| format!("{a:#x}"))
                 .unwrap_or_default(),
         };
-        let addr = address(&ctx, &h, &at)?;
+        let addr = match at.as_string() {
+            Some(s) => h
+                .session
+                .borrow_mut()
+                .resolve_breakpoint(&s.to_string()?)
+                .map_err(|e| throw(&ctx, e))?,
+            None => address(&ctx, &h, &at)?,
+        };
         // The second argument is a name, or options `{name, force}`.
         let (name, force) = match name.0.filter(|v| !v.is_undefined() && !v.is_null()) {
             Some(v) if v.is_object() && !v.is_string() => {

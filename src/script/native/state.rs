@@ -122,38 +122,9 @@ fn listing(ctx: &Ctx<'_>, host: &Host, insns: &[Insn]) -> rquickjs::Result<Strin
     Ok(out)
 }
 
-/// A variable's value: integers by their signedness, pointers in hex, floats as Numbers,
-/// anything else as hex bytes; the reason when there is no value.
-fn local_value<'js>(ctx: &Ctx<'js>, l: &crate::session::LocalValue) -> R<'js> {
-    use crate::symbols::dwarf::ValueKind;
-    let Some(bytes) = &l.bytes else {
-        return format!("<{}>", l.note.unwrap_or("unknown")).into_js(ctx);
-    };
-    let mut raw = [0u8; 8];
-    let n = bytes.len().min(8);
-    raw[..n].copy_from_slice(&bytes[..n]);
-    let bits = u64::from_le_bytes(raw);
-    let scalar = matches!(bytes.len(), 1 | 2 | 4 | 8);
-    match l.var.kind {
-        ValueKind::Signed if scalar => {
-            let shift = 64 - 8 * bytes.len() as u32;
-            values::i64_to_js(ctx, ((bits << shift) as i64) >> shift)
-        }
-        ValueKind::Unsigned if scalar => u64_to_js(ctx, bits),
-        ValueKind::Pointer if bytes.len() == 8 => format!("{bits:#x}").into_js(ctx),
-        ValueKind::Float if bytes.len() == 4 => Ok(Value::new_number(
-            ctx.clone(),
-            f32::from_bits(bits as u32) as f64,
-        )),
-        ValueKind::Float if bytes.len() == 8 => {
-            Ok(Value::new_number(ctx.clone(), f64::from_bits(bits)))
-        }
-        _ => values::to_hex(bytes).into_js(ctx),
-    }
-}
-
-/// `#1 0x401190 main+0x20 loop.c:15`, with `[inlined]` before an inlined call's name.
-fn frame_line(f: &crate::session::FrameRow, trampoline: bool) -> String {
+/// `#1 0x401190 main+0x20(argc=1, argv=0x7ffe...) loop.c:15`, with `[inlined]` before an
+/// inlined call's name; the arguments when DWARF describes the frame.
+fn frame_line(f: &crate::session::FrameRow, trampoline: bool, args: Option<&str>) -> String {
     let mut line = format!("#{} {:#x}", f.frame, f.pc);
     if f.inlined {
         line.push_str(" [inlined]");
@@ -165,6 +136,9 @@ fn frame_line(f: &crate::session::FrameRow, trampoline: bool) -> String {
         (_, true) => line.push_str("<signal handler called>"),
         (Some(s), false) => line.push_str(s),
         (None, false) => line.push_str("??"),
+    }
+    if let Some(a) = args {
+        line.push_str(&format!("({a})"));
     }
     if let Some(file) = &f.file {
         // Absolute paths add bytes, not information a reader needs to find the line.
@@ -534,7 +508,8 @@ pub(super) fn install<'js>(
     let h = host.clone();
     def!(n, ctx, "unwind", move |ctx: Ctx<'js>,
                                  max: Opt<Value<'js>>,
-                                 all: Opt<bool>|
+                                 all: Opt<bool>,
+                                 with_args: Opt<bool>|
           -> R<'js> {
         let max = match max.0.filter(|v| !v.is_undefined() && !v.is_null()) {
             Some(v) => values::to_count(&ctx, &v, 100_000, "unwind(max)")
@@ -546,6 +521,11 @@ pub(super) fn install<'js>(
             .session_mut(&ctx)?
             .unwind(max, past_main)
             .map_err(|e| throw(&ctx, e))?;
+        let args = if with_args.0.unwrap_or(true) {
+            h.session.borrow_mut().frame_args(&frames)
+        } else {
+            vec![None; frames.len()]
+        };
         let rows = Array::new(ctx.clone())?;
         let mut text = String::new();
         for (i, f) in frames.iter().enumerate() {
@@ -559,6 +539,9 @@ pub(super) fn install<'js>(
             if f.inlined {
                 o.put("inlined", true)?;
             }
+            if let Some(a) = &args[i] {
+                o.put("args", a.as_str())?;
+            }
             let regs = Object::new(ctx.clone())?;
             for (name, value) in &f.regs {
                 regs.put(*name, u64_to_js(&ctx, *value)?)?;
@@ -570,7 +553,7 @@ pub(super) fn install<'js>(
             let trampoline = frames
                 .get(i + 1)
                 .is_some_and(|next| next.source == "signal" && next.pc != f.pc);
-            text.push_str(&frame_line(f, trampoline));
+            text.push_str(&frame_line(f, trampoline, args[i].as_deref()));
             text.push('\n');
         }
         if let Some(why) = stopped {
@@ -604,34 +587,6 @@ pub(super) fn install<'js>(
             out.push_str(&format!("\n{mark}{n}\t{text}"));
         }
         Ok(out)
-    });
-
-    let h = host.clone();
-    def!(n, ctx, "locals", move |ctx: Ctx<'js>,
-                                 frame: Opt<Value<'js>>|
-          -> R<'js> {
-        let frame = match frame.0.filter(|v| !v.is_undefined() && !v.is_null()) {
-            Some(v) => values::to_count(&ctx, &v, 100_000, "locals(frame)")
-                .map_err(|e| throw(&ctx, e))? as usize,
-            None => 0,
-        };
-        let list = h
-            .session_mut(&ctx)?
-            .locals(frame)
-            .map_err(|e| throw(&ctx, e))?;
-        let rows = Array::new(ctx.clone())?;
-        for l in &list {
-            let o = Object::new(ctx.clone())?;
-            o.put("name", l.var.name.as_str())?;
-            o.put("type", l.var.type_name.as_str())?;
-            o.put("value", local_value(&ctx, l)?)?;
-            o.put("kind", if l.var.param { "param" } else { "local" })?;
-            if let Some(a) = l.addr {
-                o.put("addr", u64_to_js(&ctx, a)?)?;
-            }
-            rows.push(o)?;
-        }
-        Ok(rows.into_value())
     });
 
     let h = host.clone();

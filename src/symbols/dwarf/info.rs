@@ -9,6 +9,7 @@ use gimli::SectionId;
 
 use super::nesting::NestingGuard;
 use super::reader::DwarfReader;
+use super::tree::InfoTree;
 use crate::symbols::elf::sections::{read_sections, SectionInfo};
 use crate::symbols::elf::SharedBytes;
 
@@ -22,6 +23,8 @@ pub struct DwarfInfo {
     dwarf: Arc<gimli::Dwarf<Reader>>,
     /// Built on the first question that parses a function: line lookups never need it.
     guard: OnceLock<NestingGuard>,
+    /// Types, variables and locations, read from the same sections on demand.
+    pub(crate) tree: InfoTree,
 }
 
 impl std::fmt::Debug for DwarfInfo {
@@ -72,6 +75,7 @@ impl DwarfInfo {
         .ok()?;
         Some(DwarfInfo {
             ctx: Mutex::new(ctx),
+            tree: InfoTree::new(dwarf.clone()),
             dwarf,
             guard: OnceLock::new(),
         })
@@ -157,7 +161,10 @@ mod tests {
         let info = DwarfInfo::from_sections(data, &secs).expect("opens");
         assert!(info.context_at(0x1010).is_none());
         assert!(info.locations(FileAddr(0x1010)).is_empty());
-        assert!(info.variables(FileAddr(0x1010)).is_empty());
+        assert!(info.scopes_at(FileAddr(0x1010)).is_none());
+        assert!(info
+            .describe(FileAddr(0x1010), "x", &|_, _| false)
+            .is_empty());
         assert!(info.context_at(0x5000).is_some(), "no unit there");
         // Garbage sections: no panic, no lines.
         let junk: SharedBytes = Arc::new(vec![0xffu8; 64]);

@@ -1,13 +1,38 @@
 //! The DWARF reader: source lines, inlined-call chains and variables of one image's debug
 //! sections (its own, or a separate debug file's: the caller chooses the bytes), in link-time
 //! addresses. Parsed lazily by whoever holds a `DwarfInfo`.
+//!
+//! Types and values: `tree` reads `.debug_info` one unit and one DIE at a time, `types` and
+//! `type_name` resolve types, `value` and `render` navigate and print typed values (`rust`
+//! knows Rust's standard layouts), `location` evaluates location expressions and lists
+//! against a frame, `scope` finds the function, inlined calls and blocks at a pc, `frame`
+//! gives a scope's variables their values, `callsite` recovers entry values, `prologue` says
+//! where a function's body begins, `names` finds globals and types by name, `path` parses
+//! the C-like paths scripts write.
 
+pub mod callsite;
+pub mod frame;
 mod info;
 pub mod lines;
+pub mod location;
+pub mod names;
 mod nesting;
+pub mod path;
+pub mod prologue;
+pub mod query;
 pub(crate) mod reader;
-pub mod vars;
+pub mod render;
+pub mod rust;
+pub mod scope;
+pub mod tree;
+pub mod type_name;
+pub mod types;
+pub mod value;
 
+pub use frame::FrameVar;
 pub use info::DwarfInfo;
 pub use lines::Location;
-pub use vars::{ValueKind, VarLocation, Variable};
+pub use location::{Gone, Place};
+pub use render::{Limits, Plain};
+pub use types::{Kind, Type, TypeId};
+pub use value::{Scalar, Target, Value};

@@ -197,7 +197,8 @@ mod split_tests {
             .unwrap()
             + 1;
         assert_eq!(loc.line, Some(line as u32));
-        let names: Vec<String> = m.variables(add).into_iter().map(|v| v.name).collect();
+        let scope = m.dwarf().unwrap().scopes_at(add).expect("add's scope");
+        let names: Vec<String> = scope.chain[0].vars.iter().map(|v| v.name.clone()).collect();
         assert_eq!(names, ["a", "b"]);
     }
 

@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::debug_file::{self, DebugFile};
 use crate::symbols::addr::{FileAddr, LoadBias, RuntimeAddr};
-use crate::symbols::dwarf::{DwarfInfo, Location, Variable};
+use crate::symbols::dwarf::{DwarfInfo, Location};
 use crate::symbols::elf::sections::read_sections;
 use crate::symbols::elf::{ElfImage, SymbolIndex};
 use crate::symbols::unwind::CfiTables;
@@ -181,11 +181,6 @@ impl ModuleFile {
         self.dwarf()
             .map(|d| d.line_addresses(file, line))
             .unwrap_or_default()
-    }
-
-    /// Parameters and locals in scope at a link-time address (innermost function).
-    pub fn variables(&self, addr: FileAddr) -> Vec<Variable> {
-        self.dwarf().map(|d| d.variables(addr)).unwrap_or_default()
     }
 }
 

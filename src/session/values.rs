@@ -1,0 +1,595 @@
+//! Typed values of the stopped target: the variables of any unwind row (one numbering with
+//! `state.unwind()`: inlined calls are rows of their own), globals and statics by name,
+//! thread-locals with their types, C-like paths, and the operations scripts apply to a value
+//! (members, elements, dereference, text). The DWARF work is in `symbols::dwarf`; this file
+//! gives it the frame's registers, the process's memory and the thread's TLS block.
+
+use std::sync::Arc;
+
+use super::*;
+use crate::inferior::Inferior;
+use crate::symbols::dwarf::callsite::single_register;
+use crate::symbols::dwarf::location::{self as loc, FrameAccess};
+use crate::symbols::dwarf::path::{self, Path};
+use crate::symbols::dwarf::reader::DwarfReader as Reader;
+use crate::symbols::dwarf::tree::{InfoTree, UnitHandle};
+use crate::symbols::dwarf::{FrameVar, Limits, Place, Plain, Scalar, Target, Value};
+use crate::symbols::{FileAddr, LoadedModule, ModuleFile};
+
+/// Entry values are looked up through at most this many callers.
+const MAX_ENTRY_DEPTH: usize = 4;
+
+/// A value and the file whose DWARF describes its type.
+#[derive(Clone)]
+pub struct TypedValue {
+    pub file: Arc<ModuleFile>,
+    pub value: Value,
+}
+
+impl TypedValue {
+    fn tree(&self) -> Option<&InfoTree> {
+        self.file.dwarf().map(|d| &d.tree)
+    }
+}
+
+/// One variable of a frame.
+pub struct FrameVarRow {
+    pub name: String,
+    pub param: bool,
+    pub value: TypedValue,
+}
+
+/// Target memory and names, as values read them.
+struct MemTarget<'a> {
+    inferior: &'a Inferior,
+    store: &'a SymbolStore,
+}
+
+impl Target for MemTarget<'_> {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
+        self.inferior.read_memory(addr, buf).is_ok()
+    }
+
+    fn symbolize(&self, addr: u64) -> Option<String> {
+        self.store.symbolize(RuntimeAddr(addr))
+    }
+}
+
+/// One physical frame as location expressions see it.
+struct FrameView<'a> {
+    inferior: &'a Inferior,
+    store: &'a SymbolStore,
+    frames: &'a [unwind::Frame],
+    index: usize,
+    bias: u64,
+    /// The module's TLS block in the selected thread.
+    tls_block: Option<u64>,
+    /// pc is the first instruction of the function (registers still hold the arguments).
+    at_entry: bool,
+    depth: usize,
+}
+
+impl FrameAccess for FrameView<'_> {
+    /// A register in this frame. One the unwinder could not recover (a caller-saved
+    /// register in a caller) has the value of the nearest inner frame that knows it, as in
+    /// gdb: a location list that places a variable there at this pc says the compiler kept
+    /// it there across the call (GCC's interprocedural register allocation does).
+    fn register(&self, reg: u16) -> Option<Vec<u8>> {
+        let inner = self.frames.get(..=self.index)?;
+        inner
+            .iter()
+            .rev()
+            .find_map(|f| f.regs.get(reg))
+            .map(|v| v.to_le_bytes().to_vec())
+    }
+
+    fn cfa(&self) -> Option<u64> {
+        // The CFA of a frame is the stack pointer of its caller just after the call returned.
+        self.frames.get(self.index + 1).map(|f| f.sp)
+    }
+
+    fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
+        self.inferior.read_memory(addr, buf).is_ok()
+    }
+
+    fn tls(&self, offset: u64) -> Option<u64> {
+        self.tls_block.map(|b| b.wrapping_add(offset))
+    }
+
+    fn entry_value(&self, expr: &gimli::Expression<Reader>, unit: &UnitHandle) -> Option<u64> {
+        let reg = single_register(expr, unit)?;
+        if self.at_entry {
+            return self.register(reg).map(|b| le(&b));
+        }
+        if self.depth >= MAX_ENTRY_DEPTH {
+            return None;
+        }
+        // The caller's call site says what it passed in that register.
+        let caller = self.frames.get(self.index + 1)?;
+        let ret = caller.pc;
+        let module = self.store.module_at(RuntimeAddr(ret.saturating_sub(1)))?;
+        let ret_file = module.bias.to_file(RuntimeAddr(ret)).0;
+        let dwarf = module.file.dwarf()?;
+        let chain = dwarf.scopes_at(FileAddr(ret_file.saturating_sub(1)))?;
+        let value = dwarf
+            .tree
+            .call_site_value(&chain.unit, chain.function, ret_file, reg)?;
+        let view = FrameView {
+            index: self.index + 1,
+            bias: module.bias.0,
+            at_entry: false,
+            depth: self.depth + 1,
+            tls_block: None,
+            ..*self
+        };
+        loc::evaluate_value(&value, &chain.unit, &view)
+    }
+
+    fn bias(&self) -> u64 {
+        self.bias
+    }
+}
+
+/// A bug on hostile DWARF costs this answer, not the session.
+fn guarded<T>(f: impl FnOnce() -> T) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .map_err(|_| SessionError::Invalid("reading this value failed (malformed DWARF?)".into()))
+}
+
+fn le(bytes: &[u8]) -> u64 {
+    let mut raw = [0u8; 8];
+    let n = bytes.len().min(8);
+    raw[..n].copy_from_slice(&bytes[..n]);
+    u64::from_le_bytes(raw)
+}
+
+/// The address of a module's TLS block in the thread whose thread pointer is `fs_base`.
+/// Module ids follow the dynamic loader's link-map order (see `thread_local`).
+fn tls_block(
+    inferior: &Inferior,
+    store: &SymbolStore,
+    module: &LoadedModule,
+    fs_base: u64,
+) -> Option<u64> {
+    let tls = module.image().tls.as_ref()?;
+    let read = |a: u64| -> Option<u64> {
+        let mut b = [0u8; 8];
+        inferior.read_memory(a, &mut b).ok()?;
+        Some(u64::from_le_bytes(b))
+    };
+    let mut modid = None;
+    if let Ok(r_debug) = store.resolve("_r_debug") {
+        let mut map = read(r_debug.0 + tls::R_DEBUG_MAP_OFFSET).unwrap_or(0);
+        let mut n = 0;
+        let mut seen = 0;
+        while map != 0 && seen < 4096 {
+            seen += 1;
+            let Some(l_addr) = read(map) else { break };
+            let has_tls = store
+                .modules()
+                .iter()
+                .any(|m| m.bias.0 == l_addr && m.image().tls.is_some());
+            if has_tls {
+                n += 1;
+                if l_addr == module.bias.0 {
+                    modid = Some(n);
+                    break;
+                }
+            }
+            map = read(map + tls::LINK_MAP_NEXT_OFFSET).unwrap_or(0);
+        }
+    }
+    if modid.is_none() && module.is_exe {
+        modid = Some(1);
+    }
+    if let Some(id) = modid {
+        if let Some(dtv) = read(fs_base + tls::TCB_DTV_OFFSET) {
+            if let Some(block) = read(dtv + tls::DTV_ENTRY_SIZE * id) {
+                if block != tls::DTV_UNALLOCATED && block != 0 {
+                    return Some(block);
+                }
+            }
+        }
+    }
+    module
+        .is_exe
+        .then(|| tls::exe_block(fs_base, tls.memsz, tls.align))
+}
+
+impl Session {
+    fn live_parts(&self) -> Result<(&Inferior, &SymbolStore)> {
+        match &self.target {
+            Some(t) if !t.inferior.is_dead() => Ok((&t.inferior, &self.symbols)),
+            _ => Err(self.no_process()),
+        }
+    }
+
+    /// The variables of unwind row `n` (parameters first, in declaration order), each with
+    /// its value or the reason there is none.
+    pub fn frame_vars(&mut self, n: usize) -> Result<Vec<FrameVarRow>> {
+        let (frames, row) = self.frame_row(n)?;
+        let fs_base = self.regs()?.fs_base;
+        self.row_vars(&frames, &row, fs_base)
+    }
+
+    /// The variables of one unwind row, given the physical frames (at least one past it).
+    fn row_vars(
+        &self,
+        frames: &[unwind::Frame],
+        row: &FrameRow,
+        fs_base: u64,
+    ) -> Result<Vec<FrameVarRow>> {
+        let (inferior, store) = self.live_parts()?;
+        let Some(frame) = frames.get(row.physical) else {
+            return Ok(Vec::new());
+        };
+        let pc = frame.lookup_pc();
+        let Some(module) = store.module_at(RuntimeAddr(pc)) else {
+            return Ok(Vec::new());
+        };
+        let file = module.file.clone();
+        let pc_file = module.bias.to_file(RuntimeAddr(pc));
+        let Some(dwarf) = file.dwarf() else {
+            return Ok(Vec::new());
+        };
+        let Some(chain) = dwarf.scopes_at(pc_file) else {
+            return Ok(Vec::new());
+        };
+        let exact = matches!(frame.source, FrameSource::Regs | FrameSource::SignalFrame);
+        let low = dwarf.function_start(&chain);
+        let view = FrameView {
+            inferior,
+            store,
+            frames,
+            index: row.physical,
+            bias: module.bias.0,
+            tls_block: tls_block(inferior, store, module, fs_base),
+            at_entry: exact && low == Some(pc_file),
+            depth: 0,
+        };
+        let in_prologue =
+            exact && low.is_some_and(|lo| pc_file >= lo && pc_file < body_start(&file, lo));
+        // The inline chain may be shorter than the rows where line tables and scopes
+        // disagree; the deepest scope known stands in.
+        let level = row.level.min(chain.chain.len().saturating_sub(1));
+        let vars: Vec<FrameVar> = guarded(|| {
+            dwarf
+                .tree
+                .frame_vars(&chain, level, pc_file.0, &view, in_prologue)
+        })?;
+        Ok(vars
+            .into_iter()
+            .map(|v| FrameVarRow {
+                name: v.name,
+                param: v.param,
+                value: TypedValue {
+                    file: file.clone(),
+                    value: v.value,
+                },
+            })
+            .collect())
+    }
+
+    /// `n=0x5555555580e0, c=BLUE` for each row: its parameters, each cut short, the whole
+    /// cut at `ARGS_CHARS`. `None` for a row DWARF does not describe.
+    pub fn frame_args(&mut self, rows: &[FrameRow]) -> Vec<Option<String>> {
+        const ARG_CHARS: usize = 60;
+        const ARGS_CHARS: usize = 160;
+        let limits = Limits {
+            depth: 1,
+            elements: 4,
+            chars: 24,
+            total: ARG_CHARS,
+        };
+        let deepest = rows.iter().map(|r| r.physical).max().unwrap_or(0);
+        let Ok((frames, _)) = self.physical_frames(deepest + 2 + MAX_ENTRY_DEPTH) else {
+            return vec![None; rows.len()];
+        };
+        let fs_base = self.regs().map(|r| r.fs_base).unwrap_or(0);
+        rows.iter()
+            .map(|row| {
+                let vars = self.row_vars(&frames, row, fs_base).ok()?;
+                let params: Vec<&FrameVarRow> = vars.iter().filter(|v| v.param).collect();
+                if params.is_empty() && vars.is_empty() {
+                    return None;
+                }
+                let mut text = String::new();
+                for (i, p) in params.iter().enumerate() {
+                    let value = self
+                        .value_text(&p.value, &limits)
+                        .unwrap_or_else(|e| format!("<{e}>"));
+                    let part = format!("{}{}={value}", if i > 0 { ", " } else { "" }, p.name);
+                    if text.len() + part.len() > ARGS_CHARS {
+                        text.push_str(", …");
+                        break;
+                    }
+                    text.push_str(&part);
+                }
+                Some(text)
+            })
+            .collect()
+    }
+
+    /// The physical frames down to row `n` and that row.
+    fn frame_row(&mut self, n: usize) -> Result<(Vec<unwind::Frame>, FrameRow)> {
+        let (rows, _) = self.unwind(n + 1, true)?;
+        let row = rows.get(n).cloned().ok_or_else(|| {
+            SessionError::Invalid(format!(
+                "no frame {n}: the stack has {} frame{} (state.unwind() lists them)",
+                rows.len(),
+                if rows.len() == 1 { "" } else { "s" }
+            ))
+        })?;
+        // More physical frames than the row needs: its CFA is the caller's sp, and an entry
+        // value may be recovered through several callers' call sites.
+        let (frames, _) = self.physical_frames(row.physical + 2 + MAX_ENTRY_DEPTH)?;
+        if frames.len() <= row.physical {
+            return Err(SessionError::Invalid(format!("no frame {n}")));
+        }
+        Ok((frames, row))
+    }
+
+    /// A variable by name: a parameter or local of frame `n` (the innermost block's first),
+    /// else a global or static (the frame's own module first, then the executable, then the
+    /// libraries).
+    pub fn lookup_var(&mut self, name: &str, n: usize) -> Result<TypedValue> {
+        if !name.contains("::") {
+            if let Ok(vars) = self.frame_vars(n) {
+                if let Some(v) = vars
+                    .into_iter()
+                    .filter(|v| v.name == name)
+                    .max_by_key(|v| v.param as u8)
+                {
+                    return Ok(v.value);
+                }
+            }
+        }
+        self.lookup_global(name)
+    }
+
+    /// A global or static variable by name.
+    pub fn lookup_global(&mut self, name: &str) -> Result<TypedValue> {
+        let fs_base = self.regs().map(|r| r.fs_base).unwrap_or(0);
+        let pc = self.pc().unwrap_or(0);
+        let (inferior, store) = self.live_parts()?;
+        let here = store.module_at(RuntimeAddr(pc)).map(|m| m.path.clone());
+        let mut order: Vec<&LoadedModule> = store.modules().iter().collect();
+        // The frame's own module first, then the executable (already first), then the rest.
+        order.sort_by_key(|m| (Some(&m.path) != here.as_ref(), !m.is_exe));
+        for module in order {
+            let Some(debug) = module.file.dwarf().map(|d| &d.tree) else {
+                continue;
+            };
+            for die in debug.global_vars(name) {
+                let Some((unit, entry)) = debug.entry(die) else {
+                    continue;
+                };
+                let (_, ty) = debug.name_and_type(&unit, &entry);
+                let size = debug.size_of(ty).unwrap_or(8);
+                let view = FrameView {
+                    inferior,
+                    store,
+                    frames: &[],
+                    index: 0,
+                    bias: module.bias.0,
+                    tls_block: tls_block(inferior, store, module, fs_base),
+                    at_entry: false,
+                    depth: 0,
+                };
+                let place = debug.var_place(&unit, &entry, ty, size, 0, &view, false, || None);
+                if matches!(place, Place::Gone(_)) {
+                    continue;
+                }
+                return Ok(TypedValue {
+                    file: module.file.clone(),
+                    value: Value {
+                        ty,
+                        place,
+                        bits: None,
+                    },
+                });
+            }
+        }
+        let mut near: Vec<String> = Vec::new();
+        for module in store.modules() {
+            if let Some(d) = module.file.dwarf() {
+                near.extend(d.tree.similar_globals(name, 3));
+            }
+            if near.len() >= 3 {
+                break;
+            }
+        }
+        near.truncate(3);
+        Err(SessionError::Invalid(format!(
+            "no variable '{name}' in this frame or among the globals (DWARF, -g){}",
+            if near.is_empty() {
+                String::new()
+            } else {
+                format!("; did you mean {}?", near.join(", "))
+            }
+        )))
+    }
+
+    /// A C-like path (`r->target->port`, `nodes[1].name`, `*p`, `&x`) in frame `n`.
+    pub fn eval_path(&mut self, text: &str, n: usize) -> Result<TypedValue> {
+        let parsed = path::parse(text).map_err(SessionError::Invalid)?;
+        self.eval(&parsed, n)
+    }
+
+    fn eval(&mut self, p: &Path, n: usize) -> Result<TypedValue> {
+        match p {
+            Path::Name(name) => self.lookup_var(name, n),
+            Path::Number(_) => Err(SessionError::Invalid(
+                "a number is not a value path (use it as an index: a[3])".into(),
+            )),
+            Path::Member(base, m) => {
+                let v = self.eval(base, n)?;
+                self.value_member(&v, m)
+            }
+            Path::Index(base, index) => {
+                let v = self.eval(base, n)?;
+                let i = match index.as_ref() {
+                    Path::Number(i) => *i,
+                    other => {
+                        let iv = self.eval(other, n)?;
+                        self.value_index_number(&iv)?
+                    }
+                };
+                self.value_index(&v, i)
+            }
+            Path::Deref(inner) => {
+                let v = self.eval(inner, n)?;
+                self.value_deref(&v)
+            }
+            Path::AddressOf(inner) => {
+                let v = self.eval(inner, n)?;
+                self.value_address_of(&v)
+            }
+        }
+    }
+
+    fn value_index_number(&mut self, v: &TypedValue) -> Result<i64> {
+        match self.value_scalar(v)? {
+            Some(Scalar::Signed(i)) => i64::try_from(i).ok(),
+            Some(Scalar::Unsigned(u)) => i64::try_from(u).ok(),
+            Some(Scalar::Enum(e)) => i64::try_from(e).ok(),
+            Some(Scalar::Char(c, _)) => Some(c),
+            _ => None,
+        }
+        .ok_or_else(|| SessionError::Invalid("an index must be an integer".into()))
+    }
+
+    /// Runs `f` with the value's DWARF reader and the target.
+    fn with_value<T>(
+        &self,
+        v: &TypedValue,
+        f: impl FnOnce(&InfoTree, &dyn Target) -> T,
+    ) -> Result<T> {
+        let (inferior, store) = self.live_parts()?;
+        let debug = v
+            .tree()
+            .ok_or_else(|| SessionError::Invalid("the value's module has no DWARF".into()))?;
+        let target = MemTarget { inferior, store };
+        guarded(|| f(debug, &target))
+    }
+
+    fn derived(&self, v: &TypedValue, r: std::result::Result<Value, String>) -> Result<TypedValue> {
+        r.map(|value| TypedValue {
+            file: v.file.clone(),
+            value,
+        })
+        .map_err(SessionError::Invalid)
+    }
+
+    pub fn value_member(&self, v: &TypedValue, name: &str) -> Result<TypedValue> {
+        let r = self.with_value(v, |d, t| d.member(&v.value, name, t))?;
+        self.derived(v, r)
+    }
+
+    pub fn value_index(&self, v: &TypedValue, i: i64) -> Result<TypedValue> {
+        let r = self.with_value(v, |d, t| d.element(&v.value, i, t))?;
+        self.derived(v, r)
+    }
+
+    pub fn value_deref(&self, v: &TypedValue) -> Result<TypedValue> {
+        let r = self.with_value(v, |d, t| d.deref(&v.value, t))?;
+        self.derived(v, r)
+    }
+
+    pub fn value_address_of(&self, v: &TypedValue) -> Result<TypedValue> {
+        let r = self.with_value(v, |d, _| d.address_of(&v.value))?;
+        self.derived(v, r)
+    }
+
+    pub fn value_text(&self, v: &TypedValue, limits: &Limits) -> Result<String> {
+        self.with_value(v, |d, t| d.render(&v.value, t, limits))
+    }
+
+    pub fn value_plain(&self, v: &TypedValue, limits: &Limits) -> Result<Plain> {
+        self.with_value(v, |d, t| d.plain(&v.value, t, limits))
+    }
+
+    pub fn value_scalar(&self, v: &TypedValue) -> Result<Option<Scalar>> {
+        self.with_value(v, |d, t| d.scalar(&v.value, t))?
+            .map_err(SessionError::Invalid)
+    }
+
+    pub fn value_type_name(&self, v: &TypedValue) -> String {
+        v.tree()
+            .map(|d| d.type_name(v.value.ty))
+            .unwrap_or_else(|| "?".into())
+    }
+
+    pub fn value_size(&self, v: &TypedValue) -> Option<u64> {
+        v.tree()?.value_size(&v.value)
+    }
+
+    pub fn value_members(&self, v: &TypedValue) -> Vec<String> {
+        self.with_value(v, |d, t| d.member_names(&v.value, t))
+            .unwrap_or_default()
+    }
+
+    pub fn value_length(&self, v: &TypedValue) -> Option<u64> {
+        self.with_value(v, |d, t| d.length(&v.value, t)).ok()?
+    }
+
+    /// What kind of thing the value is, for scripts: `int`, `float`, `bool`, `char`,
+    /// `pointer`, `enum`, `struct`, `union`, `array`, `text`, `function`, `void`.
+    pub fn value_kind(&self, v: &TypedValue) -> &'static str {
+        use crate::symbols::dwarf::types::{AggKind, Encoding, Kind};
+        let Some(d) = v.tree() else {
+            return "void";
+        };
+        let Some(t) = d.strip(v.value.ty) else {
+            return "void";
+        };
+        if d.rust_seq_kind(&t) == Some(crate::symbols::dwarf::rust::RustSeq::Text) {
+            return "text";
+        }
+        match &t.kind {
+            Kind::Base(Encoding::Float) => "float",
+            Kind::Base(Encoding::Bool) => "bool",
+            Kind::Base(Encoding::SignedChar | Encoding::UnsignedChar | Encoding::Utf) => "char",
+            Kind::Base(_) => "int",
+            Kind::Pointer(_) | Kind::Reference { .. } => "pointer",
+            Kind::Enum { .. } => "enum",
+            Kind::Aggregate {
+                kind: AggKind::Union,
+                ..
+            } => "union",
+            Kind::Aggregate {
+                variants: Some(_), ..
+            } => "enum",
+            Kind::Aggregate { .. } if d.rust_seq_kind(&t).is_some() => "array",
+            Kind::Aggregate { .. } => "struct",
+            Kind::Array { .. } => "array",
+            Kind::Function { .. } => "function",
+            _ => "other",
+        }
+    }
+
+    /// A thread-local variable with its DWARF type, when DWARF describes it.
+    pub fn thread_local_typed(&mut self, name: &str) -> Result<Option<TypedValue>> {
+        if self.symbols.tls_symbol(name).is_none() {
+            return Ok(None);
+        }
+        match self.lookup_global(name) {
+            Ok(v) => Ok(Some(v)),
+            Err(_) => Ok(None),
+        }
+    }
+}
+
+/// Where the body of the function starting at `func` begins (after its prologue); the
+/// function's start when DWARF does not say.
+pub(super) fn body_start(file: &ModuleFile, func: FileAddr) -> FileAddr {
+    const PROLOGUE_BYTES: usize = 16;
+    let Some(dwarf) = file.dwarf() else {
+        return func;
+    };
+    let code = (1..=PROLOGUE_BYTES)
+        .rev()
+        .find_map(|n| file.image.file_bytes(func, n))
+        .unwrap_or_default();
+    dwarf.body_start(func, code).unwrap_or(func)
+}

@@ -1,0 +1,252 @@
+//! The C-like value paths scripts write: `r->target->port`, `nodes[1].name`, `*p`, `&x`,
+//! `matrix[2][3]`, `list[n->key]`, `values::COUNTER`. Parsing only; the session gives the
+//! names meaning. No arithmetic, casts or calls: a path names an object.
+
+/// Nesting and length bounds: a path is typed by a person or a model, not generated.
+const MAX_LEN: usize = 1024;
+const MAX_DEPTH: usize = 32;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Path {
+    /// A variable: local, parameter, global or static (`a`, `ns::b`).
+    Name(String),
+    /// An integer literal (only as an index).
+    Number(i64),
+    /// `x.m` and `x->m` (a pointer is followed either way).
+    Member(Box<Path>, String),
+    /// `x[i]`
+    Index(Box<Path>, Box<Path>),
+    /// `*x`
+    Deref(Box<Path>),
+    /// `&x`
+    AddressOf(Box<Path>),
+}
+
+pub fn parse(text: &str) -> Result<Path, String> {
+    if text.len() > MAX_LEN {
+        return Err(format!("value path longer than {MAX_LEN} bytes"));
+    }
+    let mut p = Parser {
+        s: text.as_bytes(),
+        at: 0,
+        depth: 0,
+    };
+    let path = p.unary()?;
+    p.space();
+    if p.at < p.s.len() {
+        return Err(format!(
+            "unexpected '{}' at column {} of '{text}' (paths use names, ., ->, [i], * and &)",
+            p.rest_char(),
+            p.at + 1
+        ));
+    }
+    Ok(path)
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    at: usize,
+    depth: usize,
+}
+
+impl Parser<'_> {
+    fn space(&mut self) {
+        while self.s.get(self.at).is_some_and(|b| b.is_ascii_whitespace()) {
+            self.at += 1;
+        }
+    }
+
+    fn rest_char(&self) -> char {
+        std::str::from_utf8(&self.s[self.at..])
+            .ok()
+            .and_then(|r| r.chars().next())
+            .unwrap_or('?')
+    }
+
+    fn eat(&mut self, tok: &str) -> bool {
+        self.space();
+        if self.s[self.at..].starts_with(tok.as_bytes()) {
+            self.at += tok.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn deeper(&mut self) -> Result<(), String> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err("value path nested too deeply".into());
+        }
+        Ok(())
+    }
+
+    fn unary(&mut self) -> Result<Path, String> {
+        self.deeper()?;
+        let out = if self.eat("*") {
+            Path::Deref(Box::new(self.unary()?))
+        } else if self.eat("&") {
+            Path::AddressOf(Box::new(self.unary()?))
+        } else {
+            self.postfix()?
+        };
+        self.depth -= 1;
+        Ok(out)
+    }
+
+    fn postfix(&mut self) -> Result<Path, String> {
+        let mut cur = self.primary()?;
+        loop {
+            if self.eat("->") || self.eat(".") {
+                let name = self
+                    .ident()
+                    .ok_or_else(|| format!("expected a member name at column {}", self.at + 1))?;
+                cur = Path::Member(Box::new(cur), name);
+            } else if self.eat("[") {
+                self.deeper()?;
+                let index = self.unary()?;
+                self.depth -= 1;
+                if !self.eat("]") {
+                    return Err(format!("expected ']' at column {}", self.at + 1));
+                }
+                cur = Path::Index(Box::new(cur), Box::new(index));
+            } else {
+                return Ok(cur);
+            }
+        }
+    }
+
+    fn primary(&mut self) -> Result<Path, String> {
+        if self.eat("(") {
+            self.deeper()?;
+            let inner = self.unary()?;
+            self.depth -= 1;
+            if !self.eat(")") {
+                return Err(format!("expected ')' at column {}", self.at + 1));
+            }
+            return Ok(inner);
+        }
+        self.space();
+        if let Some(n) = self.number()? {
+            return Ok(Path::Number(n));
+        }
+        let mut name = self.ident().ok_or_else(|| match self.s.get(self.at) {
+            None => "expected a name at the end of the path".to_string(),
+            Some(_) => format!(
+                "expected a name at column {}, found '{}'",
+                self.at + 1,
+                self.rest_char()
+            ),
+        })?;
+        // Qualified names (`ns::name`, `crate::module::STATIC`).
+        while self.s[self.at..].starts_with(b"::") {
+            self.at += 2;
+            let part = self
+                .ident()
+                .ok_or_else(|| format!("expected a name after '::' at column {}", self.at + 1))?;
+            name.push_str("::");
+            name.push_str(&part);
+        }
+        Ok(Path::Name(name))
+    }
+
+    fn ident(&mut self) -> Option<String> {
+        self.space();
+        let start = self.at;
+        while self
+            .s
+            .get(self.at)
+            .is_some_and(|&b| b == b'_' || b == b'$' || b.is_ascii_alphanumeric())
+        {
+            self.at += 1;
+        }
+        if self.at == start || self.s[start].is_ascii_digit() {
+            self.at = start;
+            return None;
+        }
+        Some(String::from_utf8_lossy(&self.s[start..self.at]).into_owned())
+    }
+
+    fn number(&mut self) -> Result<Option<i64>, String> {
+        let start = self.at;
+        let neg = self.s.get(self.at) == Some(&b'-');
+        if neg {
+            self.at += 1;
+        }
+        if !self.s.get(self.at).is_some_and(|b| b.is_ascii_digit()) {
+            self.at = start;
+            return Ok(None);
+        }
+        let digits_start = self.at;
+        while self
+            .s
+            .get(self.at)
+            .is_some_and(|b| b.is_ascii_alphanumeric())
+        {
+            self.at += 1;
+        }
+        let text = std::str::from_utf8(&self.s[digits_start..self.at]).unwrap_or("");
+        let value = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+            Some(hex) => i64::from_str_radix(hex, 16),
+            None => text.parse(),
+        }
+        .map_err(|_| format!("bad number '{text}'"))?;
+        Ok(Some(if neg { -value } else { value }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(s: &str) -> Box<Path> {
+        Box::new(Path::Name(s.into()))
+    }
+
+    #[test]
+    fn parses_member_chains_indices_and_unary_operators() {
+        assert_eq!(
+            parse("r->target->port").unwrap(),
+            Path::Member(
+                Box::new(Path::Member(name("r"), "target".into())),
+                "port".into()
+            )
+        );
+        assert_eq!(
+            parse(" matrix[2][0x3] ").unwrap(),
+            Path::Index(
+                Box::new(Path::Index(name("matrix"), Box::new(Path::Number(2)))),
+                Box::new(Path::Number(3))
+            )
+        );
+        assert_eq!(
+            parse("*nodes[1].next").unwrap(),
+            Path::Deref(Box::new(Path::Member(
+                Box::new(Path::Index(name("nodes"), Box::new(Path::Number(1)))),
+                "next".into()
+            )))
+        );
+        assert_eq!(parse("&(x)").unwrap(), Path::AddressOf(name("x")));
+        assert_eq!(
+            parse("values::COUNTER.v").unwrap(),
+            Path::Member(name("values::COUNTER"), "v".into())
+        );
+        assert_eq!(
+            parse("a[b->c]").unwrap(),
+            Path::Index(name("a"), Box::new(Path::Member(name("b"), "c".into())))
+        );
+    }
+
+    #[test]
+    fn rejects_what_is_not_a_path() {
+        for bad in [
+            "", "a +", "a.", "a[1", "(a", "1a", "a b", "f()", "a->", "::x",
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?} parsed");
+        }
+        assert!(parse(&"*".repeat(100)).is_err());
+        assert!(parse(&"x".repeat(2000)).is_err());
+        let e = parse("a + b").unwrap_err();
+        assert!(e.contains("unexpected '+'"), "{e}");
+    }
+}

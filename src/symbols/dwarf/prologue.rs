@@ -1,0 +1,114 @@
+//! Where a function's body begins: the first address after its prologue, which is where a
+//! breakpoint on the function stops (as in gdb and lldb) so the arguments are in their
+//! declared places. Decided from the line table and the code:
+//!
+//! 1. a row marked `prologue_end` (LLVM: clang, rustc) gives the address;
+//! 2. else a frame-pointer prologue (`[endbr64] push rbp; mov rbp, rsp`) is stepped over and
+//!    the line-table row it is in is finished (GCC -O0 stores the arguments in that row);
+//! 3. else (optimized code, no frame pointer) the function's first byte: there the location
+//!    lists describe the arguments already.
+
+use gimli::UnitOffset;
+
+use super::tree::{InfoTree, UnitHandle};
+
+/// Line rows examined per function at most.
+const MAX_ROWS: usize = 100_000;
+
+const ENDBR64: [u8; 4] = [0xf3, 0x0f, 0x1e, 0xfa];
+const PUSH_RBP: u8 = 0x55;
+const MOV_RBP_RSP: [[u8; 3]; 2] = [[0x48, 0x89, 0xe5], [0x48, 0x8b, 0xec]];
+
+impl InfoTree {
+    /// The (low, high) code range of the function whose DIE is at `function`.
+    pub(crate) fn function_range(&self, unit: &UnitHandle, function: usize) -> Option<(u64, u64)> {
+        let die = unit
+            .unit
+            .entry(UnitOffset(function.checked_sub(unit.start())?))
+            .ok()?;
+        let mut ranges = unit.unit_ref().die_ranges(&die).ok()?;
+        let mut best: Option<(u64, u64)> = None;
+        let mut n = 0;
+        while let Ok(Some(r)) = ranges.next() {
+            n += 1;
+            // The entry is the lowest range (a cold part split off lies elsewhere but the
+            // entry is where DW_AT_low_pc or the first range says).
+            if best.is_none() {
+                best = Some((r.begin, r.end));
+            }
+            if n > 64 {
+                break;
+            }
+        }
+        let entry = match die.attr_value(gimli::DW_AT_entry_pc) {
+            Some(gimli::AttributeValue::Addr(a)) => Some(a),
+            _ => None,
+        };
+        best.map(|(lo, hi)| (entry.unwrap_or(lo), hi))
+    }
+
+    /// The first address of the function body (after the prologue). `code` holds the
+    /// function's first bytes (at least 8 when the function is that long).
+    pub(crate) fn body_start(
+        &self,
+        unit: &UnitHandle,
+        function: usize,
+        code: &[u8],
+    ) -> Option<u64> {
+        let (low, high) = self.function_range(unit, function)?;
+        let rows = self.rows_in(unit, low, high);
+        if let Some(&(addr, _, _)) = rows.iter().find(|(_, _, end)| *end) {
+            return Some(addr);
+        }
+        let mut at = 0usize;
+        if code.starts_with(&ENDBR64) {
+            at += 4;
+        }
+        let framed = code.get(at) == Some(&PUSH_RBP)
+            && MOV_RBP_RSP
+                .iter()
+                .any(|m| code.get(at + 1..at + 4) == Some(&m[..]));
+        if !framed {
+            return Some(low);
+        }
+        let after = low + at as u64 + 4;
+        // Finish the row the frame setup is in: its end is where the next row starts.
+        let next = rows
+            .iter()
+            .map(|(a, _, _)| *a)
+            .filter(|&a| a >= after && a < high)
+            .min();
+        let starts_row = rows.iter().any(|(a, _, _)| *a == after);
+        Some(if starts_row {
+            after
+        } else {
+            next.unwrap_or(after)
+        })
+    }
+
+    /// Line-table rows inside `low..high`: (address, line, prologue_end), by address.
+    fn rows_in(&self, unit: &UnitHandle, low: u64, high: u64) -> Vec<(u64, u64, bool)> {
+        let Some(program) = unit.unit.line_program.clone() else {
+            return Vec::new();
+        };
+        let mut rows = program.rows();
+        let mut out = Vec::new();
+        let mut seen = 0;
+        while let Ok(Some((_, row))) = rows.next_row() {
+            seen += 1;
+            if seen > MAX_ROWS * 20 {
+                break;
+            }
+            let a = row.address();
+            if row.end_sequence() || a < low || a >= high {
+                continue;
+            }
+            out.push((a, row.line().map_or(0, |l| l.get()), row.prologue_end()));
+            if out.len() >= MAX_ROWS {
+                break;
+            }
+        }
+        out.sort_by_key(|r| r.0);
+        out
+    }
+}

@@ -1,0 +1,140 @@
+//! Questions about one file's DWARF that need the addr2line index: the unit whose code holds
+//! a pc, the scopes there, where a function's body begins. Link-time addresses.
+
+use std::panic::AssertUnwindSafe;
+
+use super::info::DwarfInfo;
+use super::location::FrameAccess;
+use super::reader::DwarfReader as Reader;
+use super::render::Limits;
+use super::scope::ScopeChain;
+use super::tree::UnitHandle;
+use super::value::{Target, Value};
+use crate::symbols::addr::FileAddr;
+
+impl DwarfInfo {
+    /// The unit whose code holds `pc` (a link-time address).
+    pub(crate) fn unit_for_pc(&self, pc: u64) -> Option<UnitHandle> {
+        let start = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            let ctx = self.context_at(pc)?;
+            let unit = ctx.find_dwarf_and_unit(pc).skip_all_loads()?;
+            unit.header.debug_info_offset().map(|o| o.0)
+        }))
+        .ok()??;
+        self.tree.unit_starting_at(start)
+    }
+
+    /// The function at `pc` and the calls inlined into it down to `pc`, with their variables.
+    pub(crate) fn scopes_at(&self, pc: FileAddr) -> Option<ScopeChain> {
+        let unit = self.unit_for_pc(pc.0)?;
+        self.tree.scopes(&unit, pc.0)
+    }
+
+    /// Where the body of the function that starts at `func` begins (after its prologue);
+    /// `None` when DWARF does not describe a function starting there. `code` holds the
+    /// function's first bytes.
+    pub fn body_start(&self, func: FileAddr, code: &[u8]) -> Option<FileAddr> {
+        let unit = self.unit_for_pc(func.0)?;
+        let tree = &self.tree;
+        let function = tree.function_at(&unit, func.0)?;
+        let (low, _) = tree.function_range(&unit, function)?;
+        if low != func.0 {
+            return None;
+        }
+        std::panic::catch_unwind(AssertUnwindSafe(|| tree.body_start(&unit, function, code)))
+            .ok()
+            .flatten()
+            .map(FileAddr)
+    }
+
+    /// The start of the function of a scope chain.
+    pub(crate) fn function_start(&self, chain: &ScopeChain) -> Option<FileAddr> {
+        self.tree
+            .function_range(&chain.unit, chain.function)
+            .map(|(lo, _)| FileAddr(lo))
+    }
+}
+
+/// A frame with nothing known but memory: what an offline reader (a test, a tool over a memory
+/// image) can evaluate.
+struct MemoryOnly<'a> {
+    read: &'a dyn Fn(u64, &mut [u8]) -> bool,
+}
+
+impl FrameAccess for MemoryOnly<'_> {
+    fn register(&self, _reg: u16) -> Option<Vec<u8>> {
+        None
+    }
+    fn cfa(&self) -> Option<u64> {
+        None
+    }
+    fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
+        (self.read)(addr, buf)
+    }
+    fn tls(&self, _offset: u64) -> Option<u64> {
+        None
+    }
+    fn entry_value(&self, _expr: &gimli::Expression<Reader>, _unit: &UnitHandle) -> Option<u64> {
+        None
+    }
+    fn bias(&self) -> u64 {
+        0
+    }
+}
+
+impl Target for MemoryOnly<'_> {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
+        (self.read)(addr, buf)
+    }
+    fn symbolize(&self, _addr: u64) -> Option<String> {
+        None
+    }
+}
+
+impl DwarfInfo {
+    /// `name: type = value` for every variable of every scope at `pc`, and for the global
+    /// `global`, with no register known and memory read through `read`: the whole value
+    /// reader exercised offline (the mutation test runs it over broken files).
+    pub fn describe(
+        &self,
+        pc: FileAddr,
+        global: &str,
+        read: &dyn Fn(u64, &mut [u8]) -> bool,
+    ) -> Vec<String> {
+        let frame = MemoryOnly { read };
+        let limits = Limits::default();
+        let tree = &self.tree;
+        let line = |name: &str, v: &Value| {
+            format!(
+                "{name}: {} = {}",
+                tree.type_name(v.ty),
+                tree.render(v, &frame, &limits)
+            )
+        };
+        let mut out = Vec::new();
+        if let Some(chain) = self.scopes_at(pc) {
+            for level in 0..chain.chain.len() {
+                for v in tree.frame_vars(&chain, level, pc.0, &frame, false) {
+                    out.push(line(&v.name, &v.value));
+                }
+            }
+        }
+        for die in tree.global_vars(global).into_iter().take(4) {
+            let Some((unit, entry)) = tree.entry(die) else {
+                continue;
+            };
+            let (_, ty) = tree.name_and_type(&unit, &entry);
+            let size = tree.size_of(ty).unwrap_or(8);
+            let place = tree.var_place(&unit, &entry, ty, size, 0, &frame, false, || None);
+            out.push(line(
+                global,
+                &Value {
+                    ty,
+                    place,
+                    bits: None,
+                },
+            ));
+        }
+        out
+    }
+}

@@ -1,0 +1,972 @@
+//! A typed value as one line of text (`{key: 20, name: "other", next: 0x5555555580e0, w:
+//! 0.5}`) and as plain data for scripts. Both are bounded: nesting depth, elements per array,
+//! characters per string and total length are capped, and pointers are never followed except
+//! to show the text a `char *` points to, so a cyclic list prints in one line.
+
+use super::location::Place;
+use super::rust::{is_tuple_field, RustSeq};
+use super::tree::InfoTree;
+use super::types::{AggKind, Encoding, Kind, Type, TypeId};
+use super::value::{Scalar, Target, Value};
+
+/// An aggregate smaller than this is read with one memory access before it is printed.
+const PREFETCH: u64 = 64 * 1024;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Aggregates nested deeper print as `{…}`.
+    pub depth: usize,
+    /// Elements shown per array; the rest are counted.
+    pub elements: usize,
+    /// Characters shown per string.
+    pub chars: usize,
+    /// Bytes of the whole text.
+    pub total: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            depth: 4,
+            elements: 32,
+            chars: 200,
+            total: 4096,
+        }
+    }
+}
+
+/// Plain data for scripts: what `value` of a typed value is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Plain {
+    Null,
+    Bool(bool),
+    Int(i128),
+    UInt(u128),
+    Float(f64),
+    Str(String),
+    /// Items and how many more there were.
+    List(Vec<Plain>, u64),
+    Obj(Vec<(String, Plain)>),
+    /// No value, and why.
+    Missing(String),
+}
+
+/// How a character string is spelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Text {
+    /// `char`: bytes, shown as UTF-8 where valid.
+    Narrow,
+    /// `wchar_t`: 4-byte code points, `L"…"`.
+    Wide,
+    /// `char16_t`: UTF-16, `u"…"`.
+    Utf16,
+    /// `char32_t`: code points, `U"…"`.
+    Utf32,
+}
+
+impl Text {
+    fn unit(self) -> usize {
+        match self {
+            Text::Narrow => 1,
+            Text::Utf16 => 2,
+            Text::Wide | Text::Utf32 => 4,
+        }
+    }
+
+    fn prefix(self) -> &'static str {
+        match self {
+            Text::Narrow => "",
+            Text::Wide => "L",
+            Text::Utf16 => "u",
+            Text::Utf32 => "U",
+        }
+    }
+}
+
+struct Out {
+    s: String,
+    limit: usize,
+}
+
+impl Out {
+    fn push(&mut self, text: &str) {
+        self.s.push_str(text);
+    }
+
+    fn full(&self) -> bool {
+        self.s.len() >= self.limit
+    }
+}
+
+impl InfoTree {
+    /// The value as one line of text.
+    pub fn render(&self, v: &Value, t: &dyn Target, limits: &Limits) -> String {
+        let mut out = Out {
+            s: String::new(),
+            limit: limits.total,
+        };
+        let v = self.prefetch(v, t);
+        self.write(&v, t, limits, 0, &mut out);
+        if out.s.len() > limits.total {
+            let mut cut = limits.total;
+            while !out.s.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            out.s.truncate(cut);
+            out.s.push('…');
+        }
+        out.s
+    }
+
+    /// A small aggregate in memory is read once, so its members cost no further reads.
+    fn prefetch(&self, v: &Value, t: &dyn Target) -> Value {
+        let Place::Memory(_) = v.place else {
+            return v.clone();
+        };
+        let Some(ty) = self.strip(v.ty) else {
+            return v.clone();
+        };
+        if !matches!(ty.kind, Kind::Aggregate { .. } | Kind::Array { .. }) {
+            return v.clone();
+        }
+        match self.value_size(v) {
+            Some(n) if n <= PREFETCH => match self.bytes(v, t) {
+                Ok(bytes) => Value {
+                    ty: v.ty,
+                    place: Place::bytes(bytes),
+                    bits: v.bits,
+                },
+                Err(_) => v.clone(),
+            },
+            _ => v.clone(),
+        }
+    }
+
+    fn write(&self, v: &Value, t: &dyn Target, lim: &Limits, depth: usize, out: &mut Out) {
+        if out.full() {
+            return;
+        }
+        if let Place::Gone(g) = &v.place {
+            out.push(&g.text());
+            return;
+        }
+        let Some(ty) = self.strip(v.ty) else {
+            out.push("void");
+            return;
+        };
+        match &ty.kind {
+            Kind::Base(_) | Kind::Enum { .. } => match self.scalar(v, t) {
+                Ok(Some(s)) => out.push(&self.scalar_text(&ty, s)),
+                Ok(None) => out.push("?"),
+                Err(e) => out.push(&bracket(&e)),
+            },
+            Kind::Pointer(to) => self.write_pointer(v, *to, &ty, t, lim, depth, out),
+            Kind::Reference { .. } => match self.deref(v, t) {
+                Ok(target) => self.write(&target, t, lim, depth + 1, out),
+                Err(e) => out.push(&bracket(&e)),
+            },
+            Kind::Array { elem, .. } => {
+                if let Some(kind) = self.text_kind(*elem) {
+                    match self.bytes(v, t) {
+                        Ok(bytes) => {
+                            out.push(&string_literal(&bytes, kind, lim.chars, true, ty.rust))
+                        }
+                        Err(e) => out.push(&bracket(&e)),
+                    }
+                    return;
+                }
+                let count = self.length(v, t).unwrap_or(0);
+                self.write_elements(v, t, lim, depth, count, out, |i| self.element(v, i, t));
+            }
+            Kind::Aggregate { .. } => {
+                let ty = self.complete(ty.clone());
+                self.write_aggregate(v, &ty, t, lim, depth, out);
+            }
+            Kind::Function { .. } => match v.address() {
+                Some(a) => out.push(&code_pointer(a, t)),
+                None => out.push("<function>"),
+            },
+            Kind::Typedef(_) | Kind::Qualified(..) | Kind::Other => match self.bytes(v, t) {
+                Ok(b) => out.push(&hex_bytes(&b)),
+                Err(e) => out.push(&bracket(&e)),
+            },
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn write_elements(
+        &self,
+        _v: &Value,
+        t: &dyn Target,
+        lim: &Limits,
+        depth: usize,
+        count: u64,
+        out: &mut Out,
+        element: impl Fn(i64) -> Result<Value, String>,
+    ) {
+        if depth >= lim.depth {
+            out.push(&format!("[… {count} elements]"));
+            return;
+        }
+        out.push("[");
+        let shown = count.min(lim.elements as u64);
+        for i in 0..shown {
+            if i > 0 {
+                out.push(", ");
+            }
+            match element(i as i64) {
+                Ok(e) => self.write(&e, t, lim, depth + 1, out),
+                Err(e) => out.push(&bracket(&e)),
+            }
+            if out.full() {
+                break;
+            }
+        }
+        if count > shown {
+            out.push(&format!(", … {} more", count - shown));
+        }
+        out.push("]");
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn write_pointer(
+        &self,
+        v: &Value,
+        to: Option<TypeId>,
+        ty: &Type,
+        t: &dyn Target,
+        lim: &Limits,
+        depth: usize,
+        out: &mut Out,
+    ) {
+        let addr = match self.scalar(v, t) {
+            Ok(Some(Scalar::Pointer(a))) => a,
+            Ok(_) => {
+                out.push("?");
+                return;
+            }
+            Err(e) => {
+                out.push(&bracket(&e));
+                return;
+            }
+        };
+        if addr == 0 {
+            out.push("0x0");
+            return;
+        }
+        if let Some(kind) = self.text_kind(to) {
+            let text = self.read_string(addr, kind, lim.chars, t);
+            match text {
+                Some(s) if depth == 0 => out.push(&format!("{addr:#x} {s}")),
+                Some(s) => out.push(&s),
+                None => out.push(&format!("{addr:#x} <unreadable>")),
+            }
+            return;
+        }
+        let to_code = self
+            .strip(to)
+            .is_some_and(|p| matches!(p.kind, Kind::Function { .. }));
+        if to_code {
+            out.push(&code_pointer(addr, t));
+            return;
+        }
+        let _ = ty;
+        match t.symbolize(addr).filter(|_| depth == 0) {
+            Some(s) => out.push(&format!("{addr:#x} <{s}>")),
+            None => out.push(&format!("{addr:#x}")),
+        }
+    }
+
+    fn write_aggregate(
+        &self,
+        v: &Value,
+        ty: &Type,
+        t: &dyn Target,
+        lim: &Limits,
+        depth: usize,
+        out: &mut Out,
+    ) {
+        let Kind::Aggregate {
+            kind,
+            members,
+            variants,
+            declaration,
+            ..
+        } = &ty.kind
+        else {
+            return;
+        };
+        if let Some(seq) = self.rust_seq_kind(ty) {
+            match self.rust_sequence(v, ty, t) {
+                Some(Ok((elem, ptr, len))) => match seq {
+                    RustSeq::Text => {
+                        let n = len.min(lim.chars as u64 * 4) as usize;
+                        let mut buf = vec![0u8; n];
+                        if n == 0 || t.read(ptr, &mut buf) {
+                            let mut s = string_literal(&buf, Text::Narrow, lim.chars, false, true);
+                            if len as usize > n {
+                                s.push('…');
+                            }
+                            out.push(&s);
+                        } else {
+                            out.push(&format!("{ptr:#x} <unreadable>"));
+                        }
+                    }
+                    RustSeq::Elements => {
+                        let stride = self.size_of(elem).unwrap_or(0);
+                        self.write_elements(v, t, lim, depth, len, out, |i| {
+                            Ok(Value::at(elem, ptr.wrapping_add(stride * i as u64)))
+                        });
+                    }
+                },
+                Some(Err(e)) => out.push(&bracket(&e)),
+                None => out.push("?"),
+            }
+            return;
+        }
+        if *declaration {
+            out.push("<incomplete type>");
+            return;
+        }
+        if depth >= lim.depth {
+            out.push("{…}");
+            return;
+        }
+        if let Some(vp) = variants {
+            match self.active_variant(v, vp, t) {
+                Ok(Some(x)) => {
+                    let name = x.member.name.clone().unwrap_or_else(|| "?".into());
+                    out.push(&name);
+                    let inner = self.member_value(v, &x.member);
+                    if let Some(vt) = self.strip(x.member.ty) {
+                        if let Kind::Aggregate { members, .. } = &vt.kind {
+                            if !members.is_empty() {
+                                self.write_fields(&inner, members, t, lim, depth, out, true);
+                            }
+                        }
+                    }
+                }
+                Ok(None) => out.push("<unknown variant>"),
+                Err(e) => out.push(&bracket(&e)),
+            }
+            return;
+        }
+        let tuple = ty.rust
+            && !members.is_empty()
+            && members
+                .iter()
+                .all(|m| m.name.as_deref().is_some_and(is_tuple_field));
+        let _ = kind == &AggKind::Union;
+        self.write_fields(v, members, t, lim, depth, out, tuple);
+    }
+
+    /// `{a: 1, b: 2}`, or `(1, 2)` for tuple fields (`__0`, `__1`).
+    #[allow(clippy::too_many_arguments)]
+    fn write_fields(
+        &self,
+        v: &Value,
+        members: &[super::types::Member],
+        t: &dyn Target,
+        lim: &Limits,
+        depth: usize,
+        out: &mut Out,
+        tuple_ok: bool,
+    ) {
+        let tuple = tuple_ok
+            && members
+                .iter()
+                .all(|m| m.name.as_deref().is_some_and(is_tuple_field));
+        out.push(if tuple { "(" } else { "{" });
+        let mut first = true;
+        for m in members {
+            if !first {
+                out.push(", ");
+            }
+            first = false;
+            if !tuple {
+                match (&m.name, m.base) {
+                    (Some(n), false) => out.push(&format!("{n}: ")),
+                    _ if m.base => out.push(&format!("<{}>: ", self.type_name(m.ty))),
+                    _ => {}
+                }
+            }
+            self.write(&self.member_value(v, m), t, lim, depth + 1, out);
+            if out.full() {
+                break;
+            }
+        }
+        out.push(if tuple { ")" } else { "}" });
+    }
+
+    /// The text of a scalar: `20`, `-1.5`, `true`, `113 'q'`, `BLUE`, `6 (no enumerator)`.
+    pub fn scalar_text(&self, ty: &Type, s: Scalar) -> String {
+        match s {
+            Scalar::Signed(n) => n.to_string(),
+            Scalar::Unsigned(n) => n.to_string(),
+            Scalar::Float(f) => float_text(f, ty.size == Some(4)),
+            Scalar::Bool(b) => b.to_string(),
+            Scalar::Char(c, enc) => format!("{c} {}", char_literal(c as u32, enc)),
+            Scalar::Pointer(p) => format!("{p:#x}"),
+            Scalar::Enum(n) => enum_text(ty, n),
+        }
+    }
+
+    /// What kind of text an element or pointee type is, if it is a character type.
+    fn text_kind(&self, elem: Option<TypeId>) -> Option<Text> {
+        // `wchar_t` is a typedef of int: recognized by its name before qualifiers go.
+        let mut cur = elem;
+        for _ in 0..16 {
+            let t = self.type_of(cur?)?;
+            match &t.kind {
+                Kind::Typedef(next) => {
+                    match t.name.as_deref() {
+                        Some("wchar_t") => return Some(Text::Wide),
+                        Some("char16_t") => return Some(Text::Utf16),
+                        Some("char32_t") => return Some(Text::Utf32),
+                        _ => {}
+                    }
+                    cur = *next;
+                }
+                Kind::Qualified(_, next) => cur = *next,
+                Kind::Base(enc) => {
+                    return match (enc, t.size) {
+                        // Rust's u8 is unsigned char too, but a `*const u8` is not text.
+                        (Encoding::SignedChar | Encoding::UnsignedChar, Some(1)) if !t.rust => {
+                            Some(Text::Narrow)
+                        }
+                        (Encoding::Utf, Some(2)) if !t.rust => Some(Text::Utf16),
+                        (Encoding::Utf, Some(4)) if !t.rust => Some(Text::Utf32),
+                        (Encoding::Utf, Some(1)) if !t.rust => Some(Text::Narrow),
+                        _ => None,
+                    };
+                }
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    /// A NUL-terminated string at `addr`, quoted, at most `max` characters.
+    fn read_string(&self, addr: u64, kind: Text, max: usize, t: &dyn Target) -> Option<String> {
+        let unit = kind.unit();
+        let mut bytes = Vec::new();
+        let chunk = 64 * unit;
+        let mut at = addr;
+        while bytes.len() < max * unit + unit {
+            let mut buf = vec![0u8; chunk];
+            if !t.read(at, &mut buf) {
+                // The end of a mapping may cut the last chunk: read unit by unit.
+                let mut ok = false;
+                for c in buf.chunks_mut(unit) {
+                    if !t.read(at, c) {
+                        break;
+                    }
+                    ok = true;
+                    let end = c.iter().all(|&b| b == 0);
+                    bytes.extend_from_slice(c);
+                    at += unit as u64;
+                    if end {
+                        break;
+                    }
+                }
+                if !ok && bytes.is_empty() {
+                    return None;
+                }
+                break;
+            }
+            let end = buf.chunks(unit).position(|c| c.iter().all(|&b| b == 0));
+            match end {
+                Some(i) => {
+                    bytes.extend_from_slice(&buf[..i * unit]);
+                    return Some(string_literal(&bytes, kind, max, true, false));
+                }
+                None => bytes.extend_from_slice(&buf),
+            }
+            at += chunk as u64;
+        }
+        Some(string_literal(&bytes, kind, max, true, false))
+    }
+
+    /// The value as plain data: numbers, booleans, strings, lists and objects (pointers as
+    /// addresses, except text a `char *` points to).
+    pub fn plain(&self, v: &Value, t: &dyn Target, lim: &Limits) -> Plain {
+        let v = self.prefetch(v, t);
+        let mut budget = lim.total.saturating_mul(16);
+        self.plain_at(&v, t, lim, 0, &mut budget)
+    }
+
+    fn plain_at(
+        &self,
+        v: &Value,
+        t: &dyn Target,
+        lim: &Limits,
+        depth: usize,
+        budget: &mut usize,
+    ) -> Plain {
+        if *budget == 0 {
+            return Plain::Missing("too large".into());
+        }
+        *budget -= 1;
+        if let Place::Gone(g) = &v.place {
+            return Plain::Missing(g.text());
+        }
+        let Some(ty) = self.strip(v.ty) else {
+            return Plain::Null;
+        };
+        match &ty.kind {
+            Kind::Base(_) | Kind::Enum { .. } | Kind::Pointer(_) => {
+                if let Kind::Pointer(to) = &ty.kind {
+                    if let Some(kind) = self.text_kind(*to) {
+                        if let Ok(Some(Scalar::Pointer(a))) = self.scalar(v, t) {
+                            if a != 0 {
+                                if let Some(s) = self.read_string(a, kind, lim.chars * 8, t) {
+                                    return Plain::Str(unquote(&s));
+                                }
+                            }
+                        }
+                    }
+                }
+                match self.scalar(v, t) {
+                    Ok(Some(s)) => scalar_plain(s),
+                    Ok(None) => Plain::Null,
+                    Err(e) => Plain::Missing(e),
+                }
+            }
+            Kind::Reference { .. } => match self.deref(v, t) {
+                Ok(target) => self.plain_at(&target, t, lim, depth, budget),
+                Err(e) => Plain::Missing(e),
+            },
+            Kind::Array { elem, .. } => {
+                if let Some(kind) = self.text_kind(*elem) {
+                    return match self.bytes(v, t) {
+                        Ok(b) => {
+                            Plain::Str(unquote(&string_literal(&b, kind, usize::MAX, true, false)))
+                        }
+                        Err(e) => Plain::Missing(e),
+                    };
+                }
+                let count = self.length(v, t).unwrap_or(0);
+                self.plain_list(t, lim, depth, budget, count, |i| self.element(v, i, t))
+            }
+            Kind::Aggregate { .. } => {
+                let ty = self.complete(ty.clone());
+                self.plain_aggregate(v, &ty, t, lim, depth, budget)
+            }
+            _ => match self.bytes(v, t) {
+                Ok(b) => Plain::Str(hex_bytes(&b)),
+                Err(e) => Plain::Missing(e),
+            },
+        }
+    }
+
+    fn plain_list(
+        &self,
+        t: &dyn Target,
+        lim: &Limits,
+        depth: usize,
+        budget: &mut usize,
+        count: u64,
+        element: impl Fn(i64) -> Result<Value, String>,
+    ) -> Plain {
+        let max = (lim.elements as u64).saturating_mul(32).min(count);
+        let mut items = Vec::new();
+        for i in 0..max {
+            items.push(match element(i as i64) {
+                Ok(e) => self.plain_at(&e, t, lim, depth + 1, budget),
+                Err(e) => Plain::Missing(e),
+            });
+        }
+        Plain::List(items, count - max)
+    }
+
+    fn plain_aggregate(
+        &self,
+        v: &Value,
+        ty: &Type,
+        t: &dyn Target,
+        lim: &Limits,
+        depth: usize,
+        budget: &mut usize,
+    ) -> Plain {
+        let Kind::Aggregate {
+            members, variants, ..
+        } = &ty.kind
+        else {
+            return Plain::Null;
+        };
+        if depth >= lim.depth * 2 {
+            return Plain::Missing("nested too deep".into());
+        }
+        if let Some(seq) = self.rust_seq_kind(ty) {
+            return match self.rust_sequence(v, ty, t) {
+                Some(Ok((elem, ptr, len))) => match seq {
+                    RustSeq::Text => {
+                        let n = len.min(1 << 20) as usize;
+                        let mut buf = vec![0u8; n];
+                        if n == 0 || t.read(ptr, &mut buf) {
+                            Plain::Str(String::from_utf8_lossy(&buf).into_owned())
+                        } else {
+                            Plain::Missing(format!("cannot read {n} bytes at {ptr:#x}"))
+                        }
+                    }
+                    RustSeq::Elements => {
+                        let stride = self.size_of(elem).unwrap_or(0);
+                        self.plain_list(t, lim, depth, budget, len, |i| {
+                            Ok(Value::at(elem, ptr.wrapping_add(stride * i as u64)))
+                        })
+                    }
+                },
+                Some(Err(e)) => Plain::Missing(e),
+                None => Plain::Null,
+            };
+        }
+        if let Some(vp) = variants {
+            return match self.active_variant(v, vp, t) {
+                Ok(Some(x)) => {
+                    let name = x.member.name.clone().unwrap_or_else(|| "?".into());
+                    let inner = self.member_value(v, &x.member);
+                    let body = self.plain_at(&inner, t, lim, depth + 1, budget);
+                    match body {
+                        Plain::Obj(fields) if fields.is_empty() => Plain::Str(name),
+                        other => Plain::Obj(vec![(name, other)]),
+                    }
+                }
+                Ok(None) => Plain::Missing("unknown variant".into()),
+                Err(e) => Plain::Missing(e),
+            };
+        }
+        let mut fields = Vec::new();
+        for m in members {
+            let name = match (&m.name, m.base) {
+                (Some(n), false) => n.clone(),
+                _ => format!("<{}>", self.type_name(m.ty)),
+            };
+            let value = self.plain_at(&self.member_value(v, m), t, lim, depth + 1, budget);
+            fields.push((name, value));
+        }
+        Plain::Obj(fields)
+    }
+}
+
+fn scalar_plain(s: Scalar) -> Plain {
+    match s {
+        Scalar::Signed(n) | Scalar::Enum(n) => Plain::Int(n),
+        Scalar::Unsigned(n) => Plain::UInt(n),
+        Scalar::Float(f) => Plain::Float(f),
+        Scalar::Bool(b) => Plain::Bool(b),
+        Scalar::Char(c, _) => Plain::Int(i128::from(c)),
+        Scalar::Pointer(p) => Plain::UInt(u128::from(p)),
+    }
+}
+
+/// Shortest text that reads back as the same number (`0.6666666666666666`, `1.5`, `0.1`
+/// for a float that holds 0.1f).
+pub fn float_text(f: f64, single: bool) -> String {
+    if f.is_nan() {
+        return "nan".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if single {
+        format!("{}", f as f32)
+    } else {
+        format!("{f}")
+    }
+}
+
+fn enum_text(ty: &Type, n: i128) -> String {
+    let Kind::Enum { enumerators, .. } = &ty.kind else {
+        return n.to_string();
+    };
+    if let Some((name, _)) = enumerators.iter().find(|(_, v)| *v == n) {
+        return name.clone();
+    }
+    // A flag enum (every enumerator a distinct bit): the value as an OR of flags.
+    let flags = !enumerators.is_empty()
+        && enumerators
+            .iter()
+            .all(|(_, v)| *v > 0 && (*v & (*v - 1)) == 0);
+    if flags && n > 0 {
+        let mut rest = n;
+        let mut parts = Vec::new();
+        for (name, v) in enumerators {
+            if rest & v != 0 {
+                parts.push(name.clone());
+                rest &= !v;
+            }
+        }
+        if !parts.is_empty() {
+            if rest != 0 {
+                parts.push(format!("{rest:#x}"));
+            }
+            return parts.join(" | ");
+        }
+    }
+    format!("{n} (no enumerator)")
+}
+
+fn char_literal(c: u32, enc: Encoding) -> String {
+    let byte = if enc == Encoding::SignedChar {
+        c & 0xff
+    } else {
+        c
+    };
+    match byte {
+        0 => "'\\0'".into(),
+        0x0a => "'\\n'".into(),
+        0x09 => "'\\t'".into(),
+        0x0d => "'\\r'".into(),
+        0x27 => "'\\''".into(),
+        0x5c => "'\\\\'".into(),
+        0x20..=0x7e => format!("'{}'", char::from(byte as u8)),
+        _ if byte > 0x7f && enc == Encoding::Utf => match char::from_u32(byte) {
+            Some(ch) => format!("'{ch}'"),
+            None => format!("'\\u{{{byte:x}}}'"),
+        },
+        _ if byte < 0x100 => format!("'\\x{byte:02x}'"),
+        _ => match char::from_u32(byte) {
+            Some(ch) => format!("'{ch}'"),
+            None => format!("'\\u{{{byte:x}}}'"),
+        },
+    }
+}
+
+fn code_pointer(addr: u64, t: &dyn Target) -> String {
+    match t.symbolize(addr) {
+        Some(s) => format!("{addr:#x} <{s}>"),
+        None => format!("{addr:#x}"),
+    }
+}
+
+fn bracket(e: &str) -> String {
+    if e.starts_with('<') {
+        e.to_string()
+    } else {
+        format!("<{e}>")
+    }
+}
+
+fn hex_bytes(b: &[u8]) -> String {
+    let shown: String = b.iter().take(64).map(|x| format!("{x:02x}")).collect();
+    if b.len() > 64 {
+        format!("{shown}…")
+    } else {
+        shown
+    }
+}
+
+/// A quoted string from code units. `stop_at_nul`: the text ends at the first NUL when only
+/// NULs follow (a C string in a buffer); otherwise everything is shown with NULs escaped.
+fn string_literal(bytes: &[u8], kind: Text, max: usize, stop_at_nul: bool, rust: bool) -> String {
+    let unit = kind.unit();
+    let units: Vec<u32> = bytes
+        .chunks(unit)
+        .filter(|c| c.len() == unit)
+        .map(|c| {
+            let mut raw = [0u8; 4];
+            raw[..unit].copy_from_slice(c);
+            u32::from_le_bytes(raw)
+        })
+        .collect();
+    let mut end = units.len();
+    if stop_at_nul {
+        if let Some(first_nul) = units.iter().position(|&u| u == 0) {
+            if units[first_nul..].iter().all(|&u| u == 0) {
+                end = first_nul;
+            }
+        }
+    }
+    let units = &units[..end];
+    let mut s = String::new();
+    let mut shown = 0;
+    let mut truncated = false;
+    let push = |s: &mut String, ch: Option<char>, raw: u32| match ch {
+        Some('"') => s.push_str("\\\""),
+        Some('\\') => s.push_str("\\\\"),
+        Some('\n') => s.push_str("\\n"),
+        Some('\t') => s.push_str("\\t"),
+        Some('\r') => s.push_str("\\r"),
+        Some('\0') => s.push_str("\\0"),
+        Some(c) if !c.is_control() => s.push(c),
+        _ if raw < 0x100 => s.push_str(&format!("\\x{raw:02x}")),
+        _ => s.push_str(&format!("\\u{{{raw:x}}}")),
+    };
+    match kind {
+        Text::Narrow => {
+            let raw: Vec<u8> = units.iter().map(|&u| u as u8).collect();
+            let mut rest: &[u8] = &raw;
+            while !rest.is_empty() {
+                if shown >= max {
+                    truncated = true;
+                    break;
+                }
+                match std::str::from_utf8(rest) {
+                    Ok(text) => {
+                        for ch in text.chars() {
+                            if shown >= max {
+                                truncated = true;
+                                break;
+                            }
+                            push(&mut s, Some(ch), ch as u32);
+                            shown += 1;
+                        }
+                        break;
+                    }
+                    Err(e) => {
+                        let (good, bad) = rest.split_at(e.valid_up_to());
+                        for ch in std::str::from_utf8(good).unwrap_or_default().chars() {
+                            if shown >= max {
+                                truncated = true;
+                                break;
+                            }
+                            push(&mut s, Some(ch), ch as u32);
+                            shown += 1;
+                        }
+                        if truncated {
+                            break;
+                        }
+                        push(&mut s, None, u32::from(bad[0]));
+                        shown += 1;
+                        rest = &bad[1..];
+                    }
+                }
+            }
+        }
+        Text::Utf16 => {
+            for ch in char::decode_utf16(units.iter().map(|&u| u as u16)) {
+                if shown >= max {
+                    truncated = true;
+                    break;
+                }
+                match ch {
+                    Ok(c) => push(&mut s, Some(c), c as u32),
+                    Err(e) => push(&mut s, None, u32::from(e.unpaired_surrogate())),
+                }
+                shown += 1;
+            }
+        }
+        Text::Wide | Text::Utf32 => {
+            for &u in units {
+                if shown >= max {
+                    truncated = true;
+                    break;
+                }
+                push(&mut s, char::from_u32(u), u);
+                shown += 1;
+            }
+        }
+    }
+    let _ = rust;
+    let mut out = format!("{}\"{s}\"", kind.prefix());
+    if truncated {
+        out.push('…');
+    }
+    out
+}
+
+/// The content of a quoted literal from `string_literal`, unescaped for scripts.
+fn unquote(lit: &str) -> String {
+    let body = lit
+        .trim_end_matches('…')
+        .trim_start_matches(['L', 'u', 'U'])
+        .strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .unwrap_or(lit);
+    let mut out = String::new();
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('0') => out.push('\0'),
+            Some('x') => {
+                let h: String = chars.by_ref().take(2).collect();
+                if let Ok(b) = u8::from_str_radix(&h, 16) {
+                    out.push(char::from(b));
+                }
+            }
+            Some('u') => {
+                let code: String = chars.by_ref().skip(1).take_while(|&c| c != '}').collect();
+                if let Some(ch) = u32::from_str_radix(&code, 16).ok().and_then(char::from_u32) {
+                    out.push(ch);
+                }
+            }
+            Some(other) => out.push(other),
+            None => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_stop_at_trailing_nuls_and_escape_the_rest() {
+        assert_eq!(
+            string_literal(b"abc\0\0\0", Text::Narrow, 100, true, false),
+            "\"abc\""
+        );
+        assert_eq!(
+            string_literal(b"\0\0\xc0?", Text::Narrow, 100, true, false),
+            "\"\\0\\0\\xc0?\""
+        );
+        assert_eq!(
+            string_literal(b"hello", Text::Narrow, 3, true, false),
+            "\"hel\"…"
+        );
+        let wide: Vec<u8> = "wide ü"
+            .chars()
+            .flat_map(|c| (c as u32).to_le_bytes())
+            .collect();
+        assert_eq!(
+            string_literal(&wide, Text::Wide, 100, true, false),
+            "L\"wide ü\""
+        );
+        let utf16: Vec<u8> = "six".encode_utf16().flat_map(|u| u.to_le_bytes()).collect();
+        assert_eq!(
+            string_literal(&utf16, Text::Utf16, 100, true, false),
+            "u\"six\""
+        );
+        assert_eq!(unquote("\"a\\n\\\"b\\x41\""), "a\n\"bA");
+    }
+
+    #[test]
+    fn floats_and_chars() {
+        assert_eq!(float_text(2.0 / 3.0, false), "0.6666666666666666");
+        assert_eq!(float_text(0.1f32 as f64, true), "0.1");
+        assert_eq!(float_text(-1.5, false), "-1.5");
+        assert_eq!(char_literal(b'q' as u32, Encoding::SignedChar), "'q'");
+        assert_eq!(char_literal(0xfb, Encoding::SignedChar), "'\\xfb'");
+        assert_eq!(char_literal(0xe9, Encoding::Utf), "'é'");
+    }
+
+    #[test]
+    fn enums_by_name_flags_or_honest_number() {
+        let t = |e: Vec<(&str, i128)>| Type {
+            id: TypeId(1),
+            name: None,
+            size: Some(4),
+            kind: Kind::Enum {
+                enumerators: e.into_iter().map(|(n, v)| (n.to_string(), v)).collect(),
+                signed: false,
+            },
+            rust: false,
+            c: true,
+        };
+        let color = t(vec![("RED", 0), ("GREEN", 1), ("BLUE", 5)]);
+        assert_eq!(enum_text(&color, 5), "BLUE");
+        assert_eq!(enum_text(&color, 6), "6 (no enumerator)");
+        let perm = t(vec![("P_READ", 1), ("P_WRITE", 2), ("P_EXEC", 4)]);
+        assert_eq!(enum_text(&perm, 5), "P_READ | P_EXEC");
+        assert_eq!(enum_text(&perm, 9), "P_READ | 0x8");
+        assert_eq!(enum_text(&perm, 0), "0 (no enumerator)");
+    }
+}

@@ -1,0 +1,195 @@
+//! Rust's standard layouts read from their DWARF: `&str` and slices (`data_ptr`, `length`),
+//! `String` and `Vec<T>` (a pointer buried in `buf`, and `len`), and enums described by a
+//! `DW_TAG_variant_part` (`Option`, `Result`, user enums: the variant the discriminant
+//! selects). Nothing here depends on a particular Rust version's private field names beyond
+//! `len`, `vec`, `data_ptr` and `length`; the element type of a `Vec` is its `T` parameter.
+
+use super::tree::InfoTree;
+use super::types::{Kind, Type, TypeId, Variant, VariantPart};
+use super::value::{Scalar, Target, Value};
+
+/// Depth searched for the data pointer inside a `Vec`'s buffer.
+const MAX_PTR_DEPTH: usize = 8;
+
+/// A sequence's element type, data address and length.
+pub type Sequence = (Option<TypeId>, u64, u64);
+
+/// The kind of sequence a Rust type is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RustSeq {
+    /// `&str`, `String`: UTF-8 text.
+    Text,
+    /// `&[T]`, `Vec<T>`.
+    Elements,
+}
+
+impl InfoTree {
+    /// Whether `ty` is a Rust string or sequence, and which.
+    pub fn rust_seq_kind(&self, ty: &Type) -> Option<RustSeq> {
+        if !ty.rust {
+            return None;
+        }
+        let name = ty.name.as_deref()?;
+        let bare = name
+            .trim_start_matches("alloc::string::")
+            .trim_start_matches("alloc::vec::");
+        if matches!(name, "&str" | "&mut str" | "*const str" | "*mut str") || bare == "String" {
+            return Some(RustSeq::Text);
+        }
+        if (name.starts_with("&[") || name.starts_with("&mut [") || bare.starts_with("Vec<"))
+            && matches!(ty.kind, Kind::Aggregate { .. })
+        {
+            return Some(RustSeq::Elements);
+        }
+        None
+    }
+
+    /// The element type, data address and length of a Rust slice, `&str`, `Vec` or
+    /// `String`; `None` when `ty` is none of them.
+    pub fn rust_sequence(
+        &self,
+        v: &Value,
+        ty: &Type,
+        t: &dyn Target,
+    ) -> Option<Result<Sequence, String>> {
+        self.rust_seq_kind(ty)?;
+        let Kind::Aggregate {
+            members, params, ..
+        } = &ty.kind
+        else {
+            return None;
+        };
+        // `String` is a `Vec<u8>` called `vec`.
+        if let Some(inner) = members.iter().find(|m| m.name.as_deref() == Some("vec")) {
+            let inner_v = self.member_value(v, inner);
+            let inner_t = self.strip(inner.ty)?;
+            return self.rust_sequence(&inner_v, &inner_t, t);
+        }
+        let field = |n: &str| members.iter().find(|m| m.name.as_deref() == Some(n));
+        let read_u64 = |val: &Value| -> Result<u64, String> {
+            match self.scalar(val, t)? {
+                Some(Scalar::Unsigned(n)) => Ok(n as u64),
+                Some(Scalar::Signed(n)) => Ok(n as u64),
+                Some(Scalar::Pointer(p)) => Ok(p),
+                _ => Err("not a number".into()),
+            }
+        };
+        let result = (|| {
+            if let (Some(ptr), Some(len)) = (field("data_ptr"), field("length")) {
+                let elem = match self.strip(ptr.ty).map(|p| p.kind.clone()) {
+                    Some(Kind::Pointer(to)) => to,
+                    _ => None,
+                };
+                let p = read_u64(&self.member_value(v, ptr))?;
+                let n = read_u64(&self.member_value(v, len))?;
+                return Ok((elem, p, n));
+            }
+            let len = field("len").ok_or("no len")?;
+            let n = read_u64(&self.member_value(v, len))?;
+            let buf = field("buf").ok_or("no buf")?;
+            let p = self.first_pointer(&self.member_value(v, buf), t, 0)?;
+            let elem = params
+                .iter()
+                .find(|(n, _)| n == "T")
+                .and_then(|(_, ty)| *ty);
+            Ok((elem, p, n))
+        })();
+        Some(result)
+    }
+
+    /// The first pointer found by descending the first members (a `Vec`'s `RawVec` keeps it
+    /// a few wrappers down: `inner.ptr.pointer.pointer`).
+    fn first_pointer(&self, v: &Value, t: &dyn Target, depth: usize) -> Result<u64, String> {
+        if depth > MAX_PTR_DEPTH {
+            return Err("no data pointer".into());
+        }
+        let ty = self.strip(v.ty).ok_or("no data pointer")?;
+        match &ty.kind {
+            Kind::Pointer(_) => match self.scalar(v, t)? {
+                Some(Scalar::Pointer(p)) => Ok(p),
+                _ => Err("no data pointer".into()),
+            },
+            Kind::Aggregate { members, .. } => {
+                for m in members {
+                    if let Ok(p) = self.first_pointer(&self.member_value(v, m), t, depth + 1) {
+                        return Ok(p);
+                    }
+                }
+                Err("no data pointer".into())
+            }
+            _ => Err("no data pointer".into()),
+        }
+    }
+
+    /// The variant a Rust enum value holds (by its discriminant), or why it is unknown.
+    pub fn active_variant<'a>(
+        &self,
+        v: &Value,
+        vp: &'a VariantPart,
+        t: &dyn Target,
+    ) -> Result<Option<&'a Variant>, String> {
+        let discr = match &vp.discr {
+            Some(m) => match self.scalar(&self.member_value(v, m), t)? {
+                Some(Scalar::Unsigned(n)) => Some(n as u64),
+                Some(Scalar::Signed(n)) => Some(n as u64),
+                Some(Scalar::Pointer(p)) => Some(p),
+                Some(Scalar::Char(c, _)) => Some(c as u64),
+                Some(Scalar::Bool(b)) => Some(u64::from(b)),
+                Some(Scalar::Enum(e)) => Some(e as u64),
+                _ => None,
+            },
+            None => None,
+        };
+        let exact = discr.and_then(|d| vp.variants.iter().find(|x| x.discr_value == Some(d)));
+        Ok(exact.or_else(|| vp.variants.iter().find(|x| x.discr_value.is_none())))
+    }
+
+    /// Members of a Rust enum's active variant by name (`v.__0` of a `Some`), or the variant
+    /// itself by its name (`v.Some`).
+    pub fn rust_member(
+        &self,
+        v: &Value,
+        ty: &Type,
+        name: &str,
+        t: &dyn Target,
+    ) -> Option<Result<Value, String>> {
+        let Kind::Aggregate {
+            variants: Some(vp), ..
+        } = &ty.kind
+        else {
+            return None;
+        };
+        let variant = match self.active_variant(v, vp, t) {
+            Ok(Some(x)) => x,
+            Ok(None) => return None,
+            Err(e) => return Some(Err(e)),
+        };
+        let inner = self.member_value(v, &variant.member);
+        if variant.member.name.as_deref() == Some(name) {
+            return Some(Ok(inner));
+        }
+        let vt = self.strip(variant.member.ty)?;
+        let Kind::Aggregate { members, .. } = &vt.kind else {
+            return None;
+        };
+        let m = members.iter().find(|m| m.name.as_deref() == Some(name))?;
+        Some(Ok(self.member_value(&inner, m)))
+    }
+
+    /// `*v` for Rust values that are pointers in disguise (none beyond real pointers yet:
+    /// `Box` is described as a pointer type).
+    pub fn rust_deref(
+        &self,
+        _v: &Value,
+        _ty: &Type,
+        _t: &dyn Target,
+    ) -> Option<Result<Value, String>> {
+        None
+    }
+}
+
+/// Whether a member name is a tuple field (`__0`, `__1`).
+pub fn is_tuple_field(name: &str) -> bool {
+    name.strip_prefix("__")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}

@@ -1,0 +1,326 @@
+//! What is in scope at a pc: the function that physically holds it, the calls inlined into
+//! it down to pc (each an unwind row of its own), and the parameters and variables of each,
+//! with names and types taken through `DW_AT_abstract_origin` and `DW_AT_specification` (an
+//! out-of-line or inlined copy of a function often has nothing but a location and a pointer
+//! to the abstract DIE).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use gimli::UnitOffset;
+
+use super::tree::{Die, InfoTree, UnitHandle};
+use super::types::TypeId;
+
+const MAX_DEPTH: usize = 64;
+const MAX_VARS: usize = 512;
+const MAX_ORIGIN_HOPS: usize = 8;
+/// Functions indexed per unit at most.
+const MAX_FUNCTIONS: usize = 1_000_000;
+
+/// One parameter or variable.
+#[derive(Clone, Debug)]
+pub struct VarDecl {
+    /// The DIE that says where it is (the concrete one); the abstract DIE when a parameter of
+    /// an inlined call has no concrete DIE (then it has no location: optimized out).
+    pub die: usize,
+    pub name: String,
+    pub ty: Option<TypeId>,
+    pub param: bool,
+    /// Nesting of lexical blocks below the function: an inner variable shadows an outer one
+    /// of the same name.
+    pub block_depth: usize,
+}
+
+/// A function at pc, or a call inlined into it.
+#[derive(Clone, Debug)]
+pub struct Scope {
+    pub die: usize,
+    pub name: Option<String>,
+    pub inlined: bool,
+    pub vars: Vec<VarDecl>,
+}
+
+/// The physical function at a pc and the calls inlined into it, outermost first.
+#[derive(Clone)]
+pub(crate) struct ScopeChain {
+    pub unit: UnitHandle,
+    /// The subprogram DIE (its frame base applies to every scope of the chain).
+    pub function: usize,
+    pub chain: Vec<Scope>,
+}
+
+/// Subprograms of a unit by address: (low, high, DIE offset).
+pub(super) type FunctionIndex = Vec<(u64, u64, usize)>;
+
+pub(crate) struct FunctionIndexes {
+    by_unit: Mutex<HashMap<usize, Arc<FunctionIndex>>>,
+}
+
+impl FunctionIndexes {
+    pub fn new() -> Self {
+        FunctionIndexes {
+            by_unit: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl InfoTree {
+    /// Every subprogram of a unit with code, by address (built once per unit).
+    fn functions(&self, unit: &UnitHandle) -> Arc<FunctionIndex> {
+        let cache = &self.functions;
+        let key = unit.start();
+        if let Some(ix) = cache
+            .by_unit
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            return ix.clone();
+        }
+        let mut out = Vec::new();
+        if let Ok(mut cursor) = unit.unit.entries_raw(None) {
+            // A raw walk: only subprograms have their attributes parsed.
+            while !cursor.is_empty() && out.len() < MAX_FUNCTIONS {
+                let offset = cursor.next_offset();
+                let Ok(Some(abbrev)) = cursor.read_abbreviation() else {
+                    if cursor.is_empty() {
+                        break;
+                    }
+                    continue;
+                };
+                if abbrev.tag() != gimli::DW_TAG_subprogram {
+                    if cursor.skip_attributes(abbrev.attributes()).is_err() {
+                        break;
+                    }
+                    continue;
+                }
+                if cursor.skip_attributes(abbrev.attributes()).is_err() {
+                    break;
+                }
+                let Some(die) = unit.unit.entry(offset).ok() else {
+                    continue;
+                };
+                if let Ok(mut ranges) = unit.unit_ref().die_ranges(&die) {
+                    let mut n = 0;
+                    while let Ok(Some(r)) = ranges.next() {
+                        n += 1;
+                        if r.begin < r.end {
+                            out.push((r.begin, r.end, unit.global(offset)));
+                        }
+                        if n > 1024 {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        let ix = Arc::new(out);
+        cache
+            .by_unit
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, ix.clone());
+        ix
+    }
+
+    /// The innermost subprogram of `unit` whose code holds `pc`.
+    pub(crate) fn function_at(&self, unit: &UnitHandle, pc: u64) -> Option<usize> {
+        let ix = self.functions(unit);
+        let end = ix.partition_point(|(lo, _, _)| *lo <= pc);
+        ix[..end]
+            .iter()
+            .filter(|(lo, hi, _)| *lo <= pc && pc < *hi)
+            .min_by_key(|(lo, hi, _)| hi - lo)
+            .map(|(_, _, die)| *die)
+    }
+
+    /// The function at `pc` in `unit` and the calls inlined into it, with their variables.
+    pub(crate) fn scopes(&self, unit: &UnitHandle, pc: u64) -> Option<ScopeChain> {
+        let function = self.function_at(unit, pc)?;
+        let die = unit.entry_at(function)?;
+        let mut chain = Vec::new();
+        let mut scope = Scope {
+            die: function,
+            name: self.die_name(unit, &die),
+            inlined: false,
+            vars: Vec::new(),
+        };
+        let mut next = self.collect(unit, function, pc, 0, &mut scope.vars);
+        self.add_missing_params(unit, &die, &mut scope.vars);
+        chain.push(scope);
+        while let Some(inl) = next.take() {
+            if chain.len() >= MAX_DEPTH {
+                break;
+            }
+            let Some(die) = unit.entry_at(inl) else { break };
+            let mut scope = Scope {
+                die: inl,
+                name: self.die_name(unit, &die),
+                inlined: true,
+                vars: Vec::new(),
+            };
+            next = self.collect(unit, inl, pc, 0, &mut scope.vars);
+            self.add_missing_params(unit, &die, &mut scope.vars);
+            chain.push(scope);
+        }
+        Some(ScopeChain {
+            unit: unit.clone(),
+            function,
+            chain,
+        })
+    }
+
+    /// Gathers the variables of the scope at `at` visible at pc (descending into lexical
+    /// blocks that hold pc); returns the inlined call holding pc, if any.
+    fn collect(
+        &self,
+        unit: &UnitHandle,
+        at: usize,
+        pc: u64,
+        depth: usize,
+        out: &mut Vec<VarDecl>,
+    ) -> Option<usize> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let mut inlined = None;
+        let off = UnitOffset(at.checked_sub(unit.start())?);
+        let mut tree = unit.unit.entries_tree(Some(off)).ok()?;
+        let root = tree.root().ok()?;
+        let mut children = root.children();
+        let mut blocks = Vec::new();
+        while let Ok(Some(child)) = children.next() {
+            let entry = child.entry();
+            let global = unit.global(entry.offset());
+            match entry.tag() {
+                gimli::DW_TAG_formal_parameter | gimli::DW_TAG_variable => {
+                    if out.len() >= MAX_VARS {
+                        continue;
+                    }
+                    if let Some(v) = self.var_decl(unit, entry, global, depth) {
+                        out.push(v);
+                    }
+                }
+                gimli::DW_TAG_lexical_block if contains(unit, entry, pc) => {
+                    blocks.push(global);
+                }
+                gimli::DW_TAG_inlined_subroutine
+                    if inlined.is_none() && contains(unit, entry, pc) =>
+                {
+                    inlined = Some(global);
+                }
+                _ => {}
+            }
+        }
+        for b in blocks {
+            if let Some(inner) = self.collect(unit, b, pc, depth + 1, out) {
+                inlined.get_or_insert(inner);
+            }
+        }
+        inlined
+    }
+
+    fn var_decl(
+        &self,
+        unit: &UnitHandle,
+        die: &Die,
+        global: usize,
+        depth: usize,
+    ) -> Option<VarDecl> {
+        let (name, ty) = self.name_and_type(unit, die);
+        Some(VarDecl {
+            die: global,
+            name: name?,
+            ty,
+            param: die.tag() == gimli::DW_TAG_formal_parameter,
+            block_depth: depth,
+        })
+    }
+
+    /// A DIE's name and type, following abstract origins and specifications.
+    pub(crate) fn name_and_type(
+        &self,
+        unit: &UnitHandle,
+        die: &Die,
+    ) -> (Option<String>, Option<TypeId>) {
+        let mut name = unit.string(die, gimli::DW_AT_name);
+        let mut ty = unit.reference(die, gimli::DW_AT_type).map(TypeId);
+        let mut next = origin(unit, die);
+        for _ in 0..MAX_ORIGIN_HOPS {
+            if name.is_some() && ty.is_some() {
+                break;
+            }
+            let Some(at) = next else { break };
+            let Some((u, d)) = self.entry(at) else { break };
+            name = name.or_else(|| u.string(&d, gimli::DW_AT_name));
+            ty = ty.or_else(|| u.reference(&d, gimli::DW_AT_type).map(TypeId));
+            next = origin(&u, &d);
+        }
+        (name, ty)
+    }
+
+    fn die_name(&self, unit: &UnitHandle, die: &Die) -> Option<String> {
+        self.name_and_type(unit, die).0
+    }
+
+    /// Parameters the abstract function declares but this copy does not mention: they were
+    /// optimized away, and are listed so (as debuggers do) rather than silently missing.
+    fn add_missing_params(&self, unit: &UnitHandle, die: &Die, vars: &mut Vec<VarDecl>) {
+        let Some(at) = origin(unit, die) else { return };
+        let Some((u, _)) = self.entry(at) else { return };
+        let Some(off) = at.checked_sub(u.start()) else {
+            return;
+        };
+        let Ok(mut tree) = u.unit.entries_tree(Some(UnitOffset(off))) else {
+            return;
+        };
+        let Ok(root) = tree.root() else { return };
+        let mut children = root.children();
+        let mut position = 0;
+        while let Ok(Some(child)) = children.next() {
+            let entry = child.entry();
+            if entry.tag() != gimli::DW_TAG_formal_parameter {
+                continue;
+            }
+            let global = u.global(entry.offset());
+            let present = vars.iter().any(|v| {
+                v.param
+                    && self
+                        .entry(v.die)
+                        .is_some_and(|(vu, vd)| origin(&vu, &vd) == Some(global))
+            });
+            if !present && vars.len() < MAX_VARS {
+                if let Some(v) = self.var_decl(&u, entry, global, 0) {
+                    vars.insert(position.min(vars.len()), v);
+                }
+            }
+            position += 1;
+        }
+    }
+}
+
+/// Where a DIE's name and type come from when it does not say them itself.
+fn origin(unit: &UnitHandle, die: &Die) -> Option<usize> {
+    unit.reference(die, gimli::DW_AT_abstract_origin)
+        .or_else(|| unit.reference(die, gimli::DW_AT_specification))
+}
+
+/// Whether a DIE's code ranges hold `pc`.
+pub(crate) fn contains(unit: &UnitHandle, die: &Die, pc: u64) -> bool {
+    let Ok(mut ranges) = unit.unit_ref().die_ranges(die) else {
+        return false;
+    };
+    let mut seen = 0;
+    while let Ok(Some(r)) = ranges.next() {
+        seen += 1;
+        if r.begin <= pc && pc < r.end {
+            return true;
+        }
+        if seen > 1024 {
+            break;
+        }
+    }
+    false
+}

@@ -1,0 +1,392 @@
+//! Typed values: globals, locals and paths read the way fixtures/types.c declares them,
+//! compared with what the fixture prints about itself (`truth` lines) and, for optimized
+//! code, with what gdb prints in batch mode for the same stop.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+
+use common::{fixture, fixture_with, parse_num, Scry};
+
+/// The fixture's `truth name=value` lines, from its captured output.
+fn truth(scry: &mut Scry) -> HashMap<String, String> {
+    let out = scry.ok("output()");
+    out.lines()
+        .filter_map(|l| l.strip_prefix("truth "))
+        .flat_map(|l| l.split(' '))
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// scry at the first stop in `walk` of fixtures/types.c built with `flags`, with its truth.
+fn at_walk(flags: &[&str]) -> (Scry, HashMap<String, String>) {
+    let mut scry = Scry::spawn(&fixture_with("types", flags), &[]);
+    scry.ok("breakpoint.set('walk')");
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("breakpoint 1 at "), "{stop}");
+    let t = truth(&mut scry);
+    (scry, t)
+}
+
+#[test]
+fn globals_print_the_way_the_source_declares_them() {
+    let (mut scry, t) = at_walk(&["-g", "-O0"]);
+    let rec = scry.ok("state.var('rec')");
+    let add = parse_num(&t["add"]);
+    for part in [
+        "{id: 77, tag: \"tag\", grid: [[1, 2, 3], [-4, -5, -6]]",
+        // 0x123456789a in a 40-bit field, -3 in a 4-bit signed one.
+        &format!(
+            "fl: {{ready: 1, mode: 5, level: -3, big: {}}}",
+            0x12_3456_789au64
+        ),
+        "num: {i: 1069547520, f: 1.5, bytes: \"\\0\\0\\xc0?\"}",
+        "color: BLUE, odd: 6 (no enumerator), perm: P_READ | P_EXEC, ok: true",
+        &format!("op: {add:#x} <add>"),
+        &format!("list: {:#x}", parse_num(&t["nodes"])),
+        "wide: L\"wide ü\", u16: u\"sixteen\", u32: U\"thirty-two\"",
+        "sc: -5 '\\xfb', uc: 200 '\\xc8', f: 0.5, ll: -1234567890123, ull: 18446744073709551615}",
+    ] {
+        assert!(rec.contains(part), "{part:?} not in {rec}");
+    }
+    assert_eq!(rec.lines().count(), 1, "one line per struct");
+    // A value knows its address, type and size.
+    assert_eq!(scry.num("state.var('rec').$addr"), parse_num(&t["rec"]));
+    assert_eq!(scry.ok("state.var('rec').$type"), "struct record");
+    assert_eq!(
+        scry.num("state.var('rec').$size"),
+        t["sizeof_record"].parse::<u64>().unwrap()
+    );
+    for (path, ty) in [
+        ("rec.wide", "wstr_t"),
+        ("rec.op", "int (*)(int, int)"),
+        ("rec.grid", "short int [2][3]"),
+        ("rec.fl", "struct flags"),
+        ("names_ptr", "const char *const *"),
+        ("__func__", "const char [5]"),
+        ("r", "struct request *"),
+    ] {
+        assert_eq!(
+            scry.ok(&format!("state.value('{path}').$type")),
+            ty,
+            "type of {path}"
+        );
+    }
+    assert_eq!(scry.ok("state.var('__func__')"), "\"walk\"");
+    assert_eq!(scry.ok("state.var('buffer')"), "\"abc\"");
+    assert_eq!(scry.ok("state.var('wbuf')"), "L\"wbuf\"");
+    // A string pointer at the top shows its address too.
+    assert_eq!(
+        scry.ok("state.var('greeting')"),
+        format!("{:#x} \"hello\"", parse_num(&t["greeting"]))
+    );
+    assert_eq!(
+        scry.ok("state.var('matrix')"),
+        "[[0, 1, 2, 3], [10, 11, 12, 13], [20, 21, 22, 23]]"
+    );
+    // Arrays are capped with a count of the rest.
+    let many = scry.ok("state.var('many')");
+    assert!(
+        many.starts_with("[0, 3, 6, 9,") && many.ends_with(", … 268 more]"),
+        "{many}"
+    );
+    assert_eq!(scry.num("state.var('many').$length"), 300);
+}
+
+#[test]
+fn values_are_navigable_in_javascript_and_by_c_paths() {
+    let (mut scry, t) = at_walk(&["-g", "-O0"]);
+    assert_eq!(scry.ok("state.value('r->target->port')"), t["port"]);
+    assert_eq!(scry.num("Number(state.var('r').target.port)"), 8080);
+    assert_eq!(scry.ok("state.var('r').target.host.value"), "localhost");
+    assert_eq!(
+        scry.ok("state.var('r').target.host == 'localhost'"),
+        "true",
+        "text compares as a string"
+    );
+    // The list is a cycle: following it forever is the script's choice, printing never does.
+    assert_eq!(
+        scry.ok("state.value('nodes[2].next->next->next->name').value"),
+        "last"
+    );
+    let nodes = scry.ok("state.var('nodes')");
+    assert!(
+        nodes.starts_with(&format!(
+            "[{{key: 10, name: \"first\", next: {:#x}, w: 0.25}}, {{key: 20, name: \"other\", next: {:#x}, w: 0.6666666666666666}}",
+            parse_num(&t["nodes1"]),
+            parse_num(&t["nodes2"])
+        )),
+        "{nodes}"
+    );
+    assert_eq!(scry.num("state.var('nodes')[1].next.key"), 30);
+    assert_eq!(scry.num("state.var('nodes').at(2).key + 1"), 31);
+    assert_eq!(scry.num("state.value('*nodes[0].next').key"), 20);
+    assert_eq!(
+        scry.num("state.value('&nodes[1]').value"),
+        parse_num(&t["nodes1"])
+    );
+    assert_eq!(scry.num("state.value('matrix[2][3]')"), 23);
+    assert_eq!(scry.num("state.value('matrix[1]').$length"), 4);
+    assert_eq!(scry.num("state.value('many[nodes[0].key]')"), 30);
+    assert_eq!(
+        scry.ok("state.var('nodes')[0].keys().join(',')"),
+        "key,name,next,w"
+    );
+    assert_eq!(
+        scry.ok("Object.keys(state.var('tgt')).join(',')"),
+        "port,host"
+    );
+    // Plain data for JSON and for code that wants ordinary values.
+    assert_eq!(
+        scry.ok("JSON.stringify(state.var('nodes')[0].value)"),
+        format!(
+            "{{\"key\":10,\"name\":\"first\",\"next\":{},\"w\":0.25}}",
+            parse_num(&t["nodes1"])
+        )
+    );
+    assert_eq!(scry.ok("state.var('rec').color.value"), "5");
+    assert_eq!(scry.ok("state.var('rec').color == 'BLUE'"), "true");
+    assert_eq!(scry.ok("state.var('rec').ok.value"), "true");
+    assert_eq!(
+        scry.ok("String(state.var('rec').ull.value)"),
+        "18446744073709551615"
+    );
+    // Thread-locals have their types.
+    assert_eq!(
+        scry.ok("state.thread_local('tls_target')"),
+        "{port: 443, host: \"tls\"}"
+    );
+    assert_eq!(
+        scry.num("state.thread_local('tls_target').$addr"),
+        parse_num(&t["tls_target"])
+    );
+    assert_eq!(scry.num("state.thread_local('tls_counter')"), 5);
+    // Mistakes are clear errors; the session goes on.
+    let e = scry.err("state.var('tgt').prot");
+    assert!(
+        e.contains("struct target has no member 'prot'; members: port host"),
+        "{e}"
+    );
+    assert!(scry.err("state.var('nullp').next").contains("NULL"));
+    assert!(scry
+        .err("state.value('matrix[3]')")
+        .contains("out of bounds"));
+    assert!(scry.err("state.value('r->')").contains("member name"));
+    assert!(scry
+        .err("state.var('no_such_var')")
+        .contains("no variable 'no_such_var'"));
+    assert!(scry.err("state.var('tgt').port = 1").contains("read-only"));
+    assert_eq!(scry.ok("state.value('r->id')"), "9");
+}
+
+#[test]
+fn function_breakpoints_show_the_arguments_the_caller_passed() {
+    for flags in [&["-g", "-O0"][..], &["-g", "-O2"][..]] {
+        let (mut scry, t) = at_walk(flags);
+        let locals = scry.ok("state.locals().map(v => v.name + '=' + v.value).join(' ')");
+        assert!(
+            locals.starts_with(&format!(
+                "n={:#x} <nodes+0x20> c=BLUE",
+                parse_num(&t["nodes1"])
+            )),
+            "{flags:?}: {locals}"
+        );
+        let listing = scry.ok("state.unwind()");
+        let first = listing.lines().next().unwrap();
+        assert!(
+            first.contains(" walk")
+                && first.contains(&format!(
+                    "(n={:#x} <nodes+0x20>, c=BLUE) types.c:",
+                    parse_num(&t["nodes1"])
+                )),
+            "{flags:?}: {listing}"
+        );
+    }
+    // `f+0` is the exact first byte: at -O0 the prologue has not stored the arguments yet,
+    // and scry says so instead of showing stack garbage.
+    let mut scry = Scry::spawn(&fixture("types"), &[]);
+    scry.ok("breakpoint.set('walk+0')");
+    scry.ok("cont()");
+    assert_eq!(
+        scry.ok("String(state.locals()[0].value)"),
+        "<not yet stored: at function entry>"
+    );
+}
+
+/// gdb's address for `break FN` in `binary` (its prologue analysis), as a file address.
+fn gdb_breakpoint_address(binary: &Path, function: &str) -> Option<u64> {
+    let out = Command::new("gdb")
+        .args(["-batch", "-nx", "-ex", &format!("break {function}")])
+        .arg(binary)
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.starts_with("Breakpoint 1 at "))?;
+    let addr = line
+        .trim_start_matches("Breakpoint 1 at ")
+        .split(':')
+        .next()?;
+    Some(parse_num(addr))
+}
+
+#[test]
+fn function_breakpoints_stop_where_gdb_stops() {
+    if Command::new("gdb").arg("--version").output().is_err() {
+        eprintln!("gdb not installed: skipped");
+        return;
+    }
+    for flags in [&["-g", "-O0"][..], &["-g", "-O2"][..]] {
+        let binary = fixture_with("types", flags);
+        let mut scry = Scry::spawn(&binary, &[]);
+        let base = scry.num("symbol('main')") - common::nm_address(&binary, "main");
+        for f in ["walk", "mix", "add", "use", "main"] {
+            let ours = scry.num(&format!(
+                "(() => {{ const id = breakpoint.set('{f}'); return breakpoint.list().find(b => b.id === id).addr }})()"
+            ));
+            let gdb = gdb_breakpoint_address(&binary, f).expect("gdb sets the breakpoint");
+            assert_eq!(ours - base, gdb, "{f} {flags:?}");
+        }
+    }
+}
+
+/// `name = value` lines gdb prints with `info args` and `info locals` at `frames` of the
+/// first stop at `function`.
+fn gdb_vars(binary: &Path, function: &str, frames: &[usize]) -> Vec<HashMap<String, String>> {
+    let mut args: Vec<String> = vec![
+        "-batch".into(),
+        "-nx".into(),
+        "-ex".into(),
+        "set debuginfod enabled off".into(),
+        "-ex".into(),
+        format!("break {function}"),
+        "-ex".into(),
+        "run".into(),
+    ];
+    for f in frames {
+        for cmd in [
+            format!("frame {f}"),
+            "echo ==vars==\\n".into(),
+            "info args".into(),
+            "info locals".into(),
+        ] {
+            args.push("-ex".into());
+            args.push(cmd);
+        }
+    }
+    let out = Command::new("gdb")
+        .args(&args)
+        .arg(binary)
+        .output()
+        .expect("gdb runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split("==vars==")
+        .skip(1)
+        .map(|block| {
+            block
+                .lines()
+                .filter_map(|l| l.split_once(" = "))
+                .filter(|(k, _)| !k.contains(' '))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+/// The number or name a value starts with (`0x5555 <nodes+32>` -> 0x5555, `113 'q'` -> 113,
+/// `BLUE`, `"walk"`), for comparing gdb's text with scry's.
+fn head(v: &str) -> String {
+    let first = v.split_whitespace().next().unwrap_or("");
+    if let Some(h) = first.strip_prefix("0x") {
+        if let Ok(n) = u64::from_str_radix(h, 16) {
+            return n.to_string();
+        }
+    }
+    if let Ok(f) = first.parse::<f64>() {
+        return format!("{f}");
+    }
+    first.trim_matches('"').to_string()
+}
+
+#[test]
+fn optimized_code_values_agree_with_gdb() {
+    if Command::new("gdb").arg("--version").output().is_err() {
+        eprintln!("gdb not installed: skipped");
+        return;
+    }
+    let binary = fixture_with("types", &["-g", "-O2"]);
+    // (stop, frames compared): in walk and mix at entry; in use called from each, where the
+    // caller's arguments come from entry values and registers the callee did not touch.
+    let mut compared = 0;
+    for (function, hit, frames) in [
+        ("walk", 1, vec![0]),
+        ("mix", 1, vec![0]),
+        ("use", 1, vec![0, 1]),
+    ] {
+        let theirs = gdb_vars(&binary, function, &frames);
+        let mut scry = Scry::spawn(&binary, &[]);
+        scry.ok(&format!("breakpoint.set('{function}')"));
+        for _ in 0..hit {
+            scry.ok("cont()");
+        }
+        for (i, f) in frames.iter().enumerate() {
+            let ours = scry.ok(&format!(
+                "state.locals({f}).map(v => v.name + '\\t' + String(v.value)).join('\\n')"
+            ));
+            let ours: HashMap<&str, &str> =
+                ours.lines().filter_map(|l| l.split_once('\t')).collect();
+            for (name, value) in &theirs[i] {
+                if value.contains("<optimized out>") {
+                    continue;
+                }
+                // Known gap until scry reads the FP/vector registers: a double in xmm0.
+                if ours
+                    .get(name.as_str())
+                    .is_some_and(|v| v.contains("DWARF register 17"))
+                {
+                    continue;
+                }
+                let mine = ours
+                    .get(name.as_str())
+                    .unwrap_or_else(|| panic!("{function} frame {f}: no {name} in {ours:?}"));
+                assert_eq!(
+                    head(mine),
+                    head(value),
+                    "{function} frame {f}: {name}: scry {mine:?}, gdb {value:?}"
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared >= 10, "only {compared} values compared");
+}
+
+#[test]
+fn unwind_rows_and_locals_share_one_numbering_with_inlined_calls() {
+    for flags in [
+        &["-g", "-O0"][..],
+        &["-g", "-O2", "-fomit-frame-pointer"][..],
+    ] {
+        let mut scry = Scry::spawn(&fixture_with("chain", flags), &[]);
+        scry.ok("breakpoint.set('leaf')");
+        scry.ok("cont()");
+        // main calls outer(1): 1 + 3 -> middle, * 2 -> inner, + 1 -> helper (inlined),
+        // + 100 -> leaf.
+        let rows = scry.ok(
+            "state.unwind().map((f, i) => f.symbol.split('+')[0] + ':' + state.locals(i).filter(v => v.kind === 'param').map(v => v.name + '=' + v.value).join(',')).join(' ')",
+        );
+        assert!(
+            rows.starts_with("leaf:x=109 helper:x=9 inner:x=8 middle:x=4 outer:x=1"),
+            "{flags:?}: {rows}"
+        );
+        assert_eq!(scry.num("state.var('x', 1)"), 9, "{flags:?}");
+        assert_eq!(scry.num("state.value('x', 3)"), 4, "{flags:?}");
+        assert_eq!(
+            scry.ok("state.frame(1).symbol"),
+            "helper",
+            "{flags:?}: frame(n) counts the same rows"
+        );
+    }
+}
