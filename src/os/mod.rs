@@ -3,6 +3,7 @@
 
 pub mod affinity;
 pub mod debugregs;
+pub mod fpregs;
 pub mod guardian;
 pub mod interrupt;
 pub mod maps;

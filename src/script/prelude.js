@@ -223,8 +223,46 @@
           : (v) => N.set_reg(r, v),
       });
     }
+    if (!prev) vectorRegisters(o);
     hidden(o, LINE, prev ? () => REGS.map((r) => `${r}\t${fmt(N.prev_reg(r))}`).join('\n') : () => N.regs_text());
     return guard(prev ? 'prev.registers' : 'state.registers', result(o));
+  }
+  // Floating-point and vector registers: readable and assignable by name, but not listed
+  // with the general registers (state.fpu lists them).
+  const VREGS = N.vreg_names();
+  const LANE_VIEWS = ['f64', 'f32', 'u64', 'u32'];
+  function vectorRegisters(o) {
+    for (const r of VREGS) {
+      defineProperty(o, r, { __proto__: null, enumerable: false, configurable: true, get: () => vector(r), set: (v) => N.set_vreg(r, v) });
+    }
+    return o;
+  }
+  // xmm/ymm: {hex, f64, f32, u64, u32}, a snapshot whose lanes write through when assigned;
+  // st0-7 and mxcsr: Numbers.
+  function vector(name) {
+    const v = N.vreg(name);
+    if (typeof v !== 'object' || v === null) return v;
+    for (const view of LANE_VIEWS) {
+      const lanes = own(v, view);
+      for (let i = 0; i < lanes.length; i++) {
+        let current = lanes[i];
+        defineProperty(lanes, i, {
+          __proto__: null,
+          enumerable: true,
+          configurable: true,
+          get: () => current,
+          set: (x) => {
+            N.set_vlane(name, view, i, x);
+            current = own(N.vreg(name), view)[i];
+          },
+        });
+      }
+      // A lane past the end is no lane: the array does not grow (strict code gets a TypeError).
+      Object.preventExtensions(lanes);
+    }
+    hidden(v, LINE, own(v, 'line'));
+    delete v.line;
+    return v;
   }
   const fmt = (v) => (v === undefined ? 'undefined' : hex(v));
   function flags(prev) {
@@ -349,6 +387,11 @@
     },
     symbol_at(addr) {
       return N.symbol_at(addr);
+    },
+    get fpu() {
+      const o = vectorRegisters({});
+      hidden(o, LINE, N.fpu_text());
+      return guard('state.fpu', o);
     },
     get stack() {
       // The top of a mapped stack takes an unwind to know: made only when read.

@@ -5,6 +5,7 @@
 pub mod breakpoints;
 pub mod capture;
 mod error;
+mod fpu;
 mod inspect;
 mod lookup;
 mod overview;

@@ -26,6 +26,7 @@ macro_rules! def {
     };
 }
 
+mod fpu;
 mod modules;
 mod points;
 mod process;
@@ -133,5 +134,6 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
     points::install(&n, ctx, host)?;
     modules::install(&n, ctx, host)?;
     typed::install(&n, ctx, host)?;
+    fpu::install(&n, ctx, host)?;
     Ok(n)
 }
