@@ -39,8 +39,8 @@ impl Inferior {
         self.insert_site(entry)?;
         let deadline = Instant::now() + ENTRY_DEADLINE;
         self.arm(deadline);
-        let stop = self.cont(deadline, &|_| false);
-        self.disarm();
+        let stop = self.cont(deadline, &|_| false, super::NonStop::default());
+        self.disarm(&|_| false);
         if !had_site && !self.dead {
             self.remove_site(entry)?;
         }

@@ -1,6 +1,7 @@
 //! The traced process: its threads, its breakpoint sites, and the state machine that stops and
 //! resumes them (all-stop: when one thread stops, every thread is stopped).
 
+mod displaced;
 mod inject;
 mod lifecycle;
 mod pinning;
@@ -111,6 +112,29 @@ impl Stop {
     }
 }
 
+/// Which stops a continue may report with only their own thread stopped, because listeners
+/// will decide whether the run goes on: while they run, the other threads keep running, and
+/// letting the run go on costs nothing for them (a logpoint in a process of a thousand
+/// threads stops one thread per hit, not a thousand). A stop that ends the run stops every
+/// thread before anyone sees it (`all_stop`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NonStop {
+    pub breakpoint: bool,
+    pub watchpoint: bool,
+    pub signal: bool,
+}
+
+impl NonStop {
+    fn covers(&self, stop: &Stop) -> bool {
+        match stop {
+            Stop::Breakpoint { .. } => self.breakpoint,
+            Stop::Watchpoint { .. } => self.watchpoint,
+            Stop::Signal { .. } => self.signal,
+            _ => false,
+        }
+    }
+}
+
 pub struct Inferior {
     pid: Tid,
     origin: Origin,
@@ -138,6 +162,11 @@ pub struct Inferior {
     syscall_gadget: Option<u64>,
     /// The program's SIGTRAP disposition to keep during this run (see `sigtrap`).
     trap_guard: Option<sigtrap::TrapGuard>,
+    /// A stop was reported with only its own thread stopped (the others run on while
+    /// listeners decide): that thread. See `NonStop`.
+    partial: Option<Tid>,
+    /// Where displaced copies run (the program's entry point), once looked up.
+    scratch: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,6 +196,8 @@ impl Inferior {
             pinning: None,
             syscall_gadget: None,
             trap_guard: None,
+            partial: None,
+            scratch: None,
             run_deadline: None,
         })
     }
@@ -221,6 +252,11 @@ impl Inferior {
         if let Some(why) = &thread.stuck {
             return Err(OsError::Spawn(format!(
                 "thread {tid} did not stop: {why}; it can be inspected once the kernel lets it go (select another thread meanwhile)"
+            )));
+        }
+        if thread.state == RunState::Running && thread.regs.is_none() {
+            return Err(OsError::Spawn(format!(
+                "thread {tid} is running: inside a listener of a run that may go on, only the event's thread is stopped (return 'stop' to stop every thread)"
             )));
         }
         if thread.regs.is_none() {
@@ -417,6 +453,13 @@ impl Inferior {
             .values()
             .all(|t| t.group_stop.is_some())
             .then_some(first)
+    }
+
+    /// Whether `tid` is running (inside a listener of a run that may go on).
+    pub fn is_running(&self, tid: Tid) -> bool {
+        self.threads
+            .get(&tid)
+            .is_some_and(|t| t.state == RunState::Running)
     }
 
     /// Why `tid` could not be stopped, if it could not.

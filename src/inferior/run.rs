@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use super::sites::INT3;
 use super::thread::{RunState, StopKind, Thread};
-use super::{Inferior, Stop};
+use super::{displaced, Inferior, NonStop, Stop};
 use crate::os::ptrace::{self, SI_KERNEL};
 use crate::os::wait::{wait, WaitEvent, WaitOutcome};
 use crate::os::{interrupt, procfs, OsError, Tid};
@@ -16,6 +16,14 @@ enum Mode {
     Running,
     /// Threads that stop stay stopped (stepping one thread, or stopping all).
     Hold,
+}
+
+/// How the thread of a stop reported alone went on.
+enum GoOn {
+    Resumed,
+    /// Its instruction can only be stepped in place: every thread must stop first.
+    InPlace,
+    Stopped(Stop),
 }
 
 /// How a wait ended.
@@ -51,7 +59,10 @@ impl Inferior {
         }
     }
 
-    pub fn disarm(&mut self) {
+    /// Ends a run: every thread stopped (see [`all_stop`](Self::all_stop)), the deadline
+    /// and any placement undone.
+    pub fn disarm(&mut self, pass: PassFn) {
+        let _ = self.all_stop(pass);
         self.run_deadline = None;
         self.trap_guard = None;
         self.alarm.disarm();
@@ -60,6 +71,7 @@ impl Inferior {
 
     /// Steps the selected thread by one instruction; the others stay stopped.
     pub fn step(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
+        self.all_stop(pass)?;
         if let Some(stop) = self.queued.pop_front() {
             return Ok(stop);
         }
@@ -70,6 +82,20 @@ impl Inferior {
         self.settle(stop, pass)
     }
 
+    /// Stops every thread if a stop was reported with only its own thread stopped (see
+    /// [`NonStop`]): what every inspection of other threads and every end of a run needs.
+    pub fn all_stop(&mut self, pass: PassFn) -> Result<(), OsError> {
+        if self.partial.take().is_some() && !self.dead {
+            self.stop_all(pass)?;
+        }
+        Ok(())
+    }
+
+    /// A stop was reported with only its thread stopped.
+    pub fn is_partial(&self) -> bool {
+        self.partial.is_some()
+    }
+
     /// Ends a run on `stop`: every other thread stopped, the stopping thread selected, and a
     /// thread at a reported breakpoint marked as parked there.
     fn settle(&mut self, stop: Stop, pass: PassFn) -> Result<Stop, OsError> {
@@ -77,24 +103,71 @@ impl Inferior {
             return Ok(stop);
         }
         self.stop_all(pass)?;
+        self.mark_event_thread(&stop);
+        Ok(stop)
+    }
+
+    fn mark_event_thread(&mut self, stop: &Stop) {
         if let Some(tid) = stop.tid() {
             self.select(tid);
         }
-        if let Stop::Breakpoint { tid, addr } = stop {
+        if let Stop::Breakpoint { tid, addr } = *stop {
             if let Some(t) = self.threads.get_mut(&tid) {
                 t.parked_at = Some(addr);
             }
         }
+    }
+
+    /// Hands a stop of a continue to the caller: with only its own thread stopped when
+    /// listeners will decide whether the run goes on (`nonstop`), else with every thread
+    /// stopped.
+    fn report(&mut self, stop: Stop, nonstop: NonStop, pass: PassFn) -> Result<Stop, OsError> {
+        if self.dead || !nonstop.covers(&stop) {
+            return self.settle(stop, pass);
+        }
+        self.mark_event_thread(&stop);
+        self.partial = stop.tid();
         Ok(stop)
     }
 
     /// Resumes every thread until something worth reporting happens or `deadline` passes.
-    pub fn cont(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
+    pub fn cont(
+        &mut self,
+        deadline: Instant,
+        pass: PassFn,
+        nonstop: NonStop,
+    ) -> Result<Stop, OsError> {
+        // The program runs freely and may look at its CPU mask at any moment.
+        self.unpin();
+        if let Some(tid) = self.partial.take() {
+            // Only the last event's thread is stopped: it goes on alone, past its breakpoint
+            // without lifting the int3, and nothing else is touched.
+            match self.go_on_alone(tid, pass)? {
+                GoOn::Resumed => {}
+                GoOn::Stopped(stop) => return self.report(stop, nonstop, pass),
+                GoOn::InPlace => {
+                    self.stop_all(pass)?;
+                    return self.cont_all(deadline, pass, nonstop);
+                }
+            }
+            if let Some(stop) = self.queued.pop_front() {
+                return self.report(stop, nonstop, pass);
+            }
+            return self.run_until_event(deadline, pass, nonstop);
+        }
         if let Some(stop) = self.queued.pop_front() {
             return Ok(stop);
         }
-        // The program runs freely and may look at its CPU mask at any moment.
-        self.unpin();
+        self.cont_all(deadline, pass, nonstop)
+    }
+
+    /// Continues from a stop of every thread.
+    fn cont_all(
+        &mut self,
+        deadline: Instant,
+        pass: PassFn,
+        nonstop: NonStop,
+    ) -> Result<Stop, OsError> {
         // A thread parked on a breakpoint it reported must first execute the original
         // instruction, alone; so must the selected thread if the user moved it onto one.
         // Threads whose hit was undone while everything stopped are resumed onto the int3
@@ -135,6 +208,15 @@ impl Inferior {
                 self.resume(tid)?;
             }
         }
+        self.run_until_event(deadline, pass, nonstop)
+    }
+
+    fn run_until_event(
+        &mut self,
+        deadline: Instant,
+        pass: PassFn,
+        nonstop: NonStop,
+    ) -> Result<Stop, OsError> {
         loop {
             let event = match self.next_event_or_signal(deadline, true)? {
                 Waited::Event(event) => event,
@@ -152,9 +234,38 @@ impl Inferior {
                 }
             };
             if let Some(stop) = self.handle(event, Mode::Running, pass)? {
-                return self.settle(stop, pass);
+                return self.report(stop, nonstop, pass);
             }
         }
+    }
+
+    /// Lets the thread of a stop reported alone go on: past the breakpoint it stopped at (by
+    /// emulation or a displaced copy, see `displaced`), then resumed.
+    fn go_on_alone(&mut self, tid: Tid, pass: PassFn) -> Result<GoOn, OsError> {
+        let Some(t) = self.threads.get(&tid) else {
+            return Ok(GoOn::Resumed);
+        };
+        if t.state != RunState::Stopped {
+            return Ok(GoOn::Resumed);
+        }
+        let parked_at = t.parked_at;
+        let pc = self.pc(tid)?;
+        if (parked_at == Some(pc) || self.has_site(pc)) && self.int3_in_memory(pc) {
+            match self.step_over_displaced(tid, pc, pass)? {
+                displaced::Outcome::Done => {}
+                displaced::Outcome::InPlace => {
+                    if let Some(t) = self.threads.get_mut(&tid) {
+                        t.parked_at = Some(pc);
+                    }
+                    return Ok(GoOn::InPlace);
+                }
+                displaced::Outcome::Stopped(stop) => return Ok(GoOn::Stopped(stop)),
+            }
+        }
+        if self.threads.contains_key(&tid) {
+            self.resume(tid)?;
+        }
+        Ok(GoOn::Resumed)
     }
 
     /// The thread a stop of the whole process names: the selected one, unless it is stuck in
@@ -646,6 +757,19 @@ impl Inferior {
         Ok(())
     }
 
+    /// Books the end of a thread reported outside the event loop.
+    pub(super) fn handle_gone(&mut self, event: WaitEvent) -> Option<Stop> {
+        match event {
+            WaitEvent::Exited { tid, code } => {
+                self.thread_gone(tid, Stop::Exited { code }, Mode::Hold)
+            }
+            WaitEvent::Killed { tid, signal } => {
+                self.thread_gone(tid, Stop::Killed { signal }, Mode::Hold)
+            }
+            _ => None,
+        }
+    }
+
     fn thread_gone(&mut self, tid: Tid, stop: Stop, mode: Mode) -> Option<Stop> {
         self.threads.remove(&tid);
         if tid == self.pid {
@@ -715,6 +839,8 @@ impl Inferior {
     /// exec replaced the image: old breakpoint bytes, threads and the mem fd are stale.
     fn after_exec(&mut self) -> Result<(), OsError> {
         self.sites = Default::default();
+        self.scratch = None;
+        self.partial = None;
         self.syscall_gadget = None;
         self.trap_guard = None;
         self.threads.clear();

@@ -489,13 +489,22 @@
     if (typeof fn !== 'function') throw new TypeError(`addEventListener('${type}', fn): fn must be a function`);
     field(listeners[type], listeners[type].length, fn);
     if (type === 'thread') N.thread_events(true);
+    listening();
   }
   function removeEventListener(type, fn) {
     checkType(type);
     const i = listeners[type].indexOf(fn);
     if (i >= 0) listeners[type].splice(i, 1);
     if (type === 'thread' && listeners.thread.length === 0) N.thread_events(false);
+    listening();
     return i >= 0;
+  }
+  // Breakpoints with a condition or a log (`breakpoint.set(at, {if, log})`), by id.
+  const bpOptions = new Map();
+  // Tells the engine which stops scripts decide on: those are reported during cont() with
+  // only their own thread stopped, so letting the run go on costs nothing for the others.
+  function listening() {
+    N.listening(listeners.breakpoint.length > 0 || bpOptions.size > 0, listeners.watchpoint.length > 0, listeners.signal.length > 0);
   }
   // Which listener runs now (nested: the innermost), or null. An uncatchable interrupt (the
   // script budget, a signal to scry) unwinds past every catch and finally, so this is not
@@ -534,11 +543,50 @@
     },
   };
   setPrototypeOf(EventProto, RESULT);
+  // Runs `fn(ev)` as a listener of `type` (`label` names it in errors).
+  function callListener(type, label, fn, ev) {
+    try {
+      return fn(ev);
+    } catch (err) {
+      const where = ` [in ${label}; target stopped: ${N.last_stop_line()}]`;
+      if (err instanceof Error) {
+        err.message += where;
+        throw err;
+      }
+      throw new ScryError(`${label} threw ${String(err)}${where}`);
+    }
+  }
+  // A breakpoint's own condition and log, before any listener: 'skip' when the condition is
+  // false (the hit is let go, listeners never see it), 'continue' after a log line.
+  function breakpointOptions(ev) {
+    const o = bpOptions.get(own(ev, 'breakpoint_id'));
+    if (!o) return undefined;
+    const outer = listenerType;
+    inListener++;
+    listenerType = 'breakpoint';
+    try {
+      if (o.cond && !callListener('breakpoint', 'breakpoint condition', o.cond, ev)) return 'skip';
+      if (o.log) {
+        N.print(callListener('breakpoint', 'breakpoint log', o.log, ev));
+        return 'continue';
+      }
+      return undefined;
+    } finally {
+      inListener--;
+      listenerType = outer;
+    }
+  }
   function dispatch(type, stop) {
-    const ls = listeners[type];
-    if (!ls || ls.length === 0) return undefined;
     const ev = stop;
     if (getPrototypeOf(ev) !== EventProto) setPrototypeOf(ev, EventProto);
+    const pre = type === 'breakpoint' && bpOptions.size > 0 ? breakpointOptions(ev) : undefined;
+    if (pre === 'skip') return 'continue';
+    const verdict = runListeners(type, ev);
+    return verdict === undefined ? pre : verdict;
+  }
+  function runListeners(type, ev) {
+    const ls = listeners[type];
+    if (!ls || ls.length === 0) return undefined;
     if (type === 'signal') field(ev, 'deliver', true);
     let verdict;
     const fns = ls.slice();
@@ -548,17 +596,7 @@
     try {
       for (let i = 0; i < fns.length; i++) {
         const fn = fns[i];
-        let r;
-        try {
-          r = fn(ev);
-        } catch (err) {
-          const where = ` [in ${type} listener; target stopped: ${N.last_stop_line()}]`;
-          if (err instanceof Error) {
-            err.message += where;
-            throw err;
-          }
-          throw new ScryError(`${type} listener threw ${String(err)}${where}`);
-        }
+        const r = callListener(type, `${type} listener`, fn, ev);
         if (r === 'stop') verdict = 'stop';
         else if (r === 'continue' && verdict !== 'stop') verdict = 'continue';
       }
@@ -724,12 +762,33 @@
 
   // ---- breakpoints and symbols -------------------------------------------------------------
   const breakpoint = guard('breakpoint', {
-    set(at, name) {
-      if (at === undefined) throw new ScryError("breakpoint.set(addr | 'symbol+off', name?) needs a location");
-      return N.bp_set(at, name);
+    // set(at, name?) or set(at, {name, if, log, force}).
+    set(at, opts) {
+      if (at === undefined) throw new ScryError("breakpoint.set(addr | 'symbol+off', name? | {name, if, log, force}) needs a location");
+      let cond;
+      let log;
+      if (typeof opts === 'object' && opts !== null) {
+        cond = own(opts, 'if');
+        log = own(opts, 'log');
+        for (const [k, f] of [['if', cond], ['log', log]]) {
+          if (f !== undefined && typeof f !== 'function') throw new TypeError(`breakpoint.set(at, {${k}}): ${k} must be a function of the event, e.g. e => e.state.registers.rdi > 5`);
+        }
+      }
+      const id = N.bp_set(at, opts);
+      if (cond || log) {
+        bpOptions.set(id, { cond, log });
+        listening();
+      }
+      return id;
     },
     remove(which) {
-      return N.bp_remove(which);
+      const removed = N.bp_remove(which);
+      if (bpOptions.size > 0) {
+        const live = new Set(N.bp_list().map((b) => b.id));
+        for (const id of bpOptions.keys()) if (!live.has(id)) bpOptions.delete(id);
+        listening();
+      }
+      return removed;
     },
     list() {
       return resultRows(N.bp_list());

@@ -25,6 +25,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+pub use crate::inferior::NonStop;
 use crate::inferior::{Inferior, Origin, Stop, WatchSlot};
 use crate::os::debugregs;
 use crate::os::regs::{self, RawRegs};
@@ -228,6 +229,8 @@ pub struct Session {
     snapshot: Snapshot,
     signal_modes: [SignalMode; 65],
     thread_events: bool,
+    /// Stops listeners decide on: reported with only their thread stopped.
+    nonstop: NonStop,
 }
 
 impl Session {
@@ -254,6 +257,7 @@ impl Session {
             snapshot: Snapshot::default(),
             signal_modes,
             thread_events: false,
+            nonstop: NonStop::default(),
         }
     }
 

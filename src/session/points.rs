@@ -15,6 +15,7 @@ impl Session {
         name: Option<String>,
         spec: String,
     ) -> Result<u32> {
+        self.stop_every_thread()?;
         if let Some(n) = &name {
             if self.watchpoints.name_taken(n) {
                 return Err(SessionError::Invalid(format!(
@@ -61,6 +62,8 @@ impl Session {
     }
 
     pub fn watchpoint_remove(&mut self, r: BreakpointRef) -> Result<()> {
+        // Debug registers are written in every thread: they must all be stopped.
+        self.stop_every_thread()?;
         let found = self.watchpoints.remove_by(|w| match &r {
             BreakpointRef::Id(id) => w.id == *id,
             BreakpointRef::Name(n) => w.name.as_deref() == Some(*n),

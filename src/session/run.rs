@@ -11,16 +11,38 @@ impl Session {
         Ok(())
     }
 
+    /// Ends a run: every thread is stopped again (a listener may have let the others run).
     pub fn disarm(&mut self) {
+        let pass = self.pass_fn();
         if let Some(t) = &mut self.target {
-            t.inferior.disarm();
+            t.inferior.disarm(&pass);
         }
+    }
+
+    /// Which signals pass without a stop, as the inferior asks.
+    pub(super) fn pass_fn(&self) -> impl Fn(i32) -> bool {
+        let modes = self.signal_modes;
+        move |sig: i32| modes.get(sig as usize) == Some(&SignalMode::Pass)
+    }
+
+    /// Stops every thread if only the last event's thread is stopped (inside a listener of a
+    /// run that may go on), before something that needs them all.
+    pub(super) fn stop_every_thread(&mut self) -> Result<()> {
+        let pass = self.pass_fn();
+        if let Some(t) = &mut self.target {
+            t.inferior.all_stop(&pass)?;
+        }
+        Ok(())
+    }
+
+    /// Which stops may be reported with only their thread stopped: those listeners decide.
+    pub fn set_listening(&mut self, nonstop: NonStop) {
+        self.nonstop = nonstop;
     }
 
     /// One instruction on the selected thread, without describing the stop: for batches.
     pub fn step_raw(&mut self, deadline: Instant) -> Result<Stop> {
-        let modes = self.signal_modes;
-        let pass = move |sig: i32| modes.get(sig as usize) == Some(&SignalMode::Pass);
+        let pass = self.pass_fn();
         let inferior = self.inferior_for_run()?;
         // Where the step starts, for the instruction it executes (`e.executed`): the step
         // reads these registers anyway, so this costs no system call.
@@ -44,11 +66,11 @@ impl Session {
     }
 
     pub fn cont(&mut self, deadline: Instant) -> Result<StopInfo> {
-        let modes = self.signal_modes;
-        let pass = move |sig: i32| modes.get(sig as usize) == Some(&SignalMode::Pass);
+        let pass = self.pass_fn();
         self.stepped_from = None;
         loop {
-            let stop = self.inferior_for_run()?.cont(deadline, &pass)?;
+            let nonstop = self.nonstop;
+            let stop = self.inferior_for_run()?.cont(deadline, &pass, nonstop)?;
             self.after_raw(stop);
             let info = self.book_stop(stop)?;
             // A watch hit nobody reports (a write on a read watch) is not a stop.

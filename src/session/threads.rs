@@ -14,6 +14,19 @@ impl Session {
         let selected = self.inferior()?.selected();
         let mut rows = Vec::with_capacity(tids.len());
         for tid in tids {
+            let running = self.inferior()?.is_running(tid);
+            if running && self.inferior()?.stuck_reason(tid).is_none() {
+                // Inside a listener of a run that may go on: it has no registers to show.
+                rows.push(ThreadRow {
+                    tid,
+                    name: procfs::thread_name(pid, tid).unwrap_or_default(),
+                    state: "running".into(),
+                    pc: 0,
+                    symbol: None,
+                    selected: tid == selected,
+                });
+                continue;
+            }
             if let Some(why) = self.inferior()?.stuck_reason(tid) {
                 rows.push(ThreadRow {
                     tid,
@@ -56,6 +69,11 @@ impl Session {
     }
 
     pub fn select_thread(&mut self, tid: Tid) -> Result<()> {
+        if self.inferior()?.is_running(tid) && self.inferior()?.stuck_reason(tid).is_none() {
+            return Err(SessionError::Invalid(format!(
+                "thread {tid} is running: inside a listener of a run that may go on, only the event's thread is stopped (return 'stop' to stop every thread, then select it)"
+            )));
+        }
         let inferior = self.inferior()?;
         if inferior.select(tid) {
             Ok(())

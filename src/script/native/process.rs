@@ -375,6 +375,20 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
+    def!(n, ctx, "listening", move |ctx: Ctx<'js>,
+                                    breakpoint: bool,
+                                    watchpoint: bool,
+                                    signal: bool|
+          -> rquickjs::Result<()> {
+        h.session_mut(&ctx)?.set_listening(crate::session::NonStop {
+            breakpoint,
+            watchpoint,
+            signal,
+        });
+        Ok(())
+    });
+
+    let h = host.clone();
     def!(n, ctx, "thread_events", move |ctx: Ctx<'js>,
                                         on: bool|
           -> rquickjs::Result<()> {

@@ -2,5 +2,6 @@
 
 pub mod culprit;
 pub mod disasm;
+pub mod displace;
 
 pub use disasm::{disassemble, Insn};

@@ -1,0 +1,136 @@
+//! Logpoints and conditions at scale: events that listeners let go stop only their own thread
+//! (issue 11), and nothing is lost or counted twice.
+
+mod common;
+
+use common::{fixture, fixture_with, table, Scry};
+
+fn program_output(binary: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new(binary)
+        .args(args)
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn sixty_four_threads_hitting_a_logpoint_a_thousand_times_each_make_64000_calls() {
+    let mut scry = Scry::spawn(&fixture("logpoints"), &["busy", "64", "1000"]);
+    scry.ok("ctx.n = 0; breakpoint.set('hit'); addEventListener('breakpoint', e => { ctx.n++; return 'continue' })");
+    let end = scry.ok("cont({timeout: 120})");
+    assert!(end.starts_with("exited with code 0"), "{end}");
+    assert_eq!(scry.num("ctx.n"), 64_000);
+    assert_eq!(scry.ok("output()"), "total 64000");
+    assert_eq!(scry.ok("breakpoint.list()[0].hits"), "64000");
+}
+
+#[test]
+fn a_real_stop_in_the_middle_loses_nothing_and_counts_nothing_twice() {
+    let mut scry = Scry::spawn(&fixture("logpoints"), &["busy", "64", "1000"]);
+    scry.ok("ctx.n = 0; breakpoint.set('hit');\
+         addEventListener('breakpoint', e => ++ctx.n === 20000 ? 'stop' : 'continue')");
+    let stop = scry.ok("cont({timeout: 120})");
+    assert!(stop.starts_with("breakpoint 1 at "), "{stop}");
+    assert_eq!(scry.num("ctx.n"), 20_000);
+    // A real stop stops every thread: nothing shows as running.
+    let threads = scry.ok("thread.list()");
+    assert!(!threads.contains("running"), "{threads}");
+    assert!(table(&threads).len() > 1, "{threads}");
+    let end = scry.ok("cont({timeout: 120})");
+    assert!(end.starts_with("exited with code 0"), "{end}");
+    assert_eq!(scry.num("ctx.n"), 64_000);
+    assert_eq!(scry.ok("output()"), "total 64000");
+}
+
+#[test]
+fn inside_a_listener_the_other_threads_run_and_say_so() {
+    let mut scry = Scry::spawn(&fixture("logpoints"), &["idle", "4", "50"]);
+    scry.ok(
+        "breakpoint.set('hit'); addEventListener('breakpoint', e => {\
+           if (ctx.list === undefined) {\
+             ctx.list = String(thread.list());\
+             const other = thread.list().find(t => t.tid !== e.tid);\
+             try { thread.select(other.tid) } catch (err) { ctx.err = err.message }\
+             ctx.rdi = e.state.registers.rdi;\
+           }\
+           return 'continue' })",
+    );
+    let end = scry.ok("cont({timeout: 60})");
+    assert!(end.starts_with("exited with code 0"), "{end}");
+    let list = scry.ok("ctx.list");
+    assert_eq!(list.matches("\trunning\t").count(), 4, "{list}");
+    assert!(
+        scry.ok("ctx.err").contains("is running"),
+        "the select was refused"
+    );
+    // The event thread's own registers are exact: the first call is hit(0).
+    assert_eq!(scry.num("ctx.rdi"), 0);
+}
+
+/// Every instruction of functions with rip-relative data, direct and indirect calls, branches,
+/// string instructions, pushes and returns carries a logpoint: each is stepped over without
+/// lifting its int3 (emulated or displaced), and the program computes what it computes alone.
+#[test]
+fn every_instruction_can_carry_a_logpoint() {
+    for flags in [&["-g", "-O0"][..], &["-g", "-O2"][..]] {
+        let bin = fixture_with("logpoints", flags);
+        let expected = program_output(&bin, &["kinds", "40"]);
+        let mut scry = Scry::spawn(&bin, &["kinds", "40"]);
+        scry.ok(
+            "ctx.set = 0; for (const f of ['mix', 'pick', 'twice', 'thrice']) {\
+               for (const i of state.disasm(400, f)) {\
+                 const s = state.symbol_at(i.addr);\
+                 if (!s || !(s === f || s.startsWith(f + '+'))) break;\
+                 breakpoint.set(i.addr); ctx.set++ } }\
+             ctx.n = 0; addEventListener('breakpoint', e => { ctx.n++; return 'continue' })",
+        );
+        let set = scry.num("ctx.set");
+        assert!(set > 30, "{flags:?}: {set} breakpoints");
+        let end = scry.ok("cont({timeout: 120})");
+        assert!(end.starts_with("exited with code 0"), "{flags:?}: {end}");
+        assert_eq!(scry.ok("output()"), expected.trim_end(), "{flags:?}");
+        assert!(scry.num("ctx.n") > 40 * 10, "{flags:?}");
+    }
+}
+
+#[test]
+fn conditions_and_logs_are_breakpoint_options() {
+    let mut scry = Scry::spawn(&fixture("logpoints"), &["idle", "2", "1000"]);
+    // A log with a condition: one line per hundredth call, no stop.
+    scry.ok(
+        "breakpoint.set('hit', {name: 'tens', if: e => e.state.registers.rdi % 100 === 0,\
+         log: e => 'i=' + e.state.registers.rdi})",
+    );
+    let r = scry.eval("cont({timeout: 60})");
+    assert!(r.ok, "{r:?}");
+    let lines: Vec<&str> = r.body.lines().collect();
+    let logs: Vec<String> = (0..10).map(|k| format!("i={}", k * 100)).collect();
+    assert_eq!(&lines[..10], &logs[..], "{}", r.body);
+    assert!(lines[10].starts_with("exited with code 0"), "{}", r.body);
+    // A condition alone stops where it holds.
+    let mut scry = Scry::spawn(&fixture("logpoints"), &["idle", "2", "1000"]);
+    scry.ok("breakpoint.set('hit', {if: e => e.state.registers.rdi === 500})");
+    let stop = scry.ok("cont({timeout: 60})");
+    assert!(stop.starts_with("breakpoint 1 at "), "{stop}");
+    assert_eq!(scry.num("state.registers.rdi"), 500);
+    assert!(!scry.ok("thread.list()").contains("running"));
+    // A condition that throws stops the run and names itself.
+    scry.ok("breakpoint.remove(1); breakpoint.set('hit', {if: e => e.nope.x})");
+    let err = scry.err("cont({timeout: 60})");
+    assert!(
+        err.contains("in breakpoint condition; target stopped: breakpoint 2"),
+        "{err}"
+    );
+    assert!(scry
+        .err("breakpoint.set('hit', {if: 5})")
+        .contains("must be a function"));
+}
+
+#[test]
+fn racing_watchpoint_writes_from_sixteen_threads_are_each_reported_once() {
+    let mut scry = Scry::spawn(&fixture("logpoints"), &["race", "16", "100"]);
+    scry.ok("ctx.n = 0; watchpoint.set('racy', 'w'); addEventListener('watchpoint', e => { ctx.n++; return 'continue' })");
+    let end = scry.ok("cont({timeout: 120})");
+    assert!(end.starts_with("exited with code 0"), "{end}");
+    assert_eq!(scry.num("ctx.n"), 1600, "one event per write");
+}
