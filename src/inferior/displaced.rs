@@ -141,6 +141,8 @@ impl Inferior {
             set_gpr(&mut now, reg, gpr(&original, reg));
         }
         self.set_regs(tid, &now)?;
+        // The single step was a trap of scry's: the program's SIGTRAP disposition is put back.
+        self.after_our_trap(tid);
         // A data watchpoint the copy triggered is reported like any other.
         let slots = self.take_watch_hits(tid)?;
         if slots != 0 {
