@@ -76,6 +76,9 @@ call step() cont() next() finish() spawn() attach() detach() kill()",
         "break",
         "\
 a hit is a 'breakpoint' stop (e.breakpoint_id); several breakpoints may share an address.
+{if: e => bool} lets a hit go when false; {log: e => value} prints it and goes on.
+during cont(), a stop listeners decide on stops only its thread: the others run (thread.list()
+shows them 'running') until a listener says 'stop' or gives no verdict.
 watchpoint hits carry access_type addr old new insn insn_addr (help('events'));
 x86 has 4 debug registers; 'r' reports only accesses that leave the value unchanged",
     ),
@@ -110,7 +113,7 @@ pub const API: &[Entry] = &[
     e("state", "symbol(expr) / symbols(filter?, {module, limit}?)", "address of 'main+0x10'; listing"),
     e("state", "modules()", "[{name, base, end, build_id, symbols, debug, ...}]"),
     e("state", "lines('f.c:15') / line_at(addr)", "its addresses / 'f.c:15'"),
-    e("break", "breakpoint.set(where, name?)", "where: addr, 'sym+off' or 'file.c:line'; -> id; remove(id|name); list()"),
+    e("break", "breakpoint.set(where, name? | {name, if, log})", "addr 'sym+off' 'f.c:9' -> id; if/log: e => ...; remove(id|name); list()"),
     e("break", "watchpoint.set(where, 'w'|'rw'|'r', name?, {len}?)", "hardware, 4 slots; remove(id|name); list()"),
     e("events", "addEventListener(type, fn)", "step breakpoint watchpoint signal thread exit; removeEventListener"),
     e("events", "fn(e)", "e: reason pc tid state prev ...: help('events')"),
