@@ -390,3 +390,181 @@ fn unwind_rows_and_locals_share_one_numbering_with_inlined_calls() {
         );
     }
 }
+
+/// fixtures/rust/values.rs built once per opt level.
+fn rust_values(opt: &str) -> std::path::PathBuf {
+    static BUILT: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("fixtures")
+        .join(format!("rust_values_o{opt}"));
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if !built.iter().any(|b| b == opt) {
+        std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+        let tmp = out.with_extension(format!("tmp{}", std::process::id()));
+        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/rust/values.rs");
+        let status = Command::new("rustc")
+            .args(["-g", "-C", &format!("opt-level={opt}"), "-o"])
+            .arg(&tmp)
+            .arg(src)
+            .status()
+            .expect("rustc runs");
+        assert!(status.success());
+        std::fs::rename(&tmp, &out).unwrap();
+        built.push(opt.to_string());
+    }
+    out
+}
+
+/// The fixture's `truth name=value` lines (values may hold spaces).
+fn rust_truth(scry: &mut Scry) -> HashMap<String, String> {
+    scry.ok("output()")
+        .lines()
+        .filter_map(|l| l.strip_prefix("truth "))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Rust's Debug text in scry's spelling: structs without their name (`Point { x: 1 }` ->
+/// `{x: 1}`).
+fn as_scry(debug: &str) -> String {
+    debug.replace("Point { ", "{").replace(" }", "}")
+}
+
+#[test]
+fn rust_values_by_their_dwarf_layout() {
+    let mut scry = Scry::spawn(&rust_values("0"), &[]);
+    scry.ok("breakpoint.set('values::inspect')");
+    assert!(scry.ok("cont()").starts_with("breakpoint 1 at "));
+    let t = rust_truth(&mut scry);
+    let locals = scry.ok("state.locals().map(v => v.name + '=' + String(v.value)).join('\\n')");
+    let ours: HashMap<&str, &str> = locals.lines().filter_map(|l| l.split_once('=')).collect();
+    // &str, String, Vec, a slice, Option, Result (both variants), a tuple, an enum's tuple
+    // variant: the argument's value, as Rust's own Debug prints it.
+    for name in [
+        "name", "owned", "numbers", "slice", "maybe", "nothing", "good", "bad", "pair", "shape",
+    ] {
+        assert_eq!(ours[name], as_scry(&t[name]), "{name}: {locals}");
+    }
+    // The order argument is a plain integer; a Box is a pointer to its value.
+    assert_eq!(ours["order"], "4");
+    assert_eq!(ours["letter"], "233 'é'");
+    assert_eq!(ours["flag"], "true");
+    assert_eq!(
+        scry.num("Number(state.var('boxed').deref())"),
+        parse_num(&t["boxed"])
+    );
+    assert_eq!(scry.ok("state.value('**boxed')"), as_scry(&t["point"]));
+    // Navigation: elements of a Vec and a slice, the fields of the active variant, lengths.
+    assert_eq!(scry.num("state.var('numbers')[2]"), 30);
+    assert_eq!(scry.ok("state.value('numbers[1]')"), "-20");
+    assert_eq!(scry.num("state.var('numbers').$length"), 3);
+    assert_eq!(scry.num("state.var('slice')[0]"), 8);
+    assert_eq!(scry.ok("state.var('maybe').__0"), "-7");
+    assert_eq!(scry.ok("state.var('shape').__1.y"), "4");
+    assert_eq!(scry.ok("state.var('owned').value"), "owned text");
+    assert_eq!(scry.ok("state.var('bad').__0.value"), "failed");
+    assert_eq!(
+        scry.ok("state.var('numbers').$type"),
+        "&alloc::vec::Vec<i32, alloc::alloc::Global>"
+    );
+    assert_eq!(scry.ok("state.var('maybe').$kind"), "enum");
+    // Statics by qualified name.
+    assert_eq!(
+        scry.ok("state.var('values::COUNTER').v.value"),
+        t["counter"]
+    );
+    // The unwind row lists the arguments.
+    let row = scry
+        .ok("state.unwind()")
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(
+        row.contains("values::inspect+0x")
+            && row.contains("(order=4, name=\"name\", owned=\"owned text\""),
+        "{row}"
+    );
+}
+
+#[test]
+fn optimized_rust_never_guesses() {
+    let mut scry = Scry::spawn(&rust_values("2"), &[]);
+    scry.ok("breakpoint.set('values::inspect')");
+    assert!(scry.ok("cont()").starts_with("breakpoint 1 at "));
+    let t = rust_truth(&mut scry);
+    // The physical frame's row (the first row is a call inlined into it).
+    let row = scry.num("state.unwind().findIndex(f => !f.inlined)") as usize;
+    let locals = scry.ok(&format!(
+        "state.locals({row}).map(v => v.name + '=' + String(v.value)).join('\\n')"
+    ));
+    let ours: HashMap<&str, &str> = locals.lines().filter_map(|l| l.split_once('=')).collect();
+    for name in ["owned", "numbers", "maybe", "nothing", "good", "bad"] {
+        let v = ours[name];
+        assert!(
+            v == as_scry(&t[name]) || v.starts_with("<optimized out"),
+            "{name}: {locals}"
+        );
+    }
+    assert_eq!(ours["numbers"], as_scry(&t["numbers"]), "{locals}");
+}
+
+#[test]
+fn cpp_references_classes_and_qualified_names() {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("fixtures")
+        .join("classes_cpp");
+    let tmp = out.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/classes.cpp");
+    let built = Command::new("c++")
+        .args(["-g", "-O0", "-o"])
+        .arg(&tmp)
+        .arg(src)
+        .status()
+        .expect("c++ runs");
+    assert!(built.success());
+    std::fs::rename(&tmp, &out).unwrap();
+    let mut scry = Scry::spawn(&out, &[]);
+    scry.ok("breakpoint.set('bump')");
+    assert!(scry.ok("cont()").starts_with("breakpoint 1 at "));
+    let t = truth(&mut scry);
+    // A reference shows the value it refers to; deref() reaches the object itself.
+    assert_eq!(scry.ok("state.var('counter')"), "10");
+    assert_eq!(scry.ok("state.var('counter').$type"), "int &");
+    assert_eq!(
+        scry.num("state.var('sq').deref().$addr"),
+        parse_num(&t["big"])
+    );
+    let sq = scry.ok("state.var('sq')");
+    assert!(
+        sq.starts_with("{<Shape>: {_vptr.Shape: 0x") && sq.ends_with(", sides: 4}, side: 2.5}"),
+        "{sq}"
+    );
+    // Members of a base class are members too.
+    assert_eq!(scry.num("state.var('sq').sides"), 4);
+    // Namespace-level globals and static members by their qualified names.
+    assert_eq!(scry.ok("state.var('geo::unit').side"), "1");
+    assert_eq!(
+        scry.num("state.var('geo::unit').$addr"),
+        parse_num(&t["unit"])
+    );
+    assert_eq!(
+        scry.ok("state.var('geo::Square::made')"),
+        t["made"],
+        "a static member"
+    );
+    scry.ok("breakpoint.set('geo::Square::scaled')");
+    assert!(scry.ok("cont()").starts_with("breakpoint 2 at "));
+    assert_eq!(scry.ok("state.value('this->side')"), "2.5");
+    assert_eq!(scry.ok("state.var('factor')"), "3");
+    let row = scry.ok("state.unwind()");
+    assert!(
+        row.lines()
+            .next()
+            .unwrap()
+            .contains(&format!("(this={:#x}, factor=3)", parse_num(&t["big"]))),
+        "{row}"
+    );
+}

@@ -243,6 +243,8 @@ fn run(
                     None => return Err(Gone::OptimizedOut),
                 }
             }
+            // Address 0 is how a linker leaves a static it discarded (unused, or folded).
+            EvaluationResult::RequiresRelocatedAddress(0) => return Err(Gone::OptimizedOut),
             EvaluationResult::RequiresRelocatedAddress(a) => eval
                 .resume_with_relocated_address(a.wrapping_add(frame.bias()))
                 .map_err(bad)?,
@@ -331,10 +333,17 @@ fn assemble(pieces: Pieces, frame: &dyn FrameAccess, size: u64) -> Place {
                 Location::Address { address } => Place::Memory(*address),
                 Location::Register { register } => match frame.register(register.0) {
                     Some(mut bytes) => {
-                        // A value wider than one register (a 16-byte struct in rax:rdx would
-                        // use pieces) is cut to what the register holds.
-                        bytes.truncate(size.max(1) as usize);
-                        Place::bytes(bytes)
+                        // A value wider than the register (LLVM sometimes names one register
+                        // for a 16-byte `&str`): the bytes past it are not known.
+                        let size = size.max(1) as usize;
+                        let have = bytes.len();
+                        bytes.resize(size, 0);
+                        let unknown = if have < size {
+                            vec![(have as u64, size as u64)]
+                        } else {
+                            Vec::new()
+                        };
+                        Place::Bytes { bytes, unknown }
                     }
                     None => Place::Gone(missing_register(register.0)),
                 },

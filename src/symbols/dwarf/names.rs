@@ -15,6 +15,8 @@ use crate::symbols::elf::fuzzy;
 
 /// Namespace nesting followed at most.
 const MAX_NESTING: usize = 32;
+/// Declarations remembered per unit at most.
+const MAX_DECLARED: usize = 1_000_000;
 
 #[derive(Default)]
 pub(crate) struct NameIndex {
@@ -88,6 +90,9 @@ fn scan_unit(unit: &super::tree::UnitHandle, index: &mut NameIndex) {
     let mut scopes: Vec<(isize, String)> = Vec::new();
     // Depth of a function being skipped: everything deeper is local.
     let mut inside_function: Option<isize> = None;
+    // Qualified names of declarations (`extern`, static members): a C++ definition outside
+    // its namespace or class names its declaration instead of a name of its own.
+    let mut declared: HashMap<usize, String> = HashMap::new();
     while !cursor.is_empty() {
         let depth = cursor.next_depth();
         let offset = cursor.next_offset();
@@ -150,16 +155,31 @@ fn scan_unit(unit: &super::tree::UnitHandle, index: &mut NameIndex) {
                 let defined = die.attr_value(gimli::DW_AT_location).is_some()
                     || die.attr_value(gimli::DW_AT_const_value).is_some();
                 if !defined {
+                    if let Some(n) = name {
+                        if declared.len() < MAX_DECLARED {
+                            declared.insert(global, qualified(&scopes, &n));
+                        }
+                    }
                     continue;
                 }
-                // A C++ definition outside its class names the declaration instead.
-                let name = name.or_else(|| {
-                    let spec = unit.reference(&die, gimli::DW_AT_specification)?;
+                if let Some(n) = name {
+                    add(&mut index.vars, &scopes, &n, global);
+                    continue;
+                }
+                // A C++ definition outside its namespace or class: the declaration's names.
+                let Some(spec) = unit.reference(&die, gimli::DW_AT_specification) else {
+                    continue;
+                };
+                let full = declared.get(&spec).cloned().or_else(|| {
                     let d = unit.entry_at(spec)?;
                     unit.string(&d, gimli::DW_AT_name)
                 });
-                if let Some(n) = name {
-                    add(&mut index.vars, &scopes, &n, global);
+                if let Some(full) = full {
+                    let bare = full.rsplit("::").next().unwrap_or(&full).to_string();
+                    index.vars.entry(bare.clone()).or_default().push(global);
+                    if full != bare {
+                        index.vars.entry(full).or_default().push(global);
+                    }
                 }
             }
             _ => {
@@ -183,8 +203,13 @@ fn scan_unit(unit: &super::tree::UnitHandle, index: &mut NameIndex) {
 fn add(map: &mut HashMap<String, Vec<usize>>, scopes: &[(isize, String)], name: &str, die: usize) {
     map.entry(name.to_string()).or_default().push(die);
     if !scopes.is_empty() {
-        let mut q: Vec<&str> = scopes.iter().map(|(_, s)| s.as_str()).collect();
-        q.push(name);
-        map.entry(q.join("::")).or_default().push(die);
+        map.entry(qualified(scopes, name)).or_default().push(die);
     }
+}
+
+/// `ns::Class::name` from the open scopes.
+fn qualified(scopes: &[(isize, String)], name: &str) -> String {
+    let mut q: Vec<&str> = scopes.iter().map(|(_, s)| s.as_str()).collect();
+    q.push(name);
+    q.join("::")
 }

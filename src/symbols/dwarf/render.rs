@@ -4,7 +4,7 @@
 //! to show the text a `char *` points to, so a cyclic list prints in one line.
 
 use super::location::Place;
-use super::rust::{is_tuple_field, RustSeq};
+use super::rust::{is_rust_ref, is_tuple_field, RustSeq};
 use super::tree::InfoTree;
 use super::types::{AggKind, Encoding, Kind, Type, TypeId};
 use super::value::{Scalar, Target, Value};
@@ -160,6 +160,15 @@ impl InfoTree {
                 Ok(None) => out.push("?"),
                 Err(e) => out.push(&bracket(&e)),
             },
+            // A Rust reference always points at a live value: it shows that value, as a C++
+            // reference does (a raw pointer or a Box shows its address).
+            Kind::Pointer(_) if is_rust_ref(&ty) => match self.deref(v, t) {
+                Ok(target) => self.write(&target, t, lim, depth, out),
+                Err(_) => {
+                    let Kind::Pointer(to) = ty.kind else { return };
+                    self.write_pointer(v, to, &ty, t, lim, depth, out)
+                }
+            },
             Kind::Pointer(to) => self.write_pointer(v, *to, &ty, t, lim, depth, out),
             Kind::Reference { .. } => match self.deref(v, t) {
                 Ok(target) => self.write(&target, t, lim, depth + 1, out),
@@ -271,7 +280,11 @@ impl InfoTree {
             return;
         }
         let _ = ty;
-        match t.symbolize(addr).filter(|_| depth == 0) {
+        // A symbol the address lies in, not a mapping name (`[stack]+0x20`, `[heap]+0x10`).
+        let symbol = t
+            .symbolize(addr)
+            .filter(|s| depth == 0 && !s.starts_with('['));
+        match symbol {
             Some(s) => out.push(&format!("{addr:#x} <{s}>")),
             None => out.push(&format!("{addr:#x}")),
         }
@@ -329,7 +342,22 @@ impl InfoTree {
             return;
         }
         if depth >= lim.depth {
-            out.push("{…}");
+            // Too deep for the fields; a Rust enum still says which variant it is.
+            let variant = variants
+                .as_ref()
+                .and_then(|vp| self.active_variant(v, vp, t).ok().flatten());
+            match variant {
+                Some(x) => {
+                    out.push(x.member.name.as_deref().unwrap_or("?"));
+                    let has_fields = self.strip(x.member.ty).is_some_and(|vt| {
+                        matches!(&vt.kind, Kind::Aggregate { members, .. } if !members.is_empty())
+                    });
+                    if has_fields {
+                        out.push("(…)");
+                    }
+                }
+                None => out.push("{…}"),
+            }
             return;
         }
         if let Some(vp) = variants {
@@ -514,6 +542,12 @@ impl InfoTree {
             return Plain::Null;
         };
         match &ty.kind {
+            Kind::Pointer(_) if is_rust_ref(&ty) && depth < lim.depth * 2 => {
+                match self.deref(v, t) {
+                    Ok(target) => self.plain_at(&target, t, lim, depth + 1, budget),
+                    Err(e) => Plain::Missing(e),
+                }
+            }
             Kind::Base(_) | Kind::Enum { .. } | Kind::Pointer(_) => {
                 if let Kind::Pointer(to) = &ty.kind {
                     if let Some(kind) = self.text_kind(*to) {

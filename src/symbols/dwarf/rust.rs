@@ -188,6 +188,12 @@ impl InfoTree {
     }
 }
 
+/// `&T` and `&mut T` of Rust (a pointer type rustc names with `&`): always points at a live
+/// value, so printing and indexing see through it.
+pub fn is_rust_ref(ty: &Type) -> bool {
+    ty.rust && ty.name.as_deref().is_some_and(|n| n.starts_with('&'))
+}
+
 /// Whether a member name is a tuple field (`__0`, `__1`).
 pub fn is_tuple_field(name: &str) -> bool {
     name.strip_prefix("__")

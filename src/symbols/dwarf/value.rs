@@ -288,6 +288,9 @@ impl InfoTree {
                     bits: None,
                 })
             }
+            Kind::Pointer(_) if super::rust::is_rust_ref(&ty) => {
+                self.element(&self.deref(v, t)?, i, t)
+            }
             Kind::Pointer(to) => {
                 let base = match self.scalar(v, t)? {
                     Some(Scalar::Pointer(a)) => a,
@@ -322,6 +325,10 @@ impl InfoTree {
         let ty = self.strip(v.ty)?;
         match &ty.kind {
             Kind::Array { counts, .. } => counts.first().copied().flatten(),
+            Kind::Reference { .. } => self.length(&self.deref(v, t).ok()?, t),
+            Kind::Pointer(_) if super::rust::is_rust_ref(&ty) => {
+                self.length(&self.deref(v, t).ok()?, t)
+            }
             _ => match self.rust_sequence(v, &ty, t)? {
                 Ok((_, _, len)) => Some(len),
                 Err(_) => None,
