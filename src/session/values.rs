@@ -62,8 +62,10 @@ struct FrameView<'a> {
     frames: &'a [unwind::Frame],
     index: usize,
     bias: u64,
-    /// The module's TLS block in the selected thread.
-    tls_block: Option<u64>,
+    /// The module whose TLS block `DW_OP_form_tls_address` means, and the selected thread's
+    /// thread pointer; the block is found only when a variable needs it.
+    tls_module: Option<&'a LoadedModule>,
+    fs_base: u64,
     /// pc is the first instruction of the function (registers still hold the arguments).
     at_entry: bool,
     depth: usize,
@@ -93,7 +95,8 @@ impl FrameAccess for FrameView<'_> {
     }
 
     fn tls(&self, offset: u64) -> Option<u64> {
-        self.tls_block.map(|b| b.wrapping_add(offset))
+        let block = tls_block(self.inferior, self.store, self.tls_module?, self.fs_base)?;
+        Some(block.wrapping_add(offset))
     }
 
     fn entry_value(&self, expr: &gimli::Expression<Reader>, unit: &UnitHandle) -> Option<u64> {
@@ -119,7 +122,7 @@ impl FrameAccess for FrameView<'_> {
             bias: module.bias.0,
             at_entry: false,
             depth: self.depth + 1,
-            tls_block: None,
+            tls_module: Some(module),
             ..*self
         };
         loc::evaluate_value(&value, &chain.unit, &view)
@@ -243,7 +246,8 @@ impl Session {
             frames,
             index: row.physical,
             bias: module.bias.0,
-            tls_block: tls_block(inferior, store, module, fs_base),
+            tls_module: Some(module),
+            fs_base,
             at_entry: exact && low == Some(pc_file),
             depth: 0,
         };
@@ -372,7 +376,8 @@ impl Session {
                     frames: &[],
                     index: 0,
                     bias: module.bias.0,
-                    tls_block: tls_block(inferior, store, module, fs_base),
+                    tls_module: Some(module),
+                    fs_base,
                     at_entry: false,
                     depth: 0,
                 };
