@@ -4,7 +4,9 @@
 //! `session` (the facade scripts call), `inferior` (threads, breakpoints, stop/resume),
 //! `os` (the only ptrace/unsafe code). `symbols` is pure and used by session and script.
 //! `daemon` (named sessions) and `mcp` (the MCP server) sit beside `repl`: they host engines
-//! and answer chunks through [`repl::Repl::respond`].
+//! and answer chunks through [`repl::Repl::respond`]. `view` (the live page) knows neither
+//! JavaScript nor ptrace: session fills in what it shows, script drives its `dom` model, and
+//! its server threads only read what the engine publishes.
 
 pub mod cli;
 pub mod daemon;
@@ -15,3 +17,4 @@ pub mod repl;
 pub mod script;
 pub mod session;
 pub mod symbols;
+pub mod view;

@@ -91,6 +91,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Bound before the target starts, so a taken port starts nothing.
+    let view = match cli.options.view.as_deref().map(scry::view::View::open) {
+        Some(Ok(view)) => Some(view),
+        Some(Err(e)) => {
+            eprintln!("scry: {e}");
+            return ExitCode::from(2);
+        }
+        None => None,
+    };
     let mut session = Session::new(config);
     let first_stop = if let Some(pid) = cli.pid {
         session.attach(pid)
@@ -117,6 +126,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(view) = view {
+        if let Some(warning) = view.warning() {
+            eprintln!("scry: {warning}");
+        }
+        eprintln!("scry: view at {}", view.url());
+        let line = first_stop.reason.is_some().then(|| first_stop.line());
+        engine.attach_view(view, line.as_deref().unwrap_or(""));
+    }
     let mut repl = Repl::new(engine, &cli.marker);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();

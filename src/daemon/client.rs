@@ -231,9 +231,17 @@ pub(super) fn start(name: &str, words: &[String]) -> ExitCode {
         let _ = BufReader::new(out).read_line(&mut line);
     }
     match line.trim_end_matches('\n').split_once('\t') {
-        Some(("ok", first_stop)) => {
+        Some(("ok", rest)) => {
             // The daemon runs on; it is not waited for.
-            println!("{}", unescape_lines(first_stop));
+            let mut fields = rest.split('\t');
+            println!("{}", unescape_lines(fields.next().unwrap_or_default()));
+            // The live view's URL, and a warning when it is reachable from other machines.
+            if let Some(url) = fields.next() {
+                if let Some(warning) = fields.next() {
+                    eprintln!("scry: {warning}");
+                }
+                eprintln!("scry: view at {url}");
+            }
             ExitCode::SUCCESS
         }
         Some(("error", message)) => {
@@ -263,6 +271,10 @@ fn unescape_lines(text: &str) -> String {
             }
             ('\\', Some('\\')) => {
                 out.push('\\');
+                chars.next();
+            }
+            ('\\', Some('t')) => {
+                out.push('\t');
                 chars.next();
             }
             _ => out.push(c),

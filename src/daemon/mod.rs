@@ -53,6 +53,10 @@ pub struct TargetOptions {
     /// Also look for separate debug files here (repeatable; searched before /usr/lib/debug).
     #[arg(long = "debug-dir", value_name = "DIR")]
     pub debug_dirs: Vec<PathBuf>,
+    /// Serve a live page of the session on [ADDR:]PORT (127.0.0.1 unless ADDR is given; port
+    /// 0 picks a free one). The URL, with its token, is printed on stderr and returned by view().
+    #[arg(long, value_name = "[ADDR:]PORT")]
+    pub view: Option<String>,
 }
 
 impl TargetOptions {
@@ -85,8 +89,22 @@ pub enum Target {
     Attach(i32),
 }
 
-/// Starts a session on `target`: the REPL that answers its chunks, and the first stop's line.
-pub fn open(config: Config, target: &Target) -> Result<(Repl, String), String> {
+/// A session that was started.
+pub struct Opened {
+    /// Answers its chunks.
+    pub repl: Repl,
+    /// The first stop's line and the orientation below it.
+    pub first_stop: String,
+    /// The live view's URL, when `--view` asked for one.
+    pub view_url: Option<String>,
+    /// What to tell the user about a view reachable beyond this machine.
+    pub view_warning: Option<String>,
+}
+
+/// Starts a session on `target`, with a live view on `view` (`[ADDR:]PORT`) if given. The view
+/// is bound first, so a taken port starts nothing.
+pub fn open(config: Config, target: &Target, view: Option<&str>) -> Result<Opened, String> {
+    let view = view.map(crate::view::View::open).transpose()?;
     let mut session = Session::new(config);
     let stop = match target {
         Target::Spawn { program, args } => session.spawn(SpawnSpec {
@@ -98,8 +116,20 @@ pub fn open(config: Config, target: &Target) -> Result<(Repl, String), String> {
     }
     .map_err(|e| e.to_string())?;
     let engine = Engine::new(session).map_err(|e| format!("{e:#}"))?;
-    let first = engine.orientation(Some(&stop.line()));
-    Ok((Repl::new(engine, ";;"), first))
+    let line = stop.line();
+    let (mut view_url, mut view_warning) = (None, None);
+    if let Some(view) = view {
+        view_url = Some(view.url().to_string());
+        view_warning = view.warning().map(str::to_string);
+        engine.attach_view(view, &line);
+    }
+    let first_stop = engine.orientation(Some(&line));
+    Ok(Opened {
+        repl: Repl::new(engine, ";;"),
+        first_stop,
+        view_url,
+        view_warning,
+    })
 }
 
 /// Ends a session's hold on its target the way its origin asks (a spawned process is killed,

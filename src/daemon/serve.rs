@@ -149,19 +149,32 @@ pub(super) fn serve(args: &StartArgs) -> ExitCode {
     // ours.
     let _ = nix::unistd::setsid();
     crate::session::install_signal_handling(false);
-    let (listener, mut repl, first, files, idle) = match set_up(args) {
+    let (listener, opened, files, idle) = match set_up(args) {
         Ok(parts) => parts,
         Err(message) => {
             tell_client(&format!("error\t{}", message.replace('\n', " ")));
             return ExitCode::from(2);
         }
     };
-    // One line: the first stop and the orientation below it travel with `\n` escaped.
+    let (mut repl, first) = (opened.repl, opened.first_stop);
+    // One line: the first stop and the orientation below it travel with `\n` (and tabs)
+    // escaped; the view's URL and a warning about its address ride along after tabs.
+    let view = match (&opened.view_url, &opened.view_warning) {
+        (Some(url), Some(warning)) => format!("\t{url}\t{warning}"),
+        (Some(url), None) => format!("\t{url}"),
+        _ => String::new(),
+    };
     tell_client(&format!(
-        "ok\t{}",
-        first.replace('\\', "\\\\").replace('\n', "\\n")
+        "ok\t{}{view}",
+        first
+            .replace('\\', "\\\\")
+            .replace('\n', "\\n")
+            .replace('\t', "\\t")
     ));
     eprintln!("scry session {}: {first}", args.name);
+    if let Some(url) = &opened.view_url {
+        eprintln!("scry session {}: view at {url}", args.name);
+    }
 
     let info = Arc::new(Mutex::new(Info {
         name: args.name.clone(),
@@ -250,7 +263,7 @@ pub(super) fn serve(args: &StartArgs) -> ExitCode {
     code
 }
 
-type Parts = (UnixListener, Repl, String, Files, Duration);
+type Parts = (UnixListener, super::Opened, Files, Duration);
 
 fn set_up(args: &StartArgs) -> Result<Parts, String> {
     let config = args.options.config()?;
@@ -270,8 +283,8 @@ fn set_up(args: &StartArgs) -> Result<Parts, String> {
     };
     std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
         .map_err(|e| format!("cannot chmod {}: {e}", socket.display()))?;
-    let (repl, first) = open(config, &args.target())?;
-    Ok((listener, repl, first, files, idle))
+    let opened = open(config, &args.target(), args.options.view.as_deref())?;
+    Ok((listener, opened, files, idle))
 }
 
 fn accept_loop(listener: UnixListener, requests: Sender<Request>, info: Arc<Mutex<Info>>) {

@@ -90,6 +90,7 @@ pub fn main(args: &[String]) -> ExitCode {
         }
     });
     let mut server = Server::new(config);
+    server.view = cli.options.view.clone();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     loop {
@@ -118,6 +119,8 @@ pub fn main(args: &[String]) -> ExitCode {
 /// The protocol state: every named session, each a REPL owned by this (the ptrace) thread.
 pub struct Server {
     config: Config,
+    /// `--view`: the live view every started session gets unless `scry_start` says otherwise.
+    pub view: Option<String>,
     sessions: BTreeMap<String, Repl>,
 }
 
@@ -125,6 +128,7 @@ impl Server {
     pub fn new(config: Config) -> Self {
         Server {
             config,
+            view: None,
             sessions: BTreeMap::new(),
         }
     }

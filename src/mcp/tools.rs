@@ -16,7 +16,8 @@ library functions work) or attach to the running process `pid` (every thread sto
 the first stop line and the session's name. Sessions are named (`name`, default 'default') and \
 several may run at once; starting a name whose process is still live is an error. A session \
 lives until scry_stop or the end of this server: a spawned program is then killed, an attached \
-one detached and left running.";
+one detached and left running. `view` (e.g. 0 or '127.0.0.1:8080') also serves a live page of \
+the session for a person to watch; its URL is in the result and returned by view().";
 
 const EVAL_ABOUT: &str = "\
 Evaluate a chunk of JavaScript in a scry session against the stopped target. Returns everything \
@@ -51,6 +52,7 @@ pub fn definitions() -> Value {
                     "program": {"type": "string", "description": "Program to spawn (PATH is searched)."},
                     "args": {"type": "array", "items": {"type": "string"}, "description": "Its arguments."},
                     "pid": {"type": "integer", "description": "A running process to attach to instead."},
+                    "view": {"type": ["string", "integer"], "description": "Serve a live page of the session on [ADDR:]PORT (127.0.0.1 unless ADDR is given; 0 picks a free port)."},
                     "name": name,
                 },
             },
@@ -166,10 +168,25 @@ fn start(server: &mut Server, args: &Map<String, Value>) -> Result<Value, String
     if let Some(mut old) = server.sessions.remove(&name) {
         daemon::release(&mut old);
     }
-    let (repl, first) =
-        daemon::open(server.config.clone(), &target).map_err(|e| format!("error: {e}"))?;
-    server.sessions.insert(name.clone(), repl);
-    Ok(text(format!("{first}\nsession '{name}'"), false))
+    let view = match args.get("view") {
+        None | Some(Value::Null) => server.view.clone(),
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(other) => return Err(format!("error: view must be [ADDR:]PORT, not {other}")),
+    };
+    let opened = daemon::open(server.config.clone(), &target, view.as_deref())
+        .map_err(|e| format!("error: {e}"))?;
+    server.sessions.insert(name.clone(), opened.repl);
+    let mut answer = format!("{}\nsession '{name}'", opened.first_stop);
+    if let Some(url) = &opened.view_url {
+        if let Some(warning) = &opened.view_warning {
+            eprintln!("scry: {warning}");
+            answer.push_str(&format!("\n{warning}"));
+        }
+        eprintln!("scry: session '{name}': view at {url}");
+        answer.push_str(&format!("\nview {url}"));
+    }
+    Ok(text(answer, false))
 }
 
 fn eval(server: &mut Server, args: &Map<String, Value>) -> Result<Value, String> {

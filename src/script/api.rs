@@ -25,6 +25,7 @@ pub const TOPICS: &[(&str, &str)] = &[
         "which signals stop the target and reach listeners",
     ),
     ("values", "DWARF types (-g)"),
+    ("view", "view(), dom"),
 ];
 
 /// What `help(topic)` adds to the topic's rows: what the one-line summaries leave out.
@@ -84,6 +85,9 @@ x86 has 4 debug registers; 'r' reports only accesses that leave the value unchan
     ),
 ];
 
+/// Topics `help()` names in one line; `help('view')` lists them.
+const BRIEF_TOPICS: &[&str] = &["view"];
+
 #[rustfmt::skip] // one row per line: the table is read as a table
 pub const API: &[Entry] = &[
     e("run", "spawn(path, ...args, {env,cwd,stdin}?)", "start, stop at entry -> stop"),
@@ -123,6 +127,14 @@ pub const API: &[Entry] = &[
     e("util", "ctx", "persistent object; ctx.reset()"),
     e("util", "config.timeout", "also script_timeout output_limit aslr debug_dirs"),
     e("util", "help(topic?)", "topics: run state break events util stop signals values"),
+    e("view", "view()", "URL of the live page (scry --view [ADDR:]PORT), or null"),
+    e("view", "dom.canvas(id, w, h).putImageData(src, dx=0, dy=0, {w,h,format}?)", "pixels; src: bytes, Uint8Array, hex or state.memory(addr)"),
+    e("view", "format", "rgba (default) rgbx bgra bgrx rgb gray; state.memory() reads w*h pixels"),
+    e("view", "dom.id(id)", "element by id; a new <div> in the page's script area if none has it"),
+    e("view", "dom.id(id).textContent = v", "also innerHTML (sanitized: no scripts, no on* handlers), className"),
+    e("view", "dom.id(id).style.color = 'red'", "style properties; setAttribute(n, v) / getAttribute(n)"),
+    e("view", "dom.create(tag) / dom.id(id).appendChild(el)", "build trees; el.append('text', el2); el.remove(); dom.clear()"),
+    e("view", "the page", "updated at most ~30x a second, last state wins; listeners stay fast"),
 ];
 
 pub const OVERVIEW: &str = "\
@@ -186,6 +198,9 @@ pub fn help(topic: Option<&str>) -> String {
     }
     for (name, about) in TOPICS.iter().filter(|(n, _)| wanted.contains(n)) {
         out.push_str(&format!("[{name}] {about}\n"));
+        if wanted.len() > 1 && BRIEF_TOPICS.contains(name) {
+            continue;
+        }
         for entry in API.iter().filter(|e| e.topic == *name) {
             out.push_str(&format!("  {}\t{}\n", entry.path, entry.doc));
         }
@@ -216,6 +231,7 @@ pub fn paths(entry: &Entry) -> Vec<String> {
                 && !p.starts_with("fn(")
                 && !p.starts_with("e.")
                 && !p.starts_with('\'')
+                && !matches!(*p, "format" | "the page")
         })
         .map(|p| {
             let mut out = String::new();
@@ -250,7 +266,7 @@ pub fn global_names() -> Vec<&'static str> {
             let head = p.split(['.', '(', ' ']).next()?;
             let ident =
                 !head.is_empty() && head.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-            (ident && !matches!(head, "return" | "fn" | "e")).then_some(head)
+            (ident && !matches!(head, "return" | "fn" | "e" | "format" | "the")).then_some(head)
         })
         .collect();
     names.extend(["continue", "removeEventListener", "thread_local"]);
@@ -267,9 +283,15 @@ mod tests {
     fn help_is_small_and_complete() {
         let all = help(None);
         assert!(all.len() < 3072, "help() is {} bytes", all.len());
-        for entry in API {
+        for entry in API.iter().filter(|e| !BRIEF_TOPICS.contains(&e.topic)) {
             assert!(all.contains(entry.path));
         }
+        let view = help(Some("view"));
+        assert!(view.contains("dom.canvas(id, w, h)"));
+        assert!(
+            !all.contains("dom.canvas"),
+            "view details only in help('view')"
+        );
         assert!(help(Some("state")).contains("state.pc"));
         // Topics add what the summary leaves out.
         assert!(!all.contains("e.executed"));

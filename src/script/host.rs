@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use rquickjs::Ctx;
 
+use super::feed::Feed;
 use crate::session::Session;
+use crate::view::dom::DomModel;
 
 /// The text of one response while a chunk runs. Past `hard_cap` bytes nothing more is kept,
 /// only counted: a `print` loop cannot exhaust scry's memory.
@@ -47,6 +49,10 @@ pub struct Host {
     pub last_stop: RefCell<Option<crate::session::StopInfo>>,
     /// Addresses of scry's own temporary breakpoints (finish, next) now in the target.
     pub temp_sites: RefCell<Vec<u64>>,
+    /// The script area of the live view, as `dom` changes it (kept even without a view).
+    pub dom: RefCell<DomModel>,
+    /// The live view, when one is open.
+    pub feed: RefCell<Option<Feed>>,
 }
 
 impl Host {
@@ -58,6 +64,8 @@ impl Host {
             run_deadline: Cell::new(None),
             last_stop: RefCell::new(None),
             temp_sites: RefCell::new(Vec::new()),
+            dom: RefCell::new(DomModel::default()),
+            feed: RefCell::new(None),
         })
     }
 

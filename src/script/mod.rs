@@ -3,6 +3,7 @@
 
 pub mod api;
 mod errors;
+mod feed;
 pub mod format;
 mod host;
 mod native;
@@ -23,6 +24,8 @@ use crate::session::Session;
 use host::Host;
 
 const PRELUDE: &str = include_str!("prelude.js");
+/// `dom` and `view()`, built on the same native object after the prelude.
+const DOM_PRELUDE: &str = include_str!("dom.js");
 const PRELUDE_FILE: &str = "<scry>";
 pub const MEMORY_LIMIT_MIB: usize = 256;
 /// QuickJS's own recursion guard; well inside the main thread's 8 MiB stack.
@@ -69,7 +72,18 @@ impl Engine {
             let init: Function = ctx
                 .eval_with_options(PRELUDE, opts)
                 .map_err(|e| js_error(&ctx, e))?;
-            let chunk_end: Function = init.call((native,)).map_err(|e| js_error(&ctx, e))?;
+            let chunk_end: Function = init
+                .call((native.clone(),))
+                .map_err(|e| js_error(&ctx, e))?;
+            let mut opts = EvalOptions::default();
+            opts.global = true;
+            opts.strict = true;
+            opts.filename = Some(PRELUDE_FILE.into());
+            let dom: Function = ctx
+                .eval_with_options(DOM_PRELUDE, opts)
+                .map_err(|e| js_error(&ctx, e))?;
+            dom.call::<_, ()>((native,))
+                .map_err(|e| js_error(&ctx, e))?;
             Ok(Persistent::save(&ctx, chunk_end))
         })?;
         Ok(Engine {
@@ -105,6 +119,20 @@ impl Engine {
         out
     }
 
+    /// Shows the session in the live view `view` from now on (its URL is what `view()`
+    /// returns).
+    /// `stop_line` is the session's stop so far (the first stop of a spawn or attach).
+    pub fn attach_view(&self, view: crate::view::View, stop_line: &str) {
+        self.host.attach_view(view);
+        self.host.note_stop(stop_line);
+        self.host
+            .publish_chunk("", "<meta>", "", true, Instant::now());
+    }
+
+    pub fn view_url(&self) -> Option<String> {
+        self.host.view_url()
+    }
+
     pub fn with_session<T>(&self, f: impl FnOnce(&mut Session) -> T) -> T {
         f(&mut self.host.session.borrow_mut())
     }
@@ -115,6 +143,7 @@ impl Engine {
     /// answered as `error: internal: ...`, so one bad chunk cannot take down a session daemon
     /// or an MCP server with every other session in it.
     pub fn eval(&self, source: &str, file: &str) -> ChunkResult {
+        let started = Instant::now();
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             self.eval_chunk(source, file)
         }));
@@ -133,6 +162,8 @@ impl Engine {
         });
         self.after_chunk();
         let response = self.host.response.take();
+        self.host
+            .publish_chunk(source, file, &response.text, outcome, started);
         ChunkResult {
             text: response.text,
             ok: outcome,

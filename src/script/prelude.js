@@ -831,6 +831,10 @@
     for (const k of Object.keys(this)) delete this[k];
   });
 
+  // For dom.js, which builds `dom` on the same native object.
+  N.ScryError = ScryError;
+  N.nearest = nearest;
+
   define('print', N.print);
   define('hex', hex);
   define('ctx', ctx);

@@ -10,10 +10,14 @@ use std::sync::{Arc, Mutex};
 
 use crate::os::pipe::{is_hung_up, pending_bytes, wait_readable};
 
+/// Where else the output goes as it arrives (the live view).
+pub type Tee = Arc<dyn Fn(&[u8]) + Send + Sync>;
+
 pub struct Capture {
     bytes: VecDeque<u8>,
     limit: usize,
     dropped: u64,
+    tee: Option<Tee>,
 }
 
 impl Capture {
@@ -22,10 +26,25 @@ impl Capture {
             bytes: VecDeque::new(),
             limit: limit.max(1),
             dropped: 0,
+            tee: None,
         }
     }
 
+    /// Empty again for a new process (the tee stays).
+    pub fn restart(&mut self, limit: usize) {
+        let tee = self.tee.take();
+        *self = Capture::new(limit);
+        self.tee = tee;
+    }
+
+    pub fn set_tee(&mut self, tee: Option<Tee>) {
+        self.tee = tee;
+    }
+
     pub fn push(&mut self, data: &[u8]) {
+        if let Some(tee) = &self.tee {
+            tee(data);
+        }
         self.bytes.extend(data);
         let excess = self.bytes.len().saturating_sub(self.limit);
         if excess > 0 {

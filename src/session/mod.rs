@@ -9,6 +9,7 @@ mod fpu;
 mod inspect;
 mod lookup;
 mod overview;
+mod panels;
 mod placement;
 mod points;
 mod run;
@@ -261,6 +262,13 @@ impl Session {
         }
     }
 
+    /// Sends the program's output also to `tee` as it arrives (the live view).
+    pub fn set_output_tee(&mut self, tee: Option<capture::Tee>) {
+        if let Ok(mut c) = self.capture.lock() {
+            c.set_tee(tee);
+        }
+    }
+
     // ---- process lifecycle -------------------------------------------------------------
 
     pub fn is_live(&self) -> bool {
@@ -322,7 +330,10 @@ impl Session {
             stdin: spec.stdin.clone(),
             disable_aslr: !self.config.aslr,
         };
-        *self.capture.lock().expect("capture lock") = Capture::new(self.config.capture_limit);
+        self.capture
+            .lock()
+            .expect("capture lock")
+            .restart(self.config.capture_limit);
         let (inferior, output, stop) = Inferior::spawn(&request)?;
         self.pumps = vec![
             Pump::start(output.stdout, self.capture.clone()),

@@ -35,6 +35,15 @@ impl Snapshot {
         }
     }
 
+    /// The registers noted at this stop so far (the live view reads them without noting).
+    pub fn noted_regs(&self) -> Option<RawRegs> {
+        self.current.regs
+    }
+
+    pub fn set_noted_regs(&mut self, regs: Option<RawRegs>) {
+        self.current.regs = regs;
+    }
+
     pub fn prev_regs(&self) -> Option<&RawRegs> {
         self.previous.regs.as_ref()
     }

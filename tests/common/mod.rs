@@ -96,6 +96,8 @@ pub struct Scry {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
+    /// Everything scry wrote on stderr so far (drained on a helper thread).
+    stderr: std::sync::Arc<Mutex<String>>,
 }
 
 impl Scry {
@@ -109,10 +111,45 @@ impl Scry {
             .expect("scry starts");
         let lines = line_reader(child.stdout.take().unwrap());
         let stdin = child.stdin.take();
+        let stderr = std::sync::Arc::new(Mutex::new(String::new()));
+        let (pipe, sink) = (child.stderr.take().unwrap(), stderr.clone());
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines() {
+                let Ok(line) = line else { break };
+                let mut text = sink.lock().unwrap_or_else(|e| e.into_inner());
+                text.push_str(&line);
+                text.push('\n');
+            }
+        });
         Scry {
             child,
             stdin,
             lines,
+            stderr,
+        }
+    }
+
+    /// What scry wrote on stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Waits until stderr holds `needle`; returns all of stderr.
+    pub fn wait_stderr(&self, needle: &str, timeout: Duration) -> String {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let text = self.stderr();
+            if text.contains(needle) {
+                return text;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "stderr never showed {needle:?}; it has:\n{text}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 
@@ -492,4 +529,34 @@ pub fn table(text: &str) -> Vec<HashMap<String, String>> {
                 .collect()
         })
         .collect()
+}
+
+/// Standard base64 (with padding) to bytes.
+pub fn decode_base64(text: &str) -> Vec<u8> {
+    let value = |c: u8| -> u32 {
+        match c {
+            b'A'..=b'Z' => u32::from(c - b'A'),
+            b'a'..=b'z' => u32::from(c - b'a') + 26,
+            b'0'..=b'9' => u32::from(c - b'0') + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => panic!("not base64: {c}"),
+        }
+    };
+    let mut out = Vec::new();
+    for quad in text.as_bytes().chunks(4) {
+        let digits: Vec<u32> = quad
+            .iter()
+            .filter(|c| **c != b'=')
+            .map(|c| value(*c))
+            .collect();
+        let n = digits
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, d)| n | d << (18 - 6 * i));
+        for i in 0..digits.len().saturating_sub(1) {
+            out.push((n >> (16 - 8 * i)) as u8);
+        }
+    }
+    out
 }

@@ -26,6 +26,7 @@ macro_rules! def {
     };
 }
 
+mod dom;
 mod fpu;
 mod modules;
 mod points;
@@ -135,5 +136,6 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
     modules::install(&n, ctx, host)?;
     typed::install(&n, ctx, host)?;
     fpu::install(&n, ctx, host)?;
+    dom::install(&n, ctx, host)?;
     Ok(n)
 }

@@ -3,7 +3,8 @@
 use super::*;
 use crate::session::MAX_DEADLINE;
 
-fn stop_to_js<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
+/// A stop a call returns, with its line (which the live view shows too).
+fn stop_to_js<'js>(ctx: &Ctx<'js>, host: &Host, info: &StopInfo) -> R<'js> {
     let v = stop_to_js_fields(ctx, info)?;
     if let Some(o) = v.as_object() {
         if let Some(sym) = &info.symbol {
@@ -12,7 +13,9 @@ fn stop_to_js<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
         if let Some((done, _)) = info.steps {
             o.put("steps", done as f64)?;
         }
-        o.put("line", info.line())?;
+        let line = info.line();
+        host.note_stop(&line);
+        o.put("line", line)?;
     }
     Ok(v)
 }
@@ -97,6 +100,7 @@ fn run_one<'js>(
     let info = leg(&mut *host.session_mut(ctx)?, deadline);
     finish_run(host, started);
     let info = info.map_err(|e| throw(ctx, e))?;
+    host.tick_at(&info);
     let rec = event_to_js(ctx, &info);
     *host.last_stop.borrow_mut() = Some(info);
     rec
@@ -148,7 +152,7 @@ pub(super) fn install<'js>(
             .session_mut(&ctx)?
             .spawn(spec)
             .map_err(|e| throw(&ctx, e))?;
-        stop_to_js(&ctx, &info)
+        stop_to_js(&ctx, &h, &info)
     });
 
     let h = host.clone();
@@ -161,19 +165,19 @@ pub(super) fn install<'js>(
             .session_mut(&ctx)?
             .attach(pid as i32)
             .map_err(|e| throw(&ctx, e))?;
-        stop_to_js(&ctx, &info)
+        stop_to_js(&ctx, &h, &info)
     });
 
     let h = host.clone();
     def!(n, ctx, "detach", move |ctx: Ctx<'js>| -> R<'js> {
         let info = h.session_mut(&ctx)?.detach().map_err(|e| throw(&ctx, e))?;
-        stop_to_js(&ctx, &info)
+        stop_to_js(&ctx, &h, &info)
     });
 
     let h = host.clone();
     def!(n, ctx, "kill", move |ctx: Ctx<'js>| -> R<'js> {
         let info = h.session_mut(&ctx)?.kill().map_err(|e| throw(&ctx, e))?;
-        stop_to_js(&ctx, &info)
+        stop_to_js(&ctx, &h, &info)
     });
 
     let h = host.clone();
@@ -201,7 +205,9 @@ pub(super) fn install<'js>(
         };
         let deadline = Instant::now() + limit;
         session.arm(deadline).map_err(|e| throw(&ctx, e))?;
+        drop(session);
         h.run_deadline.set(Some(deadline));
+        h.publish_running();
         Ok(())
     });
 
@@ -282,7 +288,7 @@ pub(super) fn install<'js>(
             info.reason = Some(crate::session::Reason::Step);
         }
         drop(session);
-        let v = stop_to_js(&ctx, &info)?;
+        let v = stop_to_js(&ctx, &h, &info)?;
         if let (Some(o), Some(rax)) = (v.as_object(), info.returned) {
             o.put("returned", u64_to_js(&ctx, rax)?)?;
         }
@@ -322,7 +328,7 @@ pub(super) fn install<'js>(
         if let (Some(done), Some(asked)) = (done.0, asked.0) {
             info.steps = Some((done as u64, asked as u64));
         }
-        stop_to_js(&ctx, &info)
+        stop_to_js(&ctx, &h, &info)
     });
 
     // step(n) with nobody listening: the whole batch without entering JS.
@@ -339,11 +345,22 @@ pub(super) fn install<'js>(
         let mut session = h.session_mut(&ctx)?;
         let mut done = 0u64;
         let mut last = None;
+        let watched = h.feed.borrow().is_some();
         while done < count {
             match session.step_raw(deadline) {
                 Ok(stop) => {
                     if matches!(stop, Stop::Step { .. } | Stop::Breakpoint { .. }) {
                         done += 1;
+                    }
+                    if watched {
+                        h.tick(&mut session, &mut h.dom.borrow_mut(), |s| {
+                            let info = StopInfo {
+                                tid: s.selected_tid().ok(),
+                                steps: Some((done, count)),
+                                ..Default::default()
+                            };
+                            s.light_stop_line(&info)
+                        });
                     }
                     last = Some(stop);
                     if !matches!(stop, Stop::Step { .. }) {
@@ -371,7 +388,7 @@ pub(super) fn install<'js>(
         if last.is_none() {
             info.symbol = h.session_mut(&ctx)?.symbolize(info.pc.unwrap_or(0));
         }
-        stop_to_js(&ctx, &info)
+        stop_to_js(&ctx, &h, &info)
     });
 
     let h = host.clone();
