@@ -223,15 +223,15 @@ impl Cursor {
             u.elements.push((p.element.clone(), pixels));
             self.elements.insert(*k, p.stamp);
         }
-        if self.elements.len() > b.elements.len() {
-            self.elements.retain(|k, _| {
-                let live = b.elements.contains_key(k);
-                if !live {
-                    u.removed.push(*k);
-                }
-                live
-            });
-        }
+        // What the page has that the board no longer does (a count would miss one element
+        // removed and another made in the same interval).
+        self.elements.retain(|k, _| {
+            let live = b.elements.contains_key(k);
+            if !live {
+                u.removed.push(*k);
+            }
+            live
+        });
         u
     }
 }
@@ -406,6 +406,7 @@ mod tests {
         let next = update(&shared, &mut cursor);
         assert_eq!(next.removed, vec![pc]);
         assert_eq!(next.elements.len(), 1);
+        assert!(!next.elements.iter().any(|(e, _)| e.key == pc));
         assert_eq!(next.elements[0].1, Pixels::Region);
         assert_eq!(next.output, Some((false, b"more".to_vec())));
 
@@ -421,6 +422,31 @@ mod tests {
         assert!(shared
             .changes(&mut cursor, Duration::from_millis(1))
             .is_none());
+    }
+
+    #[test]
+    fn a_removal_and_a_creation_in_one_interval_both_arrive() {
+        let shared = Arc::new(Shared::default());
+        let mut publisher = Publisher::new(shared.clone());
+        let mut dom = DomModel::default();
+        dom.track();
+        let a = dom.by_id("a").unwrap();
+        publisher.publish(Publication {
+            dom: Some(dom.take_changes()),
+            ..Default::default()
+        });
+        let mut cursor = Cursor::default();
+        update(&shared, &mut cursor);
+        dom.remove(a).unwrap();
+        let b = dom.by_id("b").unwrap();
+        publisher.publish(Publication {
+            dom: Some(dom.take_changes()),
+            ..Default::default()
+        });
+        let u = update(&shared, &mut cursor);
+        assert_eq!(u.removed, vec![a]);
+        assert_eq!(u.elements.len(), 1);
+        assert_eq!(u.elements[0].0.key, b);
     }
 
     #[test]
