@@ -99,6 +99,24 @@ fn check_stripped_program(scry: &mut Scry, debug: &Path) {
         scry.num(&format!("lines('splitdebug.c:{body}')[0]")),
         scry.num("state.pc")
     );
+    // A call inlined from the debug file's DWARF is a row of its own.
+    let inlined = line_of("return v + 1;");
+    scry.ok(&format!("breakpoint.set('splitdebug.c:{inlined}')"));
+    assert!(scry
+        .ok("cont()")
+        .contains(&format!("splitdebug.c:{inlined}")));
+    let rows = scry.ok(
+        "state.unwind().map(f => (f.inlined ? '[inlined] ' : '') + f.symbol.split('+')[0] + ':' + f.line).join(' | ')",
+    );
+    assert_eq!(
+        rows,
+        format!(
+            "[inlined] plus_one:{inlined} | scale:{} | main:{}",
+            line_of("return plus_one(scaled);"),
+            line_of("int total = scale(")
+        )
+    );
+    scry.ok("breakpoint.remove(3)");
     scry.ok("breakpoint.remove(2)");
     scry.ok("breakpoint.remove(1)");
     scry.ok("cont()");
