@@ -689,8 +689,10 @@
     noReentry('finish');
     const frames = N.unwind(2, true, false).rows;
     // The caller is the row after the current physical frame (calls inlined into the
-    // current function are rows of their own with the same pc).
-    const caller = frames[frames.findIndex((f) => !f.inlined) + 1];
+    // current function are rows of their own with the same pc), past any frame a tail call
+    // erased (it never resumes: the return goes to the caller that called it).
+    const rest = frames.slice(frames.findIndex((f) => !f.inlined) + 1);
+    const caller = rest.find((f) => !own(f, 'tail_call'));
     if (caller === undefined) {
       throw new ScryError('finish(): no caller frame to return to (state.unwind() shows the stack)');
     }

@@ -17,6 +17,7 @@ mod snapshot;
 pub mod stack;
 pub mod stop;
 mod supported;
+mod tailcalls;
 mod threads;
 pub mod tls;
 mod values;
@@ -181,6 +182,9 @@ pub struct FrameRow {
     /// Which scope of that frame: 0 is the function itself, 1 the call inlined into it,
     /// and so on (the innermost inlined call has the highest level).
     pub level: usize,
+    /// A frame a tail call erased, rebuilt from DWARF call-site information between
+    /// physical frame `physical` and its caller: no registers or variables are known.
+    pub tail_call: bool,
 }
 
 /// `state.source()`: the file, pc's line, and the numbered lines around it.

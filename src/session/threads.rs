@@ -222,7 +222,7 @@ impl Session {
         past_main: bool,
     ) -> Result<(Vec<FrameRow>, Option<String>)> {
         let (frames, stopped) = self.physical_frames(max_frames)?;
-        let mut rows = Vec::with_capacity(frames.len());
+        let mut rows: Vec<FrameRow> = Vec::with_capacity(frames.len());
         for (physical, frame) in frames.iter().enumerate() {
             let symbol = self.symbolize_frame(frame.pc, frame.lookup_pc());
             let locations = self.symbols.locations(RuntimeAddr(frame.lookup_pc()));
@@ -248,6 +248,7 @@ impl Session {
                 },
                 physical,
                 level: 0,
+                tail_call: false,
             };
             if locations.is_empty() {
                 rows.push(FrameRow {
@@ -274,6 +275,7 @@ impl Session {
                 });
             }
         }
+        let mut rows = self.with_tail_calls(rows, &frames);
         if !past_main {
             let is_main = |r: &FrameRow| {
                 !r.inlined

@@ -51,7 +51,8 @@ impl Target for MemTarget<'_> {
     }
 
     fn symbolize(&self, addr: u64) -> Option<String> {
-        self.store.symbolize(RuntimeAddr(addr))
+        // Symbols only: `<[stack]+0x20818>` after a pointer says nothing its value does not.
+        self.store.symbol_name(RuntimeAddr(addr))
     }
 }
 
@@ -222,6 +223,10 @@ impl Session {
         row: &FrameRow,
         fs_base: u64,
     ) -> Result<Vec<FrameVarRow>> {
+        // A frame a tail call erased left no registers or memory of its own to read.
+        if row.tail_call {
+            return Ok(Vec::new());
+        }
         let (inferior, store) = self.live_parts()?;
         let Some(frame) = frames.get(row.physical) else {
             return Ok(Vec::new());

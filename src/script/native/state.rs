@@ -129,6 +129,9 @@ fn frame_line(f: &crate::session::FrameRow, trampoline: bool, args: Option<&str>
     if f.inlined {
         line.push_str(" [inlined]");
     }
+    if f.tail_call {
+        line.push_str(" [tail call]");
+    }
     line.push(' ');
     // The trampoline is `__restore_rt` when the C library's debug file names it; gdb's
     // wording says what it is either way.
@@ -536,6 +539,9 @@ pub(super) fn install<'js>(
             o.put("symbol", f.symbol.clone())?;
             o.put("file", f.file.clone())?;
             o.put("line", f.line)?;
+            if f.tail_call {
+                o.put("tail_call", true)?;
+            }
             if f.inlined {
                 o.put("inlined", true)?;
             }

@@ -122,6 +122,14 @@ impl SymbolStore {
         }
     }
 
+    /// `main+0x4` when a symbol covers `addr`; `None` otherwise (no module or mapping
+    /// names): for pointers in values, where only a symbol says something a hex address
+    /// does not.
+    pub fn symbol_name(&self, addr: RuntimeAddr) -> Option<String> {
+        let (_, s, off) = self.symbol_at(addr)?;
+        Some(with_offset(&s.display_name(), off))
+    }
+
     /// Like `symbolize`, for a caller's frame whose `pc` is a return address: the function
     /// is found by `lookup` (the call, one byte back, so a call ending a function is not
     /// attributed to the next one) and the offset is `pc`'s.

@@ -10,6 +10,7 @@ mod lookup;
 mod module;
 mod regions;
 mod source;
+mod tailcalls;
 
 #[cfg(test)]
 mod tests;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 
 pub use debug_file::{DebugFile, FoundBy, SYSTEM_DEBUG_DIR};
 pub use module::{DwarfSource, LoadedModule, ModuleFile, SymbolSource};
+pub use tailcalls::TailCall;
 
 use crate::os::maps::MapEntry;
 use crate::symbols::addr::RuntimeAddr;
