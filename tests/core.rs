@@ -407,7 +407,15 @@ fn unknown_names_get_suggestions_and_meta_commands_are_checked() {
     );
     assert!(global.contains("did you mean breakpoint"), "{global}");
 
-    let symbol = scry.err("breakpoint.set('mian')");
+    // Not loaded anywhere: pending by default (a library may bring it), with the hint;
+    // an error when asked to be.
+    let pending = scry.ok("breakpoint.set('mian')");
+    assert!(
+        pending.contains("pending") && pending.contains("(did you mean main?)"),
+        "{pending}"
+    );
+    scry.ok("breakpoint.remove(1)");
+    let symbol = scry.err("breakpoint.set('mian', {pending: false})");
     assert_eq!(symbol, "error: unknown symbol 'mian' (did you mean main?)");
     let symbol = scry.err("symbol('countr')");
     assert!(

@@ -46,7 +46,11 @@ fn exec_is_a_stop_and_breakpoints_follow_the_new_image() {
     assert!(scry.ok("cont()").starts_with("breakpoint 1 at"));
     assert_eq!(scry.ok("state.registers.rdi"), "1", "the parent's call");
     let exec = scry.ok("cont()");
-    assert!(exec.starts_with("exec at "), "{exec}");
+    let program = fixture("exec_self");
+    assert!(
+        exec.starts_with(&format!("exec {} at ", program.display())),
+        "{exec}"
+    );
     assert!(
         scry.ok("cont()").starts_with("breakpoint 1 at"),
         "re-armed in the new image"

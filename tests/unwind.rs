@@ -207,7 +207,10 @@ fn breakpoints_by_file_and_line() {
     assert_eq!(scry.num("state.pc"), at);
     let missing = scry.err("breakpoint.set('chain.c:2')");
     assert!(missing.contains("no code for chain.c:2"), "{missing}");
+    // A file no loaded module has: pending by default (a library may bring it), an error
+    // when asked.
+    assert!(scry.ok("breakpoint.set('other.c:9')").contains("pending"));
     assert!(scry
-        .err("breakpoint.set('other.c:9')")
-        .contains("no code for other.c:9"));
+        .err("breakpoint.set('other.c:9', {pending: false})")
+        .contains("no loaded module has code from other.c"));
 }

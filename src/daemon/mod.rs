@@ -57,6 +57,17 @@ pub struct TargetOptions {
     /// 0 picks a free one). The URL, with its token, is printed on stderr and returned by view().
     #[arg(long, value_name = "[ADDR:]PORT")]
     pub view: Option<String>,
+
+    /// Where a spawned program first stops: `entry` (its entry point, start-up libraries
+    /// mapped and their constructors run) or `loader` (the dynamic loader's first
+    /// instruction, before any of that).
+    #[arg(long = "stop-at", value_name = "WHERE", default_value = "entry", value_parser = ["entry", "loader"])]
+    pub stop_at: String,
+
+    /// At a fork, follow the `parent` (the child runs untraced) or the `child` (the parent is
+    /// let go).
+    #[arg(long = "follow-fork", value_name = "WHICH", default_value = "parent", value_parser = ["parent", "child"])]
+    pub follow_fork: String,
 }
 
 impl TargetOptions {
@@ -71,6 +82,8 @@ impl TargetOptions {
             debug_dirs: check_debug_dirs(&self.debug_dirs)
                 .map(|()| self.debug_dirs.clone())
                 .map_err(|e| format!("--debug-dir {e}"))?,
+            stop_at_loader: self.stop_at == "loader",
+            follow_fork_child: self.follow_fork == "child",
             ..Config::default()
         })
     }

@@ -20,14 +20,23 @@ const ENTRY_DEADLINE: Duration = Duration::from_secs(30);
 impl Inferior {
     /// Spawns the program and runs it to its entry point: the loader has mapped the start-up
     /// libraries by then, so their symbols can take breakpoints at once.
-    pub fn spawn(req: &SpawnRequest) -> Result<(Inferior, SpawnOutput, Stop), OsError> {
+    /// `at_loader`: stop at the very first instruction instead (the dynamic loader's, before
+    /// it maps any library or runs any constructor).
+    pub fn spawn(
+        req: &SpawnRequest,
+        at_loader: bool,
+    ) -> Result<(Inferior, SpawnOutput, Stop), OsError> {
         let spawned = spawn_traced(req)?;
         let output = SpawnOutput {
             stdout: spawned.stdout,
             stderr: spawned.stderr,
         };
         let mut inferior = Inferior::new(spawned.pid, Origin::Spawned, &[spawned.pid])?;
-        let stop = inferior.run_to_entry()?;
+        let stop = if at_loader {
+            Stop::Loader { tid: spawned.pid }
+        } else {
+            inferior.run_to_entry()?
+        };
         Ok((inferior, output, stop))
     }
 

@@ -2,6 +2,7 @@
 //! resumes them (all-stop: when one thread stops, every thread is stopped).
 
 mod displaced;
+mod follow;
 mod inject;
 mod lifecycle;
 mod pinning;
@@ -34,6 +35,11 @@ pub enum Origin {
 pub enum Stop {
     /// Spawned and stopped at the program's entry point.
     Entry {
+        tid: Tid,
+    },
+    /// Spawned and stopped at its first instruction: the dynamic loader's, before any
+    /// library is mapped or any constructor has run.
+    Loader {
         tid: Tid,
     },
     /// Attached and stopped wherever it was.
@@ -93,6 +99,7 @@ impl Stop {
     pub fn tid(&self) -> Option<Tid> {
         match *self {
             Stop::Entry { tid }
+            | Stop::Loader { tid }
             | Stop::Attached { tid }
             | Stop::Step { tid }
             | Stop::Breakpoint { tid, .. }
@@ -125,8 +132,11 @@ pub struct NonStop {
 }
 
 impl NonStop {
-    fn covers(&self, stop: &Stop) -> bool {
+    /// `rendezvous`: the dynamic loader's breakpoint, which scry handles itself and lets go
+    /// at once (unless a user breakpoint is there too, which the caller then reports).
+    fn covers(&self, stop: &Stop, rendezvous: Option<u64>) -> bool {
         match stop {
+            Stop::Breakpoint { addr, .. } if Some(*addr) == rendezvous => true,
             Stop::Breakpoint { .. } => self.breakpoint,
             Stop::Watchpoint { .. } => self.watchpoint,
             Stop::Signal { .. } => self.signal,
@@ -152,6 +162,10 @@ pub struct Inferior {
     dr7: u64,
     /// Report thread creation and exit as stops during a continue.
     pub report_threads: bool,
+    /// At a fork, follow the child and let the parent go.
+    pub follow_fork_child: bool,
+    /// A fork followed since the last report: (parent, child).
+    followed: Option<(Tid, Tid)>,
     /// Sites whose int3 is out of memory while a vfork child shares it.
     lifted_for_vfork: Vec<u64>,
     /// The deadline of the run in progress (the alarm is shared with stop-all's waits).
@@ -167,6 +181,9 @@ pub struct Inferior {
     partial: Option<Tid>,
     /// Where displaced copies run (the program's entry point), once looked up.
     scratch: Option<u64>,
+    /// The dynamic loader's rendezvous (`_dl_debug_state`), where scry keeps a breakpoint of
+    /// its own to learn of every library load and unload.
+    rendezvous: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,12 +209,15 @@ impl Inferior {
             watch: [None; debugregs::SLOTS],
             dr7: 0,
             report_threads: false,
+            follow_fork_child: false,
+            followed: None,
             lifted_for_vfork: Vec::new(),
             pinning: None,
             syscall_gadget: None,
             trap_guard: None,
             partial: None,
             scratch: None,
+            rendezvous: None,
             run_deadline: None,
         })
     }
@@ -325,10 +345,31 @@ impl Inferior {
     /// Restores the original byte at `addr`, unless the program wrote over the int3 itself:
     /// then its bytes stay (writing the stale saved byte back would corrupt its new code).
     pub fn remove_site(&mut self, addr: u64) -> Result<(), OsError> {
+        // The loader's rendezvous stays while scry follows the loader.
+        if Some(addr) == self.rendezvous {
+            return Ok(());
+        }
         match self.sites.remove(addr) {
             Some(orig) if !self.dead && self.int3_in_memory(addr) => self.mem.write(addr, &[orig]),
             _ => Ok(()),
         }
+    }
+
+    /// Puts scry's own breakpoint on the dynamic loader's rendezvous function.
+    pub fn set_rendezvous(&mut self, addr: u64) -> Result<(), OsError> {
+        self.insert_site(addr)?;
+        self.rendezvous = Some(addr);
+        Ok(())
+    }
+
+    pub fn rendezvous(&self) -> Option<u64> {
+        self.rendezvous
+    }
+
+    /// Forgets the site at `addr` without writing anything: its memory is gone (the library
+    /// holding it was unloaded).
+    pub fn forget_site(&mut self, addr: u64) {
+        self.sites.remove(addr);
     }
 
     /// The int3 of the site at `addr` is still in memory (the program has not written over
@@ -344,6 +385,7 @@ impl Inferior {
     }
 
     fn remove_all_sites(&mut self) {
+        self.rendezvous = None;
         for addr in self.sites.addrs() {
             let _ = self.remove_site(addr);
         }

@@ -122,7 +122,7 @@ impl Inferior {
     /// listeners will decide whether the run goes on (`nonstop`), else with every thread
     /// stopped.
     fn report(&mut self, stop: Stop, nonstop: NonStop, pass: PassFn) -> Result<Stop, OsError> {
-        if self.dead || !nonstop.covers(&stop) {
+        if self.dead || !nonstop.covers(&stop, self.rendezvous) {
             return self.settle(stop, pass);
         }
         self.mark_event_thread(&stop);
@@ -703,6 +703,12 @@ impl Inferior {
                 self.after_exec()?;
                 Ok(Some(Stop::Exec { tid: self.pid }))
             }
+            WaitEvent::Fork { .. } if self.follow_fork_child => {
+                let child = ptrace::event_msg(tid)? as Tid;
+                self.follow_child(tid, child, pass)?;
+                self.continue_or_hold(child, mode)?;
+                Ok(None)
+            }
             WaitEvent::Fork { .. } | WaitEvent::Vfork { .. } => {
                 let child = ptrace::event_msg(tid)? as Tid;
                 let shared_memory = matches!(event, WaitEvent::Vfork { .. });
@@ -771,7 +777,10 @@ impl Inferior {
     }
 
     fn thread_gone(&mut self, tid: Tid, stop: Stop, mode: Mode) -> Option<Stop> {
-        self.threads.remove(&tid);
+        // A process scry no longer follows (a parent let go at a fork) is still its child.
+        if self.threads.remove(&tid).is_none() && tid != self.pid {
+            return None;
+        }
         if tid == self.pid {
             self.dead = true;
             self.threads.clear();
@@ -841,6 +850,7 @@ impl Inferior {
         self.sites = Default::default();
         self.scratch = None;
         self.partial = None;
+        self.rendezvous = None;
         self.syscall_gadget = None;
         self.trap_guard = None;
         self.threads.clear();

@@ -69,6 +69,7 @@ every event: reason (= stop_reason) pc tid symbol line state prev; by type:
               insn (the instruction that accessed, an object) insn_addr
   signal      signal ('SIGSEGV') fault_addr; set e.deliver = false to drop it; see help('signals')
   thread      kind ('start'|'exit') tid; never stops a run unless a listener returns 'stop'
+  library     kind ('load'|'unload') path base: likewise
   exit        reason 'exited' with code, or 'killed' with signal
 no verdict: a breakpoint, watchpoint or signal ends the run, a step goes on; listeners may not
 call step() cont() next() finish() spawn() attach() detach() kill()",
@@ -119,7 +120,7 @@ pub const API: &[Entry] = &[
     e("state", "lines('f.c:15') / line_at(addr)", "its addresses / 'f.c:15'"),
     e("break", "breakpoint.set(where, name? | {name, if, log})", "addr 'sym+off' 'f.c:9' -> id; if/log: e => ...; remove(id|name); list()"),
     e("break", "watchpoint.set(where, 'w'|'rw'|'r', name?, {len}?)", "hardware, 4 slots; remove(id|name); list()"),
-    e("events", "addEventListener(type, fn)", "step breakpoint watchpoint signal thread exit; removeEventListener"),
+    e("events", "addEventListener(type, fn)", "step breakpoint watchpoint signal thread library exit; removeEventListener"),
     e("events", "fn(e)", "e: reason pc tid state prev ...: help('events')"),
     e("events", "return 'continue' / 'stop'", "go on past a hit (logpoint) / end step(n) here"),
     e("events", "e.deliver = false", "signal listener: do not deliver"),

@@ -474,7 +474,7 @@
   const prev = guard('prev', result(prevTarget));
 
   // ---- events ----------------------------------------------------------------------------
-  const EVENTS = ['step', 'breakpoint', 'watchpoint', 'signal', 'thread', 'exit'];
+  const EVENTS = ['step', 'breakpoint', 'watchpoint', 'signal', 'thread', 'library', 'exit'];
   const listeners = {};
   for (const t of EVENTS) listeners[t] = [];
   function checkType(type) {
@@ -504,7 +504,8 @@
   // Tells the engine which stops scripts decide on: those are reported during cont() with
   // only their own thread stopped, so letting the run go on costs nothing for the others.
   function listening() {
-    N.listening(listeners.breakpoint.length > 0 || bpOptions.size > 0, listeners.watchpoint.length > 0, listeners.signal.length > 0);
+    N.listening(listeners.breakpoint.length > 0 || bpOptions.size > 0, listeners.watchpoint.length > 0,
+      listeners.signal.length > 0, listeners.library.length > 0);
   }
   // Which listener runs now (nested: the innermost), or null. An uncatchable interrupt (the
   // script budget, a signal to scry) unwinds past every catch and finally, so this is not
@@ -669,6 +670,8 @@
   function keepGoing(stop) {
     const r = stop.reason;
     if (r === 'thread_start' || r === 'thread_exit') return threadEvent(stop) !== 'stop';
+    // A library load or unload stops a run only when a library listener says 'stop'.
+    if (r === 'library') return dispatch('library', stop) !== 'stop';
     const type = r === 'exited' || r === 'killed' ? 'exit' : r;
     return dispatch(type, stop) === 'continue' && (r === 'breakpoint' || r === 'watchpoint' || r === 'signal');
   }
@@ -821,7 +824,7 @@
 
   // ---- settings and the persistent ctx ------------------------------------------------------
   const configTarget = {};
-  for (const k of ['timeout', 'script_timeout', 'output_limit', 'aslr', 'read_only', 'debug_dirs']) {
+  for (const k of ['timeout', 'script_timeout', 'output_limit', 'aslr', 'read_only', 'debug_dirs', 'stop_at', 'follow_fork']) {
     Object.defineProperty(configTarget, k, {
       enumerable: true,
       get: () => N.config_get(k),

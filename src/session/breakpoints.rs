@@ -41,6 +41,15 @@ impl BreakpointTable {
         id
     }
 
+    /// A breakpoint waiting for its location to load (see `dynamic`).
+    pub fn add_pending(&mut self, name: Option<String>, spec: String) -> u32 {
+        let id = self.add(0, name, spec);
+        if let Some(b) = self.list.last_mut() {
+            b.armed = false;
+        }
+        id
+    }
+
     pub fn find(&self, r: &BreakpointRef) -> Option<&Breakpoint> {
         self.list.iter().find(|b| match r {
             BreakpointRef::Id(id) => b.id == *id,

@@ -13,6 +13,18 @@ pub enum SessionError {
     Invalid(String),
 }
 
+impl SessionError {
+    /// A symbol or source line no loaded module has: it may come with a library loaded later.
+    pub fn is_not_loaded(&self) -> bool {
+        match self {
+            SessionError::Symbol(SymbolError::Unknown { .. }) => true,
+            SessionError::Invalid(msg) => msg.starts_with("no loaded module has code from "),
+            SessionError::NoProcess(_) => true,
+            _ => false,
+        }
+    }
+}
+
 impl fmt::Display for SessionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -77,11 +77,18 @@ impl Session {
                     "no line 0 in {file}: line numbers start at 1"
                 )));
             }
-            return self.symbols.line_address(file, line).map(|a| a.0).ok_or_else(|| {
-                SessionError::Invalid(format!(
-                    "no code for {file}:{line} in the line tables (is the program built with -g, and is the line inside a function?)"
-                ))
-            });
+            if let Some(a) = self.symbols.line_address(file, line) {
+                return Ok(a.0);
+            }
+            if !self.symbols.has_source_file(file) {
+                // A library loaded later may have it: a breakpoint there can wait.
+                return Err(SessionError::Invalid(format!(
+                    "no loaded module has code from {file} (is it built with -g, or in a library not loaded yet?)"
+                )));
+            }
+            return Err(SessionError::Invalid(format!(
+                "no code for {file}:{line} in the line tables (is the line inside a function?)"
+            )));
         }
         match self.symbols.resolve(expr) {
             Ok(addr) => Ok(addr.0),

@@ -4,6 +4,7 @@
 
 pub mod breakpoints;
 pub mod capture;
+pub mod dynamic;
 mod error;
 mod fpu;
 mod inspect;
@@ -92,6 +93,10 @@ pub struct Config {
     pub read_only: bool,
     /// Directories searched for separate debug files, before `/usr/lib/debug`.
     pub debug_dirs: Vec<PathBuf>,
+    /// Spawned programs stop at the dynamic loader's first instruction, not at their entry.
+    pub stop_at_loader: bool,
+    /// At a fork, scry follows the child and lets the parent go (gdb's follow-fork-mode).
+    pub follow_fork_child: bool,
 }
 
 impl Default for Config {
@@ -104,6 +109,8 @@ impl Default for Config {
             aslr: false,
             read_only: false,
             debug_dirs: Vec::new(),
+            stop_at_loader: false,
+            follow_fork_child: false,
         }
     }
 }
@@ -129,6 +136,9 @@ pub struct SpawnSpec {
     pub env: Vec<(String, Option<String>)>,
     pub cwd: Option<PathBuf>,
     pub stdin: Option<Vec<u8>>,
+    /// Stop at the dynamic loader's first instruction instead of the program's entry point
+    /// (`None`: as `config.stop_at_loader` says).
+    pub at_loader: Option<bool>,
 }
 
 #[cfg(test)]
@@ -236,6 +246,12 @@ pub struct Session {
     thread_events: bool,
     /// Stops listeners decide on: reported with only their thread stopped.
     nonstop: NonStop,
+    /// The loader's `_r_debug`, when scry follows the loader (see `dynamic`).
+    r_debug: Option<u64>,
+    /// Library changes waiting to be reported to `library` listeners, one stop each.
+    library_changes: std::collections::VecDeque<dynamic::LibraryChange>,
+    /// Scripts listen for `library` events.
+    library_events: bool,
 }
 
 impl Session {
@@ -263,6 +279,9 @@ impl Session {
             signal_modes,
             thread_events: false,
             nonstop: NonStop::default(),
+            r_debug: None,
+            library_changes: Default::default(),
+            library_events: false,
         }
     }
 
@@ -289,6 +308,11 @@ impl Session {
 
     /// The latest process (live or not): its pid, its program, and how it ended if it did.
     pub fn last_process(&self) -> Option<(Tid, &str, Option<&str>)> {
+        // The live process may have changed under the same session: a followed fork child,
+        // a new image after exec.
+        if let Some(t) = self.target.as_ref().filter(|t| !t.inferior.is_dead()) {
+            return Some((t.inferior.pid(), t.program.as_str(), None));
+        }
         let (pid, program) = self.last_process.as_ref()?;
         let ended = (!self.is_live()).then(|| self.ended.as_deref().unwrap_or("ended"));
         Some((*pid, program.as_str(), ended))
@@ -338,7 +362,8 @@ impl Session {
             .lock()
             .expect("capture lock")
             .restart(self.config.capture_limit);
-        let (inferior, output, stop) = Inferior::spawn(&request)?;
+        let at_loader = spec.at_loader.unwrap_or(self.config.stop_at_loader);
+        let (inferior, output, stop) = Inferior::spawn(&request, at_loader)?;
         self.pumps = vec![
             Pump::start(output.stdout, self.capture.clone()),
             Pump::start(output.stderr, self.capture.clone()),
@@ -385,8 +410,10 @@ impl Session {
         self.ended = None;
         self.snapshot = Snapshot::default();
         self.symbols = SymbolStore::new();
+        self.library_changes.clear();
         self.refresh_symbols();
         self.rearm();
+        self.follow_loader();
         self.finish_stop(stop)
     }
 

@@ -233,6 +233,36 @@ impl Session {
         Ok(bp)
     }
 
+    /// A breakpoint on a location no loaded module has yet: it waits (`pending`) and is armed
+    /// when a library that has it loads. Returns its id and the note to show.
+    pub fn breakpoint_pending(
+        &mut self,
+        name: Option<String>,
+        spec: String,
+        why: &SessionError,
+    ) -> Result<(u32, String)> {
+        if let Some(n) = &name {
+            if self.breakpoints.name_taken(n) {
+                return Err(SessionError::Invalid(format!(
+                    "a breakpoint named '{n}' exists already"
+                )));
+            }
+        }
+        let id = self.breakpoints.add_pending(name, spec.clone());
+        let hint = match why {
+            SessionError::Symbol(crate::symbols::SymbolError::Unknown { suggestions, .. })
+                if !suggestions.is_empty() =>
+            {
+                format!(" (did you mean {}?)", suggestions.join(", "))
+            }
+            _ => String::new(),
+        };
+        let note = format!(
+            "breakpoint {id} pending: no loaded module has '{spec}' yet{hint}; it is armed when a library that has it loads ({{pending: false}} makes this an error)"
+        );
+        Ok((id, note))
+    }
+
     /// The program wrote over this breakpoint's int3: it no longer stops anything.
     pub fn breakpoint_overwritten(&mut self, addr: u64) -> bool {
         self.inferior().is_ok_and(|i| i.site_overwritten(addr))

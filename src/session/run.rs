@@ -7,7 +7,10 @@ impl Session {
 
     /// Arms the deadline for a run (one continue or a batch of steps).
     pub fn arm(&mut self, deadline: Instant) -> Result<()> {
-        self.inferior_for_run()?.arm(deadline);
+        let follow_child = self.config.follow_fork_child;
+        let inferior = self.inferior_for_run()?;
+        inferior.follow_fork_child = follow_child;
+        inferior.arm(deadline);
         Ok(())
     }
 
@@ -36,8 +39,25 @@ impl Session {
     }
 
     /// Which stops may be reported with only their thread stopped: those listeners decide.
-    pub fn set_listening(&mut self, nonstop: NonStop) {
+    /// `library`: scripts listen for library loads and unloads.
+    pub fn set_listening(&mut self, nonstop: NonStop, library: bool) {
         self.nonstop = nonstop;
+        self.library_events = library;
+        if !library {
+            self.library_changes.clear();
+        }
+    }
+
+    /// A library change as a stop of the loading thread (only that thread is stopped).
+    fn library_stop(&mut self, change: dynamic::LibraryChange) -> StopInfo {
+        let tid = self.target.as_ref().map(|t| t.inferior.selected());
+        StopInfo {
+            reason: Some(Reason::Library),
+            tid,
+            pc: self.pc().ok(),
+            library: Some(change),
+            ..Default::default()
+        }
     }
 
     /// One instruction on the selected thread, without describing the stop: for batches.
@@ -47,7 +67,14 @@ impl Session {
         // Where the step starts, for the instruction it executes (`e.executed`): the step
         // reads these registers anyway, so this costs no system call.
         let from = inferior.pc(inferior.selected()).ok();
-        let stop = inferior.step(deadline, &pass)?;
+        let mut stop = inferior.step(deadline, &pass)?;
+        if self.is_loader_stop(&stop) {
+            // A step onto the loader's rendezvous: scry's breakpoint, not the user's.
+            self.loader_changed();
+            if let Some(tid) = stop.tid() {
+                stop = Stop::Step { tid };
+            }
+        }
         self.after_raw(stop);
         self.stepped_from = from;
         Ok(stop)
@@ -69,8 +96,19 @@ impl Session {
         let pass = self.pass_fn();
         self.stepped_from = None;
         loop {
+            if let Some(change) = self.library_changes.pop_front() {
+                return Ok(self.library_stop(change));
+            }
             let nonstop = self.nonstop;
             let stop = self.inferior_for_run()?.cont(deadline, &pass, nonstop)?;
+            if self.is_loader_stop(&stop) {
+                // The loader changed its list: scry's business, then the run goes on.
+                let changes = self.loader_changed();
+                if self.library_events {
+                    self.library_changes.extend(changes);
+                }
+                continue;
+            }
             self.after_raw(stop);
             let info = self.book_stop(stop)?;
             // A watch hit nobody reports (a write on a read watch) is not a stop.
@@ -88,8 +126,16 @@ impl Session {
             // The old image is gone with every int3 and debug register in it.
             self.forget_process();
             self.symbols = SymbolStore::new();
+            self.library_changes.clear();
             self.refresh_symbols();
             self.rearm();
+            self.follow_loader();
+            // The new image is the program now.
+            if let Some(t) = &mut self.target {
+                if let Some(exe) = procfs::exe_path(t.inferior.pid()) {
+                    t.program = exe.display().to_string();
+                }
+            }
         }
     }
 
@@ -129,6 +175,7 @@ impl Session {
         };
         info.reason = Some(match stop {
             Stop::Entry { .. } => Reason::Entry,
+            Stop::Loader { .. } => Reason::Loader,
             Stop::Attached { .. } => Reason::Attached,
             Stop::Step { .. } => Reason::Step,
             Stop::Breakpoint { addr, .. } => {
@@ -149,7 +196,10 @@ impl Session {
             }
             Stop::Timeout { .. } => Reason::Timeout,
             Stop::Interrupted { .. } => Reason::Interrupted,
-            Stop::Exec { .. } => Reason::Exec,
+            Stop::Exec { .. } => {
+                info.program = self.target.as_ref().map(|t| t.program.clone());
+                Reason::Exec
+            }
             Stop::ThreadExit { .. } => Reason::ThreadExit,
             Stop::ThreadStart { .. } => Reason::ThreadStart,
             Stop::Watchpoint { slots, .. } => match self.watch_hit(slots)? {
@@ -172,6 +222,9 @@ impl Session {
         // end are still reported, without a pc.
         let dead = self.target.as_ref().is_none_or(|t| t.inferior.is_dead());
         if stop.is_final() {
+            if let Some(t) = &self.target {
+                self.last_process = Some((t.inferior.pid(), t.program.clone()));
+            }
             self.ended = info.ending();
             self.target = None;
             self.forget_process();
@@ -182,6 +235,11 @@ impl Session {
                 .is_some_and(|t| self.inferior().is_ok_and(|i| i.stuck_reason(t).is_some()));
             if !stuck {
                 info.pc = Some(self.pc()?);
+            }
+            if let Some((parent, child)) = self.inferior().ok().and_then(|i| i.take_followed()) {
+                info.notes.push(format!(
+                    "followed fork child {child}; parent {parent} runs on untraced"
+                ));
             }
             if let Some(sig) = self.inferior().ok().and_then(|i| i.job_stopped()) {
                 info.notes.push(format!(

@@ -23,12 +23,17 @@ pub enum Reason {
     Interrupted,
     /// `finish()` returned to the caller.
     Finish,
+    /// The dynamic loader loaded or unloaded a library (reported to `library` listeners).
+    Library,
+    /// Spawned with `stop: 'loader'`: at the dynamic loader's first instruction.
+    Loader,
 }
 
 impl Reason {
     /// Every reason, in the order the documentation lists them.
-    pub const ALL: [Reason; 15] = [
+    pub const ALL: [Reason; 17] = [
         Reason::Entry,
+        Reason::Loader,
         Reason::Attached,
         Reason::Step,
         Reason::Breakpoint,
@@ -38,6 +43,7 @@ impl Reason {
         Reason::Interrupted,
         Reason::Finish,
         Reason::Exec,
+        Reason::Library,
         Reason::ThreadStart,
         Reason::ThreadExit,
         Reason::Exited,
@@ -62,6 +68,8 @@ impl Reason {
             Reason::ThreadStart => "thread_start",
             Reason::Interrupted => "interrupted",
             Reason::Finish => "finish",
+            Reason::Library => "library",
+            Reason::Loader => "loader",
         }
     }
 }
@@ -88,6 +96,10 @@ pub struct StopInfo {
     pub source: Option<String>,
     /// `finish()`: rax as the function returned.
     pub returned: Option<u64>,
+    /// An `exec` stop: the program the process runs now.
+    pub program: Option<String>,
+    /// A `library` stop: what the loader changed.
+    pub library: Option<super::dynamic::LibraryChange>,
     /// What the user should know about this stop that its fields do not say (a process
     /// stopped by job control, a setuid bit the kernel ignored), each shown as `[note]`.
     pub notes: Vec<String>,
@@ -158,6 +170,17 @@ impl StopInfo {
             }
             Reason::Exited => {
                 let _ = write!(s, " with code {}", self.exit_code.unwrap_or(0));
+            }
+            Reason::Exec => {
+                if let Some(p) = &self.program {
+                    let _ = write!(s, " {p}");
+                }
+            }
+            Reason::Library => {
+                if let Some(l) = &self.library {
+                    let kind = if l.loaded { "load" } else { "unload" };
+                    let _ = write!(s, " {kind} {} base={:#x}", l.path, l.base);
+                }
             }
             Reason::Watchpoint => {
                 if let Some(w) = &self.watch {

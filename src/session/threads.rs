@@ -133,83 +133,24 @@ impl Session {
         if self.symbols.tls_symbol(name).is_none() {
             self.refresh_symbols_on_miss();
         }
-        let (module_path, bias, sym_offset, size, exe_tls) = {
-            let (module, sym) = self.symbols.tls_symbol(name).ok_or_else(|| {
-                SessionError::Invalid(format!(
-                    "no thread-local variable '{name}' in the executable or its start-up libraries"
-                ))
-            })?;
-            let exe_tls = if module.is_exe {
-                module.image().tls.as_ref().map(|t| (t.memsz, t.align))
-            } else {
-                None
-            };
-            (
-                module.path.clone(),
-                module.bias.0,
-                sym.addr.0,
-                sym.size,
-                exe_tls,
-            )
-        };
-        let modid = self
-            .tls_module_order()
-            .iter()
-            .position(|b| *b == bias)
-            .map(|i| i as u64 + 1)
-            .or(exe_tls.map(|_| 1));
+        if self.symbols.tls_symbol(name).is_none() {
+            return Err(SessionError::Invalid(format!(
+                "no thread-local variable '{name}' in the executable or its libraries"
+            )));
+        }
         let fs_base = self.regs()?.fs_base;
         let tid = self.selected_tid()?;
-        if let Some(modid) = modid {
-            let dtv = self.read_u64(fs_base + tls::TCB_DTV_OFFSET)?;
-            let block = self.read_u64(dtv + tls::DTV_ENTRY_SIZE * modid)?;
-            if block != tls::DTV_UNALLOCATED && block != 0 {
-                return Ok((block + sym_offset, size));
-            }
+        let (inferior, store) = self.live_parts()?;
+        let (module, sym) = store
+            .tls_symbol(name)
+            .ok_or_else(|| SessionError::Invalid(format!("no thread-local variable '{name}'")))?;
+        match super::values::tls_block(inferior, store, module, fs_base) {
+            Some(block) => Ok((block + sym.addr.0, sym.size)),
+            None => Err(SessionError::Invalid(format!(
+                "the TLS block of {} is not allocated in thread {tid} yet (glibc gives a library loaded with dlopen its block in a thread when that thread first uses one of its thread-locals)",
+                module.path
+            ))),
         }
-        if let Some((memsz, align)) = exe_tls {
-            return Ok((tls::exe_block(fs_base, memsz, align) + sym_offset, size));
-        }
-        Err(SessionError::Invalid(format!(
-            "the TLS block of {module_path} is not allocated in thread {tid} (a library loaded with dlopen gets it on first use)"
-        )))
-    }
-
-    pub(super) fn read_u64(&mut self, addr: u64) -> Result<u64> {
-        let b = self.read_memory(addr, 8)?;
-        Ok(u64::from_le_bytes(b.try_into().expect("8 bytes")))
-    }
-
-    /// Load biases of the modules with a TLS segment, in link-map order (their module ids are
-    /// 1, 2, ...). Read from the dynamic loader's `_r_debug`; empty for a static program.
-    pub(super) fn tls_module_order(&mut self) -> Vec<u64> {
-        let Ok(r_debug) = self.resolve("_r_debug") else {
-            return Vec::new();
-        };
-        let Ok(mut map) = self.read_u64(r_debug + tls::R_DEBUG_MAP_OFFSET) else {
-            return Vec::new();
-        };
-        let mut order = Vec::new();
-        let mut seen = 0;
-        while map != 0 && seen < 4096 {
-            seen += 1;
-            let Ok(l_addr) = self.read_u64(map) else {
-                break;
-            };
-            let has_tls = self
-                .symbols
-                .modules()
-                .iter()
-                .any(|m| m.bias.0 == l_addr && m.image().tls.is_some());
-            if has_tls {
-                order.push(l_addr);
-            }
-            match self.read_u64(map + tls::LINK_MAP_NEXT_OFFSET) {
-                Ok(next) => map = next,
-                Err(_) => break,
-            }
-        }
-        order
     }
 
     /// The selected thread's call stack from CFI (frame-pointer fallback), innermost first,

@@ -149,7 +149,7 @@ fn le(bytes: &[u8]) -> u64 {
 
 /// The address of a module's TLS block in the thread whose thread pointer is `fs_base`.
 /// Module ids follow the dynamic loader's link-map order (see `thread_local`).
-fn tls_block(
+pub(super) fn tls_block(
     inferior: &Inferior,
     store: &SymbolStore,
     module: &LoadedModule,
@@ -188,6 +188,12 @@ fn tls_block(
     }
     if let Some(id) = modid {
         if let Some(dtv) = read(fs_base + tls::TCB_DTV_OFFSET) {
+            // dtv[-1] holds how many entries this thread's DTV has: a module loaded later
+            // than the DTV was last grown has no entry in it yet.
+            let len = read(dtv.wrapping_sub(tls::DTV_ENTRY_SIZE)).unwrap_or(0);
+            if id > len {
+                return None;
+            }
             if let Some(block) = read(dtv + tls::DTV_ENTRY_SIZE * id) {
                 if block != tls::DTV_UNALLOCATED && block != 0 {
                     return Some(block);
@@ -201,7 +207,7 @@ fn tls_block(
 }
 
 impl Session {
-    fn live_parts(&self) -> Result<(&Inferior, &SymbolStore)> {
+    pub(super) fn live_parts(&self) -> Result<(&Inferior, &SymbolStore)> {
         match &self.target {
             Some(t) if !t.inferior.is_dead() => Ok((&t.inferior, &self.symbols)),
             _ => Err(self.no_process()),

@@ -61,7 +61,7 @@ pub fn throw(ctx: &Ctx<'_>, msg: impl std::fmt::Display) -> rquickjs::Error {
 
 /// The longest symbol expression looked up: far beyond any real (even mangled C++) name, and
 /// short enough that a lookup and its "did you mean" stay quick.
-const MAX_EXPR: usize = 64 * 1024;
+pub(super) const MAX_EXPR: usize = 64 * 1024;
 
 fn address<'js>(ctx: &Ctx<'js>, host: &Host, v: &Value<'js>) -> rquickjs::Result<u64> {
     if let Some(s) = v.as_string() {

@@ -19,21 +19,14 @@ pub(super) fn install<'js>(
                 .map(|a| format!("{a:#x}"))
                 .unwrap_or_default(),
         };
-        let addr = match at.as_string() {
-            Some(s) => h
-                .session
-                .borrow_mut()
-                .resolve_breakpoint(&s.to_string()?)
-                .map_err(|e| throw(&ctx, e))?,
-            None => address(&ctx, &h, &at)?,
-        };
-        // The second argument is a name, or options `{name, force}`.
-        let (name, force) = match name.0.filter(|v| !v.is_undefined() && !v.is_null()) {
+        // The second argument is a name, or options `{name, force, pending}`.
+        let (name, force, pending) = match name.0.filter(|v| !v.is_undefined() && !v.is_null()) {
             Some(v) if v.is_object() && !v.is_string() => {
                 let o = v.as_object().expect("checked");
                 let name: Option<String> = o.get("name")?;
                 let force: Option<bool> = o.get("force")?;
-                (name, force.unwrap_or(false))
+                let pending: Option<bool> = o.get("pending")?;
+                (name, force.unwrap_or(false), pending.unwrap_or(true))
             }
             Some(v) => (
                 Some(
@@ -42,8 +35,33 @@ pub(super) fn install<'js>(
                         .to_string()?,
                 ),
                 false,
+                true,
             ),
-            None => (None, false),
+            None => (None, false, true),
+        };
+        let addr = match at.as_string() {
+            Some(s) => {
+                let text = s.to_string()?;
+                if text.len() > MAX_EXPR {
+                    // Checked (and refused) the one way every address is.
+                    address(&ctx, &h, &at)?;
+                }
+                let resolved = h.session_mut(&ctx)?.resolve_breakpoint(&text);
+                match resolved {
+                    Ok(addr) => addr,
+                    // Not loaded yet, most likely: a library that comes later has it.
+                    Err(e) if pending && e.is_not_loaded() => {
+                        let (id, note) = h
+                            .session_mut(&ctx)?
+                            .breakpoint_pending(name, spec, &e)
+                            .map_err(|e| throw(&ctx, e))?;
+                        h.print(&values::clip_message(&note));
+                        return Ok(Value::new_number(ctx.clone(), id as f64));
+                    }
+                    Err(e) => return Err(throw(&ctx, e)),
+                }
+            }
+            None => address(&ctx, &h, &at)?,
         };
         let id = h
             .session_mut(&ctx)?
@@ -79,9 +97,17 @@ pub(super) fn install<'js>(
         for bp in &list {
             let o = Object::new(ctx.clone())?;
             o.put("id", bp.id)?;
-            o.put("addr", u64_to_js(&ctx, bp.addr)?)?;
+            if bp.armed {
+                o.put("addr", u64_to_js(&ctx, bp.addr)?)?;
+            }
             o.put("name", bp.name.as_deref())?;
-            o.put("symbol", session.symbolize(bp.addr))?;
+            // A pending one shows what it waits for.
+            let symbol = if bp.armed {
+                session.symbolize(bp.addr)
+            } else {
+                Some(bp.spec.clone())
+            };
+            o.put("symbol", symbol)?;
             o.put("hits", bp.hits as f64)?;
             if !bp.armed {
                 o.put("pending", true)?;

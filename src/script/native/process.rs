@@ -47,6 +47,14 @@ fn stop_to_js_fields<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
     if let Some(src) = &info.source {
         o.put("source", src.as_str())?;
     }
+    if let Some(p) = &info.program {
+        o.put("program", p.as_str())?;
+    }
+    if let Some(l) = &info.library {
+        o.put("kind", if l.loaded { "load" } else { "unload" })?;
+        o.put("path", l.path.as_str())?;
+        o.put("base", u64_to_js(ctx, l.base)?)?;
+    }
     if let Some(w) = &info.watch {
         o.put("watchpoint_id", w.id)?;
         if let Some(name) = &w.name {
@@ -146,6 +154,18 @@ pub(super) fn install<'js>(
             }
             if let Ok(stdin) = o.get::<_, String>("stdin") {
                 spec.stdin = Some(stdin.into_bytes());
+            }
+            if let Ok(stop) = o.get::<_, String>("stop") {
+                spec.at_loader = Some(match stop.as_str() {
+                    "loader" => true,
+                    "entry" => false,
+                    other => {
+                        return Err(throw(
+                            &ctx,
+                            format!("spawn(..., {{stop}}): 'entry' or 'loader', not '{other}'"),
+                        ))
+                    }
+                });
             }
         }
         let info = h
@@ -395,13 +415,17 @@ pub(super) fn install<'js>(
     def!(n, ctx, "listening", move |ctx: Ctx<'js>,
                                     breakpoint: bool,
                                     watchpoint: bool,
-                                    signal: bool|
+                                    signal: bool,
+                                    library: bool|
           -> rquickjs::Result<()> {
-        h.session_mut(&ctx)?.set_listening(crate::session::NonStop {
-            breakpoint,
-            watchpoint,
-            signal,
-        });
+        h.session_mut(&ctx)?.set_listening(
+            crate::session::NonStop {
+                breakpoint,
+                watchpoint,
+                signal,
+            },
+            library,
+        );
         Ok(())
     });
 
@@ -457,6 +481,20 @@ pub(super) fn install<'js>(
             "output_limit" => Value::new_number(ctx.clone(), c.output_limit as f64),
             "aslr" => Value::new_bool(ctx.clone(), c.aslr),
             "read_only" => Value::new_bool(ctx.clone(), c.read_only),
+            "stop_at" => rquickjs::String::from_str(
+                ctx.clone(),
+                if c.stop_at_loader { "loader" } else { "entry" },
+            )?
+            .into_value(),
+            "follow_fork" => rquickjs::String::from_str(
+                ctx.clone(),
+                if c.follow_fork_child {
+                    "child"
+                } else {
+                    "parent"
+                },
+            )?
+            .into_value(),
             "debug_dirs" => {
                 let dirs = Array::new(ctx.clone())?;
                 for d in &c.debug_dirs {
@@ -526,6 +564,25 @@ pub(super) fn install<'js>(
                     &ctx,
                     "config.read_only is set on the command line (--read-only)",
                 ))
+            }
+            "stop_at" => {
+                s.config.stop_at_loader = match v.as_string().map(|t| t.to_string()) {
+                    Some(Ok(t)) if t == "loader" => true,
+                    Some(Ok(t)) if t == "entry" => false,
+                    _ => return Err(throw(&ctx, "config.stop_at must be 'entry' or 'loader'")),
+                }
+            }
+            "follow_fork" => {
+                s.config.follow_fork_child = match v.as_string().map(|t| t.to_string()) {
+                    Some(Ok(t)) if t == "child" => true,
+                    Some(Ok(t)) if t == "parent" => false,
+                    _ => {
+                        return Err(throw(
+                            &ctx,
+                            "config.follow_fork must be 'parent' or 'child'",
+                        ))
+                    }
+                }
             }
             _ => return Err(throw(&ctx, format!("no setting '{key}'"))),
         }

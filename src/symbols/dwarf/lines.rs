@@ -115,6 +115,20 @@ impl DwarfInfo {
     }
 }
 
+impl DwarfInfo {
+    /// Whether any line-table row names a file whose path ends with `file`.
+    pub fn has_source_file(&self, file: &str) -> bool {
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            let ctx = self.context();
+            let Ok(mut rows) = ctx.find_location_range(0, u64::MAX) else {
+                return false;
+            };
+            rows.any(|(_, _, loc)| loc.file.is_some_and(|f| path_ends_with(f, file)))
+        }))
+        .unwrap_or(false)
+    }
+}
+
 /// At most this many code locations for one source line.
 const MAX_LINE_SITES: usize = 64;
 

@@ -14,6 +14,13 @@ impl SymbolStore {
         })
     }
 
+    /// Whether some module's line tables name a file whose path ends with `file`.
+    pub fn has_source_file(&self, file: &str) -> bool {
+        self.modules()
+            .iter()
+            .any(|m| m.file.dwarf().is_some_and(|d| d.has_source_file(file)))
+    }
+
     /// Every address where `file:line` begins, in every module, ascending.
     pub fn line_sites(&self, file: &str, line: u32) -> Vec<RuntimeAddr> {
         let mut out: Vec<RuntimeAddr> = self

@@ -1,0 +1,149 @@
+//! Following the dynamic loader, the way debuggers do. glibc's loader calls an empty function,
+//! `_dl_debug_state` (the address in `_r_debug.r_brk`), before and after every change to its
+//! list of loaded objects, with `_r_debug.r_state` saying which (RT_ADD or RT_DELETE before,
+//! RT_CONSISTENT after). scry keeps a breakpoint of its own there: at each consistent state
+//! the module list, symbols and debug info are re-read, pending breakpoints are armed in the
+//! libraries that now have their symbols, and breakpoints in unloaded libraries go back to
+//! pending, all before the program runs another instruction. Listeners see `library` events;
+//! without listeners the stop is scry's business alone and the run just goes on (only the
+//! loading thread stops for it).
+
+use super::*;
+
+/// `struct r_debug`: r_version (int, padded to 8), r_map, r_brk, then `r_state` (an enum).
+const R_STATE_OFFSET: u64 = 24;
+const RT_CONSISTENT: u32 = 0;
+
+/// One library loaded or unloaded, as a `library` event reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LibraryChange {
+    pub loaded: bool,
+    pub path: String,
+    pub base: u64,
+}
+
+impl Session {
+    /// Finds the loader's rendezvous in the current image and puts scry's breakpoint on it.
+    /// A static program has no loader: nothing to follow.
+    pub(super) fn follow_loader(&mut self) {
+        self.r_debug = None;
+        let (Ok(brk), Ok(r_debug)) = (
+            self.symbols.resolve("_dl_debug_state"),
+            self.symbols.resolve("_r_debug"),
+        ) else {
+            return;
+        };
+        if let Ok(inferior) = self.inferior() {
+            if inferior.set_rendezvous(brk.0).is_ok() {
+                self.r_debug = Some(r_debug.0);
+            }
+        }
+    }
+
+    /// Whether `stop` is the loader's rendezvous with no user breakpoint there: scry's own.
+    pub(super) fn is_loader_stop(&self, stop: &Stop) -> bool {
+        let Stop::Breakpoint { addr, .. } = *stop else {
+            return false;
+        };
+        let rendezvous = self.target.as_ref().and_then(|t| t.inferior.rendezvous());
+        rendezvous == Some(addr)
+            && !self
+                .breakpoints
+                .list()
+                .iter()
+                .any(|b| b.armed && b.addr == addr)
+    }
+
+    /// At the rendezvous: when the loader's list is consistent again, what changed. The
+    /// module list is re-read, breakpoints in unloaded libraries go back to pending and
+    /// pending ones are armed where their symbols now are.
+    pub(super) fn loader_changed(&mut self) -> Vec<LibraryChange> {
+        let Some(r_debug) = self.r_debug else {
+            return Vec::new();
+        };
+        let state = self
+            .read_memory(r_debug + R_STATE_OFFSET, 4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap_or([0xff; 4])))
+            .unwrap_or(u32::MAX);
+        if state != RT_CONSISTENT {
+            return Vec::new();
+        }
+        let before = self.module_keys();
+        self.refresh_symbols();
+        let after = self.module_keys();
+        let mut changes = Vec::new();
+        for (path, base, end) in &before {
+            if !after.iter().any(|(p, b, _)| p == path && b == base) {
+                self.forget_breakpoints_in(*base, *end);
+                changes.push(LibraryChange {
+                    loaded: false,
+                    path: path.clone(),
+                    base: *base,
+                });
+            }
+        }
+        for (path, base, _) in &after {
+            if !before.iter().any(|(p, b, _)| p == path && b == base) {
+                changes.push(LibraryChange {
+                    loaded: true,
+                    path: path.clone(),
+                    base: *base,
+                });
+            }
+        }
+        if changes.iter().any(|c| c.loaded) {
+            self.arm_pending();
+        }
+        changes
+    }
+
+    /// (path, load bias, end) of every mapped module.
+    fn module_keys(&self) -> Vec<(String, u64, u64)> {
+        self.symbols
+            .modules()
+            .iter()
+            .map(|m| (m.path.clone(), m.bias.0, m.end.0))
+            .collect()
+    }
+
+    /// A library went away with its code: its breakpoints wait for it to come back.
+    fn forget_breakpoints_in(&mut self, start: u64, end: u64) {
+        let mut gone = Vec::new();
+        for bp in self.breakpoints.list_mut() {
+            if bp.armed && (start..end).contains(&bp.addr) {
+                bp.armed = false;
+                gone.push(bp.addr);
+            }
+        }
+        if let Ok(inferior) = self.inferior() {
+            for addr in gone {
+                inferior.forget_site(addr);
+            }
+        }
+    }
+
+    /// Arms every pending breakpoint whose location now resolves (hit counts kept).
+    pub(super) fn arm_pending(&mut self) {
+        for i in 0..self.breakpoints.list().len() {
+            let bp = &self.breakpoints.list()[i];
+            if bp.armed {
+                continue;
+            }
+            let spec = bp.spec.clone();
+            let Ok(addr) = self.resolve_breakpoint(&spec) else {
+                continue;
+            };
+            if self.check_code_address(addr).is_err() {
+                continue;
+            }
+            let Ok(inferior) = self.inferior() else {
+                return;
+            };
+            if inferior.insert_site(addr).is_ok() {
+                let bp = &mut self.breakpoints.list_mut()[i];
+                bp.addr = addr;
+                bp.armed = true;
+            }
+        }
+    }
+}
