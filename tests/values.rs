@@ -568,3 +568,43 @@ fn cpp_references_classes_and_qualified_names() {
         "{row}"
     );
 }
+
+#[test]
+fn copies_of_a_function_take_names_and_types_from_the_abstract_one() {
+    let binary = fixture_with("origins", &["-g", "-O2"]);
+    let mut scry = Scry::spawn(&binary, &[]);
+    // The out-of-line copy (called through a pointer): its DIEs say only
+    // DW_AT_abstract_origin; the names and types come from there.
+    scry.ok("breakpoint.set('mix')");
+    assert!(scry.ok("cont()").starts_with("breakpoint 1 at "));
+    let t = truth(&mut scry);
+    let params = scry.ok(
+        "state.locals().filter(v => v.kind === 'param').map(v => v.name + ':' + v.type + '=' + v.value).join(' ')",
+    );
+    assert_eq!(
+        params,
+        format!(
+            "seed:int={} tag:const char *={}",
+            t["called_seed"], t["called_tag"]
+        )
+    );
+    // The inlined copy in main: a row of its own whose variables are the inlined call's.
+    let inlined_line = include_str!("../fixtures/origins.c")
+        .lines()
+        .position(|l| l.contains("h = h * 33 + *p;"))
+        .unwrap()
+        + 1;
+    let mut scry = Scry::spawn(&binary, &[]);
+    scry.ok(&format!("breakpoint.set('origins.c:{inlined_line}')"));
+    assert!(scry.ok("cont()").starts_with("breakpoint 1 at "));
+    let row = scry.ok("state.unwind()[0]");
+    assert!(row.contains("inlined\ttrue"), "{row}");
+    assert_eq!(scry.ok("state.var('seed')"), t["inline_seed"]);
+    assert_eq!(scry.ok("state.var('tag').value"), t["inline_tag"]);
+    assert!(scry
+        .ok("state.unwind()")
+        .lines()
+        .next()
+        .unwrap()
+        .contains("[inlined] mix(seed=7, tag="));
+}

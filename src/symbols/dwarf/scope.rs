@@ -265,7 +265,8 @@ impl InfoTree {
         self.name_and_type(unit, die).0
     }
 
-    /// Parameters the abstract function declares but this copy does not mention: they were
+    /// A copy's parameters in the order the abstract function declares them (a copy's DIEs
+    /// may come in another order), with the ones it does not mention added: they were
     /// optimized away, and are listed so (as debuggers do) rather than silently missing.
     fn add_missing_params(&self, unit: &UnitHandle, die: &Die, vars: &mut Vec<VarDecl>) {
         let Some(at) = origin(unit, die) else { return };
@@ -277,27 +278,38 @@ impl InfoTree {
             return;
         };
         let Ok(root) = tree.root() else { return };
+        let mut declared: Vec<VarDecl> = Vec::new();
         let mut children = root.children();
-        let mut position = 0;
         while let Ok(Some(child)) = children.next() {
             let entry = child.entry();
-            if entry.tag() != gimli::DW_TAG_formal_parameter {
+            if entry.tag() != gimli::DW_TAG_formal_parameter || declared.len() >= MAX_VARS {
                 continue;
             }
             let global = u.global(entry.offset());
-            let present = vars.iter().any(|v| {
-                v.param
-                    && self
-                        .entry(v.die)
-                        .is_some_and(|(vu, vd)| origin(&vu, &vd) == Some(global))
-            });
-            if !present && vars.len() < MAX_VARS {
-                if let Some(v) = self.var_decl(&u, entry, global, 0) {
-                    vars.insert(position.min(vars.len()), v);
-                }
+            if let Some(v) = self.var_decl(&u, entry, global, 0) {
+                declared.push(v);
             }
-            position += 1;
         }
+        if declared.is_empty() {
+            return;
+        }
+        // Each parameter of the copy, by the abstract parameter it stands for.
+        let mut copies: Vec<Option<VarDecl>> = vec![None; declared.len()];
+        let mut rest = Vec::new();
+        for v in vars.drain(..) {
+            let slot = v.param.then(|| {
+                let o = self.entry(v.die).and_then(|(vu, vd)| origin(&vu, &vd))?;
+                declared.iter().position(|d| d.die == o)
+            });
+            match slot.flatten() {
+                Some(i) if copies[i].is_none() => copies[i] = Some(v),
+                _ => rest.push(v),
+            }
+        }
+        for (copy, decl) in copies.into_iter().zip(declared) {
+            vars.push(copy.unwrap_or(decl));
+        }
+        vars.extend(rest);
     }
 }
 
