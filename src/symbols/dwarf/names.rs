@@ -1,17 +1,18 @@
 //! Globals and types by name: an index from names to DIE offsets, built the first time a
-//! name is looked up by one raw pass over `.debug_info` that parses attributes only of the
-//! DIEs it keeps (variables and type definitions outside functions). Names inside C++
+//! name is looked up by one pass over each unit's top level and namespaces (function bodies
+//! and the insides of types are jumped over by their DW_AT_sibling). Names inside C++
 //! namespaces and Rust modules are indexed both bare (`COUNTER`) and qualified
 //! (`values::COUNTER`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use gimli::{AttributeValue, UnitOffset};
+use gimli::AttributeValue;
 
 use super::tree::InfoTree;
+use super::tree::UnitHandle;
 use super::types::{Kind, Type, TypeId};
-use crate::symbols::elf::fuzzy;
+use crate::symbols::elf::{demangle, fuzzy};
 
 /// Namespace nesting followed at most.
 const MAX_NESTING: usize = 32;
@@ -80,127 +81,115 @@ fn build(info: &InfoTree) -> NameIndex {
     index
 }
 
-/// One raw pass over a unit: the path of enclosing namespaces is kept by depth; subprogram
-/// bodies are passed over without parsing their attributes.
-fn scan_unit(unit: &super::tree::UnitHandle, index: &mut NameIndex) {
-    let Ok(mut cursor) = unit.unit.entries_raw(None) else {
+/// One walk over a unit's top level and the namespaces in it; everything else (function
+/// bodies, the members of types) is passed over by its DW_AT_sibling without being parsed.
+fn scan_unit(unit: &UnitHandle, index: &mut NameIndex) {
+    let Ok(mut tree) = unit.unit.entries_tree(None) else {
         return;
     };
-    // (depth, name) of each open namespace or type scope.
-    let mut scopes: Vec<(isize, String)> = Vec::new();
-    // Depth of a function being skipped: everything deeper is local.
-    let mut inside_function: Option<isize> = None;
-    // Qualified names of declarations (`extern`, static members): a C++ definition outside
-    // its namespace or class names its declaration instead of a name of its own.
-    let mut declared: HashMap<usize, String> = HashMap::new();
-    while !cursor.is_empty() {
-        let depth = cursor.next_depth();
-        let offset = cursor.next_offset();
-        let abbrev = match cursor.read_abbreviation() {
-            Ok(Some(a)) => a,
-            Ok(None) => continue,
-            Err(_) => return,
-        };
-        while scopes.last().is_some_and(|(d, _)| *d >= depth) {
-            scopes.pop();
-        }
-        if inside_function.is_some_and(|d| depth > d) {
-            if cursor.skip_attributes(abbrev.attributes()).is_err() {
-                return;
-            }
-            continue;
-        }
-        inside_function = None;
-        let tag = abbrev.tag();
-        let wanted = matches!(
-            tag,
-            gimli::DW_TAG_variable
-                | gimli::DW_TAG_namespace
-                | gimli::DW_TAG_structure_type
+    let Ok(root) = tree.root() else { return };
+    let mut walk = Walk {
+        unit,
+        index,
+        scopes: Vec::new(),
+        declared: HashMap::new(),
+    };
+    walk.children(root);
+}
+
+struct Walk<'a> {
+    unit: &'a UnitHandle,
+    index: &'a mut NameIndex,
+    /// The namespaces around the DIEs being read.
+    scopes: Vec<String>,
+    /// Qualified names of variable declarations (`extern`, a namespace's declaration): a
+    /// C++ definition outside its namespace names its declaration instead of a name of its
+    /// own.
+    declared: HashMap<usize, String>,
+}
+
+impl Walk<'_> {
+    fn children(&mut self, node: gimli::EntriesTreeNode<'_, '_, super::tree::Reader>) {
+        let unit = self.unit;
+        let mut children = node.children();
+        while let Ok(Some(child)) = children.next() {
+            let die = child.entry();
+            let global = unit.global(die.offset());
+            match die.tag() {
+                gimli::DW_TAG_namespace => {
+                    if self.scopes.len() < MAX_NESTING {
+                        let name = unit
+                            .string(die, gimli::DW_AT_name)
+                            .unwrap_or_else(|| "(anonymous namespace)".into());
+                        self.scopes.push(name);
+                        self.children(child);
+                        self.scopes.pop();
+                    }
+                }
+                gimli::DW_TAG_variable => self.variable(die, global),
+                gimli::DW_TAG_structure_type
                 | gimli::DW_TAG_class_type
                 | gimli::DW_TAG_union_type
-                | gimli::DW_TAG_enumeration_type
-                | gimli::DW_TAG_subprogram
-        );
-        if !wanted {
-            if cursor.skip_attributes(abbrev.attributes()).is_err() {
-                return;
-            }
-            continue;
-        }
-        if tag == gimli::DW_TAG_subprogram {
-            if abbrev.has_children() {
-                inside_function = Some(depth);
-            }
-            if cursor.skip_attributes(abbrev.attributes()).is_err() {
-                return;
-            }
-            continue;
-        }
-        if cursor.skip_attributes(abbrev.attributes()).is_err() {
-            return;
-        }
-        let Ok(die) = unit.unit.entry(UnitOffset(offset.0)) else {
-            continue;
-        };
-        let name = unit.string(&die, gimli::DW_AT_name);
-        let global = unit.global(offset);
-        match tag {
-            gimli::DW_TAG_namespace => {
-                if abbrev.has_children() && scopes.len() < MAX_NESTING {
-                    scopes.push((depth, name.unwrap_or_else(|| "(anonymous)".into())));
-                }
-            }
-            gimli::DW_TAG_variable => {
-                let defined = die.attr_value(gimli::DW_AT_location).is_some()
-                    || die.attr_value(gimli::DW_AT_const_value).is_some();
-                if !defined {
-                    if let Some(n) = name {
-                        if declared.len() < MAX_DECLARED {
-                            declared.insert(global, qualified(&scopes, &n));
+                | gimli::DW_TAG_enumeration_type => {
+                    let declaration = matches!(
+                        die.attr_value(gimli::DW_AT_declaration),
+                        Some(AttributeValue::Flag(true))
+                    );
+                    if let Some(n) = unit.string(die, gimli::DW_AT_name) {
+                        if !declaration {
+                            add(&mut self.index.types, &self.scopes, &n, global);
                         }
                     }
-                    continue;
                 }
-                if let Some(n) = name {
-                    add(&mut index.vars, &scopes, &n, global);
-                    continue;
-                }
-                // A C++ definition outside its namespace or class: the declaration's names.
-                let Some(spec) = unit.reference(&die, gimli::DW_AT_specification) else {
-                    continue;
-                };
-                let full = declared.get(&spec).cloned().or_else(|| {
-                    let d = unit.entry_at(spec)?;
-                    unit.string(&d, gimli::DW_AT_name)
-                });
-                if let Some(full) = full {
-                    let bare = full.rsplit("::").next().unwrap_or(&full).to_string();
-                    index.vars.entry(bare.clone()).or_default().push(global);
-                    if full != bare {
-                        index.vars.entry(full).or_default().push(global);
-                    }
+                _ => {}
+            }
+        }
+    }
+
+    fn variable(&mut self, die: &super::tree::Die, global: usize) {
+        let unit = self.unit;
+        let name = unit.string(die, gimli::DW_AT_name);
+        let defined = die.attr_value(gimli::DW_AT_location).is_some()
+            || die.attr_value(gimli::DW_AT_const_value).is_some();
+        if !defined {
+            if let Some(n) = name {
+                if self.declared.len() < MAX_DECLARED {
+                    self.declared.insert(global, qualified(&self.scopes, &n));
                 }
             }
-            _ => {
-                let declaration = matches!(
-                    die.attr_value(gimli::DW_AT_declaration),
-                    Some(AttributeValue::Flag(true))
-                );
-                if let Some(n) = &name {
-                    if !declaration {
-                        add(&mut index.types, &scopes, n, global);
-                    }
-                    if abbrev.has_children() && scopes.len() < MAX_NESTING {
-                        scopes.push((depth, n.clone()));
-                    }
-                }
+            return;
+        }
+        if let Some(n) = name {
+            add(&mut self.index.vars, &self.scopes, &n, global);
+            return;
+        }
+        // A definition outside its namespace or class: its declaration's names. A static
+        // member's declaration sits inside its class, which this walk does not enter: its
+        // linkage name says where it belongs (`_ZN3geo6Square4madeE`).
+        let Some(spec) = unit.reference(die, gimli::DW_AT_specification) else {
+            return;
+        };
+        let full = self.declared.get(&spec).cloned().or_else(|| {
+            let d = unit.entry_at(spec)?;
+            unit.string(&d, gimli::DW_AT_linkage_name)
+                .and_then(|l| demangle::demangle(&l))
+                .or_else(|| unit.string(&d, gimli::DW_AT_name))
+        });
+        if let Some(full) = full {
+            let bare = full.rsplit("::").next().unwrap_or(&full).to_string();
+            self.index
+                .vars
+                .entry(bare.clone())
+                .or_default()
+                .push(global);
+            if full != bare {
+                self.index.vars.entry(full).or_default().push(global);
             }
         }
     }
 }
 
-fn add(map: &mut HashMap<String, Vec<usize>>, scopes: &[(isize, String)], name: &str, die: usize) {
+fn add(map: &mut HashMap<String, Vec<usize>>, scopes: &[String], name: &str, die: usize) {
     map.entry(name.to_string()).or_default().push(die);
     if !scopes.is_empty() {
         map.entry(qualified(scopes, name)).or_default().push(die);
@@ -208,8 +197,8 @@ fn add(map: &mut HashMap<String, Vec<usize>>, scopes: &[(isize, String)], name: 
 }
 
 /// `ns::Class::name` from the open scopes.
-fn qualified(scopes: &[(isize, String)], name: &str) -> String {
-    let mut q: Vec<&str> = scopes.iter().map(|(_, s)| s.as_str()).collect();
+fn qualified(scopes: &[String], name: &str) -> String {
+    let mut q: Vec<&str> = scopes.iter().map(String::as_str).collect();
     q.push(name);
     q.join("::")
 }

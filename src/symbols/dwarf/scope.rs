@@ -79,40 +79,21 @@ impl InfoTree {
             return ix.clone();
         }
         let mut out = Vec::new();
-        if let Ok(mut cursor) = unit.unit.entries_raw(None) {
-            // A raw walk: only subprograms have their attributes parsed.
-            while !cursor.is_empty() && out.len() < MAX_FUNCTIONS {
-                let offset = cursor.next_offset();
-                let Ok(Some(abbrev)) = cursor.read_abbreviation() else {
-                    if cursor.is_empty() {
-                        break;
-                    }
-                    continue;
-                };
-                if abbrev.tag() != gimli::DW_TAG_subprogram {
-                    if cursor.skip_attributes(abbrev.attributes()).is_err() {
-                        break;
-                    }
-                    continue;
-                }
-                if cursor.skip_attributes(abbrev.attributes()).is_err() {
-                    break;
-                }
-                let Some(die) = unit.unit.entry(offset).ok() else {
-                    continue;
-                };
-                if let Ok(mut ranges) = unit.unit_ref().die_ranges(&die) {
-                    let mut n = 0;
-                    while let Ok(Some(r)) = ranges.next() {
-                        n += 1;
-                        if r.begin < r.end {
-                            out.push((r.begin, r.end, unit.global(offset)));
-                        }
-                        if n > 1024 {
-                            break;
-                        }
-                    }
-                }
+        if let Ok(mut tree) = unit.unit.entries_tree(None) {
+            if let Ok(root) = tree.root() {
+                // Only GNU C nests functions with code in functions: elsewhere a function's
+                // body is jumped over.
+                let c = matches!(
+                    unit.language(),
+                    Some(
+                        gimli::DW_LANG_C
+                            | gimli::DW_LANG_C89
+                            | gimli::DW_LANG_C99
+                            | gimli::DW_LANG_C11
+                            | gimli::DW_LANG_C17
+                    )
+                );
+                index_functions(unit, root, 0, c, &mut out);
             }
         }
         out.sort_unstable();
@@ -310,6 +291,52 @@ impl InfoTree {
             vars.push(copy.unwrap_or(decl));
         }
         vars.extend(rest);
+    }
+}
+
+/// Adds the code ranges of the subprograms among `node`'s children, looking inside
+/// namespaces and types (C++ and Rust nest functions in those) and, for GNU C, functions;
+/// everything else is jumped over by its DW_AT_sibling.
+fn index_functions(
+    unit: &UnitHandle,
+    node: gimli::EntriesTreeNode<'_, '_, super::tree::Reader>,
+    depth: usize,
+    nested_functions: bool,
+    out: &mut FunctionIndex,
+) {
+    let mut children = node.children();
+    while let Ok(Some(child)) = children.next() {
+        if out.len() >= MAX_FUNCTIONS {
+            return;
+        }
+        let die = child.entry();
+        let tag = die.tag();
+        if tag == gimli::DW_TAG_subprogram {
+            let global = unit.global(die.offset());
+            if let Ok(mut ranges) = unit.unit_ref().die_ranges(die) {
+                let mut n = 0;
+                while let Ok(Some(r)) = ranges.next() {
+                    n += 1;
+                    if r.begin < r.end {
+                        out.push((r.begin, r.end, global));
+                    }
+                    if n > 1024 {
+                        break;
+                    }
+                }
+            }
+        }
+        let nests = match tag {
+            gimli::DW_TAG_namespace
+            | gimli::DW_TAG_structure_type
+            | gimli::DW_TAG_class_type
+            | gimli::DW_TAG_union_type => true,
+            gimli::DW_TAG_subprogram => nested_functions,
+            _ => false,
+        };
+        if nests && die.has_children() && depth < MAX_DEPTH {
+            index_functions(unit, child, depth + 1, nested_functions, out);
+        }
     }
 }
 
