@@ -38,6 +38,9 @@ pub(crate) struct InfoTree {
     /// numbered from `SYNTHETIC_BASE`.
     pub(super) synthetic: Mutex<Vec<Arc<Type>>>,
     pub(super) functions: FunctionIndexes,
+    /// Per unit: the namespace and class path of each type declared inside one (C++ type
+    /// DIEs name only themselves: `vector<int>` is `std::vector<int>`).
+    pub(super) prefixes: Mutex<HashMap<usize, Arc<HashMap<usize, String>>>>,
 }
 
 /// A parsed unit and the DWARF it belongs to, for attribute lookups.
@@ -116,6 +119,7 @@ impl InfoTree {
             names: OnceLock::new(),
             synthetic: Mutex::new(Vec::new()),
             functions: FunctionIndexes::new(),
+            prefixes: Mutex::new(HashMap::new()),
         }
     }
 

@@ -2,7 +2,10 @@
 //! `short [2][3]`, `int (*)(int, int)`, `struct node *` in C; Rust types by the names rustc
 //! gives them (`&str`, `alloc::vec::Vec<i32, alloc::alloc::Global>`), `[u8; 4]` for arrays.
 
-use super::tree::InfoTree;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::tree::{InfoTree, Reader, UnitHandle};
 use super::types::{AggKind, Kind, TypeId};
 
 /// Declarators nested deeper than this are cut with `?` (a hostile or cyclic DIE graph).
@@ -107,7 +110,7 @@ impl InfoTree {
                 };
                 let base = match &t.name {
                     Some(n) if t.c => format!("{word} {n}"),
-                    Some(n) => n.clone(),
+                    Some(n) => self.scoped(id, n),
                     None => format!("{word} {{...}}"),
                 };
                 join(&base, &inner)
@@ -115,10 +118,13 @@ impl InfoTree {
             Kind::Enum { .. } => {
                 let base = match &t.name {
                     Some(n) if t.c => format!("enum {n}"),
-                    Some(n) => n.clone(),
+                    Some(n) => self.scoped(id, n),
                     None => "enum {...}".into(),
                 };
                 join(&base, &inner)
+            }
+            Kind::Typedef(_) if !t.c => {
+                join(&self.scoped(id, t.name.as_deref().unwrap_or("?")), &inner)
             }
             Kind::Base(_) | Kind::Typedef(_) | Kind::Other => {
                 join(t.name.as_deref().unwrap_or("?"), &inner)
@@ -160,6 +166,87 @@ impl InfoTree {
                 )
             }
             _ => "?".into(),
+        }
+    }
+}
+
+impl InfoTree {
+    /// A C++ type's name with the namespaces and classes it is declared in (`std::vector<int>`).
+    fn scoped(&self, id: TypeId, name: &str) -> String {
+        let Some(unit) = self.unit_of(id.0) else {
+            return name.to_string();
+        };
+        let key = unit.start();
+        let cached = self
+            .prefixes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .cloned();
+        let map = cached.unwrap_or_else(|| {
+            let mut map = HashMap::new();
+            if let Ok(mut tree) = unit.unit.entries_tree(None) {
+                if let Ok(root) = tree.root() {
+                    let mut path = Vec::new();
+                    record_scopes(&unit, root, &mut path, &mut map);
+                }
+            }
+            let map = Arc::new(map);
+            let mut all = self.prefixes.lock().unwrap_or_else(|e| e.into_inner());
+            if all.len() >= MAX_PREFIX_UNITS {
+                all.clear();
+            }
+            all.insert(key, map.clone());
+            map
+        });
+        match map.get(&id.0) {
+            Some(prefix) => format!("{prefix}::{name}"),
+            None => name.to_string(),
+        }
+    }
+}
+
+/// Units whose type paths are kept at most.
+const MAX_PREFIX_UNITS: usize = 1024;
+/// Types given a path per unit at most.
+const MAX_PREFIXED: usize = 1_000_000;
+
+/// Records the namespace/class path of every type declared inside a namespace or a type.
+fn record_scopes(
+    unit: &UnitHandle,
+    node: gimli::EntriesTreeNode<'_, '_, Reader>,
+    path: &mut Vec<String>,
+    map: &mut HashMap<usize, String>,
+) {
+    let mut children = node.children();
+    while let Ok(Some(child)) = children.next() {
+        let die = child.entry();
+        let scope = matches!(
+            die.tag(),
+            gimli::DW_TAG_namespace
+                | gimli::DW_TAG_structure_type
+                | gimli::DW_TAG_class_type
+                | gimli::DW_TAG_union_type
+        );
+        let is_type = scope
+            || matches!(
+                die.tag(),
+                gimli::DW_TAG_enumeration_type | gimli::DW_TAG_typedef
+            );
+        if is_type && !path.is_empty() && map.len() < MAX_PREFIXED {
+            map.insert(unit.global(die.offset()), path.join("::"));
+        }
+        if scope && die.has_children() && path.len() < MAX_DEPTH {
+            let name = unit.string(die, gimli::DW_AT_name).unwrap_or_else(|| {
+                if die.tag() == gimli::DW_TAG_namespace {
+                    "(anonymous namespace)".into()
+                } else {
+                    "(anonymous)".into()
+                }
+            });
+            path.push(name);
+            record_scopes(unit, child, path, map);
+            path.pop();
         }
     }
 }
