@@ -539,7 +539,8 @@ fn cpp_references_classes_and_qualified_names() {
     );
     let sq = scry.ok("state.var('sq')");
     assert!(
-        sq.starts_with("{<Shape>: {_vptr.Shape: 0x") && sq.ends_with(", sides: 4}, side: 2.5}"),
+        sq.starts_with("{<geo::Shape>: {_vptr.Shape: 0x")
+            && sq.ends_with(", sides: 4}, side: 2.5}"),
         "{sq}"
     );
     // Members of a base class are members too.

@@ -116,15 +116,13 @@ impl Walk<'_> {
             let die = child.entry();
             let global = unit.global(die.offset());
             match die.tag() {
-                gimli::DW_TAG_namespace => {
-                    if self.scopes.len() < MAX_NESTING {
-                        let name = unit
-                            .string(die, gimli::DW_AT_name)
-                            .unwrap_or_else(|| "(anonymous namespace)".into());
-                        self.scopes.push(name);
-                        self.children(child);
-                        self.scopes.pop();
-                    }
+                gimli::DW_TAG_namespace if self.scopes.len() < MAX_NESTING => {
+                    let name = unit
+                        .string(die, gimli::DW_AT_name)
+                        .unwrap_or_else(|| "(anonymous namespace)".into());
+                    self.scopes.push(name);
+                    self.children(child);
+                    self.scopes.pop();
                 }
                 gimli::DW_TAG_variable => self.variable(die, global),
                 gimli::DW_TAG_structure_type
