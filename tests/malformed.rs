@@ -92,7 +92,7 @@ fn exercise(rng: &mut Rng, path: &Path, bytes: &[u8]) -> bool {
         let junk = |a: u64, buf: &mut [u8]| {
             buf.iter_mut()
                 .enumerate()
-                .for_each(|(i, b)| *b = (a as usize + i) as u8);
+                .for_each(|(i, b)| *b = (a as usize).wrapping_add(i) as u8);
             !a.is_multiple_of(3)
         };
         if let Some(d) = module.dwarf() {
@@ -116,12 +116,14 @@ fn exercise(rng: &mut Rng, path: &Path, bytes: &[u8]) -> bool {
     let stack: Vec<u8> = (0..4096).map(|_| rng.next() as u8).collect();
     let stack_base = 0x7fff_ffff_e000u64;
     let read = |addr: u64, buf: &mut [u8]| {
-        if addr >= stack_base && addr + buf.len() as u64 <= stack_base + stack.len() as u64 {
+        if addr >= stack_base
+            && addr.saturating_add(buf.len() as u64) <= stack_base + stack.len() as u64
+        {
             let at = (addr - stack_base) as usize;
             buf.copy_from_slice(&stack[at..at + buf.len()]);
             return true;
         }
-        if addr >= base && addr + buf.len() as u64 <= base + bytes.len() as u64 {
+        if addr >= base && addr.saturating_add(buf.len() as u64) <= base + bytes.len() as u64 {
             let at = (addr - base) as usize;
             buf.copy_from_slice(&bytes[at..at + buf.len()]);
             return true;
