@@ -2,13 +2,15 @@
 //!
 //! Layers, top to bottom: `repl` (framing, output), `script` (the only rquickjs user),
 //! `session` (the facade scripts call), `inferior` (threads, breakpoints, stop/resume),
-//! `os` (the only ptrace/unsafe code). `symbols` is pure and used by session and script.
+//! `os` (the only ptrace/unsafe code). `symbols` is pure and used by session and script;
+//! `corefile` (reading and writing core files) is pure too, beside `inferior` under session.
 //! `daemon` (named sessions) and `mcp` (the MCP server) sit beside `repl`: they host engines
 //! and answer chunks through [`repl::Repl::respond`]. `view` (the live page) knows neither
 //! JavaScript nor ptrace: session fills in what it shows, script drives its `dom` model, and
 //! its server threads only read what the engine publishes.
 
 pub mod cli;
+pub mod corefile;
 pub mod daemon;
 pub mod inferior;
 pub mod mcp;

@@ -35,6 +35,10 @@ struct Cli {
     )]
     pid: Option<i32>,
 
+    /// Open this core file (of PROGRAM, when given) instead of running anything.
+    #[arg(long = "core", value_name = "CORE", conflicts_with = "pid")]
+    core: Option<std::path::PathBuf>,
+
     /// Evaluate a script file before reading stdin (repeatable; each gets a framed response).
     #[arg(short = 'x', long = "script", value_name = "FILE")]
     scripts: Vec<String>,
@@ -101,7 +105,12 @@ fn main() -> ExitCode {
         None => None,
     };
     let mut session = Session::new(config);
-    let first_stop = if let Some(pid) = cli.pid {
+    let first_stop = if let Some(core) = &cli.core {
+        match scry::daemon::core_program(&cli.program) {
+            Ok(program) => session.open_core(core, program.as_deref()),
+            Err(e) => Err(scry::session::SessionError::Invalid(e)),
+        }
+    } else if let Some(pid) = cli.pid {
         session.attach(pid)
     } else if let Some((program, args)) = cli.program.split_first() {
         session.spawn(SpawnSpec {

@@ -1,6 +1,7 @@
 //! Hostile input files: a deterministic mutation run over the ELF loader, the symbol index,
-//! DWARF lines and the CFI unwinder. Every case must end in an answer or an error, never a
-//! panic or a hang. CI runs a bounded number of cases; `SCRY_FUZZ_CASES` runs more.
+//! DWARF lines and the CFI unwinder, and over core files (their headers, notes and segment
+//! table, and truncations). Every case must end in an answer or an error, never a panic or a
+//! hang. CI runs a bounded number of cases; `SCRY_FUZZ_CASES` runs more.
 
 mod common;
 
@@ -8,7 +9,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::time::Instant;
 
-use common::{fixture, fixture_with};
+use common::{fixture, fixture_with, Scry};
+use scry::corefile::{CoreImage, CoreProcess, FileSearch};
 use scry::os::maps::parse_maps;
 use scry::symbols::unwind::{unwind, UnwindLimits, UnwindRegs};
 use scry::symbols::{ElfImage, FileAddr, ModuleFile, RuntimeAddr, SymbolStore};
@@ -198,6 +200,79 @@ fn mutated_binaries_never_panic() {
     assert!(
         parsed > cases / 4,
         "the mutations should leave many files loadable: {parsed}"
+    );
+    assert!(panics.is_empty(), "cases that panicked: {panics:?}");
+}
+
+/// Everything scry does with a core file, on a possibly broken one. Returns whether it still
+/// opened as a core.
+fn exercise_core(rng: &mut Rng, bytes: Vec<u8>) -> bool {
+    let Ok(image) = CoreImage::parse(Box::new(bytes)) else {
+        return false;
+    };
+    let core = CoreProcess::from_image(Path::new("mutant.core"), image, &FileSearch::default());
+    let _ = (core.pid(), core.crash(), core.problems(), core.exe_path());
+    let maps = core.maps();
+    for tid in core.thread_ids() {
+        let Ok(regs) = core.regs(tid) else { continue };
+        let _ = core.fp_area(tid);
+        let mut buf = [0u8; 64];
+        let _ = core.memory().read(regs.rsp, &mut buf);
+        let _ = core.memory().read_partial(regs.rip, &mut buf);
+    }
+    let mut buf = vec![0u8; 4096];
+    for _ in 0..8 {
+        let addr = match maps.get(rng.below(maps.len().max(1))) {
+            Some(m) => m.start.wrapping_add(rng.next() % m.len().max(1)),
+            None => rng.next(),
+        };
+        let len = rng.below(buf.len()) + 1;
+        let _ = core.memory().read(addr, &mut buf[..len]);
+        let _ = core.memory().read_partial(addr, &mut buf[..len]);
+    }
+    true
+}
+
+#[test]
+fn mutated_core_files_never_panic() {
+    let cases: usize = std::env::var("SCRY_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(300, |n: usize| n / 5);
+    // A real core: the crash fixture at its SIGSEGV, written by gcore().
+    let path = common::temp_path("mutant-core");
+    let mut scry = Scry::spawn(&fixture("crash"), &[]);
+    scry.ok("cont()");
+    scry.ok(&format!("gcore({:?})", path.to_str().unwrap()));
+    drop(scry);
+    let original = std::fs::read(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    // The headers, notes and segment table live in the first pages; most mutations go there.
+    let head = original.len().min(64 * 1024);
+    let mut rng = Rng(0xc0de_d00d_5eed_0001);
+    let started = Instant::now();
+    let mut panics = Vec::new();
+    let mut opened = 0;
+    for case in 0..cases {
+        let mut mutant = mutate(&mut rng, &original[..head]);
+        if rng.below(4) != 0 {
+            mutant.extend_from_slice(&original[head..]);
+        }
+        let mut case_rng = Rng(rng.next() | 1);
+        match catch_unwind(AssertUnwindSafe(|| exercise_core(&mut case_rng, mutant))) {
+            Ok(true) => opened += 1,
+            Ok(false) => {}
+            Err(_) => panics.push(case),
+        }
+    }
+    eprintln!(
+        "malformed cores: {cases} cases ({opened} still opened and were read: threads, registers, memory, mappings) in {:.1?}, {} panics",
+        started.elapsed(),
+        panics.len()
+    );
+    assert!(
+        opened > cases / 4,
+        "the mutations should leave many cores readable: {opened}"
     );
     assert!(panics.is_empty(), "cases that panicked: {panics:?}");
 }

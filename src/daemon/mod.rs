@@ -68,6 +68,14 @@ pub struct TargetOptions {
     /// let go).
     #[arg(long = "follow-fork", value_name = "WHICH", default_value = "parent", value_parser = ["parent", "child"])]
     pub follow_fork: String,
+
+    /// For a core: look for its mapped files under this copy of the machine it came from.
+    #[arg(long, value_name = "DIR")]
+    pub sysroot: Option<PathBuf>,
+
+    /// For a core: a folder of copies of its libraries, found by name or build id (repeatable).
+    #[arg(long = "solib-dir", value_name = "DIR")]
+    pub solib_dirs: Vec<PathBuf>,
 }
 
 impl TargetOptions {
@@ -84,6 +92,17 @@ impl TargetOptions {
                 .map_err(|e| format!("--debug-dir {e}"))?,
             stop_at_loader: self.stop_at == "loader",
             follow_fork_child: self.follow_fork == "child",
+            sysroot: match &self.sysroot {
+                Some(dir) => {
+                    check_debug_dirs(std::slice::from_ref(dir))
+                        .map_err(|e| format!("--sysroot {e}"))?;
+                    Some(dir.clone())
+                }
+                None => None,
+            },
+            solib_dirs: check_debug_dirs(&self.solib_dirs)
+                .map(|()| self.solib_dirs.clone())
+                .map_err(|e| format!("--solib-dir {e}"))?,
             ..Config::default()
         })
     }
@@ -98,8 +117,16 @@ pub fn positive_secs(v: f64, what: &str, max: Duration) -> Result<Duration, Stri
 /// What a session debugs.
 #[derive(Debug, Clone)]
 pub enum Target {
-    Spawn { program: String, args: Vec<String> },
+    Spawn {
+        program: String,
+        args: Vec<String>,
+    },
     Attach(i32),
+    /// A core file, and the program that dumped it when named.
+    Core {
+        path: PathBuf,
+        program: Option<String>,
+    },
 }
 
 /// A session that was started.
@@ -126,6 +153,7 @@ pub fn open(config: Config, target: &Target, view: Option<&str>) -> Result<Opene
             ..Default::default()
         }),
         Target::Attach(pid) => session.attach(*pid),
+        Target::Core { path, program } => session.open_core(path, program.as_deref()),
     }
     .map_err(|e| e.to_string())?;
     let engine = Engine::new(session).map_err(|e| format!("{e:#}"))?;
@@ -149,6 +177,10 @@ pub fn open(config: Config, target: &Target, view: Option<&str>) -> Result<Opene
 /// an attached one detached and left running) and says what happened, as a stop line.
 pub fn release(repl: &mut Repl) -> String {
     repl.engine().with_session(|s| {
+        if let Some(core) = s.core_name() {
+            s.release();
+            return format!("closed the core file {core}");
+        }
         if !s.is_live() {
             s.release();
             return "no live process".to_string();
@@ -210,6 +242,10 @@ struct StartArgs {
     )]
     pid: Option<i32>,
 
+    /// Open this core file (of PROGRAM, when given) instead of running anything.
+    #[arg(long = "core", value_name = "CORE", conflicts_with = "pid")]
+    core: Option<PathBuf>,
+
     #[command(flatten)]
     options: TargetOptions,
 
@@ -221,14 +257,20 @@ struct StartArgs {
     #[arg(
         value_name = "PROGRAM",
         trailing_var_arg = true,
-        required_unless_present = "pid"
+        required_unless_present_any = ["pid", "core"]
     )]
     program: Vec<String>,
 }
 
 impl StartArgs {
-    fn target(&self) -> Target {
-        match (self.pid, self.program.split_first()) {
+    fn target(&self) -> Result<Target, String> {
+        if let Some(path) = &self.core {
+            return Ok(Target::Core {
+                path: path.clone(),
+                program: core_program(&self.program)?,
+            });
+        }
+        Ok(match (self.pid, self.program.split_first()) {
             (Some(pid), _) => Target::Attach(pid),
             (None, Some((program, args))) => Target::Spawn {
                 program: program.clone(),
@@ -239,7 +281,17 @@ impl StartArgs {
                 program: String::new(),
                 args: Vec::new(),
             },
-        }
+        })
+    }
+}
+
+/// The program of `--core CORE [PROGRAM]`: a program, but no arguments (nothing runs).
+pub fn core_program(words: &[String]) -> Result<Option<String>, String> {
+    match words {
+        [] | [_] => Ok(words.first().cloned()),
+        [program, ..] => Err(format!(
+            "--core takes the program that dumped the core ({program}), not its arguments: nothing runs"
+        )),
     }
 }
 

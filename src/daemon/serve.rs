@@ -55,6 +55,8 @@ struct Info {
     target_pid: Option<i32>,
     program: String,
     live: bool,
+    /// The session reads a core file.
+    core: bool,
     busy: bool,
     last_active: Instant,
 }
@@ -66,6 +68,8 @@ impl Info {
             "busy"
         } else if self.live {
             "live"
+        } else if self.core {
+            "core"
         } else {
             "ended"
         };
@@ -86,13 +90,15 @@ impl Info {
     }
 
     fn update(&mut self, repl: &Repl) {
-        let (pid, program, live) = repl.engine().with_session(|s| {
+        let (pid, program, live, core) = repl.engine().with_session(|s| {
             (
                 s.pid(),
                 s.program().map(str::to_string),
                 s.is_live() && s.pid().is_some(),
+                s.core_name().is_some(),
             )
         });
+        self.core = core;
         if pid.is_some() {
             self.target_pid = pid;
         }
@@ -181,6 +187,7 @@ pub(super) fn serve(args: &StartArgs) -> ExitCode {
         target_pid: None,
         program: String::new(),
         live: true,
+        core: false,
         busy: false,
         last_active: Instant::now(),
     }));
@@ -283,7 +290,7 @@ fn set_up(args: &StartArgs) -> Result<Parts, String> {
     };
     std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
         .map_err(|e| format!("cannot chmod {}: {e}", socket.display()))?;
-    let opened = open(config, &args.target(), args.options.view.as_deref())?;
+    let opened = open(config, &args.target()?, args.options.view.as_deref())?;
     Ok((listener, opened, files, idle))
 }
 

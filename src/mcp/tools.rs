@@ -12,7 +12,9 @@ const DEFAULT_NAME: &str = "default";
 const START_ABOUT: &str = "\
 Start a scry debugging session. Either spawn `program` with `args` (it stops at its entry point, \
 before any of its code ran; the dynamic loader has mapped its libraries, so breakpoints on \
-library functions work) or attach to the running process `pid` (every thread stops). Returns \
+library functions work), attach to the running process `pid` (every thread stops), or open \
+the core file `core` (of `program`, when given) to inspect a crash that already happened \
+(read-only: its first stop is the crash; nothing runs). Returns \
 the first stop line and the session's name. Sessions are named (`name`, default 'default') and \
 several may run at once; starting a name whose process is still live is an error. A session \
 lives until scry_stop or the end of this server: a spawned program is then killed, an attached \
@@ -53,6 +55,7 @@ pub fn definitions() -> Value {
                     "args": {"type": "array", "items": {"type": "string"}, "description": "Its arguments."},
                     "pid": {"type": "integer", "description": "A running process to attach to instead."},
                     "view": {"type": ["string", "integer"], "description": "Serve a live page of the session on [ADDR:]PORT (127.0.0.1 unless ADDR is given; 0 picks a free port)."},
+                    "core": {"type": "string", "description": "A core file to open instead (program: the program that dumped it)."},
                     "name": name,
                 },
             },
@@ -132,10 +135,24 @@ fn start(server: &mut Server, args: &Map<String, Value>) -> Result<Value, String
                 .ok_or(format!("error: pid must be a process id, not {v}"))? as i32,
         ),
     };
+    let core = string_arg(args, "core")?;
     let target = match (program, pid) {
+        (_, Some(_)) if core.is_some() => return Err("error: give core or pid, not both".into()),
+        (program, None) if core.is_some() => {
+            if args.get("args").is_some_and(|a| !a.is_null()) {
+                return Err("error: a core takes no args: nothing runs".into());
+            }
+            Target::Core {
+                path: core.unwrap_or_default().into(),
+                program: program.map(str::to_string),
+            }
+        }
         (Some(_), Some(_)) => return Err("error: give program or pid, not both".into()),
         (None, None) => {
-            return Err("error: give program (to spawn) or pid (to attach)".into());
+            return Err(
+                "error: give program (to spawn), pid (to attach) or core (a core file to open)"
+                    .into(),
+            );
         }
         (None, Some(pid)) => Target::Attach(pid),
         (Some(program), None) => {

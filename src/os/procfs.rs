@@ -75,6 +75,11 @@ pub fn signal_set(status: &str, key: &str) -> Option<u64> {
     u64::from_str_radix(&status_field(status, key)?, 16).ok()
 }
 
+/// The bytes of `/proc/PID/NAME` (`stat`, `cmdline`, `auxv`, ...).
+pub fn read(pid: Tid, name: &str) -> Option<Vec<u8>> {
+    std::fs::read(format!("/proc/{pid}/{name}")).ok()
+}
+
 pub fn status_text(pid: Tid) -> Option<String> {
     std::fs::read_to_string(format!("/proc/{pid}/status")).ok()
 }

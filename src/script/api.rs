@@ -28,6 +28,9 @@ pub const TOPICS: &[(&str, &str)] = &[
     ("view", "view(), dom"),
 ];
 
+/// Topics `help(topic)` answers that `help()` leaves out (their row lives in another topic).
+const EXTRA_TOPICS: &[(&str, &str)] = &[("core", "core files: read one, write one")];
+
 /// What `help(topic)` adds to the topic's rows: what the one-line summaries leave out.
 /// `help()` (everything) shows only the rows, so it stays small.
 const NOTES: &[(&str, &str)] = &[
@@ -46,6 +49,20 @@ numbers: Number(v), v * 2, v > 3 (a pointer is its address); text: String(v), v 
   s == 'abc'; === compares objects (use v.value)
 no value: <optimized out>, <not yet stored: at function entry>, <unavailable: why>
 a breakpoint on a function stops after its prologue (arguments in place); 'f+0': first byte",
+    ),
+    (
+        "core",
+        "\
+core(path, program?) or `scry --core CORE [PROGRAM]` reads a core file: its first stop is
+  the crash ('signal SIGSEGV fault_addr=0x1c at ...', from NT_SIGINFO); state, registers,
+  memory, disasm, unwind, frame, locals, thread_local, stack, thread.list/select and
+  modules() answer as for a stopped process. Nothing runs: cont step next finish, writes and
+  breakpoints are errors naming the core; spawn() the program to run it.
+mapped files (symbols, and code the kernel left out of the core) come from PROGRAM and the
+  paths the process had, or config.sysroot / config.solib_dirs (--sysroot, --solib-dir),
+  checked against the core's build ids; status().problems says what is missing
+gcore(path = 'core.PID') writes a core of the stopped process (every thread, the last
+  stop's signal, its mappings' bytes; gdb reads it) -> {path, size, threads}",
     ),
     (
         "state",
@@ -101,6 +118,7 @@ pub const API: &[Entry] = &[
     e("run", "thread.list() / thread.select(tid)", "[{tid, name, state, pc, symbol}]"),
     e("run", "handle_signal(sig, 'stop'|'pass')", "signal policy"),
     e("run", "status()", "{live, pid, program}"),
+    e("run", "core(file, prog?) / gcore(file?)", "post-mortem: help('core')"),
     e("state", "state.pc / state.sp / state.tid", "Numbers"),
     e("state", "state.registers.rax / state.fpu", "rax..r15 rip eflags cs..gs fs_base gs_base orig_rax; xmm0.f64[0] ymm0 st0 mxcsr; assignable"),
     e("state", "state.flags.z", "c p a z s t i d o (n=s v=o); assignable"),
@@ -187,8 +205,9 @@ pub fn help(topic: Option<&str>) -> String {
     let wanted: Vec<&str> = match topic {
         None | Some("") | Some("all") => TOPICS.iter().map(|(t, _)| *t).collect(),
         Some(t) if TOPICS.iter().any(|(name, _)| *name == t) => vec![t],
+        Some(t) if EXTRA_TOPICS.iter().any(|(name, _)| *name == t) => vec![t],
         Some(t) => {
-            let names: Vec<&str> = TOPICS.iter().map(|(n, _)| *n).collect();
+            let names: Vec<&str> = TOPICS.iter().chain(EXTRA_TOPICS).map(|(n, _)| *n).collect();
             return format!("no help topic '{t}'; topics: {}", names.join(" "));
         }
     };
@@ -197,7 +216,10 @@ pub fn help(topic: Option<&str>) -> String {
         out.push_str(OVERVIEW);
         out.push('\n');
     }
-    for (name, about) in TOPICS.iter().filter(|(n, _)| wanted.contains(n)) {
+    let listed = TOPICS
+        .iter()
+        .chain(if wanted.len() == 1 { EXTRA_TOPICS } else { &[] });
+    for (name, about) in listed.filter(|(n, _)| wanted.contains(n)) {
         out.push_str(&format!("[{name}] {about}\n"));
         if wanted.len() > 1 && BRIEF_TOPICS.contains(name) {
             continue;

@@ -115,7 +115,11 @@ impl Engine {
             },
         }
         out.push('\n');
-        out.push_str(orient::HINT);
+        out.push_str(if session.core_name().is_some() {
+            orient::CORE_HINT
+        } else {
+            orient::HINT
+        });
         out
     }
 

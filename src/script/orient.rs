@@ -10,13 +10,21 @@ pub const HINT: &str =
     "API: breakpoint.set('main'|'file.c:12'); cont(); step(n); next(); state.registers / \
 .memory(a).u64() / .unwind() / .locals(); output(); help() or help('state')";
 
+/// The hint for a core file: it can be read, not run.
+pub const CORE_HINT: &str =
+    "API (a core: read-only, nothing runs): state.registers / .memory(a).u64() / .unwind() / \
+.locals(); thread.list() / thread.select(tid); modules(); help('core')";
+
 /// How many module names the line shows before `...`.
 const NAMES_SHOWN: usize = 4;
 
 /// `./loop (pid 123): at 0x... main loop.c:12; 1 thread; 3 modules: ...; debug info: loop`
 /// (without the `at` part when `at_stop` is false: the stop line above says it).
 pub fn describe(o: &Overview, at_stop: bool) -> String {
-    let mut line = format!("{} (pid {})", o.program, o.pid);
+    let mut line = match &o.core {
+        Some(core) => format!("{} (core file {} of pid {})", o.program, core, o.pid),
+        None => format!("{} (pid {})", o.program, o.pid),
+    };
     if at_stop {
         line.push_str(&format!(": at {:#x}", o.pc));
         if let Some(sym) = &o.symbol {
@@ -68,6 +76,7 @@ mod tests {
         let mut o = Overview {
             pid: 42,
             program: "./loop".into(),
+            core: None,
             pc: 0x401136,
             symbol: Some("main+0x4".into()),
             source: Some("loop.c:12".into()),
@@ -89,5 +98,8 @@ mod tests {
         o.with_debug_info = vec!["m1".into()];
         assert!(describe(&o, false).ends_with("build with -g); debug info: m1"));
         assert!(HINT.len() < 160);
+        assert!(CORE_HINT.len() < 160);
+        o.core = Some("core.42".into());
+        assert!(describe(&o, false).starts_with("./loop (core file core.42 of pid 42): 3 threads"));
     }
 }

@@ -824,7 +824,7 @@
 
   // ---- settings and the persistent ctx ------------------------------------------------------
   const configTarget = {};
-  for (const k of ['timeout', 'script_timeout', 'output_limit', 'aslr', 'read_only', 'debug_dirs', 'stop_at', 'follow_fork']) {
+  for (const k of ['timeout', 'script_timeout', 'output_limit', 'aslr', 'read_only', 'debug_dirs', 'stop_at', 'follow_fork', 'sysroot', 'solib_dirs']) {
     Object.defineProperty(configTarget, k, {
       enumerable: true,
       get: () => N.config_get(k),
@@ -857,6 +857,16 @@
   define('attach', (pid) => {
     noReentry('attach');
     return asStop(N.attach(pid));
+  });
+  define('core', (path, program) => {
+    noReentry('core');
+    if (typeof path !== 'string') throw new TypeError('core(path, program?): path must be a string');
+    if (program !== undefined && typeof program !== 'string') throw new TypeError('core(path, program?): program must be a string');
+    return asStop(program === undefined ? N.core_open(path) : N.core_open(path, program));
+  });
+  define('gcore', (path) => {
+    if (path !== undefined && typeof path !== 'string') throw new TypeError('gcore(path?): path must be a string');
+    return result(path === undefined ? N.gcore() : N.gcore(path));
   });
   define('detach', () => {
     noReentry('detach');

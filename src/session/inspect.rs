@@ -6,10 +6,16 @@ impl Session {
     // ---- registers and memory ----------------------------------------------------------
 
     pub(super) fn no_process(&self) -> SessionError {
-        SessionError::NoProcess(self.ended.clone())
+        self.core_refusal("run")
+            .unwrap_or_else(|| SessionError::NoProcess(self.ended.clone()))
     }
 
+    /// The live process, for what only a process can do (run, write, break). A core file
+    /// refuses, naming itself.
     pub(super) fn inferior(&mut self) -> Result<&mut Inferior> {
+        if let Some(refusal) = self.core_refusal("run") {
+            return Err(refusal);
+        }
         match &mut self.target {
             Some(t) if !t.inferior.is_dead() => Ok(&mut t.inferior),
             _ => Err(SessionError::NoProcess(self.ended.clone())),
@@ -19,6 +25,9 @@ impl Session {
     /// The inferior for resuming: a process that died while being stopped may still have
     /// stops to report (the thread events before its end, then the end itself).
     pub(super) fn inferior_for_run(&mut self) -> Result<&mut Inferior> {
+        if let Some(refusal) = self.core_refusal("run") {
+            return Err(refusal);
+        }
         match &mut self.target {
             Some(t) if !t.inferior.is_dead() || t.inferior.has_queued() => Ok(&mut t.inferior),
             _ => Err(SessionError::NoProcess(self.ended.clone())),
@@ -26,14 +35,14 @@ impl Session {
     }
 
     pub fn selected_tid(&mut self) -> Result<Tid> {
-        Ok(self.inferior()?.selected())
+        Ok(self.process()?.selected())
     }
 
     /// The selected thread's registers (one GETREGS per stop), noted for `prev`.
     pub fn regs(&mut self) -> Result<RawRegs> {
-        let inferior = self.inferior()?;
-        let tid = inferior.selected();
-        let regs = *inferior.regs(tid)?;
+        let process = self.process()?;
+        let tid = process.selected();
+        let regs = process.regs(tid)?;
         self.snapshot.note_regs(&regs);
         Ok(regs)
     }
@@ -57,7 +66,7 @@ impl Session {
 
     pub fn read_memory(&mut self, addr: u64, len: usize) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; len];
-        self.inferior()?.read_memory(addr, &mut buf)?;
+        self.process()?.read_memory(addr, &mut buf)?;
         self.snapshot.note_memory(addr, &buf);
         Ok(buf)
     }
@@ -65,8 +74,11 @@ impl Session {
     /// Reads up to `max` bytes, stopping early at unmapped memory (for strings).
     pub fn read_memory_partial(&mut self, addr: u64, max: usize) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; max];
-        let n = self.inferior()?.read_memory_partial(addr, &mut buf);
+        let process = self.process()?;
+        let n = process.read_memory_partial(addr, &mut buf);
         if n == 0 && max > 0 {
+            // Why the first byte is unreadable (a core can say more than "not mapped").
+            process.read_memory(addr, &mut [0u8])?;
             return Err(crate::os::OsError::Unmapped { addr, len: max }.into());
         }
         buf.truncate(n);
@@ -80,6 +92,9 @@ impl Session {
     }
 
     pub(super) fn check_writable(&self, what: &str) -> Result<()> {
+        if let Some(refusal) = self.core_refusal(what) {
+            return Err(refusal);
+        }
         if self.config.read_only {
             return Err(SessionError::Invalid(format!(
                 "read-only session: cannot {what}"
@@ -112,6 +127,6 @@ impl Session {
     }
 
     pub fn thread_ids(&mut self) -> Result<Vec<Tid>> {
-        Ok(self.inferior()?.thread_ids())
+        Ok(self.process()?.thread_ids())
     }
 }

@@ -6,30 +6,25 @@ impl Session {
     // ---- symbols -----------------------------------------------------------------------
 
     pub(super) fn refresh_symbols(&mut self) {
-        let Some(pid) = self.pid() else { return };
-        let Ok(text) = procfs::maps_text(pid) else {
+        self.symbols.set_debug_dirs(self.config.debug_dirs.clone());
+        let (process, symbols) = match (&self.core, &self.target) {
+            (Some(c), _) => (&c.process as &dyn ProcessView, &mut self.symbols),
+            (None, Some(t)) if !t.inferior.is_dead() => (&t.inferior as _, &mut self.symbols),
+            _ => return,
+        };
+        let Ok(entries) = process.maps() else {
             return;
         };
-        let entries = maps::parse_maps(&text);
-        let exe = procfs::exe_path(pid);
-        self.symbols.set_debug_dirs(self.config.debug_dirs.clone());
-        let root = format!("/proc/{pid}/root");
-        self.symbols
-            .refresh(&entries, exe.as_deref(), &|m: &maps::MapEntry| {
-                let path = m.path.clone().unwrap_or_default();
-                let rooted = PathBuf::from(format!("{root}{path}"));
-                if rooted.exists() {
-                    rooted
-                } else {
-                    PathBuf::from(path)
-                }
-            });
+        let exe = process.exe_path();
+        symbols.refresh(&entries, exe.as_deref(), &|m: &maps::MapEntry| {
+            process.local_file(m)
+        });
         // The vDSO has no file: its symbols come from the process's memory, once.
         if let Some((start, end)) = self.symbols.vdso_wanted() {
             let mut bytes = vec![0u8; (end.0 - start.0) as usize];
             let read = self
-                .inferior()
-                .is_ok_and(|i| i.read_memory(start.0, &mut bytes).is_ok());
+                .process_ref()
+                .is_ok_and(|p| p.read_memory(start.0, &mut bytes).is_ok());
             if read {
                 self.symbols.add_vdso(bytes);
             }

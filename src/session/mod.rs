@@ -2,17 +2,20 @@
 //! the user's breakpoints and the captured output, turns raw stops into [`StopInfo`]s, and
 //! keeps the per-stop snapshot that scripts see as `prev`.
 
+pub mod backend;
 pub mod breakpoints;
 pub mod capture;
 pub mod dynamic;
 mod error;
 mod fpu;
+mod gcore;
 mod inspect;
 mod lookup;
 mod overview;
 mod panels;
 mod placement;
 mod points;
+mod postmortem;
 mod run;
 mod snapshot;
 pub mod stack;
@@ -33,15 +36,17 @@ use crate::inferior::{Inferior, Origin, Stop, WatchSlot};
 use crate::os::debugregs;
 use crate::os::regs::{self, RawRegs};
 use crate::os::spawn::{resolve_program, SpawnRequest};
-use crate::os::{maps, procfs, signals, OsError, Tid};
+use crate::os::{maps, procfs, signals, Tid};
 use crate::symbols::unwind::{self, FrameSource, UnwindLimits, UnwindRegs};
 use crate::symbols::x86::{culprit, disassemble, Insn};
 use crate::symbols::{RuntimeAddr, SymbolStore};
 
+use backend::ProcessView;
 use breakpoints::BreakpointTable;
 pub use breakpoints::{Breakpoint, BreakpointRef};
 use capture::{Capture, Pump, SharedCapture};
 pub use error::SessionError;
+pub use gcore::CoreWritten;
 pub use lookup::check_debug_dirs;
 pub use overview::Overview;
 use snapshot::Snapshot;
@@ -97,6 +102,11 @@ pub struct Config {
     pub stop_at_loader: bool,
     /// At a fork, scry follows the child and lets the parent go (gdb's follow-fork-mode).
     pub follow_fork_child: bool,
+    /// A core's mapped files are looked for under this tree (a copy of the machine it
+    /// came from) instead of this machine's root.
+    pub sysroot: Option<PathBuf>,
+    /// Folders holding copies of a core's mapped files, by name or build id.
+    pub solib_dirs: Vec<PathBuf>,
 }
 
 impl Default for Config {
@@ -111,6 +121,8 @@ impl Default for Config {
             debug_dirs: Vec::new(),
             stop_at_loader: false,
             follow_fork_child: false,
+            sysroot: None,
+            solib_dirs: Vec::new(),
         }
     }
 }
@@ -228,7 +240,11 @@ struct Target {
 
 pub struct Session {
     pub config: Config,
+    /// The live process. At most one of `target` and `core` is set; inspection reads
+    /// whichever it is through `process()`.
     target: Option<Target>,
+    /// The core file the session reads instead of a process.
+    core: Option<postmortem::CoreTarget>,
     symbols: SymbolStore,
     last_maps_refresh: Option<Instant>,
     breakpoints: BreakpointTable,
@@ -242,6 +258,8 @@ pub struct Session {
     /// Where the latest step started (see `stepped_from`).
     stepped_from: Option<u64>,
     snapshot: Snapshot,
+    /// The signal of the stop the process is in, for `gcore()`'s NT_SIGINFO.
+    last_signal: Option<(Tid, crate::corefile::SigInfo)>,
     signal_modes: [SignalMode; 65],
     thread_events: bool,
     /// Stops listeners decide on: reported with only their thread stopped.
@@ -266,6 +284,7 @@ impl Session {
         Session {
             config,
             target: None,
+            core: None,
             symbols: SymbolStore::new(),
             last_maps_refresh: None,
             breakpoints: BreakpointTable::default(),
@@ -276,6 +295,7 @@ impl Session {
             last_process: None,
             stepped_from: None,
             snapshot: Snapshot::default(),
+            last_signal: None,
             signal_modes,
             thread_events: false,
             nonstop: NonStop::default(),
@@ -299,11 +319,17 @@ impl Session {
     }
 
     pub fn pid(&self) -> Option<Tid> {
-        self.target.as_ref().map(|t| t.inferior.pid())
+        match &self.core {
+            Some(c) => Some(c.process.pid()),
+            None => self.target.as_ref().map(|t| t.inferior.pid()),
+        }
     }
 
     pub fn program(&self) -> Option<&str> {
-        self.target.as_ref().map(|t| t.program.as_str())
+        match &self.core {
+            Some(c) => Some(c.program.as_str()),
+            None => self.target.as_ref().map(|t| t.program.as_str()),
+        }
     }
 
     /// The latest process (live or not): its pid, its program, and how it ended if it did.
@@ -314,7 +340,8 @@ impl Session {
             return Some((t.inferior.pid(), t.program.as_str(), None));
         }
         let (pid, program) = self.last_process.as_ref()?;
-        let ended = (!self.is_live()).then(|| self.ended.as_deref().unwrap_or("ended"));
+        let ended = (!self.is_live() && self.core.is_none())
+            .then(|| self.ended.as_deref().unwrap_or("ended"));
         Some((*pid, program.as_str(), ended))
     }
 
@@ -407,6 +434,7 @@ impl Session {
     ) -> Result<StopInfo> {
         self.last_process = Some((inferior.pid(), program.clone()));
         self.target = Some(Target { inferior, program });
+        self.core = None;
         self.ended = None;
         self.snapshot = Snapshot::default();
         self.symbols = SymbolStore::new();
@@ -439,6 +467,7 @@ impl Session {
     /// Ends the session's hold on the target the way its origin asks: a spawned process is
     /// killed, an attached one detached and left running.
     pub fn release(&mut self) {
+        self.core = None;
         if let Some(mut target) = self.target.take() {
             let _ = match target.inferior.origin() {
                 Origin::Spawned => target.inferior.kill().map(|_| ()),

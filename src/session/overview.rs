@@ -8,6 +8,8 @@ use super::*;
 pub struct Overview {
     pub pid: Tid,
     pub program: String,
+    /// The core file, when the session reads one instead of a process.
+    pub core: Option<String>,
     pub pc: u64,
     pub symbol: Option<String>,
     pub source: Option<String>,
@@ -23,7 +25,7 @@ impl Session {
     /// DWARF (for whether there is any), so it is asked for at start and on `:status`, not
     /// at every stop.
     pub fn overview(&mut self) -> Option<Overview> {
-        if !self.is_live() {
+        if !self.is_live() && self.core.is_none() {
             return None;
         }
         let pid = self.pid()?;
@@ -46,6 +48,7 @@ impl Session {
         Some(Overview {
             pid,
             program,
+            core: self.core_name(),
             pc,
             symbol,
             source,

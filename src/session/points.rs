@@ -15,6 +15,9 @@ impl Session {
         name: Option<String>,
         spec: String,
     ) -> Result<u32> {
+        if let Some(refusal) = self.core_refusal("stop at a watchpoint: nothing runs") {
+            return Err(refusal);
+        }
         self.stop_every_thread()?;
         if let Some(n) = &name {
             if self.watchpoints.name_taken(n) {
@@ -176,6 +179,9 @@ impl Session {
         spec: String,
         force: bool,
     ) -> Result<u32> {
+        if let Some(refusal) = self.core_refusal("stop at a breakpoint: nothing runs") {
+            return Err(refusal);
+        }
         if let Some(n) = &name {
             if self.breakpoints.name_taken(n) {
                 return Err(SessionError::Invalid(format!(

@@ -169,6 +169,7 @@ impl Session {
 
     /// Books a stop: its reason and pc, breakpoint hit counts, watchpoint values.
     pub fn book_stop(&mut self, stop: Stop) -> Result<StopInfo> {
+        self.note_stop_for_gcore(&stop);
         let mut info = StopInfo {
             tid: stop.tid(),
             ..Default::default()

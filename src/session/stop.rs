@@ -27,11 +27,13 @@ pub enum Reason {
     Library,
     /// Spawned with `stop: 'loader'`: at the dynamic loader's first instruction.
     Loader,
+    /// A core file written away from a signal: the state it holds.
+    Core,
 }
 
 impl Reason {
     /// Every reason, in the order the documentation lists them.
-    pub const ALL: [Reason; 17] = [
+    pub const ALL: [Reason; 18] = [
         Reason::Entry,
         Reason::Loader,
         Reason::Attached,
@@ -49,6 +51,7 @@ impl Reason {
         Reason::Exited,
         Reason::Killed,
         Reason::Detached,
+        Reason::Core,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -70,6 +73,7 @@ impl Reason {
             Reason::Finish => "finish",
             Reason::Library => "library",
             Reason::Loader => "loader",
+            Reason::Core => "core",
         }
     }
 }

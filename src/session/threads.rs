@@ -9,17 +9,17 @@ impl Session {
     // ---- threads, stacks, thread-locals ------------------------------------------------------
 
     pub fn thread_list(&mut self) -> Result<Vec<ThreadRow>> {
-        let pid = self.pid().unwrap_or(0);
-        let tids = self.inferior()?.thread_ids();
-        let selected = self.inferior()?.selected();
+        let tids = self.process()?.thread_ids();
+        let selected = self.process()?.selected();
         let mut rows = Vec::with_capacity(tids.len());
         for tid in tids {
-            let running = self.inferior()?.is_running(tid);
-            if running && self.inferior()?.stuck_reason(tid).is_none() {
+            let name = self.process()?.thread_name(tid).unwrap_or_default();
+            let running = self.process()?.is_running(tid);
+            if running && self.process()?.stuck_reason(tid).is_none() {
                 // Inside a listener of a run that may go on: it has no registers to show.
                 rows.push(ThreadRow {
                     tid,
-                    name: procfs::thread_name(pid, tid).unwrap_or_default(),
+                    name,
                     state: "running".into(),
                     pc: 0,
                     symbol: None,
@@ -27,10 +27,10 @@ impl Session {
                 });
                 continue;
             }
-            if let Some(why) = self.inferior()?.stuck_reason(tid) {
+            if let Some(why) = self.process()?.stuck_reason(tid) {
                 rows.push(ThreadRow {
                     tid,
-                    name: procfs::thread_name(pid, tid).unwrap_or_default(),
+                    name,
                     state: format!("running: {why}"),
                     pc: 0,
                     symbol: None,
@@ -38,13 +38,13 @@ impl Session {
                 });
                 continue;
             }
-            let regs = *self.inferior()?.regs(tid)?;
+            let regs = self.process()?.regs(tid)?;
             let state = self
                 .syscall_state(&regs)
                 .unwrap_or_else(|| "stopped".into());
             rows.push(ThreadRow {
                 tid,
-                name: procfs::thread_name(pid, tid).unwrap_or_default(),
+                name,
                 state,
                 pc: regs.rip,
                 symbol: self.symbolize(regs.rip),
@@ -61,7 +61,7 @@ impl Session {
             return None;
         }
         let mut insn = [0u8; 2];
-        self.inferior()
+        self.process_ref()
             .ok()?
             .read_memory(regs.rip - 2, &mut insn)
             .ok()?;
@@ -69,18 +69,18 @@ impl Session {
     }
 
     pub fn select_thread(&mut self, tid: Tid) -> Result<()> {
-        if self.inferior()?.is_running(tid) && self.inferior()?.stuck_reason(tid).is_none() {
+        let process = self.process()?;
+        if process.is_running(tid) && process.stuck_reason(tid).is_none() {
             return Err(SessionError::Invalid(format!(
                 "thread {tid} is running: inside a listener of a run that may go on, only the event's thread is stopped (return 'stop' to stop every thread, then select it)"
             )));
         }
-        let inferior = self.inferior()?;
-        if inferior.select(tid) {
+        if process.select(tid) {
             Ok(())
         } else {
             Err(SessionError::Invalid(format!(
                 "no thread {tid}; threads: {}",
-                inferior
+                process
                     .thread_ids()
                     .iter()
                     .map(|t| t.to_string())
@@ -93,15 +93,9 @@ impl Session {
     /// Bounds of the stack that holds the selected thread's sp.
     pub fn stack(&mut self) -> Result<stack::StackBounds> {
         let sp = self.regs()?.rsp;
-        let pid = self.pid().unwrap_or(0);
-        let text = procfs::maps_text(pid).map_err(|err| OsError::Io {
-            what: "read /proc/PID/maps",
-            err,
-        })?;
-        let limit = std::fs::read_to_string(format!("/proc/{pid}/limits"))
-            .ok()
-            .and_then(|l| stack::parse_stack_limit(&l));
-        stack::stack_bounds(&maps::parse_maps(&text), sp, limit)
+        let process = self.process_ref()?;
+        let (maps, limit) = (process.maps()?, process.stack_limit());
+        stack::stack_bounds(&maps, sp, limit)
             .ok_or_else(|| SessionError::Invalid(format!("sp {sp:#x} is not inside any mapping")))
     }
 
@@ -293,12 +287,8 @@ impl Session {
         for (dwarf, value) in values.into_iter().enumerate() {
             frame0.set(dwarf as u16, value);
         }
-        let inferior = &self
-            .target
-            .as_ref()
-            .ok_or_else(|| self.no_process())?
-            .inferior;
-        let read = |addr: u64, buf: &mut [u8]| inferior.read_memory(addr, buf).is_ok();
+        let process = self.process_ref()?;
+        let read = |addr: u64, buf: &mut [u8]| process.read_memory(addr, buf).is_ok();
         Ok(unwind::unwind(
             &self.symbols,
             &frame0,

@@ -189,6 +189,42 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
+    def!(n, ctx, "core_open", move |ctx: Ctx<'js>,
+                                    path: String,
+                                    program: Opt<String>|
+          -> R<'js> {
+        let info = h
+            .session_mut(&ctx)?
+            .open_core(std::path::Path::new(&path), program.0.as_deref())
+            .map_err(|e| throw(&ctx, e))?;
+        stop_to_js(&ctx, &h, &info)
+    });
+
+    let h = host.clone();
+    def!(n, ctx, "gcore", move |ctx: Ctx<'js>,
+                                path: Opt<String>|
+          -> R<'js> {
+        let started = Instant::now();
+        let written = h
+            .session_mut(&ctx)?
+            .gcore(path.0.as_deref().map(std::path::Path::new));
+        // Writing a large process takes a while; it is not the script's time.
+        finish_run(&h, started);
+        let w = written.map_err(|e| throw(&ctx, e))?;
+        let o = Object::new(ctx.clone())?;
+        o.put("path", w.path.display().to_string())?;
+        o.put("size", w.size as f64)?;
+        o.put("threads", w.threads as f64)?;
+        if !w.skipped.is_empty() {
+            o.put("skipped_threads", w.skipped)?;
+        }
+        if w.short > 0 {
+            o.put("unreadable_mappings", w.short as f64)?;
+        }
+        Ok(o.into_value())
+    });
+
+    let h = host.clone();
     def!(n, ctx, "detach", move |ctx: Ctx<'js>| -> R<'js> {
         let info = h.session_mut(&ctx)?.detach().map_err(|e| throw(&ctx, e))?;
         stop_to_js(&ctx, &h, &info)
@@ -447,15 +483,24 @@ pub(super) fn install<'js>(
 
     let h = host.clone();
     def!(n, ctx, "status", move |ctx: Ctx<'js>| -> R<'js> {
-        let (live, last) = {
+        let (live, last, core, problems) = {
             let session = h.session_ref(&ctx)?;
             let last = session
                 .last_process()
                 .map(|(pid, program, ended)| (pid, program.to_string(), ended.map(str::to_string)));
-            (session.is_live(), last)
+            (
+                session.is_live(),
+                last,
+                session.core_name(),
+                session.core_problems(),
+            )
         };
         let o = Object::new(ctx.clone())?;
         o.put("live", live)?;
+        if let Some(core) = core {
+            o.put("core", core)?;
+            o.put("problems", problems)?;
+        }
         match last {
             Some((pid, program, ended)) => {
                 o.put("pid", pid)?;
@@ -495,13 +540,22 @@ pub(super) fn install<'js>(
                 },
             )?
             .into_value(),
-            "debug_dirs" => {
+            "debug_dirs" | "solib_dirs" => {
+                let list = if key == "debug_dirs" {
+                    &c.debug_dirs
+                } else {
+                    &c.solib_dirs
+                };
                 let dirs = Array::new(ctx.clone())?;
-                for d in &c.debug_dirs {
+                for d in list {
                     dirs.push(d.to_string_lossy().as_ref())?;
                 }
                 dirs.into_value()
             }
+            "sysroot" => match &c.sysroot {
+                Some(d) => d.to_string_lossy().as_ref().into_js(&ctx)?,
+                None => Value::new_null(ctx.clone()),
+            },
             _ => return Err(throw(&ctx, format!("no setting '{key}'"))),
         })
     });
@@ -511,13 +565,30 @@ pub(super) fn install<'js>(
                                      key: String,
                                      v: Value<'js>|
           -> rquickjs::Result<()> {
-        if key == "debug_dirs" {
+        if key == "sysroot" {
+            let dir = match v.as_string() {
+                Some(s) => Some(std::path::PathBuf::from(s.to_string()?)),
+                None if v.is_null() || v.is_undefined() => None,
+                None => {
+                    return Err(throw(
+                        &ctx,
+                        "config.sysroot must be a directory path or null",
+                    ))
+                }
+            };
+            let mut s = h.session_mut(&ctx)?;
+            let dirs = s.config.solib_dirs.clone();
+            return s
+                .set_core_search(dir, dirs)
+                .map_err(|e| throw(&ctx, format!("config.sysroot: {e}")));
+        }
+        if key == "debug_dirs" || key == "solib_dirs" {
             // Read the script's array (it may run the script's getters) before the session
             // is borrowed.
             let bad = || {
                 throw(
                     &ctx,
-                    "config.debug_dirs must be an array of directory paths",
+                    format!("config.{key} must be an array of directory paths"),
                 )
             };
             let list = v.as_array().ok_or_else(bad)?;
@@ -527,10 +598,14 @@ pub(super) fn install<'js>(
                 let path: String = item.as_string().ok_or_else(bad)?.to_string()?;
                 dirs.push(std::path::PathBuf::from(path));
             }
-            return h
-                .session_mut(&ctx)?
-                .set_debug_dirs(dirs)
-                .map_err(|e| throw(&ctx, format!("config.debug_dirs: {e}")));
+            let mut s = h.session_mut(&ctx)?;
+            let done = if key == "debug_dirs" {
+                s.set_debug_dirs(dirs)
+            } else {
+                let root = s.config.sysroot.clone();
+                s.set_core_search(root, dirs)
+            };
+            return done.map_err(|e| throw(&ctx, format!("config.{key}: {e}")));
         }
         let mut s = h.session_mut(&ctx)?;
         let positive = |what: &str| -> rquickjs::Result<f64> {
