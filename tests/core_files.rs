@@ -168,7 +168,7 @@ fn a_kernel_core_opens_at_the_crash_with_the_values_the_program_printed() {
         stop.starts_with("signal SIGSEGV fault_addr=0x1c at 0x"),
         "{stop}"
     );
-    let line = source_line("it->value = v;");
+    let line = source_line("it->value = v + (int)ratio;");
     assert!(
         stop.contains(" apply+0x") && stop.contains(&format!("crash.c:{line}")),
         "{stop}"
@@ -186,19 +186,37 @@ fn a_kernel_core_opens_at_the_crash_with_the_values_the_program_printed() {
     );
     let counter = printed(&c.output, "counter");
     let tls = printed(&c.output, "tls_mark");
+    let ratio: f64 = c
+        .output
+        .split("ratio=")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert_eq!(scry.num("state.memory('counter').i64()") as i64, counter);
     assert_eq!(scry.num("state.thread_local('tls_mark')") as i64, tls);
     assert_ne!(scry.num("state.registers.fs_base"), 0);
     // apply's parameters: a null pointer, and the counter as an int.
     assert_eq!(
         scry.ok("state.locals().map(l => l.name + '=' + l.value).join(' ')"),
-        format!("it=0x0 v={counter}")
+        format!("it=0x0 v={counter} ratio={ratio}")
     );
     // The faulting instruction comes from the executable's file (the kernel leaves code
     // out of the core): it stores to [reg+0x1c].
     let insn = scry.ok("state.instruction.text");
     assert!(insn.contains("+0x1c]"), "{insn}");
-    assert!(scry.ok("state.source(0)").contains("it->value = v;"));
+    assert!(scry
+        .ok("state.source(0)")
+        .contains("it->value = v + (int)ratio;"));
+    // Floating-point registers (NT_X86_XSTATE or NT_FPREGSET): the double argument in xmm0.
+    assert_eq!(
+        scry.ok("String(state.registers.xmm0.f64[0])"),
+        format!("{ratio}")
+    );
+    assert_eq!(scry.ok("state.registers.mxcsr & 0x1f80"), "8064");
 
     // Nothing runs, nothing changes; each refusal names the core.
     let name = c.core.to_str().unwrap();
@@ -367,6 +385,8 @@ fn gdb_reads_a_gcore_written_core_and_names_the_same_frames() {
     );
     // The process is untouched: it still stops where it did.
     assert_eq!(scry.ok("state.symbol_at(state.pc).split('+')[0]"), "apply");
+    let fpu = "JSON.stringify([0, 1, 2, 3, 4, 5, 6, 7].map(i => state.registers['ymm' + i].hex).concat([state.registers.mxcsr, state.registers.st0]))";
+    let live_fpu = scry.ok(fpu);
 
     let mut reader = Scry::start(&["--core", core.to_str().unwrap(), program.to_str().unwrap()]);
     let again = reader.ok(&format!(
@@ -379,6 +399,11 @@ fn gdb_reads_a_gcore_written_core_and_names_the_same_frames() {
     assert_eq!(
         again, stop,
         "the core's first stop is the stop it was written at"
+    );
+    assert_eq!(
+        reader.ok(fpu),
+        live_fpu,
+        "floating-point registers (NT_X86_XSTATE)"
     );
     let mut ours: HashMap<i64, Vec<String>> = HashMap::new();
     for (tid, _) in threads.values() {
@@ -431,7 +456,7 @@ fn gcore_defaults_to_core_pid_here_and_works_read_only() {
         dir.join(path).to_str().unwrap()
     ));
     assert!(
-        stop.starts_with("core at 0x") && stop.contains(" apply "),
+        stop.starts_with("core at 0x") && stop.contains(" apply+"),
         "{stop}"
     );
     assert_ne!(scry.ok("state.memory(state.pc).u8()"), "204");

@@ -27,6 +27,8 @@ pub struct ThreadSnapshot {
     pub regs: RawRegs,
     /// The 512-byte FXSAVE area, when known.
     pub fpregs: Option<Vec<u8>>,
+    /// The XSAVE area as ptrace gives it (the kernel's NT_X86_XSTATE layout), when known.
+    pub xstate: Option<Vec<u8>>,
 }
 
 /// One mapping of the process.
@@ -94,6 +96,9 @@ pub fn note_bytes(s: &Snapshot) -> Vec<u8> {
         }
         if let Some(fp) = &t.fpregs {
             elf::push_note(&mut out, "CORE", layout::NT_FPREGSET, fp);
+        }
+        if let Some(x) = &t.xstate {
+            elf::push_note(&mut out, "LINUX", layout::NT_X86_XSTATE, x);
         }
     }
     out
@@ -208,11 +213,13 @@ mod tests {
                     tid: 50,
                     regs,
                     fpregs: Some(vec![3u8; 512]),
+                    xstate: None,
                 },
                 ThreadSnapshot {
                     tid: 51,
                     regs: other,
                     fpregs: None,
+                    xstate: Some(vec![4u8; 1024]),
                 },
             ],
             process: PsInfo {
@@ -290,6 +297,10 @@ mod tests {
         assert_eq!(
             core.fp_area(50).map(|(a, x)| (a.len(), x)),
             Some((512, false))
+        );
+        assert_eq!(
+            core.fp_area(51).map(|(a, x)| (a.len(), x)),
+            Some((1024, true))
         );
         let mut b = [0u8; 4];
         core.memory().read(0x27fc, &mut b).unwrap();

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use crate::corefile::{CoreProcess, Gap, MemoryError};
 use crate::inferior::Inferior;
+use crate::os::fpregs::{self, FpRegs};
 use crate::os::maps::{self, MapEntry};
 use crate::os::regs::RawRegs;
 use crate::os::{procfs, OsError, Tid};
@@ -26,6 +27,8 @@ pub trait ProcessView {
     fn select(&mut self, tid: Tid) -> bool;
     /// A thread's general registers.
     fn regs(&mut self, tid: Tid) -> Result<RawRegs, OsError>;
+    /// A thread's floating-point and vector registers (read anew on each call).
+    fn fp_regs(&mut self, tid: Tid) -> Result<FpRegs, OsError>;
     /// Fills `buf` from `addr` (the program's own bytes: breakpoints hidden), or fails whole.
     fn read_memory(&self, addr: u64, buf: &mut [u8]) -> Result<(), OsError>;
     /// Reads up to `buf.len()` bytes, stopping at the first unreadable one; the count.
@@ -64,6 +67,12 @@ impl ProcessView for Inferior {
 
     fn regs(&mut self, tid: Tid) -> Result<RawRegs, OsError> {
         Inferior::regs(self, tid).copied()
+    }
+
+    fn fp_regs(&mut self, tid: Tid) -> Result<FpRegs, OsError> {
+        // Proves the thread is known and stopped (a stuck thread's registers cannot be read).
+        Inferior::regs(self, tid)?;
+        fpregs::get(tid)
     }
 
     fn read_memory(&self, addr: u64, buf: &mut [u8]) -> Result<(), OsError> {
@@ -149,6 +158,22 @@ impl ProcessView for CoreProcess {
         CoreProcess::regs(self, tid)
             .copied()
             .map_err(OsError::Spawn)
+    }
+
+    /// From NT_X86_XSTATE (the same layout ptrace gives), else NT_FPREGSET.
+    fn fp_regs(&mut self, tid: Tid) -> Result<FpRegs, OsError> {
+        CoreProcess::regs(self, tid).map_err(OsError::Spawn)?;
+        let regs = match self.fp_area(tid) {
+            Some((area, true)) => FpRegs::from_xsave(area.to_vec()),
+            Some((area, false)) => FpRegs::from_fxsave(area.to_vec()),
+            None => None,
+        };
+        regs.ok_or_else(|| {
+            OsError::Spawn(format!(
+                "the core {} holds no floating-point registers for thread {tid}",
+                self.name()
+            ))
+        })
     }
 
     fn read_memory(&self, addr: u64, buf: &mut [u8]) -> Result<(), OsError> {

@@ -12,11 +12,9 @@ const DWARF_MXCSR: u16 = 64;
 impl Session {
     /// The floating-point and vector state of `tid` (the selected thread when `None`).
     pub fn fp_regs(&mut self, tid: Option<Tid>) -> Result<FpRegs> {
-        let inferior = self.inferior()?;
-        let tid = tid.unwrap_or_else(|| inferior.selected());
-        // Proves the thread is known and stopped (a stuck thread's registers cannot be read).
-        inferior.regs(tid)?;
-        Ok(fpregs::get(tid)?)
+        let process = self.process()?;
+        let tid = tid.unwrap_or_else(|| process.selected());
+        Ok(process.fp_regs(tid)?)
     }
 
     /// Writes the selected thread's floating-point and vector state (as read by `fp_regs`

@@ -120,14 +120,19 @@ impl Session {
         let mut threads = Vec::new();
         let mut skipped = Vec::new();
         for tid in tids {
-            match self.process()?.regs(tid) {
-                Ok(regs) => threads.push(ThreadSnapshot {
-                    tid,
-                    regs,
-                    fpregs: None,
-                }),
-                Err(_) => skipped.push(tid),
-            }
+            let Ok(regs) = self.process()?.regs(tid) else {
+                skipped.push(tid);
+                continue;
+            };
+            // The first 512 bytes of an XSAVE area are the FXSAVE area (NT_FPREGSET).
+            let fp = self.process()?.fp_regs(tid).ok();
+            let area = fp.as_ref().map(|f| f.area());
+            threads.push(ThreadSnapshot {
+                tid,
+                regs,
+                fpregs: area.and_then(|a| a.get(..512)).map(<[u8]>::to_vec),
+                xstate: area.filter(|a| a.len() > 512).map(<[u8]>::to_vec),
+            });
         }
         let signal = self
             .last_signal

@@ -6,8 +6,8 @@
 
 use std::sync::Arc;
 
+use super::backend::ProcessView;
 use super::*;
-use crate::inferior::Inferior;
 use crate::symbols::dwarf::callsite::single_register;
 use crate::symbols::dwarf::location::{self as loc, FrameAccess};
 use crate::symbols::dwarf::path::{self, Path};
@@ -41,7 +41,7 @@ pub struct FrameVarRow {
 
 /// Target memory and names, as values read them.
 struct MemTarget<'a> {
-    inferior: &'a Inferior,
+    inferior: &'a dyn ProcessView,
     store: &'a SymbolStore,
 }
 
@@ -58,7 +58,7 @@ impl Target for MemTarget<'_> {
 
 /// One physical frame as location expressions see it.
 struct FrameView<'a> {
-    inferior: &'a Inferior,
+    inferior: &'a dyn ProcessView,
     store: &'a SymbolStore,
     frames: &'a [unwind::Frame],
     index: usize,
@@ -150,7 +150,7 @@ fn le(bytes: &[u8]) -> u64 {
 /// The address of a module's TLS block in the thread whose thread pointer is `fs_base`.
 /// Module ids follow the dynamic loader's link-map order (see `thread_local`).
 pub(super) fn tls_block(
-    inferior: &Inferior,
+    inferior: &dyn ProcessView,
     store: &SymbolStore,
     module: &LoadedModule,
     fs_base: u64,
@@ -207,11 +207,9 @@ pub(super) fn tls_block(
 }
 
 impl Session {
-    pub(super) fn live_parts(&self) -> Result<(&Inferior, &SymbolStore)> {
-        match &self.target {
-            Some(t) if !t.inferior.is_dead() => Ok((&t.inferior, &self.symbols)),
-            _ => Err(self.no_process()),
-        }
+    /// What values read: the process (live or a core) and its symbols.
+    pub(super) fn live_parts(&self) -> Result<(&dyn ProcessView, &SymbolStore)> {
+        Ok((self.process_ref()?, &self.symbols))
     }
 
     /// The variables of unwind row `n` (parameters first, in declaration order), each with
