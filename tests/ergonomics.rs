@@ -268,12 +268,12 @@ fn script_files_split_like_stdin_and_failures_set_the_exit_status() {
 #[test]
 fn unknown_options_are_errors_and_dash_programs_run_after_double_dash() {
     let out = Command::new(SCRY)
-        .args(["--core", "core", "prog"])
+        .args(["--corefile", "core", "prog"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.starts_with("scry: unknown option '--core'; options: -p/--pid PID, -x/--script FILE, --timeout SECS"), "{err}");
+    assert!(err.starts_with("scry: unknown option '--corefile'; options: -p/--pid PID, --core CORE, -x/--script FILE, --timeout SECS"), "{err}");
     assert!(err.contains("--read-only,"), "{err}");
     // A program named `-prog` (found on PATH) after `--`.
     let dir = temp_path("dash");
