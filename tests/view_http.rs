@@ -574,6 +574,8 @@ fn dom_refuses_what_could_act_and_works_without_a_view() {
         ("dom.create('iframe')", "no element 'iframe'"),
         ("dom.id('x').textcontent = 1", "did you mean textContent?"),
         ("dom.idd('x')", "did you mean dom.id?"),
+        ("dom.id('x').colour = 1", "element has no property 'colour'"),
+        ("dom.id('x').innerHtml", "did you mean innerHTML?"),
         (
             "dom.id('has space')",
             "an id is 1 to 256 characters without spaces",

@@ -13,20 +13,23 @@
   // `backgroundColor` -> `background-color`; custom properties stay as written.
   const cssName = (p) => (p.startsWith('--') ? p : p.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase()));
 
-  // Unknown members are errors naming the closest real one, as on scry's other objects.
-  function guarded(label, target, names, prefix) {
+  // Unknown members are errors naming the closest real one, as on scry's other objects. The
+  // check sits at the end of the prototype chain, so the real members (found before it)
+  // cost nothing: only a misspelt name reaches it.
+  function strictEnd(label, names, prefix) {
     const refuse = (k) => {
       const near = N.nearest(k, names);
       return new ScryError(`${label} has no property '${k}'` + (near ? `; did you mean ${prefix}${near}?` : ''));
     };
-    return new Proxy(target, {
-      get(t, k) {
-        if (typeof k === 'string' && !(k in t) && k !== 'toJSON' && k !== 'then') throw refuse(k);
-        return Reflect.get(t, k);
+    return new Proxy(Object.prototype, {
+      get(t, k, receiver) {
+        if (typeof k !== 'string' || k in t) return Reflect.get(t, k, receiver);
+        if (k === 'toJSON' || k === 'then') return undefined;
+        throw refuse(k);
       },
-      set(t, k, v) {
-        if (typeof k === 'string' && !(k in t)) throw refuse(k);
-        return Reflect.set(t, k, v);
+      set(t, k, v, receiver) {
+        if (typeof k !== 'string' || k in t) return Reflect.set(t, k, v, receiver);
+        throw refuse(k);
       },
     });
   }
@@ -58,15 +61,19 @@
   }
 
   // ---- elements ------------------------------------------------------------------------------
+  // Handles by key, and by id for dom.id(): a listener writing at every step asks for the same
+  // id each time, and this answers without a native call. Anything that can delete an element
+  // or move an id empties byId.
   const cache = new Map();
+  const byId = new Map();
+  const forgetIds = () => byId.clear();
   function handle(k) {
     if (k === null || k === undefined) return null;
     let h = cache.get(k);
     if (h === undefined) {
       if (cache.size >= 4096) cache.clear();
-      const e = Object.create(ElementProto);
-      hidden(e, KEY, k);
-      h = guarded('element', e, ELEMENT_NAMES, '');
+      h = Object.create(ElementProto);
+      hidden(h, KEY, k);
       cache.set(k, h);
     }
     return h;
@@ -108,19 +115,19 @@
       return N.dom_text(this[KEY]);
     },
     set textContent(v) {
-      N.dom_set_text(this[KEY], text(v));
+      if (N.dom_set_text(this[KEY], text(v))) forgetIds();
     },
     get innerText() {
       return N.dom_text(this[KEY]);
     },
     set innerText(v) {
-      N.dom_set_text(this[KEY], text(v));
+      if (N.dom_set_text(this[KEY], text(v))) forgetIds();
     },
     get innerHTML() {
       return N.dom_html(this[KEY]);
     },
     set innerHTML(v) {
-      N.dom_set_html(this[KEY], text(v));
+      if (N.dom_set_html(this[KEY], text(v))) forgetIds();
     },
     get outerHTML() {
       return N.dom_outer(this[KEY]);
@@ -129,6 +136,7 @@
       return N.dom_get_id(this[KEY]) || '';
     },
     set id(v) {
+      forgetIds();
       N.dom_set_attr(this[KEY], 'id', text(v));
     },
     get tagName() {
@@ -165,6 +173,7 @@
       N.dom_set_attr(this[KEY], 'height', text(v));
     },
     setAttribute(name, value) {
+      forgetIds();
       N.dom_set_attr(this[KEY], String(name), text(value));
     },
     getAttribute(name) {
@@ -172,6 +181,7 @@
       return v === undefined ? null : v;
     },
     removeAttribute(name) {
+      forgetIds();
       N.dom_remove_attr(this[KEY], String(name));
     },
     hasAttribute(name) {
@@ -194,6 +204,7 @@
       }
     },
     remove() {
+      forgetIds();
       cache.delete(this[KEY]);
       N.dom_remove(this[KEY]);
     },
@@ -219,13 +230,20 @@
     const html = N.dom_outer(this[KEY]);
     return html.length > 300 ? html.slice(0, 300) + '…' : html;
   });
-  const ELEMENT_NAMES = Object.getOwnPropertyNames(ElementProto);
+  Object.setPrototypeOf(ElementProto, strictEnd('element', Object.getOwnPropertyNames(ElementProto), ''));
 
   const domTarget = {
     // The element with this id; a new <div> at the end of the script area if none has it.
     id(id) {
       if (id === undefined) throw new ScryError('dom.id(id) needs an id');
-      return handle(N.dom_id(String(id)));
+      const name = typeof id === 'string' ? id : String(id);
+      let h = byId.get(name);
+      if (h === undefined) {
+        h = handle(N.dom_id(name));
+        if (byId.size >= 4096) byId.clear();
+        byId.set(name, h);
+      }
+      return h;
     },
     create(tag) {
       return handle(N.dom_create(String(tag)));
@@ -235,6 +253,7 @@
       return handle(N.dom_canvas(String(id), Number(w), Number(h)));
     },
     clear() {
+      forgetIds();
       cache.clear();
       N.dom_clear();
     },
@@ -243,7 +262,8 @@
     const url = N.view_url();
     return `dom: ${N.dom_count()} elements in the script area; ` + (url ? `the page: ${url}` : 'no view open (start scry with --view PORT)');
   });
-  const dom = guarded('dom', domTarget, Object.keys(domTarget), 'dom.');
+  Object.setPrototypeOf(domTarget, strictEnd('dom', Object.keys(domTarget), 'dom.'));
+  const dom = Object.freeze(domTarget);
 
   hidden(g, 'dom', dom);
   hidden(g, 'view', () => {

@@ -311,22 +311,27 @@ impl DomModel {
         Ok(())
     }
 
-    /// Replaces the content with text. Child elements are deleted.
-    pub fn set_text(&mut self, k: Key, text: &str) -> Result<()> {
+    /// Replaces the content with text. Child elements are deleted; returns whether there
+    /// were any (ids may then name nothing).
+    pub fn set_text(&mut self, k: Key, text: &str) -> Result<bool> {
         check_content(text)?;
         if let Content::Text(t) = &self.get(k)?.content {
             if t == text {
-                return Ok(());
+                return Ok(false);
             }
         }
-        self.drop_kids(k);
-        self.touch(k)?.content = Content::Text(text.to_string());
-        Ok(())
+        let dropped = self.drop_kids(k);
+        match &mut self.touch(k)?.content {
+            // The common case, a text rewritten at every step: the buffer is reused.
+            Content::Text(t) => text.clone_into(t),
+            content => *content = Content::Text(text.to_string()),
+        }
+        Ok(dropped)
     }
 
-    /// Replaces the content with sanitized markup. Child elements are deleted. Returns what was
-    /// kept.
-    pub fn set_html(&mut self, k: Key, html: &str) -> Result<()> {
+    /// Replaces the content with sanitized markup. Child elements are deleted; returns whether
+    /// there were any.
+    pub fn set_html(&mut self, k: Key, html: &str) -> Result<bool> {
         check_content(html)?;
         if self.get(k)?.tag == "canvas" {
             return Err("dom: a canvas holds pixels, not markup".into());
@@ -334,12 +339,12 @@ impl DomModel {
         let clean = sanitize::sanitize_html(html);
         if let Content::Html(h) = &self.get(k)?.content {
             if *h == clean {
-                return Ok(());
+                return Ok(false);
             }
         }
-        self.drop_kids(k);
+        let dropped = self.drop_kids(k);
         self.touch(k)?.content = Content::Html(clean);
-        Ok(())
+        Ok(dropped)
     }
 
     /// Its content as markup.
@@ -599,14 +604,15 @@ impl DomModel {
         self.root_dirty = self.tracking;
     }
 
-    fn drop_kids(&mut self, k: Key) {
+    fn drop_kids(&mut self, k: Key) -> bool {
         let kids = match self.elements.get(&k).map(|e| &e.content) {
             Some(Content::Kids(kids)) if !kids.is_empty() => kids.clone(),
-            _ => return,
+            _ => return false,
         };
         for kid in kids {
             self.delete(kid);
         }
+        true
     }
 
     /// Deletes a subtree from the model (iteratively: depth is bounded anyway).

@@ -117,7 +117,7 @@ pub(super) fn install<'js>(
         dom.id(k)
     });
     model!("dom_text", |ctx, dom, k: Key| -> String { dom.text(k) });
-    model!("dom_set_text", |ctx, dom, k: Key, text: String| -> () {
+    model!("dom_set_text", |ctx, dom, k: Key, text: String| -> bool {
         dom.set_text(k, &text)
     });
     model!("dom_html", |ctx, dom, k: Key| -> String {
@@ -126,7 +126,7 @@ pub(super) fn install<'js>(
     model!("dom_outer", |ctx, dom, k: Key| -> String {
         dom.outer_html(k)
     });
-    model!("dom_set_html", |ctx, dom, k: Key, html: String| -> () {
+    model!("dom_set_html", |ctx, dom, k: Key, html: String| -> bool {
         dom.set_html(k, &html)
     });
     model!("dom_attr", |ctx,
