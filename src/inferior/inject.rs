@@ -1,5 +1,6 @@
 //! Running one system call inside a stopped thread, as if the program had made it. Used to
-//! put back what the kernel changes behind the program's back (the SIGTRAP disposition).
+//! put back what the kernel changes behind the program's back (the SIGTRAP disposition) and
+//! to install seccomp filters for caught system calls (`catch`), also in fork children.
 //!
 //! No code is written: any `0f 05` byte pair in executable memory is a `syscall` instruction
 //! when jumped to, so the thread's rip is pointed at one, the call runs between its
@@ -10,6 +11,8 @@
 use super::thread::StopKind;
 use super::Inferior;
 use crate::os::maps;
+use crate::os::memory::ProcMem;
+use crate::os::regs::RawRegs;
 use crate::os::wait::{wait, WaitEvent, WaitOutcome};
 use crate::os::{procfs, ptrace, OsError, Tid};
 
@@ -18,8 +21,8 @@ const RED_ZONE: u64 = 128;
 
 impl Inferior {
     /// An address holding the bytes `0f 05`, found once per image (the vDSO first: it is small
-    /// and always has its system-call fallbacks).
-    fn syscall_gadget(&mut self) -> Result<u64, OsError> {
+    /// and always has its system-call fallbacks). A fork child has the same one.
+    pub(super) fn syscall_gadget(&mut self) -> Result<u64, OsError> {
         if let Some(at) = self.syscall_gadget {
             return Ok(at);
         }
@@ -62,6 +65,22 @@ impl Inferior {
         scratch: &mut [u8],
         args: impl FnOnce(u64) -> [u64; 6],
     ) -> Result<i64, OsError> {
+        let bytes = scratch.to_vec();
+        let (ret, back) = self.inject_syscall_with(tid, nr, bytes.len(), |at| (bytes, args(at)))?;
+        scratch.copy_from_slice(&back);
+        Ok(ret)
+    }
+
+    /// Like [`inject_syscall`](Self::inject_syscall), with scratch bytes made once their
+    /// address is known (`build(at)` gives `len` bytes and the arguments); returns the result
+    /// and the scratch bytes after the call.
+    pub(super) fn inject_syscall_with(
+        &mut self,
+        tid: Tid,
+        nr: u64,
+        len: usize,
+        build: impl FnOnce(u64) -> (Vec<u8>, [u64; 6]),
+    ) -> Result<(i64, Vec<u8>), OsError> {
         // Resuming a signal-delivery-stop to run the call would drop its signal (and
         // re-sending it later would make a second one).
         if self
@@ -75,55 +94,118 @@ impl Inferior {
         }
         let gadget = self.syscall_gadget()?;
         let saved = *self.regs(tid)?;
-        let at = (saved.rsp - RED_ZONE - scratch.len() as u64) & !15;
-        let mut stack = vec![0u8; scratch.len()];
-        self.mem.read(at, &mut stack)?;
-        self.mem.write(at, scratch)?;
-        let mut regs = saved;
-        let a = args(at);
-        regs.rip = gadget;
-        regs.rax = nr;
-        regs.orig_rax = u64::MAX;
-        (regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9) =
-            (a[0], a[1], a[2], a[3], a[4], a[5]);
-        ptrace::set_regs(tid, &regs)?;
-        let result = self.run_injected(tid);
-        // Whatever happened, the thread gets its registers and stack back.
-        let _ = self.mem.read(at, scratch);
-        let _ = self.mem.write(at, &stack);
-        let _ = ptrace::set_regs(tid, &saved);
+        let result = run_syscall(tid, &self.mem, gadget, &saved, nr, len, build);
         if let Some(t) = self.threads.get_mut(&tid) {
-            t.regs = Some(saved);
+            t.regs = Some(restartable(&saved));
         }
-        result
-    }
-
-    /// From the entry stop to the exit stop of the injected call.
-    fn run_injected(&mut self, tid: Tid) -> Result<i64, OsError> {
-        for _ in 0..2 {
-            ptrace::syscall_step(tid, 0)?;
-            loop {
-                match wait(tid, false)? {
-                    WaitOutcome::Event(WaitEvent::SyscallStop { .. }) => break,
-                    WaitOutcome::Event(WaitEvent::Signal { signal, .. }) => {
-                        // A signal arrived first: keep it for the thread's next resume and
-                        // give up on this call (the program state is restored by the caller).
-                        self.hold_signal(tid, signal);
-                        return Err(OsError::Spawn(format!(
-                            "injected system call interrupted by {}",
-                            crate::os::signals::signal_name(signal)
-                        )));
-                    }
-                    WaitOutcome::Event(e) if e.is_gone() => {
-                        return Err(OsError::Spawn("the thread exited".into()));
-                    }
-                    WaitOutcome::Event(_) => {
-                        return Err(OsError::Spawn("unexpected stop in an injected call".into()))
-                    }
-                    WaitOutcome::Interrupted | WaitOutcome::NothingYet => {}
-                }
+        match result? {
+            (Injected::Returned(ret), back) => Ok((ret, back)),
+            (Injected::Signal(signal), _) => {
+                // Kept for the thread's next resume; the call is given up.
+                self.hold_signal(tid, signal);
+                Err(OsError::Spawn(format!(
+                    "injected system call interrupted by {}",
+                    crate::os::signals::signal_name(signal)
+                )))
             }
         }
-        Ok(ptrace::get_regs(tid)?.rax as i64)
     }
+}
+
+/// How an injected call ended.
+pub(super) enum Injected {
+    Returned(i64),
+    /// A signal arrived first: the call was given up; the signal is the caller's to deliver.
+    Signal(i32),
+}
+
+/// Runs system call `nr` in stopped thread `tid` (of the process whose memory is `mem`, with
+/// registers `saved`) through the `syscall` instruction at `gadget`. `build(at)` gives the
+/// `len` scratch bytes put on the thread's stack at `at` and the call's arguments. Whatever
+/// happens, the thread gets its registers and stack bytes back.
+pub(super) fn run_syscall(
+    tid: Tid,
+    mem: &ProcMem,
+    gadget: u64,
+    saved: &RawRegs,
+    nr: u64,
+    len: usize,
+    build: impl FnOnce(u64) -> (Vec<u8>, [u64; 6]),
+) -> Result<(Injected, Vec<u8>), OsError> {
+    let at = (saved.rsp - RED_ZONE - len as u64) & !15;
+    let (scratch, a) = build(at);
+    let mut stack = vec![0u8; scratch.len()];
+    mem.read(at, &mut stack)?;
+    mem.write(at, &scratch)?;
+    let mut regs = *saved;
+    regs.rip = gadget;
+    regs.rax = nr;
+    regs.orig_rax = u64::MAX;
+    (regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9) =
+        (a[0], a[1], a[2], a[3], a[4], a[5]);
+    let result = ptrace::set_regs(tid, &regs).and_then(|()| run_to_exit(tid));
+    let mut back = vec![0u8; scratch.len()];
+    let _ = mem.read(at, &mut back);
+    let _ = mem.write(at, &stack);
+    let _ = ptrace::set_regs(tid, &restartable(saved));
+    Ok((result?, back))
+}
+
+/// The kernel's restart codes (ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND) and
+/// ERESTART_RESTARTBLOCK, and `restart_syscall`'s number.
+const RESTART: [i64; 3] = [-512, -513, -514];
+const RESTART_BLOCK: i64 = -516;
+const NR_RESTART_SYSCALL: u64 = 219;
+
+/// Registers to put back after an injected call. A thread stopped inside an interrupted
+/// system call holds a restart code in rax, and the kernel turns it into a restart only on
+/// the way out of the stop it was interrupted for; after the injected call that way is
+/// gone, and the program would see the code as an errno (`read` failing with 512). So the
+/// restart is made here, as the kernel would have made it: the `syscall` instruction again,
+/// with its number (or `restart_syscall`'s) in rax.
+fn restartable(saved: &RawRegs) -> RawRegs {
+    let mut regs = *saved;
+    let code = saved.rax as i64;
+    if (saved.orig_rax as i64) < 0 || saved.rip < 2 {
+        return regs;
+    }
+    if RESTART.contains(&code) {
+        regs.rax = saved.orig_rax;
+    } else if code == RESTART_BLOCK {
+        regs.rax = NR_RESTART_SYSCALL;
+    } else {
+        return regs;
+    }
+    regs.rip -= 2;
+    regs.orig_rax = u64::MAX;
+    regs
+}
+
+/// From the entry stop to the exit stop of the injected call.
+fn run_to_exit(tid: Tid) -> Result<Injected, OsError> {
+    for _ in 0..2 {
+        ptrace::syscall_step(tid, 0)?;
+        loop {
+            match wait(tid, false)? {
+                WaitOutcome::Event(WaitEvent::SyscallStop { .. }) => break,
+                // scry's own seccomp filter traces this call (it is caught): go on to its
+                // exit without a report.
+                WaitOutcome::Event(WaitEvent::Seccomp { .. }) => ptrace::syscall_step(tid, 0)?,
+                // An interrupt that was still pending (the thread stopped at a system call's
+                // exit before it): taken on the way to the call.
+                WaitOutcome::Event(WaitEvent::EventStop { .. }) => ptrace::syscall_step(tid, 0)?,
+                WaitOutcome::Event(WaitEvent::Signal { signal, .. }) => {
+                    return Ok(Injected::Signal(signal));
+                }
+                WaitOutcome::Event(e) if e.is_gone() => {
+                    return Err(OsError::Spawn("the thread exited".into()));
+                }
+                WaitOutcome::Event(_) => {
+                    return Err(OsError::Spawn("unexpected stop in an injected call".into()))
+                }
+                WaitOutcome::Interrupted | WaitOutcome::NothingYet => {}
+            }
+        }
+    }
+    Ok(Injected::Returned(ptrace::get_regs(tid)?.rax as i64))
 }

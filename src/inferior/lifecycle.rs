@@ -128,6 +128,8 @@ impl Inferior {
             return Ok(());
         }
         self.stop_all(&|_| false)?;
+        // Refused (nothing changed) when the process could not run safely without scry.
+        self.release_catch()?;
         self.remove_all_sites();
         self.clear_all_watches();
         for tid in self.thread_ids() {

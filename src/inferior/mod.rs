@@ -1,6 +1,7 @@
 //! The traced process: its threads, its breakpoint sites, and the state machine that stops and
 //! resumes them (all-stop: when one thread stops, every thread is stopped).
 
+mod catch;
 mod displaced;
 mod follow;
 mod inject;
@@ -9,6 +10,7 @@ mod pinning;
 mod run;
 mod sigtrap;
 pub mod sites;
+mod syscall_stops;
 pub mod thread;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -20,6 +22,7 @@ use crate::os::regs::RawRegs;
 use crate::os::timer::WaitAlarm;
 use crate::os::{ptrace, OsError, Tid};
 
+pub use catch::CatchMode;
 pub use lifecycle::SpawnOutput;
 use sites::{Sites, INT3};
 use thread::{RunState, Thread};
@@ -87,6 +90,13 @@ pub enum Stop {
         tid: Tid,
         slots: u8,
     },
+    /// A caught system call: at its entry (`ret` is `None`) or its exit.
+    Syscall {
+        tid: Tid,
+        nr: u64,
+        args: [u64; 6],
+        ret: Option<i64>,
+    },
     Exited {
         code: i32,
     },
@@ -109,6 +119,7 @@ impl Stop {
             | Stop::Exec { tid }
             | Stop::ThreadExit { tid }
             | Stop::Watchpoint { tid, .. }
+            | Stop::Syscall { tid, .. }
             | Stop::ThreadStart { tid } => Some(tid),
             Stop::Exited { .. } | Stop::Killed { .. } => None,
         }
@@ -129,6 +140,7 @@ pub struct NonStop {
     pub breakpoint: bool,
     pub watchpoint: bool,
     pub signal: bool,
+    pub syscall: bool,
 }
 
 impl NonStop {
@@ -140,6 +152,7 @@ impl NonStop {
             Stop::Breakpoint { .. } => self.breakpoint,
             Stop::Watchpoint { .. } => self.watchpoint,
             Stop::Signal { .. } => self.signal,
+            Stop::Syscall { .. } => self.syscall,
             _ => false,
         }
     }
@@ -184,6 +197,8 @@ pub struct Inferior {
     /// The dynamic loader's rendezvous (`_dl_debug_state`), where scry keeps a breakpoint of
     /// its own to learn of every library load and unload.
     rendezvous: Option<u64>,
+    /// Which system calls are caught, and how (see `catch`).
+    catch: catch::Catch,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -218,6 +233,7 @@ impl Inferior {
             partial: None,
             scratch: None,
             rendezvous: None,
+            catch: catch::Catch::default(),
             run_deadline: None,
         })
     }

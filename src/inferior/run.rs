@@ -137,6 +137,11 @@ impl Inferior {
         pass: PassFn,
         nonstop: NonStop,
     ) -> Result<Stop, OsError> {
+        if self.catch_dirty() && !self.dead {
+            // Which system calls stop changed: every thread stops while the filter is set.
+            self.all_stop(pass)?;
+            self.sync_catch()?;
+        }
         // The program runs freely and may look at its CPU mask at any moment.
         self.unpin();
         if let Some(tid) = self.partial.take() {
@@ -293,7 +298,7 @@ impl Inferior {
         let resumed = if group_stopped && sig == 0 {
             ptrace::listen(tid).or_else(|_| ptrace::cont(tid, 0))
         } else {
-            ptrace::cont(tid, sig)
+            self.resume_request(tid, sig)
         };
         match resumed {
             Ok(()) => {}
@@ -722,6 +727,14 @@ impl Inferior {
                 self.continue_or_hold(tid, mode)?;
                 Ok(None)
             }
+            WaitEvent::SyscallStop { .. } | WaitEvent::Seccomp { .. } => {
+                self.mark(tid, RunState::Stopped, StopKind::Event);
+                if let Some(stop) = self.syscall_stop(tid)? {
+                    return Ok(Some(stop));
+                }
+                self.continue_or_hold(tid, mode)?;
+                Ok(None)
+            }
             WaitEvent::EventStop { .. } => {
                 let fresh = self.threads.get(&tid).is_none_or(|t| t.fresh);
                 self.mark(tid, RunState::Stopped, StopKind::Event);
@@ -747,7 +760,7 @@ impl Inferior {
     /// for the thread's next resume otherwise.
     fn pass_signal(&mut self, tid: Tid, signal: i32, mode: Mode) -> Result<Option<Stop>, OsError> {
         if mode == Mode::Running {
-            ptrace::cont(tid, signal)?;
+            self.resume_request(tid, signal)?;
             self.mark(tid, RunState::Running, StopKind::Event);
         } else {
             self.hold_signal(tid, signal);
@@ -829,6 +842,8 @@ impl Inferior {
                 }
             }
         }
+        // It inherited scry's seccomp filter, if there is one.
+        self.release_fork_child(child);
         match ptrace::detach(child, 0) {
             Ok(()) => Ok(()),
             Err(e) if e.is_gone() => Ok(()),

@@ -63,6 +63,15 @@ pub fn trace_options(kill_on_exit: bool) -> Options {
     opts
 }
 
+/// Adds PTRACE_O_TRACESECCOMP to a stopped tracee's options (threads and children it
+/// creates later inherit them): its seccomp filter's SECCOMP_RET_TRACE then stops it for
+/// scry. Set only once scry has installed a filter: without the option a trace filter's
+/// calls fail with ENOSYS, which is what a program with such a filter of its own expects.
+pub fn enable_seccomp_stops(tid: Tid, kill_on_exit: bool) -> Result<(), OsError> {
+    let options = trace_options(kill_on_exit) | Options::PTRACE_O_TRACESECCOMP;
+    ptrace::setoptions(pid(tid), options).map_err(err("setoptions", tid))
+}
+
 pub fn seize(tid: Tid, options: Options) -> Result<(), OsError> {
     ptrace::seize(pid(tid), options).map_err(err("seize", tid))
 }
@@ -226,4 +235,69 @@ pub fn kill_process(pid_: Tid, sig: i32) -> Result<(), OsError> {
             errno: nix::Error::last(),
         })
     }
+}
+
+/// Where in a system call a syscall-stop or seccomp stop is (PTRACE_GET_SYSCALL_INFO).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyscallPoint {
+    /// Entry (PTRACE_SYSCALL) or a seccomp stop: about to run.
+    Entry {
+        nr: u64,
+        args: [u64; 6],
+    },
+    Seccomp {
+        nr: u64,
+        args: [u64; 6],
+        data: u32,
+    },
+    Exit {
+        ret: i64,
+    },
+    /// Not in a system call stop.
+    None,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyscallInfo {
+    pub point: SyscallPoint,
+    /// The instruction after the `syscall`.
+    pub ip: u64,
+}
+
+const PTRACE_GET_SYSCALL_INFO: libc::c_uint = 0x420e;
+
+/// What system call a stopped thread is at, and where.
+pub fn syscall_info(tid: Tid) -> Result<SyscallInfo, OsError> {
+    // struct ptrace_syscall_info: op (u8), pad, arch (u32), ip, sp, then the union at 24:
+    // entry {nr, args[6]}, exit {rval (s64), is_error (u8)}, seccomp {nr, args[6], ret_data}.
+    let mut raw = [0u64; 11];
+    // SAFETY: the kernel writes at most `addr` (= 88) bytes into the buffer we own.
+    let rc = unsafe {
+        libc::ptrace(
+            PTRACE_GET_SYSCALL_INFO,
+            tid,
+            std::mem::size_of_val(&raw),
+            raw.as_mut_ptr(),
+        )
+    };
+    if rc == -1 {
+        return Err(OsError::Ptrace {
+            what: "get_syscall_info",
+            tid,
+            errno: nix::Error::last(),
+        });
+    }
+    let op = raw[0] as u8;
+    let args = [raw[4], raw[5], raw[6], raw[7], raw[8], raw[9]];
+    let point = match op {
+        1 => SyscallPoint::Entry { nr: raw[3], args },
+        2 => SyscallPoint::Exit { ret: raw[3] as i64 },
+        3 => SyscallPoint::Seccomp {
+            nr: raw[3],
+            args,
+            data: raw[10] as u32,
+        },
+        _ => SyscallPoint::None,
+    };
+    Ok(SyscallInfo { point, ip: raw[1] })
 }

@@ -8,6 +8,7 @@ const PTRACE_EVENT_CLONE: i32 = 3;
 const PTRACE_EVENT_EXEC: i32 = 4;
 const PTRACE_EVENT_VFORK_DONE: i32 = 5;
 const PTRACE_EVENT_EXIT: i32 = 6;
+const PTRACE_EVENT_SECCOMP: i32 = 7;
 const PTRACE_EVENT_STOP: i32 = 128;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +23,10 @@ pub enum WaitEvent {
     },
     /// A system-call entry or exit stop (PTRACE_SYSCALL with TRACESYSGOOD).
     SyscallStop {
+        tid: Tid,
+    },
+    /// A seccomp filter returned SECCOMP_RET_TRACE: the system call is about to run.
+    Seccomp {
         tid: Tid,
     },
     /// Signal-delivery-stop: the only stop whose signal is passed on when resumed.
@@ -66,6 +71,7 @@ impl WaitEvent {
             | WaitEvent::Killed { tid, .. }
             | WaitEvent::Signal { tid, .. }
             | WaitEvent::SyscallStop { tid }
+            | WaitEvent::Seccomp { tid }
             | WaitEvent::EventStop { tid, .. }
             | WaitEvent::Clone { tid }
             | WaitEvent::Fork { tid }
@@ -112,6 +118,7 @@ pub fn decode(tid: Tid, status: i32) -> WaitEvent {
         PTRACE_EVENT_VFORK_DONE => WaitEvent::VforkDone { tid },
         PTRACE_EVENT_EXEC => WaitEvent::Exec { tid },
         PTRACE_EVENT_EXIT => WaitEvent::ExitEvent { tid },
+        PTRACE_EVENT_SECCOMP => WaitEvent::Seccomp { tid },
         _ => WaitEvent::Other { tid, status },
     }
 }
@@ -174,6 +181,7 @@ mod tests {
         assert_eq!(decode(7, stop(5, 3)), WaitEvent::Clone { tid: 7 });
         assert_eq!(decode(7, stop(0x85, 0)), WaitEvent::SyscallStop { tid: 7 });
         assert_eq!(decode(7, stop(5, 4)), WaitEvent::Exec { tid: 7 });
+        assert_eq!(decode(7, stop(5, 7)), WaitEvent::Seccomp { tid: 7 });
         assert_eq!(
             decode(7, stop(19, 128)),
             WaitEvent::EventStop { tid: 7, signal: 19 }

@@ -65,7 +65,7 @@
   }
   // Unknown properties of scry's objects are errors that name the closest real one and the
   // help topic that lists them all.
-  const TOPIC_OF = { state: 'state', prev: 'state', breakpoint: 'break', watchpoint: 'break', thread: 'run', config: 'util' };
+  const TOPIC_OF = { state: 'state', prev: 'state', breakpoint: 'break', watchpoint: 'break', thread: 'run', config: 'util', syscall: 'syscalls' };
   function unknownProperty(label, t, k) {
     const near = nearest(k, keys(t));
     const topic = TOPIC_OF[label.split('.')[0]];
@@ -474,7 +474,7 @@
   const prev = guard('prev', result(prevTarget));
 
   // ---- events ----------------------------------------------------------------------------
-  const EVENTS = ['step', 'breakpoint', 'watchpoint', 'signal', 'thread', 'library', 'exit'];
+  const EVENTS = ['step', 'breakpoint', 'watchpoint', 'signal', 'syscall', 'thread', 'library', 'exit'];
   const listeners = {};
   for (const t of EVENTS) listeners[t] = [];
   function checkType(type) {
@@ -505,7 +505,7 @@
   // only their own thread stopped, so letting the run go on costs nothing for the others.
   function listening() {
     N.listening(listeners.breakpoint.length > 0 || bpOptions.size > 0, listeners.watchpoint.length > 0,
-      listeners.signal.length > 0, listeners.library.length > 0);
+      listeners.signal.length > 0, listeners.library.length > 0, listeners.syscall.length > 0);
   }
   // Which listener runs now (nested: the innermost), or null. An uncatchable interrupt (the
   // script budget, a signal to scry) unwinds past every catch and finally, so this is not
@@ -673,7 +673,7 @@
     // A library load or unload stops a run only when a library listener says 'stop'.
     if (r === 'library') return dispatch('library', stop) !== 'stop';
     const type = r === 'exited' || r === 'killed' ? 'exit' : r;
-    return dispatch(type, stop) === 'continue' && (r === 'breakpoint' || r === 'watchpoint' || r === 'signal');
+    return dispatch(type, stop) === 'continue' && (r === 'breakpoint' || r === 'watchpoint' || r === 'signal' || r === 'syscall');
   }
   function cont(opts) {
     noReentry('continue');
@@ -923,6 +923,28 @@
     },
     list() {
       return resultRows(N.wp_list());
+    },
+  }));
+  // syscall.catch(what, {phase}?): what is a name, a number, an array of them, 'all' or a
+  // group ('%file'); phase 'exit' (default), 'entry' or 'both'.
+  define('syscall', guard('syscall', {
+    catch(what, opts) {
+      if (what === undefined) throw new ScryError("syscall.catch(what, {phase}?) needs a system call: 'openat', 257, ['open', 'close'], 'all' or '%file'");
+      let phase;
+      if (opts !== undefined) {
+        if (typeof opts !== 'object' || opts === null) throw new TypeError("syscall.catch(what, {phase}): options must be an object such as {phase: 'entry'}");
+        phase = own(opts, 'phase');
+      }
+      return N.sc_catch(what, phase);
+    },
+    uncatch(id) {
+      N.sc_uncatch(id);
+    },
+    list() {
+      const res = N.sc_list();
+      const rows = own(res, 'rows');
+      hidden(rows, LINE, own(res, 'text'));
+      return resultRows(rows);
     },
   }));
   define('thread', guard('thread', {

@@ -148,6 +148,7 @@ impl Session {
     /// Arms every waiting breakpoint and watchpoint in the new process, resolving what the
     /// user wrote again (a symbol may have moved). One that cannot be armed stays waiting.
     pub(super) fn rearm(&mut self) {
+        self.push_syscall_catch();
         for i in 0..self.breakpoints.list().len() {
             let spec = self.breakpoints.list()[i].spec.clone();
             let Ok(addr) = self.resolve_breakpoint(&spec) else {

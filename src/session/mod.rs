@@ -22,6 +22,7 @@ pub mod stack;
 pub mod stop;
 mod supported;
 mod tailcalls;
+pub mod syscalls;
 mod threads;
 pub mod tls;
 mod values;
@@ -270,6 +271,8 @@ pub struct Session {
     library_changes: std::collections::VecDeque<dynamic::LibraryChange>,
     /// Scripts listen for `library` events.
     library_events: bool,
+    /// `syscall.catch()`es, kept across processes like breakpoints.
+    syscalls: syscalls::SyscallCatches,
 }
 
 impl Session {
@@ -302,6 +305,7 @@ impl Session {
             r_debug: None,
             library_changes: Default::default(),
             library_events: false,
+            syscalls: Default::default(),
         }
     }
 
@@ -446,11 +450,15 @@ impl Session {
     }
 
     pub fn detach(&mut self) -> Result<StopInfo> {
-        let mut target = self.target.take().ok_or_else(|| self.no_process())?;
-        let result = target.inferior.detach();
+        let Some(target) = self.target.as_mut() else {
+            return Err(self.no_process());
+        };
+        // An error leaves the process traced and stopped as it was (a refusal changes
+        // nothing; `kill()` still ends it).
+        target.inferior.detach()?;
+        self.target = None;
         self.ended = Some("detached".into());
         self.forget_process();
-        result?;
         Ok(StopInfo {
             reason: Some(Reason::Detached),
             ..Default::default()

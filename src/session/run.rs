@@ -210,6 +210,10 @@ impl Session {
                 }
                 None => Reason::Step,
             },
+            Stop::Syscall { tid, nr, args, ret } => {
+                info.syscall = Some(self.syscall_report(tid, nr, args, ret)?);
+                Reason::Syscall
+            }
             Stop::Exited { code } => {
                 info.exit_code = Some(code);
                 Reason::Exited
@@ -219,6 +223,9 @@ impl Session {
                 Reason::Killed
             }
         });
+        if let Some(t) = &mut self.target {
+            info.notes.extend(t.inferior.take_syscall_warnings());
+        }
         // A process can die while its other threads are being stopped: the stops before its
         // end are still reported, without a pc.
         let dead = self.target.as_ref().is_none_or(|t| t.inferior.is_dead());

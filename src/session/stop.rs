@@ -29,11 +29,13 @@ pub enum Reason {
     Loader,
     /// A core file written away from a signal: the state it holds.
     Core,
+    /// A caught system call (`syscall.catch()`).
+    Syscall,
 }
 
 impl Reason {
     /// Every reason, in the order the documentation lists them.
-    pub const ALL: [Reason; 18] = [
+    pub const ALL: [Reason; 19] = [
         Reason::Entry,
         Reason::Loader,
         Reason::Attached,
@@ -41,6 +43,7 @@ impl Reason {
         Reason::Breakpoint,
         Reason::Watchpoint,
         Reason::Signal,
+        Reason::Syscall,
         Reason::Timeout,
         Reason::Interrupted,
         Reason::Finish,
@@ -74,6 +77,7 @@ impl Reason {
             Reason::Library => "library",
             Reason::Loader => "loader",
             Reason::Core => "core",
+            Reason::Syscall => "syscall",
         }
     }
 }
@@ -104,6 +108,8 @@ pub struct StopInfo {
     pub program: Option<String>,
     /// A `library` stop: what the loader changed.
     pub library: Option<super::dynamic::LibraryChange>,
+    /// A `syscall` stop: the decoded call.
+    pub syscall: Option<super::syscalls::SyscallReport>,
     /// What the user should know about this stop that its fields do not say (a process
     /// stopped by job control, a setuid bit the kernel ignored), each shown as `[note]`.
     pub notes: Vec<String>,
@@ -184,6 +190,11 @@ impl StopInfo {
                 if let Some(l) = &self.library {
                     let kind = if l.loaded { "load" } else { "unload" };
                     let _ = write!(s, " {kind} {} base={:#x}", l.path, l.base);
+                }
+            }
+            Reason::Syscall => {
+                if let Some(sys) = &self.syscall {
+                    let _ = write!(s, " {}", sys.call.text());
                 }
             }
             Reason::Watchpoint => {

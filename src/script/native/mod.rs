@@ -32,6 +32,7 @@ mod modules;
 mod points;
 mod process;
 mod state;
+mod syscalls;
 mod typed;
 
 type R<'js> = rquickjs::Result<Value<'js>>;
@@ -137,5 +138,6 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
     typed::install(&n, ctx, host)?;
     fpu::install(&n, ctx, host)?;
     dom::install(&n, ctx, host)?;
+    syscalls::install(&n, ctx, host)?;
     Ok(n)
 }

@@ -73,6 +73,9 @@ fn stop_to_js_fields<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
             o.put("insn", text.as_str())?;
         }
     }
+    if let Some(sys) = &info.syscall {
+        super::syscalls::put_fields(ctx, &o, sys)?;
+    }
     Ok(o.into_value())
 }
 
@@ -452,13 +455,15 @@ pub(super) fn install<'js>(
                                     breakpoint: bool,
                                     watchpoint: bool,
                                     signal: bool,
-                                    library: bool|
+                                    library: bool,
+                                    syscall: bool|
           -> rquickjs::Result<()> {
         h.session_mut(&ctx)?.set_listening(
             crate::session::NonStop {
                 breakpoint,
                 watchpoint,
                 signal,
+                syscall,
             },
             library,
         );
