@@ -109,7 +109,12 @@ impl Inferior {
 
     /// How caught calls stop in this process, and why when it is not the fast way.
     pub fn syscall_catch_mode(&self) -> (CatchMode, Option<String>) {
-        let why = self.catch.no_seccomp.clone().or(self.catch.note.clone());
+        let why = match self.catch.mode {
+            CatchMode::Seccomp if self.catch.set_no_new_privs => Some(
+                "the program runs unprivileged, so scry set its no_new_privs flag, which a filter needs".into(),
+            ),
+            _ => self.catch.no_seccomp.clone().or(self.catch.note.clone()),
+        };
         (self.catch.mode, why)
     }
 

@@ -29,7 +29,10 @@ pub const TOPICS: &[(&str, &str)] = &[
 ];
 
 /// Topics `help(topic)` answers that `help()` leaves out (their row lives in another topic).
-const EXTRA_TOPICS: &[(&str, &str)] = &[("core", "core files: read one, write one")];
+const EXTRA_TOPICS: &[(&str, &str)] = &[
+    ("core", "core files: read one, write one"),
+    ("syscalls", "system calls as events and stops"),
+];
 
 /// What `help(topic)` adds to the topic's rows: what the one-line summaries leave out.
 /// `help()` (everything) shows only the rows, so it stays small.
@@ -87,9 +90,28 @@ every event: reason (= stop_reason) pc tid symbol line state prev; by type:
   signal      signal ('SIGSEGV') fault_addr; set e.deliver = false to drop it; see help('signals')
   thread      kind ('start'|'exit') tid; never stops a run unless a listener returns 'stop'
   library     kind ('load'|'unload') path base: likewise
+  syscall     phase nr name args call ret errno catch_id, arguments by name: help('syscalls')
   exit        reason 'exited' with code, or 'killed' with signal
-no verdict: a breakpoint, watchpoint or signal ends the run, a step goes on; listeners may not
-call step() cont() next() finish() spawn() attach() detach() kill()",
+no verdict: a breakpoint, watchpoint, signal or syscall ends the run, a step goes on; listeners
+may not call step() cont() next() finish() spawn() attach() detach() kill()",
+    ),
+    (
+        "syscalls",
+        "\
+syscall.catch(what, {phase}?) -> id; syscall.uncatch(id); syscall.list() (and how they stop)
+what: a name 'openat', a number 257, an array ['read', 'write'], 'all', or a group:
+  %file (takes a path) %desc (takes or returns an fd) %net %process %signal %memory %ipc
+  %creds %clock; {phase}: 'exit' (default: the completed call), 'entry' or 'both'
+a caught call is a 'syscall' stop, one line like strace:
+  syscall openat(AT_FDCWD, \"/etc/x.conf\", O_RDONLY) = -1 ENOENT at 0x... thread 4321
+event fields: phase ('entry'|'exit') nr name args (6 raw values) call (the text) ret errno
+  ('ENOENT' on failure) catch_id, and each argument by name: path flags mode fd count ...;
+  strings are read from memory (paths in full, buffers 32 bytes), flags and signals are
+  names, fds and sizes Numbers
+a syscall listener returning 'continue' lets the run go on; meanwhile only its thread stops
+cost: a spawned program gets a seccomp filter, so only caught calls stop; an attached one is
+  traced with PTRACE_SYSCALL: every system call stops twice. syscall.list() says which
+after detach(), a keeper process lets the filtered calls run: never ENOSYS",
     ),
     (
         "break",
@@ -138,7 +160,8 @@ pub const API: &[Entry] = &[
     e("state", "lines('f.c:15') / line_at(addr)", "its addresses / 'f.c:15'"),
     e("break", "breakpoint.set(where, name? | {name, if, log})", "addr 'sym+off' 'f.c:9' -> id; if/log: e => ...; remove(id|name); list()"),
     e("break", "watchpoint.set(where, 'w'|'rw'|'r', name?, {len}?)", "hardware, 4 slots; remove(id|name); list()"),
-    e("events", "addEventListener(type, fn)", "step breakpoint watchpoint signal thread library exit; removeEventListener"),
+    e("break", "syscall.catch(what, {phase}?)", "'openat' [..] 'all' '%file' -> id; uncatch list: help('syscalls')"),
+    e("events", "addEventListener(type, fn)", "step breakpoint watchpoint signal syscall thread library exit; removeEventListener"),
     e("events", "fn(e)", "e: reason pc tid state prev ...: help('events')"),
     e("events", "return 'continue' / 'stop'", "go on past a hit (logpoint) / end step(n) here"),
     e("events", "e.deliver = false", "signal listener: do not deliver"),

@@ -91,9 +91,10 @@ fn mode_text(mode: Option<(CatchMode, Option<String>)>) -> String {
     match mode {
         None => "no process".into(),
         Some((CatchMode::Off, _)) => "nothing caught".into(),
-        Some((CatchMode::Seccomp, _)) => {
-            "seccomp: scry's filter stops only the caught calls".into()
-        }
+        Some((CatchMode::Seccomp, why)) => format!(
+            "seccomp: scry's filter stops only the caught calls{}",
+            why.map(|w| format!(" ({w})")).unwrap_or_default()
+        ),
         Some((CatchMode::Ptrace, why)) => format!(
             "ptrace: every system call stops twice ({})",
             why.unwrap_or_else(|| "attached process".into())
