@@ -19,8 +19,8 @@ use super::inject::{run_syscall, Injected};
 use super::thread::{RunState, StopKind};
 use super::{Inferior, Origin};
 use crate::os::memory::ProcMem;
-use crate::os::sysdecode::render::Captured;
-use crate::os::sysdecode::{flags, SysSet};
+use crate::os::syscalls::render::Captured;
+use crate::os::syscalls::{flags, SysSet};
 use crate::os::{keeper, ptrace, seccomp, OsError, Tid};
 
 const NR_CLOSE: u64 = 3;

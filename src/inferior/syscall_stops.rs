@@ -10,8 +10,8 @@ use super::catch::{CatchMode, Pending};
 use super::{Inferior, Stop};
 use crate::os::ptrace::{self, SyscallPoint};
 use crate::os::seccomp::SCRY_DATA;
-use crate::os::sysdecode::flags::is_restart;
-use crate::os::sysdecode::render;
+use crate::os::syscalls::flags::is_restart;
+use crate::os::syscalls::render;
 use crate::os::{OsError, Tid};
 
 /// What the kernel runs to go on with a call interrupted by ERESTART_RESTARTBLOCK.

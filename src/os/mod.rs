@@ -18,7 +18,6 @@ pub mod signals;
 pub mod spawn;
 pub mod stdin;
 pub mod syscalls;
-pub mod sysdecode;
 pub mod timer;
 pub mod wait;
 

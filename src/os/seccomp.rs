@@ -7,7 +7,7 @@
 //! number in the set, `SECCOMP_RET_ALLOW` otherwise. Every jump is short (to the next
 //! test or the return right after it), so any set fits the 8-bit jump offsets.
 
-use super::sysdecode::SysSet;
+use super::syscalls::SysSet;
 
 /// Stop the thread for its tracer (PTRACE_EVENT_SECCOMP), with `SCRY_DATA` as the event
 /// message.

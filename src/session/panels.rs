@@ -41,10 +41,11 @@ impl Session {
                 info.source = self.source_position(pc);
             }
         }
-        info.show_tid = self
-            .target
-            .as_ref()
-            .is_some_and(|t| t.inferior.thread_ids().len() > 1);
+        info.show_tid = info.reason() == Reason::Syscall
+            || self
+                .target
+                .as_ref()
+                .is_some_and(|t| t.inferior.thread_ids().len() > 1);
         info.line()
     }
 

@@ -159,10 +159,12 @@ impl Session {
                 info.source = self.source_position(pc);
             }
         }
-        info.show_tid = self
-            .target
-            .as_ref()
-            .is_some_and(|t| t.inferior.thread_ids().len() > 1);
+        // A system call is named with its thread, as strace names its pid.
+        info.show_tid = info.reason() == Reason::Syscall
+            || self
+                .target
+                .as_ref()
+                .is_some_and(|t| t.inferior.thread_ids().len() > 1);
         self.settle_output();
         info.unread_output = self.capture.lock().map(|c| c.unread()).unwrap_or(0);
     }

@@ -4,8 +4,8 @@
 use super::*;
 use crate::inferior::CatchMode;
 use crate::os::syscalls;
-use crate::os::sysdecode::render::{self, Call};
-use crate::os::sysdecode::{SysSet, GROUPS, MAX_NR};
+use crate::os::syscalls::render::{self, Call};
+use crate::os::syscalls::{SysSet, GROUPS, MAX_NR};
 
 /// When a caught call stops: before it runs, after (the default: the completed call, as
 /// strace shows it), or both.
@@ -91,7 +91,7 @@ fn nearest(name: &str, k: usize) -> Vec<&'static str> {
     }
     let mut scored: Vec<(usize, &'static str)> = SysSet::all()
         .iter()
-        .filter_map(|nr| crate::os::sysdecode::row(nr).map(|r| r.name))
+        .filter_map(|nr| crate::os::syscalls::row(nr).map(|r| r.name))
         .map(|n| (distance(name, n), n))
         .filter(|(d, _)| *d <= 2.max(name.len() / 3))
         .collect();

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::inferior::CatchMode;
-use crate::os::sysdecode::render::Value as ArgValue;
+use crate::os::syscalls::render::Value as ArgValue;
 use crate::session::syscalls::{Phase, SyscallReport};
 
 /// Most words one `syscall.catch([...])` takes (there are fewer than 400 system calls).

@@ -5,7 +5,6 @@
 use super::flags::{self, errno_name, is_restart};
 use super::{row, Kind, Ret};
 use crate::os::signals::signal_name;
-use crate::os::syscalls;
 
 /// The longest path or string read (PATH_MAX).
 pub const STRING_MAX: usize = 4096;
@@ -384,11 +383,8 @@ fn mode_matters(row_args: &[(&str, Kind)], raw: &[u64; 6]) -> bool {
 /// pointer arguments (entry and exit captures together), `ret` its result at exit.
 pub fn decode(nr: u64, raw: &[u64; 6], captured: &[(usize, Captured)], ret: Option<i64>) -> Call {
     let Some(row) = row(nr) else {
-        // A number with no row: the six registers as they are.
-        let name = match syscalls::number(&syscalls::name(nr)) {
-            Some(_) => syscalls::name(nr),
-            None => format!("syscall_{nr}"),
-        };
+        // A number with no system call: the six registers as they are.
+        let name = format!("syscall_{nr}");
         let args = (0..6)
             .map(|i| Arg {
                 name: ["arg0", "arg1", "arg2", "arg3", "arg4", "arg5"][i],
