@@ -313,6 +313,54 @@ impl Inferior {
         }
     }
 
+    /// Before scry follows a fork child and lets the parent go: the parent carries scry's
+    /// filter, so its caught calls are handed to the keeper. `forker` is stopped at the fork
+    /// event, inside `fork`: a call injected there would have its result overwritten by
+    /// fork's, so the thread is first taken to the fork's syscall-exit stop. A failure is a
+    /// warning: the parent runs on, its caught calls failing with ENOSYS.
+    pub(super) fn release_before_follow(&mut self, forker: Tid) {
+        if self.catch.covered.is_empty() {
+            return;
+        }
+        let result = self
+            .run_to_syscall_exit(forker)
+            .and_then(|()| self.release_catch());
+        if let Err(e) = result {
+            self.catch.warnings.push(format!(
+                "the fork parent {} carries scry's seccomp filter and could not be handed to the keeper ({e}): its caught system calls fail with ENOSYS",
+                self.pid
+            ));
+        }
+    }
+
+    /// Runs `tid` from a ptrace event stop inside a system call to that call's exit stop.
+    fn run_to_syscall_exit(&mut self, tid: Tid) -> Result<(), OsError> {
+        use crate::os::wait::{wait, WaitEvent, WaitOutcome};
+        ptrace::syscall_step(tid, 0)?;
+        loop {
+            match wait(tid, false)? {
+                WaitOutcome::Event(WaitEvent::SyscallStop { .. }) => break,
+                WaitOutcome::Event(WaitEvent::Signal { signal, .. }) => {
+                    self.hold_signal(tid, signal);
+                    return Err(OsError::Spawn("a signal arrived first".into()));
+                }
+                WaitOutcome::Event(e) if e.is_gone() => {
+                    return Err(OsError::Spawn("the parent exited".into()))
+                }
+                WaitOutcome::Event(_) => {
+                    return Err(OsError::Spawn("an unexpected stop came first".into()))
+                }
+                _ => {}
+            }
+        }
+        self.mark(tid, RunState::Stopped, StopKind::Event);
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.regs = None;
+        }
+        self.selected = tid;
+        Ok(())
+    }
+
     /// A fork or vfork child, stopped at its first stop and about to be let go: it inherited
     /// scry's filter, so its caught calls are handed to the keeper too.
     pub(super) fn release_fork_child(&mut self, child: Tid) {

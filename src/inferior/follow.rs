@@ -32,6 +32,7 @@ impl Inferior {
             t.mark_stopped(super::thread::StopKind::Event);
         }
         self.stop_all(pass)?;
+        self.release_before_follow(parent_tid);
         // The parent leaves with its own code back and no watchpoints of scry's.
         let sites: Vec<u64> = self.sites.addrs();
         for addr in &sites {

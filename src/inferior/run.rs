@@ -594,7 +594,7 @@ impl Inferior {
         }
     }
 
-    fn mark(&mut self, tid: Tid, state: RunState, kind: StopKind) {
+    pub(super) fn mark(&mut self, tid: Tid, state: RunState, kind: StopKind) {
         let thread = self
             .threads
             .entry(tid)

@@ -20,7 +20,11 @@ pub fn name(nr: u64) -> String {
 
 /// The number of a system call by name.
 pub fn number(name: &str) -> Option<u64> {
-    rows().iter().flatten().find(|r| r.name == name).map(|r| r.nr)
+    rows()
+        .iter()
+        .flatten()
+        .find(|r| r.name == name)
+        .map(|r| r.nr)
 }
 
 /// How an argument reads.
