@@ -9,8 +9,11 @@ use super::fuzzy;
 use super::symbol::{SymKind, Symbol};
 
 pub(crate) struct NameTable {
-    /// Symbol indices sorted by (raw name, preference).
-    raw: Vec<u32>,
+    /// (hash of the raw name, symbol index), sorted by (hash, preference): an exact lookup is
+    /// a binary search on integers, and building it never compares strings (sorting a few
+    /// hundred thousand C++ names by their long common prefixes took a second; this takes
+    /// milliseconds). Equal names are adjacent, the best one first.
+    raw: Vec<(u64, u32)>,
     /// Built on the first miss in `raw`: C names never need it.
     demangled: OnceLock<Demangled>,
 }
@@ -39,15 +42,30 @@ fn preference(s: &Symbol) -> (bool, bool, bool, bool, bool, u64) {
     )
 }
 
+/// FNV-1a over the name's bytes: fast, and good enough to spread symbol names (a collision
+/// costs one string comparison).
+fn name_hash(name: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in name.as_bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
 impl NameTable {
     pub(crate) fn build(syms: &[Symbol]) -> NameTable {
         let count = u32::try_from(syms.len()).unwrap_or(u32::MAX);
-        let mut raw: Vec<u32> = (0..count).collect();
-        raw.sort_by(|&a, &b| {
-            let (sa, sb) = (&syms[a as usize], &syms[b as usize]);
-            sa.name
-                .cmp(&sb.name)
-                .then_with(|| preference(sa).cmp(&preference(sb)))
+        let mut raw: Vec<(u64, u32)> = (0..count)
+            .map(|i| (name_hash(&syms[i as usize].name), i))
+            .collect();
+        raw.sort_unstable_by(|&(ha, a), &(hb, b)| {
+            ha.cmp(&hb).then_with(|| {
+                let (sa, sb) = (&syms[a as usize], &syms[b as usize]);
+                sa.name
+                    .cmp(&sb.name)
+                    .then_with(|| preference(sa).cmp(&preference(sb)))
+                    .then(a.cmp(&b))
+            })
         });
         NameTable {
             raw,
@@ -91,11 +109,13 @@ impl NameTable {
     /// `find` without the path-suffix tier.
     pub(crate) fn find_exact(&self, syms: &[Symbol], query: &str) -> Option<u32> {
         let first_raw = |q: &str| {
-            let i = self.raw.partition_point(|&k| &*syms[k as usize].name < q);
-            self.raw
-                .get(i)
-                .copied()
-                .filter(|&k| &*syms[k as usize].name == q)
+            let h = name_hash(q);
+            let i = self.raw.partition_point(|&(k, _)| k < h);
+            self.raw[i..]
+                .iter()
+                .take_while(|&&(k, _)| k == h)
+                .map(|&(_, idx)| idx)
+                .find(|&idx| &*syms[idx as usize].name == q)
         };
         if let Some(k) = first_raw(query) {
             return Some(k);
@@ -160,7 +180,7 @@ impl NameTable {
             }
         };
         let mut last: Option<&str> = None;
-        for &i in &self.raw {
+        for &(_, i) in &self.raw {
             let name = &*syms[i as usize].name;
             // Raw names of demangled symbols are noise nobody types (`_ZN2ns3Foo3barEi`).
             if last == Some(name) || demangle::looks_mangled(name) {
