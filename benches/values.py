@@ -66,31 +66,32 @@ print("OUTPUT " + out.replace("\n", "\\n")[:400], flush=True)
 """
 
 
-def build(big_main_dir, objs, out_dir, log, sh):
-    """Links the start-up binary's objects (`objs`, its main excluded) with values_unit.cpp and
-    a main that calls every unit and values_entry(); returns the binary."""
+def build(objs, entries, out_dir, log, sh):
+    """Links a start-up binary's objects (`objs`; `entries` are their entry functions, its
+    own main left out) with values_unit.cpp and a main that calls them all; returns the
+    binary."""
     out_dir.mkdir(parents=True, exist_ok=True)
     binary = out_dir / "big_values"
     stamp = out_dir / "stamp"
-    shape = f"v1 {len(objs)}"
-    if binary.exists() and stamp.exists() and stamp.read_text() == shape:
+    shape = f"v1 {len(objs)} " + " ".join(str(o) for o in objs)
+    newest = max((o.stat().st_mtime for o in objs), default=0)
+    if binary.exists() and stamp.exists() and stamp.read_text() == shape and binary.stat().st_mtime >= newest:
         return binary
     unit = out_dir / "values_unit.cpp"
     unit.write_text(VALUES_UNIT)
-    n = len(objs)
-    decls = "\n".join(f"int unit{u}_entry(int);" for u in range(n))
-    calls = "\n".join(f"  total += unit{u}_entry(argc);" for u in range(n))
+    decls = "\n".join(f"int {e}(int);" for e in entries)
+    calls = "\n".join(f"  total += {e}(argc);" for e in entries)
     main = out_dir / "main_values.cpp"
     main.write_text(f"#include <cstdio>\n{decls}\nint values_entry(int);\nint main(int argc, char**) {{\n"
                     f"  long total = values_entry(argc);\n{calls}\n  std::printf(\"%ld\\n\", total);\n"
                     f"  return 0;\n}}\n")
-    log(f"linking {binary.relative_to(out_dir.parent.parent)} ({n} units + values_unit.cpp)...")
+    log(f"linking {binary} ({len(objs)} objects + values_unit.cpp)...")
     for src in (unit, main):
         r = sh(["g++", "-g", "-O0", "-c", "-o", str(src.with_suffix(".o")), str(src)], timeout=600)
         if r.returncode != 0:
             raise RuntimeError(f"compiling {src} failed:\n{r.stderr[-2000:]}")
     # values_unit in the middle of the link, so no look-up finds it first by luck.
-    half = n // 2
+    half = len(objs) // 2
     link = [str(o) for o in objs[:half]] + [str(unit.with_suffix(".o"))] + [str(o) for o in objs[half:]]
     r = sh(["g++", "-g", "-o", str(binary)] + link + [str(main.with_suffix(".o"))], timeout=1200)
     if r.returncode != 0:
