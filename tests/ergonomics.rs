@@ -389,3 +389,30 @@ fn status_orients_in_two_lines() {
 fn fixture_stripped() -> std::path::PathBuf {
     common::fixture_with("loop", &["-O0", "-s"])
 }
+
+#[test]
+fn symbols_lead_with_the_name_typed_and_stay_short() {
+    let bin = fixture("loop");
+    let mut scry = Scry::spawn(&bin, &["3"]);
+    let pid = scry.target_pid();
+    let add = load_bias(pid, &bin) + nm_address(&bin, "add");
+    // libc has many names containing "add"; the program's own `add` is the one typed.
+    let first =
+        scry.ok("const s = symbols('add'); [s[0].name, s[0].module, hex(s[0].addr)].join(' ')");
+    let module = bin.file_name().unwrap().to_string_lossy();
+    assert_eq!(first, format!("add {module} {add:#x}"));
+    // Without a limit, a listing is at most 50 rows and says how many it left out.
+    let all = scry.ok("const a = symbols(''); a.length");
+    assert_eq!(all, "50");
+    let text = scry.ok("symbols('')");
+    let last = text.lines().last().unwrap();
+    let more: u64 = last
+        .strip_prefix("[... ")
+        .and_then(|r| r.strip_suffix(" more]"))
+        .unwrap_or_else(|| panic!("{last}"))
+        .parse()
+        .unwrap();
+    assert!(more > 1000, "{last}");
+    // Asking for more gives more.
+    assert_eq!(scry.ok("symbols('', 120).length"), "120");
+}

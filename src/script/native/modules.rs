@@ -4,6 +4,9 @@
 use super::*;
 use crate::symbols::store::{DwarfSource, SymbolSource};
 
+/// Rows `symbols()` returns when no limit is given.
+const DEFAULT_LIMIT: usize = 50;
+
 /// Defines this part's native functions on `n`.
 pub(super) fn install<'js>(
     n: &Object<'js>,
@@ -70,7 +73,9 @@ pub(super) fn install<'js>(
         let limit = match limit.0.filter(|v| !v.is_undefined() && !v.is_null()) {
             Some(v) => values::to_count(&ctx, &v, 10_000_000, "symbols(filter, limit)")
                 .map_err(|e| throw(&ctx, e))? as usize,
-            None => 200,
+            // Enough to find a name, small enough for an agent's context: the rest is
+            // counted in the listing's last line and one `limit` away.
+            None => DEFAULT_LIMIT,
         };
         let text = |v: Opt<Value<'js>>| -> rquickjs::Result<Option<String>> {
             match v.0.filter(|v| !v.is_undefined() && !v.is_null()) {
@@ -84,34 +89,48 @@ pub(super) fn install<'js>(
         let all = store
             .symbols(filter.as_deref(), module.as_deref())
             .map_err(|e| throw(&ctx, e))?;
-        let rows = Array::new(ctx.clone())?;
-        let mut total = 0usize;
         // A module can list a symbol twice (its .dynsym and a .symtab, its own or a debug
         // file's): one row each.
         let mut seen = std::collections::HashSet::new();
-        for (module, sym, addr) in all {
-            let name = sym.display_name();
-            if !seen.insert((module.name.as_str(), addr.0, name.clone())) {
-                continue;
-            }
-            if total < limit {
-                let o = Object::new(ctx.clone())?;
-                o.put("addr", u64_to_js(&ctx, addr.0)?)?;
-                o.put("size", sym.size as f64)?;
-                o.put(
-                    "type",
-                    match sym.kind {
-                        SymKind::Func => "func",
-                        SymKind::Object => "object",
-                        SymKind::Tls => "tls",
-                        SymKind::Other => "other",
-                    },
-                )?;
-                o.put("name", name.as_ref())?;
-                o.put("module", module.name.as_str())?;
-                rows.push(o)?;
-            }
-            total += 1;
+        let mut found: Vec<_> = all
+            .filter_map(|(module, sym, addr)| {
+                let name = sym.display_name().into_owned();
+                seen.insert((module.name.as_str(), addr.0, name.clone()))
+                    .then_some((module, sym, addr, name))
+            })
+            .collect();
+        // What was typed in full comes first, then names starting with it, then the rest;
+        // modules keep their order (the program before its libraries) inside each group, so
+        // `symbols('add')` leads with the program's `add`, not libc's `__mpn_add_n`.
+        if let Some(f) = filter.as_deref().filter(|f| !f.is_empty()) {
+            found.sort_by_key(|(_, sym, _, name)| {
+                if &*sym.name == f || name == f {
+                    0
+                } else if name.starts_with(f) || sym.name.starts_with(f) {
+                    1
+                } else {
+                    2
+                }
+            });
+        }
+        let total = found.len();
+        let rows = Array::new(ctx.clone())?;
+        for (module, sym, addr, name) in found.into_iter().take(limit) {
+            let o = Object::new(ctx.clone())?;
+            o.put("addr", u64_to_js(&ctx, addr.0)?)?;
+            o.put("size", sym.size as f64)?;
+            o.put(
+                "type",
+                match sym.kind {
+                    SymKind::Func => "func",
+                    SymKind::Object => "object",
+                    SymKind::Tls => "tls",
+                    SymKind::Other => "other",
+                },
+            )?;
+            o.put("name", name.as_str())?;
+            o.put("module", module.name.as_str())?;
+            rows.push(o)?;
         }
         let o = Object::new(ctx.clone())?;
         o.put("rows", rows)?;
