@@ -14,6 +14,7 @@ use crate::symbols::dwarf::path::{self, Path};
 use crate::symbols::dwarf::reader::DwarfReader as Reader;
 use crate::symbols::dwarf::tree::{InfoTree, UnitHandle};
 use crate::symbols::dwarf::{FrameVar, Limits, Place, Plain, Scalar, Target, Value};
+use crate::os::fpregs::FpRegs;
 use crate::symbols::{FileAddr, LoadedModule, ModuleFile};
 
 /// Entry values are looked up through at most this many callers.
@@ -70,6 +71,9 @@ struct FrameView<'a> {
     /// pc is the first instruction of the function (registers still hold the arguments).
     at_entry: bool,
     depth: usize,
+    /// The selected thread's floating-point and vector registers, for frames at or above the
+    /// innermost signal frame: optimized code keeps every `double` in an xmm register.
+    fpu: Option<&'a FpRegs>,
 }
 
 impl FrameAccess for FrameView<'_> {
@@ -79,6 +83,16 @@ impl FrameAccess for FrameView<'_> {
     /// it there across the call (GCC's interprocedural register allocation does).
     fn register(&self, reg: u16) -> Option<Vec<u8>> {
         let inner = self.frames.get(..=self.index)?;
+        if let Some(bytes) = vector_register(self.fpu, reg) {
+            // No ABI preserves the vector registers across a call and CFI never says where
+            // they were saved, so a caller sees the thread's current ones (gdb's rule too),
+            // except beyond a signal frame, whose interrupted code had registers of its own.
+            let crossed_signal = inner
+                .iter()
+                .skip(1)
+                .any(|f| matches!(f.source, FrameSource::SignalFrame));
+            return (!crossed_signal).then_some(bytes);
+        }
         inner
             .iter()
             .rev()
@@ -131,6 +145,18 @@ impl FrameAccess for FrameView<'_> {
 
     fn bias(&self) -> u64 {
         self.bias
+    }
+}
+
+/// The bytes of DWARF register `reg` when it is one of the x86-64 psABI's vector or x87
+/// registers: 17-32 xmm0-15, 33-40 st0-7 (80-bit), 64 mxcsr.
+fn vector_register(fpu: Option<&FpRegs>, reg: u16) -> Option<Vec<u8>> {
+    let fpu = fpu?;
+    match reg {
+        17..=32 => fpu.xmm(usize::from(reg - 17)).map(|b| b.to_vec()),
+        33..=40 => fpu.st(usize::from(reg - 33)).map(|b| b.to_vec()),
+        64 => Some(fpu.mxcsr().to_le_bytes().to_vec()),
+        _ => None,
     }
 }
 
@@ -217,7 +243,15 @@ impl Session {
     pub fn frame_vars(&mut self, n: usize) -> Result<Vec<FrameVarRow>> {
         let (frames, row) = self.frame_row(n)?;
         let fs_base = self.regs()?.fs_base;
-        self.row_vars(&frames, &row, fs_base)
+        let fpu = self.selected_fp_regs();
+        self.row_vars(&frames, &row, fs_base, fpu.as_ref())
+    }
+
+    /// The selected thread's vector registers, when they can be read (a core may lack them).
+    fn selected_fp_regs(&mut self) -> Option<FpRegs> {
+        let process = self.process().ok()?;
+        let tid = process.selected();
+        process.fp_regs(tid).ok()
     }
 
     /// The variables of one unwind row, given the physical frames (at least one past it).
@@ -226,6 +260,7 @@ impl Session {
         frames: &[unwind::Frame],
         row: &FrameRow,
         fs_base: u64,
+        fpu: Option<&FpRegs>,
     ) -> Result<Vec<FrameVarRow>> {
         // A frame a tail call erased left no registers or memory of its own to read.
         if row.tail_call {
@@ -259,6 +294,7 @@ impl Session {
             fs_base,
             at_entry: exact && low == Some(pc_file),
             depth: 0,
+            fpu,
         };
         let in_prologue =
             exact && low.is_some_and(|lo| pc_file >= lo && pc_file < body_start(&file, lo));
@@ -299,9 +335,10 @@ impl Session {
             return vec![None; rows.len()];
         };
         let fs_base = self.regs().map(|r| r.fs_base).unwrap_or(0);
+        let fpu = self.selected_fp_regs();
         rows.iter()
             .map(|row| {
-                let vars = self.row_vars(&frames, row, fs_base).ok()?;
+                let vars = self.row_vars(&frames, row, fs_base, fpu.as_ref()).ok()?;
                 let params: Vec<&FrameVarRow> = vars.iter().filter(|v| v.param).collect();
                 if params.is_empty() && vars.is_empty() {
                     return None;
@@ -389,6 +426,7 @@ impl Session {
                     fs_base,
                     at_entry: false,
                     depth: 0,
+                    fpu: None,
                 };
                 let place = debug.var_place(&unit, &entry, ty, size, 0, &view, false, || None);
                 if matches!(place, Place::Gone(_)) {

@@ -694,7 +694,9 @@ fn scalar_plain(s: Scalar) -> Plain {
 }
 
 /// Shortest text that reads back as the same number (`0.6666666666666666`, `1.5`, `0.1`
-/// for a float that holds 0.1f).
+/// for a float that holds 0.1f), with an exponent far from 1 (`4.17767552971e-314`,
+/// `1e300`): the garbage double of an uninitialized local would otherwise print as 300
+/// digits.
 pub fn float_text(f: f64, single: bool) -> String {
     if f.is_nan() {
         return "nan".into();
@@ -702,10 +704,16 @@ pub fn float_text(f: f64, single: bool) -> String {
     if f.is_infinite() {
         return if f > 0.0 { "inf".into() } else { "-inf".into() };
     }
-    if single {
-        format!("{}", f as f32)
+    // Debug is the shortest round-trip text, switching to an exponent below 1e-5 and
+    // above 1e16; its `.0` on integral values is dropped (`2`, as C programmers read it).
+    let text = if single {
+        format!("{:?}", f as f32)
     } else {
-        format!("{f}")
+        format!("{f:?}")
+    };
+    match text.strip_suffix(".0") {
+        Some(integral) => integral.to_string(),
+        None => text,
     }
 }
 
@@ -977,6 +985,12 @@ mod tests {
         assert_eq!(float_text(2.0 / 3.0, false), "0.6666666666666666");
         assert_eq!(float_text(0.1f32 as f64, true), "0.1");
         assert_eq!(float_text(-1.5, false), "-1.5");
+        assert_eq!(float_text(2.0, false), "2");
+        assert_eq!(float_text(4.1776755297e-314, false), "4.1776755297e-314");
+        assert_eq!(float_text(f64::from_bits(1), false), "5e-324");
+        assert_eq!(float_text(1e300, false), "1e300");
+        assert_eq!(float_text(-f64::MAX, false), "-1.7976931348623157e308");
+        assert_eq!(float_text(1.0e-40f32 as f64, true), "1e-40");
         assert_eq!(char_literal(b'q' as u32, Encoding::SignedChar), "'q'");
         assert_eq!(char_literal(0xfb, Encoding::SignedChar), "'\\xfb'");
         assert_eq!(char_literal(0xe9, Encoding::Utf), "'é'");
