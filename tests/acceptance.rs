@@ -36,13 +36,11 @@ fn a_double_kept_in_an_xmm_register_has_its_value_at_o2() {
     assert_eq!(scry.ok("String(state.var('scale'))").trim(), "1.5");
     // Every instruction of weigh, `total` as the debugger reads it there: at -O2 it lives in
     // an xmm register (DWARF register 17+), never `<unavailable: ...>`.
-    scry.ok(
-        "ctx.seen = []; ctx.sp = state.sp;
+    scry.ok("ctx.seen = []; ctx.sp = state.sp;
          addEventListener('step', e => {
            if (e.state.sp > ctx.sp) return 'stop';
            ctx.seen.push(String(e.state.var('total')));
-         })",
-    );
+         })");
     let stop = scry.ok("step(2000)");
     assert!(!stop.contains("2000 of 2000"), "{stop}");
     let seen = scry.ok("ctx.seen.join('\\n')");
@@ -52,7 +50,9 @@ fn a_double_kept_in_an_xmm_register_has_its_value_at_o2() {
         if text == "<optimized out>" {
             continue;
         }
-        let v: f64 = text.parse().unwrap_or_else(|_| panic!("total {text} in {seen}"));
+        let v: f64 = text
+            .parse()
+            .unwrap_or_else(|_| panic!("total {text} in {seen}"));
         if values.last() != Some(&v) {
             values.push(v);
         }
@@ -74,7 +74,11 @@ fn doubles_far_from_one_print_short_and_read_back_exactly() {
     for (name, want) in [("tiny", tiny), ("huge", huge)] {
         let text = scry.ok(&format!("state.var('{name}')"));
         let text = text.trim();
-        assert!(text.len() <= 24, "{name} printed as {} chars: {text}", text.len());
+        assert!(
+            text.len() <= 24,
+            "{name} printed as {} chars: {text}",
+            text.len()
+        );
         let got: f64 = text.parse().unwrap_or_else(|_| panic!("{name}: {text}"));
         assert_eq!(got.to_bits(), want.to_bits(), "{name}: {text}");
     }

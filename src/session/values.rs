@@ -8,13 +8,13 @@ use std::sync::Arc;
 
 use super::backend::ProcessView;
 use super::*;
+use crate::os::fpregs::FpRegs;
 use crate::symbols::dwarf::callsite::single_register;
 use crate::symbols::dwarf::location::{self as loc, FrameAccess};
 use crate::symbols::dwarf::path::{self, Path};
 use crate::symbols::dwarf::reader::DwarfReader as Reader;
 use crate::symbols::dwarf::tree::{InfoTree, UnitHandle};
 use crate::symbols::dwarf::{FrameVar, Limits, Place, Plain, Scalar, Target, Value};
-use crate::os::fpregs::FpRegs;
 use crate::symbols::{FileAddr, LoadedModule, ModuleFile};
 
 /// Entry values are looked up through at most this many callers.
