@@ -134,3 +134,35 @@ fn racing_watchpoint_writes_from_sixteen_threads_are_each_reported_once() {
     assert!(end.starts_with("exited with code 0"), "{end}");
     assert_eq!(scry.num("ctx.n"), 1600, "one event per write");
 }
+
+/// With a hundred threads hitting a logpoint, some event is always waiting, so scry's wait
+/// never blocks and the deadline's alarm never interrupts it: the run must still end at its
+/// deadline (it ran until the program's own end, 30 s later, before the fix), and the
+/// listener must have seen every hit the program counted, give or take one per thread (a
+/// thread let go past its breakpoint may be stopped before it counts the return).
+#[test]
+fn a_run_of_logpoint_hits_from_a_hundred_threads_ends_at_its_deadline() {
+    let threads = 100;
+    let mut scry = Scry::spawn(&fixture("logpoints"), &["forever", &threads.to_string()]);
+    scry.ok("ctx.n = 0; breakpoint.set('hit'); addEventListener('breakpoint', e => { ctx.n++; return 'continue' })");
+    for round in 1..=2 {
+        let started = std::time::Instant::now();
+        let stop = scry.ok("cont({timeout: 1})");
+        let took = started.elapsed();
+        assert!(stop.starts_with("timeout at "), "round {round}: {stop}");
+        assert!(
+            took < std::time::Duration::from_secs(8),
+            "round {round}: a 1 s run took {took:?}"
+        );
+        let seen = scry.num("ctx.n");
+        let counted = scry.num("state.memory('calls').u64()");
+        assert!(seen > 0, "round {round}: no hit seen");
+        assert!(
+            counted <= seen && seen <= counted + threads,
+            "round {round}: the listener saw {seen} hits, the program counted {counted} returns"
+        );
+        assert_eq!(scry.num("breakpoint.list()[0].hits"), seen);
+        let listing = scry.ok("thread.list()");
+        assert!(!listing.contains("running"), "a timeout stops every thread: {listing}");
+    }
+}

@@ -567,6 +567,12 @@ impl Inferior {
             if user && interrupt::pending() {
                 return Ok(Waited::Signalled);
             }
+            // The alarm only ends a wait that blocks: with events always queued (hundreds of
+            // threads hitting a logpoint), `wait` never sleeps, the alarm's EINTR never
+            // comes, and without this look at the clock a run would outlive its deadline.
+            if user && Instant::now() >= deadline {
+                return Ok(Waited::Deadline);
+            }
             match wait(-1, false) {
                 Ok(WaitOutcome::Event(event)) => return Ok(Waited::Event(event)),
                 Ok(WaitOutcome::Interrupted) => {
