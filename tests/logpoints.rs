@@ -163,6 +163,9 @@ fn a_run_of_logpoint_hits_from_a_hundred_threads_ends_at_its_deadline() {
         );
         assert_eq!(scry.num("breakpoint.list()[0].hits"), seen);
         let listing = scry.ok("thread.list()");
-        assert!(!listing.contains("running"), "a timeout stops every thread: {listing}");
+        assert!(
+            !listing.contains("running"),
+            "a timeout stops every thread: {listing}"
+        );
     }
 }
