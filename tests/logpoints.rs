@@ -169,3 +169,22 @@ fn a_run_of_logpoint_hits_from_a_hundred_threads_ends_at_its_deadline() {
         );
     }
 }
+
+/// A log that returns nothing (it only counts) prints nothing; one that returns a value
+/// prints one line per hit.
+#[test]
+fn a_log_that_returns_nothing_prints_nothing() {
+    let mut scry = Scry::spawn(&fixture("logpoints"), &["idle", "2", "300"]);
+    scry.ok("ctx.n = 0; breakpoint.set('hit', {log: e => { ctx.n++ }})");
+    let end = scry.ok("cont({timeout: 60})");
+    assert!(end.starts_with("exited with code 0"), "{end}");
+    assert!(!end.contains("undefined"), "{end}");
+    assert_eq!(end.lines().count(), 1, "{end}");
+    assert_eq!(scry.num("ctx.n"), 300);
+    let mut scry = Scry::spawn(&fixture("logpoints"), &["idle", "2", "300"]);
+    scry.ok("breakpoint.set('hit', {log: e => e.state.registers.rdi})");
+    let end = scry.ok("cont({timeout: 60})");
+    let lines: Vec<&str> = end.lines().collect();
+    assert_eq!(lines.len(), 301, "{end}");
+    assert_eq!(lines[299], "299");
+}

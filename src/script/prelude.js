@@ -568,7 +568,9 @@
     try {
       if (o.cond && !callListener('breakpoint', 'breakpoint condition', o.cond, ev)) return 'skip';
       if (o.log) {
-        N.print(callListener('breakpoint', 'breakpoint log', o.log, ev));
+        // A log that returns nothing only counts or collects: no line of 'undefined'.
+        const line = callListener('breakpoint', 'breakpoint log', o.log, ev);
+        if (line !== undefined) N.print(line);
         return 'continue';
       }
       return undefined;
