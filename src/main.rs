@@ -139,6 +139,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    engine.book_stop(&first_stop);
     if let Some(view) = view {
         if let Some(warning) = view.warning() {
             eprintln!("scry: {warning}");

@@ -686,3 +686,29 @@ fn the_command_line_sessions_and_mcp_open_cores() {
     drop(stdin);
     let _ = server.wait();
 }
+
+/// In pipe mode nothing is printed before the first chunk, so `:status` and `status().stop`
+/// are where a harness that started `scry --core` reads the crash: the signal and the fault
+/// address, exactly as `core()` returns them (before, `:status` said only `at 0x...` and
+/// nothing at all gave the signal).
+#[test]
+fn pipe_mode_status_says_the_crash_of_a_core_opened_on_the_command_line() {
+    let c = crash(&fixture("crash"), &[]);
+    let core = c.core.to_str().unwrap();
+    let program = c.program.to_str().unwrap();
+    let mut scry = Scry::start(&["--core", core, program]);
+    let status = scry.ok(":status");
+    let first = status.lines().next().unwrap();
+    let pc = scry.num("state.pc");
+    let line = source_line("it->value = v + (int)ratio;");
+    assert!(
+        first.contains(&format!(
+            "(core file {core} of pid {}): signal SIGSEGV fault_addr=0x1c at {pc:#x} apply+0x",
+            scry.num("status().pid")
+        )) && first.contains(&format!("crash.c:{line};")),
+        "{status}"
+    );
+    let stop = scry.ok("status().stop");
+    assert!(first.contains(&format!("): {stop};")), "{stop} | {status}");
+    assert_eq!(scry.ok(&format!("String({})", core_arg(&c))), stop);
+}

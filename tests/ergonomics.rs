@@ -352,17 +352,30 @@ fn status_orients_in_two_lines() {
     let mut scry = Scry::spawn(&bin, &["3"]);
     let pid = scry.target_pid();
     let module = bin.file_name().unwrap().to_str().unwrap().to_string();
-    scry.ok("breakpoint.set('add+0'); cont()");
+    let stop = scry.ok("breakpoint.set('add+0'); cont()");
     let status = scry.ok(":status");
     let lines: Vec<&str> = status.lines().collect();
     assert_eq!(lines.len(), 2, "{status}");
     let add = nm_address(&bin, "add") + load_bias(pid, &bin);
+    // Where it stopped is the last stop's line, which says why.
     assert!(
         lines[0].starts_with(&format!(
-            "{} (pid {pid}): at {add:#x} add loop.c:7; 1 thread; ",
+            "{} (pid {pid}): breakpoint 1 at {add:#x} add loop.c:7",
             bin.display()
-        )),
+        )) && lines[0].contains("; 1 thread; "),
         "{status}"
+    );
+    assert_eq!(scry.ok("status().stop"), stop);
+    // Once the selected thread moves on without a stop of a run, it is its pc.
+    scry.ok("state.registers.rip = symbol('main')");
+    let moved = scry.ok(":status");
+    assert!(
+        moved.starts_with(&format!(
+            "{} (pid {pid}): at {:#x} main",
+            bin.display(),
+            nm_address(&bin, "main") + load_bias(pid, &bin)
+        )),
+        "{moved}"
     );
     assert!(
         lines[0].contains(&format!("; debug info: {module}")),
@@ -372,6 +385,15 @@ fn status_orients_in_two_lines() {
     let stripped = fixture_stripped();
     let mut bare = Scry::spawn(&stripped, &[]);
     let status = bare.ok(":status");
+    // In pipe mode the entry stop is printed nowhere else.
+    assert!(
+        status.starts_with(&format!(
+            "{} (pid {}): entry at 0x",
+            stripped.display(),
+            bare.target_pid()
+        )),
+        "{status}"
+    );
     assert!(
         status.contains(&format!(
             "; no debug info in {} (no source lines or variables there: build with -g)",

@@ -157,6 +157,7 @@ pub fn open(config: Config, target: &Target, view: Option<&str>) -> Result<Opene
     }
     .map_err(|e| e.to_string())?;
     let engine = Engine::new(session).map_err(|e| format!("{e:#}"))?;
+    engine.book_stop(&stop);
     let line = stop.line();
     let (mut view_url, mut view_warning) = (None, None);
     if let Some(view) = view {

@@ -95,9 +95,18 @@ impl Engine {
         })
     }
 
+    /// Keeps `stop` as the latest stop (what `:status` and `status().stop` report): the first
+    /// stop of a session opened before the engine existed (spawn, attach, core).
+    pub fn book_stop(&self, stop: &crate::session::StopInfo) {
+        if stop.reason.is_some() {
+            *self.host.last_stop.borrow_mut() = Some(stop.clone());
+        }
+    }
+
     /// The orientation (see `orient`): after `first_stop`'s line when given, else where the
     /// target is now; or what happened to the last process.
     pub fn orientation(&self, first_stop: Option<&str>) -> String {
+        let last = self.host.last_stop.borrow().clone();
         let mut session = self.host.session.borrow_mut();
         let mut out = String::new();
         if let Some(line) = first_stop {
@@ -105,7 +114,22 @@ impl Engine {
             out.push('\n');
         }
         match session.overview() {
-            Some(o) => out.push_str(&orient::describe(&o, first_stop.is_none())),
+            Some(o) => {
+                // The last stop, while the selected thread is where it left it.
+                let selected = session.selected_tid().ok();
+                let stop = last
+                    .filter(|s| first_stop.is_none() && s.tid == selected && s.pc == Some(o.pc))
+                    .map(|mut s| {
+                        session.describe(&mut s);
+                        s.line()
+                    });
+                let at = match (&stop, first_stop) {
+                    (_, Some(_)) => orient::At::Omitted,
+                    (Some(line), None) => orient::At::Stop(line),
+                    (None, None) => orient::At::Pc,
+                };
+                out.push_str(&orient::describe(&o, at))
+            }
             None => match session.last_process() {
                 Some((pid, program, ended)) => out.push_str(&format!(
                     "no live process: {program} (pid {pid}) {}; spawn(path) or attach(pid) starts one",

@@ -18,24 +18,38 @@ pub const CORE_HINT: &str =
 /// How many module names the line shows before `...`.
 const NAMES_SHOWN: usize = 4;
 
+/// What the first line says about where the target is.
+pub enum At<'a> {
+    /// Nothing: the stop line printed above it says it.
+    Omitted,
+    /// `at 0x... main loop.c:12`: the selected thread's pc.
+    Pc,
+    /// The last stop's line (`signal SIGSEGV fault_addr=0x28 at 0x... process+0x28 pool.c:17
+    /// thread 4811 [notes]`), while the selected thread is still where that stop left it:
+    /// why it stopped (a core's signal and fault address, a breakpoint) is the first thing
+    /// an agent asks, and in pipe mode nothing else shows the first stop.
+    Stop(&'a str),
+}
+
 /// `./loop (pid 123): at 0x... main loop.c:12; 1 thread; 3 modules: ...; debug info: loop`
-/// (without the `at` part when `at_stop` is false: the stop line above says it).
-pub fn describe(o: &Overview, at_stop: bool) -> String {
+pub fn describe(o: &Overview, at: At<'_>) -> String {
     let mut line = match &o.core {
         Some(core) => format!("{} (core file {} of pid {})", o.program, core, o.pid),
         None => format!("{} (pid {})", o.program, o.pid),
     };
-    if at_stop {
-        line.push_str(&format!(": at {:#x}", o.pc));
-        if let Some(sym) = &o.symbol {
-            line.push_str(&format!(" {sym}"));
+    match at {
+        At::Pc => {
+            line.push_str(&format!(": at {:#x}", o.pc));
+            if let Some(sym) = &o.symbol {
+                line.push_str(&format!(" {sym}"));
+            }
+            if let Some(src) = &o.source {
+                line.push_str(&format!(" {src}"));
+            }
+            line.push(';');
         }
-        if let Some(src) = &o.source {
-            line.push_str(&format!(" {src}"));
-        }
-        line.push(';');
-    } else {
-        line.push(':');
+        At::Stop(stop) => line.push_str(&format!(": {stop};")),
+        At::Omitted => line.push(':'),
     }
     let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     line.push_str(&format!(" {};", plural(o.threads, "thread")));
@@ -85,21 +99,24 @@ mod tests {
             with_debug_info: vec!["loop".into()],
         };
         assert_eq!(
-            describe(&o, true),
+            describe(&o, At::Pc),
             "./loop (pid 42): at 0x401136 main+0x4 loop.c:12; 1 thread; 2 modules: loop libc.so.6; debug info: loop"
         );
         o.with_debug_info.clear();
         o.modules = (0..6).map(|i| format!("m{i}")).collect();
         o.threads = 3;
         assert_eq!(
-            describe(&o, false),
+            describe(&o, At::Omitted),
             "./loop (pid 42): 3 threads; 6 modules: m0 m1 m2 m3 ...; no debug info in m0 (no source lines or variables there: build with -g)"
         );
         o.with_debug_info = vec!["m1".into()];
-        assert!(describe(&o, false).ends_with("build with -g); debug info: m1"));
+        assert!(describe(&o, At::Omitted).ends_with("build with -g); debug info: m1"));
         assert!(HINT.len() < 160);
         assert!(CORE_HINT.len() < 160);
+        assert!(describe(&o, At::Stop("signal SIGSEGV at 0x1 f [n]"))
+            .starts_with("./loop (pid 42): signal SIGSEGV at 0x1 f [n]; 3 threads;"));
         o.core = Some("core.42".into());
-        assert!(describe(&o, false).starts_with("./loop (core file core.42 of pid 42): 3 threads"));
+        assert!(describe(&o, At::Omitted)
+            .starts_with("./loop (core file core.42 of pid 42): 3 threads"));
     }
 }

@@ -175,6 +175,7 @@ pub(super) fn install<'js>(
             .session_mut(&ctx)?
             .spawn(spec)
             .map_err(|e| throw(&ctx, e))?;
+        *h.last_stop.borrow_mut() = Some(info.clone());
         stop_to_js(&ctx, &h, &info)
     });
 
@@ -188,6 +189,7 @@ pub(super) fn install<'js>(
             .session_mut(&ctx)?
             .attach(pid as i32)
             .map_err(|e| throw(&ctx, e))?;
+        *h.last_stop.borrow_mut() = Some(info.clone());
         stop_to_js(&ctx, &h, &info)
     });
 
@@ -200,6 +202,7 @@ pub(super) fn install<'js>(
             .session_mut(&ctx)?
             .open_core(std::path::Path::new(&path), program.0.as_deref())
             .map_err(|e| throw(&ctx, e))?;
+        *h.last_stop.borrow_mut() = Some(info.clone());
         stop_to_js(&ctx, &h, &info)
     });
 
@@ -488,16 +491,25 @@ pub(super) fn install<'js>(
 
     let h = host.clone();
     def!(n, ctx, "status", move |ctx: Ctx<'js>| -> R<'js> {
-        let (live, last, core, problems) = {
-            let session = h.session_ref(&ctx)?;
+        let stop = h.last_stop.borrow().clone();
+        let (live, last, core, problems, stop) = {
+            let mut session = h.session_mut(&ctx)?;
             let last = session
                 .last_process()
                 .map(|(pid, program, ended)| (pid, program.to_string(), ended.map(str::to_string)));
+            // The last stop's line, while there is a process (or core) it describes.
+            let stop = stop
+                .filter(|_| session.is_live() || session.core_name().is_some())
+                .map(|mut s| {
+                    session.describe(&mut s);
+                    s.line()
+                });
             (
                 session.is_live(),
                 last,
                 session.core_name(),
                 session.core_problems(),
+                stop,
             )
         };
         let o = Object::new(ctx.clone())?;
@@ -515,6 +527,9 @@ pub(super) fn install<'js>(
                 }
             }
             None => o.put("note", "no process yet: spawn(path) or attach(pid)")?,
+        }
+        if let Some(stop) = stop {
+            o.put("stop", stop)?;
         }
         Ok(o.into_value())
     });
