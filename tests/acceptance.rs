@@ -86,3 +86,150 @@ fn doubles_far_from_one_print_short_and_read_back_exactly() {
     let weights = scry.ok("state.var('weights')");
     assert_eq!(weights.trim(), "[0.5, 1.25, -3, 8]");
 }
+
+fn have_gdb() -> bool {
+    Command::new("gdb").arg("--version").output().is_ok()
+}
+
+/// gdb's answers to `commands`, one per `echo` marker: the text after each `@@ N` line.
+fn gdb_blocks(binary: &std::path::Path, commands: &[String]) -> Vec<(String, String)> {
+    let mut args: Vec<String> = vec!["-batch".into(), "-nx".into()];
+    for c in [
+        "set debuginfod enabled off",
+        "set pagination off",
+        "set breakpoint pending off",
+    ] {
+        args.push("-ex".into());
+        args.push(c.into());
+    }
+    for c in commands {
+        args.push("-ex".into());
+        args.push(c.clone());
+    }
+    let out = Command::new("gdb")
+        .args(&args)
+        .arg(binary)
+        .output()
+        .expect("gdb runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.split("@@ ")
+        .skip(1)
+        .map(|b| {
+            let (key, rest) = b.split_once('\n').unwrap_or((b, ""));
+            (key.trim().to_string(), rest.to_string())
+        })
+        .collect()
+}
+
+/// The link-time address of scry's runtime one.
+fn link_time(scry: &mut Scry, binary: &std::path::Path) -> u64 {
+    scry.num("symbol('main')") - common::nm_address(binary, "main")
+}
+
+#[test]
+fn stop_lines_and_line_breakpoints_follow_statement_rows_like_gdb() {
+    if !have_gdb() {
+        eprintln!("gdb not installed: skipped");
+        return;
+    }
+    for (fixture, file, lines) in [
+        ("optfloat", "optfloat.c", 12..31),
+        ("types", "types.c", 1..155),
+    ] {
+        let bin = fixture_with(fixture, &["-g", "-O2"]);
+        let mut scry = Scry::spawn(&bin, &[]);
+        let bias = link_time(&mut scry, &bin);
+        // `file:line` breakpoints: gdb's address wherever gdb finds the line's own code
+        // (gdb moves a line without code to the next one; scry says it has none).
+        let cmds: Vec<String> = lines
+            .clone()
+            .flat_map(|n| [format!("echo @@ {n}\\n"), format!("break {file}:{n}")])
+            .collect();
+        let mut compared = 0;
+        for (n, text) in gdb_blocks(&bin, &cmds) {
+            let Some(rest) = text.split(" at 0x").nth(1) else {
+                continue;
+            };
+            let (addr, tail) = rest.split_once(':').unwrap();
+            if !tail.contains(&format!("line {n}.")) {
+                continue;
+            }
+            let gdb = u64::from_str_radix(addr, 16).unwrap();
+            let ours = scry.ok(&format!(
+                "lines('{file}:{n}').map(a => a - {bias}).join(' ')"
+            ));
+            let first: u64 = ours
+                .split_whitespace()
+                .next()
+                .map_or(0, |a| a.parse().unwrap());
+            assert_eq!(first, gdb, "{fixture} line {n}: scry {ours}, gdb {gdb:#x}");
+            compared += 1;
+        }
+        assert!(compared > 5, "{fixture}: only {compared} lines compared");
+        // The line of every instruction of every function with code here, as `info line *`.
+        let addrs: Vec<u64> = scry
+            .ok(&format!(
+                "[].concat(...[...new Set(lines('{file}:1').concat(...Array.from({{length: 160}}, \
+                 (_, i) => {{ try {{ return lines('{file}:' + (i + 1)) }} catch (e) {{ return [] }} }})))]\
+                 .map(a => state.symbol_at(a).split('+')[0]).filter((f, i, all) => all.indexOf(f) === i)\
+                 .map(f => state.disasm(400, f).map(i => i.addr - {bias}))).join(' ')"
+            ))
+            .split_whitespace()
+            .map(|a| a.parse().unwrap())
+            .collect();
+        assert!(addrs.len() > 20, "{fixture}: {addrs:?}");
+        let cmds: Vec<String> = addrs
+            .iter()
+            .flat_map(|a| [format!("echo @@ {a}\\n"), format!("info line *{a:#x}")])
+            .collect();
+        let mut mismatches = Vec::new();
+        for (a, text) in gdb_blocks(&bin, &cmds) {
+            let Some(rest) = text.strip_prefix("Line ") else {
+                continue;
+            };
+            let line = rest.split_whitespace().next().unwrap();
+            let a: u64 = a.parse().unwrap();
+            let ours = scry.ok(&format!("line_at({})", a + bias));
+            let want = format!("{file}:{line}");
+            if ours.trim() != want {
+                mismatches.push(format!("{a:#x}: scry {} gdb {want}", ours.trim()));
+            }
+        }
+        assert!(mismatches.is_empty(), "{fixture}: {mismatches:#?}");
+    }
+}
+
+#[test]
+fn next_steps_through_the_lines_gdb_steps_through_at_o2() {
+    if !have_gdb() {
+        eprintln!("gdb not installed: skipped");
+        return;
+    }
+    let bin = fixture_with("optfloat", &["-g", "-O2"]);
+    let mut cmds = vec!["break weigh".to_string(), "run".to_string()];
+    for i in 0..12 {
+        cmds.push(format!("echo @@ {i}\\n"));
+        cmds.push("next".into());
+    }
+    let gdb: Vec<String> = gdb_blocks(&bin, &cmds)
+        .into_iter()
+        .filter_map(|(_, t)| {
+            let first = t.lines().next()?;
+            let n = first.split_whitespace().next()?;
+            n.parse::<u32>().ok().map(|n| n.to_string())
+        })
+        .collect();
+    assert!(gdb.len() >= 8, "{gdb:?}");
+    let mut scry = Scry::spawn(&bin, &[]);
+    scry.ok("breakpoint.set('weigh'); cont()");
+    let mut ours = Vec::new();
+    for _ in 0..gdb.len() {
+        let stop = scry.ok("next()");
+        let line = stop
+            .split("optfloat.c:")
+            .nth(1)
+            .map(|l| l.trim().to_string());
+        ours.push(line.unwrap_or_else(|| panic!("no line in {stop}")));
+    }
+    assert_eq!(ours, gdb);
+}

@@ -759,8 +759,10 @@
           if (stop.reason !== 'step' && !keepGoing(stop)) return asStop(N.last_stop());
         }
         if (N.reg('rsp') > sp0 && insn.mnemonic.startsWith('ret')) return asStop(N.stop_as('step'));
+        // A new line counts where its row is a statement boundary, as in gdb: -O2 code
+        // interleaves lines, and a row that is no statement is scheduling, not a step.
         const here = N.where_line();
-        if (here !== null && here !== start) return asStop(N.stop_as('step'));
+        if (here !== null && here !== start && N.at_statement()) return asStop(N.stop_as('step'));
       }
     } finally {
       N.run_end();

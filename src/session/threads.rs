@@ -237,6 +237,11 @@ impl Session {
         })
     }
 
+    /// Whether a stepper may stop at `pc`: its line-table row is a statement boundary.
+    pub fn at_statement(&self, pc: u64) -> bool {
+        self.symbols.is_statement(RuntimeAddr(pc))
+    }
+
     /// Source lines around the selected thread's pc.
     pub fn source_lines(&mut self, context: u32) -> Result<SourceView> {
         let pc = self.pc()?;

@@ -9,6 +9,7 @@ use gimli::SectionId;
 
 use super::nesting::NestingGuard;
 use super::reader::DwarfReader;
+use super::stmt::StmtLines;
 use super::tree::InfoTree;
 use crate::symbols::elf::sections::{read_sections, SectionInfo};
 use crate::symbols::elf::SharedBytes;
@@ -25,6 +26,8 @@ pub struct DwarfInfo {
     guard: OnceLock<NestingGuard>,
     /// Types, variables and locations, read from the same sections on demand.
     pub(crate) tree: InfoTree,
+    /// Line rows with their statement flags, per unit on demand.
+    pub(super) stmt: StmtLines,
 }
 
 impl std::fmt::Debug for DwarfInfo {
@@ -76,6 +79,7 @@ impl DwarfInfo {
         Some(DwarfInfo {
             ctx: Mutex::new(ctx),
             tree: InfoTree::new(dwarf.clone()),
+            stmt: StmtLines::new(dwarf.clone()),
             dwarf,
             guard: OnceLock::new(),
         })

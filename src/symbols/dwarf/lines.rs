@@ -35,6 +35,14 @@ impl DwarfInfo {
     /// or its inlined callers. Parses no function: what a stop line needs.
     pub fn line_at(&self, addr: FileAddr) -> Option<Location> {
         std::panic::catch_unwind(AssertUnwindSafe(|| {
+            if let Some(row) = self.stmt.line_at(addr.0) {
+                return Some(Location {
+                    file: Some(row.file),
+                    line: Some(row.line),
+                    function: None,
+                    inlined: false,
+                });
+            }
             let ctx = self.context();
             let loc = ctx.find_location(addr.0).ok()??;
             Some(Location {
@@ -46,6 +54,15 @@ impl DwarfInfo {
         }))
         .ok()
         .flatten()
+    }
+
+    /// Whether the line-table row at `addr` is a statement boundary (`is_stmt`): a stepper
+    /// stops only at those, as gdb's does. True where the tables do not say.
+    pub fn is_statement(&self, addr: FileAddr) -> bool {
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            self.stmt.line_at(addr.0).is_none_or(|row| row.stmt)
+        }))
+        .unwrap_or(true)
     }
 
     fn locations_inner(&self, addr: u64) -> Vec<Location> {
@@ -80,35 +97,30 @@ impl DwarfInfo {
         if let Some(last) = out.last_mut() {
             last.inlined = false;
         }
+        // The innermost position is the line table's: the statement row gdb reports.
+        if let (Some(first), Some(row)) = (out.first_mut(), self.stmt.line_at(addr)) {
+            first.file = Some(row.file);
+            first.line = Some(row.line);
+        }
         out
     }
 }
 
 impl DwarfInfo {
     /// Link-time addresses where `line` of a file whose path ends with `file` begins: the
-    /// first address of each run of rows on that line, at most `MAX_LINE_SITES`, ascending.
+    /// first address of each run of statement rows on that line (of any rows when none is a
+    /// statement), at most `MAX_LINE_SITES`, ascending. gdb places `file:line` breakpoints
+    /// the same way, so a stop there sees what the line's code begins with.
     pub fn line_addresses(&self, file: &str, line: u32) -> Vec<FileAddr> {
         std::panic::catch_unwind(AssertUnwindSafe(|| {
-            let ctx = self.context();
-            let Ok(rows) = ctx.find_location_range(0, u64::MAX) else {
-                return Vec::new();
-            };
-            let mut out = Vec::new();
-            let mut run_end = None;
-            for (addr, size, loc) in rows {
-                let here =
-                    loc.line == Some(line) && loc.file.is_some_and(|f| path_ends_with(f, file));
-                if here {
-                    if run_end != Some(addr) {
-                        out.push(FileAddr(addr));
-                        if out.len() >= MAX_LINE_SITES {
-                            break;
-                        }
-                    }
-                    run_end = Some(addr.saturating_add(size));
-                }
-            }
-            out.sort_unstable();
+            let matches = |path: &str| path_ends_with(path, file);
+            let mut out: Vec<FileAddr> = self
+                .stmt
+                .line_addresses(&matches, line)
+                .into_iter()
+                .map(FileAddr)
+                .collect();
+            out.truncate(MAX_LINE_SITES);
             out
         }))
         .unwrap_or_default()

@@ -7,7 +7,8 @@
 //! knows Rust's standard layouts), `location` evaluates location expressions and lists
 //! against a frame, `scope` finds the function, inlined calls and blocks at a pc, `frame`
 //! gives a scope's variables their values, `callsite` recovers entry values, `prologue` says
-//! where a function's body begins, `names` finds globals and types by name, `path` parses
+//! where a function's body begins, `stmt` reads line rows with their `is_stmt` flags as gdb
+//! does, `names` finds globals and types by name, `path` parses
 //! the C-like paths scripts write.
 
 pub mod callsite;
@@ -24,6 +25,7 @@ pub(crate) mod reader;
 pub mod render;
 pub mod rust;
 pub mod scope;
+mod stmt;
 pub mod tailcall;
 pub mod tree;
 pub mod type_name;

@@ -45,6 +45,18 @@ impl SymbolStore {
         module.file.dwarf()?.line_at(module.bias.to_file(addr))
     }
 
+    /// Whether the line-table row covering a runtime address is a statement boundary; true
+    /// where no line table says otherwise.
+    pub fn is_statement(&self, addr: RuntimeAddr) -> bool {
+        let Some(module) = self.module_at(addr) else {
+            return true;
+        };
+        module
+            .file
+            .dwarf()
+            .is_none_or(|d| d.is_statement(module.bias.to_file(addr)))
+    }
+
     /// Source positions of a runtime address: innermost inlined frame first, then its callers
     /// within the same physical frame, last the real function. Without DWARF, the ELF symbol
     /// covering the address gives one location with only `function` set; with neither, the
