@@ -233,3 +233,67 @@ fn next_steps_through_the_lines_gdb_steps_through_at_o2() {
     }
     assert_eq!(ours, gdb);
 }
+
+/// `fixtures/shadow_host.c` linked against libshadow.so (`shadow_lib.c` and `shadow_pool.c`,
+/// two units), in a directory of its own.
+fn shadow_host() -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("shadow_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let lib = dir.join("libshadow.so");
+    let host = dir.join("shadow_host");
+    let ok = Command::new("cc")
+        .args(["-g", "-O0", "-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(src.join("shadow_lib.c"))
+        .arg(src.join("shadow_pool.c"))
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "building libshadow.so");
+    let ok = Command::new("cc")
+        .args(["-g", "-O0", "-o"])
+        .arg(&host)
+        .arg(src.join("shadow_host.c"))
+        .arg(format!("-L{}", dir.display()))
+        .arg("-lshadow")
+        .arg(format!("-Wl,-rpath,{}", dir.display()))
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "building shadow_host");
+    host
+}
+
+#[test]
+fn a_static_of_another_unit_of_a_library_never_hides_the_programs_global() {
+    let host = shadow_host();
+    let out = run(&host);
+    let want: Vec<&str> = out
+        .lines()
+        .find_map(|l| l.strip_prefix("pool "))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    let mut scry = Scry::spawn(&host, &[]);
+    // Stopped in the library, in a unit without a `pool`: the program's (gdb says the same).
+    scry.ok("breakpoint.set('shadow_stop'); cont()");
+    let pool = scry.ok("state.var('pool')");
+    assert_eq!(pool.trim(), format!("[{}]", want.join(", ")));
+    assert_eq!(scry.ok("state.value('pool[2]')").trim(), want[2]);
+    // In the library's unit that has one, its own.
+    scry.ok("breakpoint.set('shadow_pool.c:6'); cont()");
+    let sum: i64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("lib pool sum "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let own = scry.ok("state.var('pool').value.reduce((a, b) => a + b, 0)");
+    assert_eq!(own.trim().parse::<i64>().unwrap(), sum);
+    // And from the program's own frame, the program's.
+    scry.ok("finish(); finish()");
+    assert_eq!(scry.ok("state.var('pool')").trim(), pool.trim());
+}

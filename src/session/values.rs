@@ -402,44 +402,87 @@ impl Session {
         let fs_base = self.regs().map(|r| r.fs_base).unwrap_or(0);
         let pc = self.pc().unwrap_or(0);
         let (inferior, store) = self.live_parts()?;
-        let here = store.module_at(RuntimeAddr(pc)).map(|m| m.path.clone());
+        let here = store.module_at(RuntimeAddr(pc));
+        // The unit whose code is running: its own statics come first.
+        let here_unit = here.and_then(|m| {
+            let dwarf = m.file.dwarf()?;
+            dwarf
+                .unit_for_pc(m.bias.to_file(RuntimeAddr(pc)).0)
+                .map(|u| u.start())
+        });
+        let read = |module: &LoadedModule, die: usize| -> Option<TypedValue> {
+            let debug = &module.file.dwarf()?.tree;
+            let (unit, entry) = debug.entry(die)?;
+            let (_, ty) = debug.name_and_type(&unit, &entry);
+            let size = debug.size_of(ty).unwrap_or(8);
+            let view = FrameView {
+                inferior,
+                store,
+                frames: &[],
+                index: 0,
+                bias: module.bias.0,
+                tls_module: Some(module),
+                fs_base,
+                at_entry: false,
+                depth: 0,
+                fpu: None,
+            };
+            let place = debug.var_place(&unit, &entry, ty, size, 0, &view, false, || None);
+            if matches!(place, Place::Gone(_)) {
+                return None;
+            }
+            Some(TypedValue {
+                file: module.file.clone(),
+                value: Value {
+                    ty,
+                    place,
+                    bits: None,
+                },
+            })
+        };
+        // gdb's order: the running unit's statics and its module's globals (external
+        // names), then the executable's, then each library's globals, then the statics of
+        // the other units in module order. A static of some other unit of the module that
+        // is running (libc's own `pool` while stopped in libc) never hides the program's.
+        let is_here = |m: &LoadedModule| here.is_some_and(|h| h.path == m.path);
         let mut order: Vec<&LoadedModule> = store.modules().iter().collect();
-        // The frame's own module first, then the executable (already first), then the rest.
-        order.sort_by_key(|m| (Some(&m.path) != here.as_ref(), !m.is_exe));
+        order.sort_by_key(|m| (!is_here(m), !m.is_exe));
+        let mut statics: Vec<(&LoadedModule, usize)> = Vec::new();
         for module in order {
             let Some(debug) = module.file.dwarf().map(|d| &d.tree) else {
                 continue;
             };
+            // Within a module: the running unit's, then external names, then statics.
+            let mut dies: Vec<(u8, usize)> = Vec::new();
             for die in debug.global_vars(name) {
                 let Some((unit, entry)) = debug.entry(die) else {
                     continue;
                 };
-                let (_, ty) = debug.name_and_type(&unit, &entry);
-                let size = debug.size_of(ty).unwrap_or(8);
-                let view = FrameView {
-                    inferior,
-                    store,
-                    frames: &[],
-                    index: 0,
-                    bias: module.bias.0,
-                    tls_module: Some(module),
-                    fs_base,
-                    at_entry: false,
-                    depth: 0,
-                    fpu: None,
+                let rank = if is_here(module) && here_unit == Some(unit.start()) {
+                    0
+                } else if debug.is_external(&unit, &entry) {
+                    1
+                } else {
+                    2
                 };
-                let place = debug.var_place(&unit, &entry, ty, size, 0, &view, false, || None);
-                if matches!(place, Place::Gone(_)) {
-                    continue;
+                dies.push((rank, die));
+            }
+            dies.sort_by_key(|d| d.0);
+            for (rank, die) in dies {
+                if rank < 2 || module.is_exe {
+                    if let Some(v) = read(module, die) {
+                        return Ok(v);
+                    }
+                } else {
+                    statics.push((module, die));
                 }
-                return Ok(TypedValue {
-                    file: module.file.clone(),
-                    value: Value {
-                        ty,
-                        place,
-                        bits: None,
-                    },
-                });
+            }
+        }
+        // The running module's other statics last.
+        statics.sort_by_key(|(m, _)| is_here(m));
+        for (module, die) in statics {
+            if let Some(v) = read(module, die) {
+                return Ok(v);
             }
         }
         let mut near: Vec<String> = Vec::new();

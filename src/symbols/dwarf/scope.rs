@@ -242,6 +242,24 @@ impl InfoTree {
         (name, ty)
     }
 
+    /// Whether a variable's name is visible to other units (`DW_AT_external`, on the DIE or
+    /// on the declaration it completes).
+    pub(crate) fn is_external(&self, unit: &UnitHandle, die: &Die) -> bool {
+        if unit.flag(die, gimli::DW_AT_external) {
+            return true;
+        }
+        let mut next = origin(unit, die);
+        for _ in 0..MAX_ORIGIN_HOPS {
+            let Some(at) = next else { break };
+            let Some((u, d)) = self.entry(at) else { break };
+            if u.flag(&d, gimli::DW_AT_external) {
+                return true;
+            }
+            next = origin(&u, &d);
+        }
+        false
+    }
+
     fn die_name(&self, unit: &UnitHandle, die: &Die) -> Option<String> {
         self.name_and_type(unit, die).0
     }
