@@ -297,3 +297,42 @@ fn a_static_of_another_unit_of_a_library_never_hides_the_programs_global() {
     scry.ok("finish(); finish()");
     assert_eq!(scry.ok("state.var('pool')").trim(), pool.trim());
 }
+
+#[test]
+fn rust_boxed_slices_and_strs_print_as_their_elements() {
+    if Command::new("rustc").arg("--version").output().is_err() {
+        eprintln!("rustc not installed: skipped");
+        return;
+    }
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("rust_boxed_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = dir.join("boxed");
+    let ok = Command::new("rustc")
+        .args(["-g", "-C", "opt-level=0", "-o"])
+        .arg(&bin)
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/rust/boxed.rs"
+        ))
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let out = run(&bin);
+    let truth = |k: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix(&format!("truth {k}=")))
+            .unwrap()
+            .to_string()
+    };
+    let mut scry = Scry::spawn(&bin, &[]);
+    scry.ok("breakpoint.set('boxed::inspect'); cont()");
+    // Rust's Debug and scry's text agree for these: `["a", "bb"]`, `[-3, 4, 500]`, `"boxed text"`.
+    for name in ["tags", "numbers", "text"] {
+        let ours = scry.ok(&format!("String(state.var('{name}'))"));
+        assert_eq!(ours.trim(), truth(name), "{name}");
+    }
+    assert_eq!(scry.ok("state.value('numbers[2]')").trim(), "500");
+    assert_eq!(scry.num("state.var('tags').$length"), 2);
+}

@@ -36,7 +36,15 @@ impl InfoTree {
         if matches!(name, "&str" | "&mut str" | "*const str" | "*mut str") || bare == "String" {
             return Some(RustSeq::Text);
         }
-        if (name.starts_with("&[") || name.starts_with("&mut [") || bare.starts_with("Vec<"))
+        // `Box<[T]>` and `Box<str>` are fat pointers like `&[T]` and `&str`.
+        let boxed = name.strip_prefix("alloc::boxed::Box<").unwrap_or("");
+        if boxed.starts_with("str,") || boxed.starts_with("str>") {
+            return Some(RustSeq::Text);
+        }
+        if (name.starts_with("&[")
+            || name.starts_with("&mut [")
+            || bare.starts_with("Vec<")
+            || boxed.starts_with('['))
             && matches!(ty.kind, Kind::Aggregate { .. })
         {
             return Some(RustSeq::Elements);
