@@ -511,3 +511,43 @@ fn bad_catches_are_one_line_errors_and_change_nothing() {
     assert!(scry.ok("syscall.list()").contains("nothing caught"));
     assert!(scry.ok("cont()").starts_with("exited with code 0"));
 }
+
+/// A read that a signal interrupts: with SA_RESTART it is one call that returns the byte
+/// (reported once), without it the program gets EINTR, and that is reported too (it was
+/// lost: the call's exit showed only ERESTARTSYS, and the EINTR comes out of the handler's
+/// rt_sigreturn). Both with scry's seccomp filter and with PTRACE_SYSCALL (`--read-only`);
+/// the program's own printout is the truth.
+#[test]
+fn a_call_a_signal_handler_interrupts_is_reported_with_the_eintr_the_program_sees() {
+    let bin = program();
+    let bin = bin.to_str().unwrap();
+    for opts in [&[][..], &["--read-only"][..]] {
+        let mut args = opts.to_vec();
+        args.extend([bin, "eintr"]);
+        let mut scry = Scry::start(&args);
+        scry.ok("syscall.catch('read')");
+        scry.ok("ctx.raw = []; addEventListener('syscall', e => { ctx.raw.push({args: e.args, ret: e.ret, errno: e.errno}); return 'continue' })");
+        let end = scry.ok("cont({timeout: 20})");
+        assert!(end.starts_with("exited with code 0"), "{opts:?}: {end}");
+        let out = scry.ok("output()");
+        let field = |key: &str| {
+            out.split(&format!("{key}="))
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .unwrap_or_else(|| panic!("no {key} in {out}"))
+                .to_string()
+        };
+        assert_eq!(
+            (field("restarted"), field("interrupted"), field("errno")),
+            ("1".into(), "-1".into(), "EINTR".into()),
+            "{out}"
+        );
+        assert_eq!(field("alarms"), "2", "{out}");
+        // The reads of the pipe (its fd as the program printed it): one per call.
+        let reads = scry.ok(&format!(
+            "print(ctx.raw.filter(e => e.args[0] === {}).map(e => e.ret + ' ' + e.errno).join('\\n'))",
+            field("fd")
+        ));
+        assert_eq!(reads, "1 undefined\n-4 EINTR", "{opts:?}: {out}");
+    }
+}

@@ -54,6 +54,8 @@ pub(super) struct Pending {
     /// It returned a restart code (scry interrupted it, or a signal did): the kernel runs it
     /// again, and its next entry is this call going on.
     pub restarting: bool,
+    /// While interrupted: the thread's latest system call entry was `rt_sigreturn`.
+    pub sigreturn: bool,
 }
 
 #[derive(Debug, Default)]
@@ -74,6 +76,12 @@ pub(super) struct Catch {
     /// An injected prctl set no_new_privs: an unprivileged program needs it for a filter.
     pub set_no_new_privs: bool,
     pub awaiting: BTreeMap<Tid, Pending>,
+    /// Caught calls whose exit returned a restart code (scry's interrupt or a signal
+    /// stopped them). Either the kernel runs them again (their next entry is the same call,
+    /// and they go back to `awaiting`), or a handler without SA_RESTART ran and the program
+    /// sees EINTR: that result shows only at the exit of the handler's `rt_sigreturn`,
+    /// which returns to just after the call's instruction with the call's result in rax.
+    pub interrupted: BTreeMap<Tid, Pending>,
     /// Threads stopped at a system call's entry (seccomp or PTRACE_SYSCALL): nothing can be
     /// injected into them (resuming would run their own call).
     pub at_entry: BTreeSet<Tid>,
@@ -139,6 +147,7 @@ impl Inferior {
         self.catch.dirty = false;
         let live: Vec<Tid> = self.thread_ids();
         self.catch.awaiting.retain(|t, _| live.contains(t));
+        self.catch.interrupted.retain(|t, _| live.contains(t));
         self.catch.last.retain(|t, _| live.contains(t));
         let wanted = self.catch.entry.union(&self.catch.exit);
         if wanted.is_empty() {
@@ -279,6 +288,7 @@ impl Inferior {
     /// was changed and the process must not be let go.
     pub(super) fn release_catch(&mut self) -> Result<(), OsError> {
         self.catch.awaiting.clear();
+        self.catch.interrupted.clear();
         self.catch.last.clear();
         if self.catch.covered.is_empty() {
             return Ok(());

@@ -16,6 +16,8 @@ use crate::os::{OsError, Tid};
 
 /// What the kernel runs to go on with a call interrupted by ERESTART_RESTARTBLOCK.
 const NR_RESTART_SYSCALL: u64 = 219;
+/// How a signal handler returns: its exit restores the interrupted registers.
+const NR_RT_SIGRETURN: u64 = 15;
 
 impl Inferior {
     /// A syscall-stop or seccomp stop of `tid` (marked stopped by the caller): the stop to
@@ -28,7 +30,7 @@ impl Inferior {
             Err(e) => return Err(e),
         };
         match info.point {
-            SyscallPoint::Exit { ret } => Ok(self.syscall_exit(tid, ret)),
+            SyscallPoint::Exit { ret } => Ok(self.syscall_exit(tid, ret, info.ip)),
             SyscallPoint::Entry { nr, args } => {
                 self.catch.at_entry.insert(tid);
                 Ok(self.syscall_entry(tid, nr, args, info.ip, false))
@@ -47,15 +49,38 @@ impl Inferior {
         }
     }
 
-    fn syscall_exit(&mut self, tid: Tid, ret: i64) -> Option<Stop> {
-        let pending = self.catch.awaiting.get_mut(&tid)?;
+    fn syscall_exit(&mut self, tid: Tid, ret: i64, ip: u64) -> Option<Stop> {
+        if !self.catch.awaiting.contains_key(&tid) {
+            // The handler that interrupted a call returns to just after the call's
+            // instruction with no restart to come: the call ends with what it gives back
+            // (EINTR), as the program sees it.
+            let ended = self
+                .catch
+                .interrupted
+                .get(&tid)
+                .is_some_and(|p| p.sigreturn && p.ip == ip && !is_restart(ret));
+            if !ended {
+                return None;
+            }
+            let p = self.catch.interrupted.remove(&tid)?;
+            return self.exit_stop(tid, p, ret);
+        }
         if is_restart(ret) {
-            // Not the end: the kernel runs the call again (scry's own interrupt does this to
-            // a blocking call, and the program never sees it).
-            pending.restarting = true;
+            // Not the end yet: the kernel runs the call again (scry's own interrupt does
+            // this to a blocking call, and the program never sees it), or a handler runs
+            // and the call returns EINTR after it.
+            let mut p = self.catch.awaiting.remove(&tid)?;
+            p.restarting = true;
+            p.sigreturn = false;
+            self.catch.interrupted.insert(tid, p);
             return None;
         }
         let p = self.catch.awaiting.remove(&tid)?;
+        self.exit_stop(tid, p, ret)
+    }
+
+    /// The exit of a caught call, when its exit is wanted.
+    fn exit_stop(&mut self, tid: Tid, p: Pending, ret: i64) -> Option<Stop> {
         if !self.catch.exit.contains(p.nr) {
             return None;
         }
@@ -76,6 +101,16 @@ impl Inferior {
         ip: u64,
         seccomp: bool,
     ) -> Option<Stop> {
+        if let Some(p) = self.catch.interrupted.get_mut(&tid) {
+            if p.ip == ip && (nr == p.nr || nr == NR_RESTART_SYSCALL) {
+                // The interrupted call, run again: one call, reported once at its exit.
+                let p = self.catch.interrupted.remove(&tid)?;
+                self.catch.awaiting.insert(tid, p);
+                return None;
+            }
+            // A handler runs: its own calls, then its rt_sigreturn.
+            p.sigreturn = nr == NR_RT_SIGRETURN;
+        }
         if let Some(p) = self.catch.awaiting.get(&tid) {
             let same = p.ip == ip && (nr == p.nr || (p.restarting && nr == NR_RESTART_SYSCALL));
             if same {
@@ -112,6 +147,7 @@ impl Inferior {
                     args,
                     captured: captured.clone(),
                     restarting: false,
+                    sigreturn: false,
                 },
             );
         }
@@ -131,7 +167,10 @@ impl Inferior {
     /// call's exit is awaited or every call is traced that way, PTRACE_CONT otherwise.
     pub(super) fn resume_request(&mut self, tid: Tid, sig: i32) -> Result<(), OsError> {
         self.catch.at_entry.remove(&tid);
-        if self.catch.mode == CatchMode::Ptrace || self.catch.awaiting.contains_key(&tid) {
+        if self.catch.mode == CatchMode::Ptrace
+            || self.catch.awaiting.contains_key(&tid)
+            || self.catch.interrupted.contains_key(&tid)
+        {
             ptrace::syscall_step(tid, sig)
         } else {
             ptrace::cont(tid, sig)
