@@ -551,3 +551,50 @@ fn a_call_a_signal_handler_interrupts_is_reported_with_the_eintr_the_program_see
         assert_eq!(reads, "1 undefined\n-4 EINTR", "{opts:?}: {out}");
     }
 }
+
+/// Socket addresses read as host and port (a Unix socket's path): what a server binds,
+/// where a client connects, whom `accept` took, each compared with the ports the program
+/// printed itself (the kernel chose them).
+#[test]
+fn socket_addresses_read_as_the_program_used_them() {
+    let mut scry = Scry::spawn(&program(), &["net"]);
+    scry.ok("syscall.catch(['bind', 'connect', 'getsockname', 'accept'])");
+    scry.ok("ctx.seen = []; addEventListener('syscall', e => { ctx.seen.push(`${e.tid} ${e.name} ${e.sockaddr} ${e.ret}`); return 'continue' })");
+    let end = scry.ok("cont({timeout: 20})");
+    assert!(end.starts_with("exited with code 0"), "{end}");
+    let out = scry.ok("output()");
+    let field = |key: &str| {
+        out.split(&format!("{key}="))
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no {key} in {out}"))
+            .to_string()
+    };
+    let (server, client, unix) = (field("server"), field("client"), field("unix"));
+    let seen = scry.ok("print(ctx.seen.join('\\n'))");
+    let calls: Vec<Vec<&str>> = seen.lines().map(|l| l.split(' ').collect()).collect();
+    let find = |name: &str, addr: &str| {
+        calls
+            .iter()
+            .find(|c| c[1] == name && c[2] == addr)
+            .unwrap_or_else(|| panic!("no {name} with {addr} in\n{seen}"))
+            .clone()
+    };
+    find("bind", "127.0.0.1:0");
+    find("getsockname", &format!("127.0.0.1:{server}"));
+    let connect = find("connect", &format!("127.0.0.1:{server}"));
+    let mine = find("getsockname", &format!("127.0.0.1:{client}"));
+    assert_eq!(
+        connect[0], mine[0],
+        "the client thread connects and asks: {seen}"
+    );
+    let accept = find("accept", &format!("127.0.0.1:{client}"));
+    assert_ne!(accept[0], connect[0], "the server thread accepts: {seen}");
+    find("bind", &unix);
+    find("connect", &unix);
+    // accept(u, NULL, NULL): no address to show.
+    assert!(
+        calls.iter().any(|c| c[1] == "accept" && c[2] == "0"),
+        "{seen}"
+    );
+}

@@ -44,6 +44,11 @@ pub enum Kind {
     /// A buffer the call fills (shown at exit, as many bytes as it returned, at most the
     /// argument at this index).
     Out(usize),
+    /// A socket address the call reads; its length is the argument at this index.
+    SockAddr(usize),
+    /// A socket address the call fills (shown at exit); the argument at this index points
+    /// to its length.
+    SockAddrOut(usize),
     Argv,
     OpenFlags,
     Mode,
@@ -234,6 +239,15 @@ fn parse_kind(text: &str, names: &[&str]) -> Result<Kind, String> {
     }
     if let Some(inner) = text.strip_prefix("out(").and_then(|t| t.strip_suffix(')')) {
         return Ok(Kind::Out(sized(inner)?));
+    }
+    if let Some(inner) = text.strip_prefix("addr(").and_then(|t| t.strip_suffix(')')) {
+        return Ok(Kind::SockAddr(sized(inner)?));
+    }
+    if let Some(inner) = text
+        .strip_prefix("addrout(")
+        .and_then(|t| t.strip_suffix(')'))
+    {
+        return Ok(Kind::SockAddrOut(sized(inner)?));
     }
     Ok(match text {
         "i" => Kind::Int,

@@ -86,6 +86,68 @@ fn read_buf(addr: u64, len: u64, read: &mut Reader) -> Captured {
     })
 }
 
+/// The most of a socket address read (`struct sockaddr_storage`).
+const SOCKADDR_MAX: usize = 128;
+
+/// A socket address of `len` bytes (at most [`SOCKADDR_MAX`]), read whole or not at all.
+fn read_sockaddr(addr: u64, len: u64, read: &mut Reader) -> Captured {
+    let len = (len as usize).min(SOCKADDR_MAX);
+    if addr == 0 || len < 2 {
+        return Captured::Unreadable;
+    }
+    let mut data = vec![0u8; len];
+    if read(addr, &mut data) < len {
+        return Captured::Unreadable;
+    }
+    Captured::Bytes(Bytes {
+        data,
+        truncated: false,
+    })
+}
+
+/// A socket address the call filled: its length is the `socklen_t` at `len_at`.
+fn read_sockaddr_out(addr: u64, len_at: u64, read: &mut Reader) -> Captured {
+    let mut len = [0u8; 4];
+    if len_at == 0 || read(len_at, &mut len) < 4 {
+        return Captured::Unreadable;
+    }
+    read_sockaddr(addr, u32::from_le_bytes(len) as u64, read)
+}
+
+/// A socket address as a value and as text: `127.0.0.1:8080` and `{AF_INET, 127.0.0.1:8080}`,
+/// `[::1]:53`, a Unix socket's path (`@name` for an abstract one); other families by name.
+fn sockaddr_text(b: &[u8]) -> (String, String) {
+    let family = u16::from_le_bytes([b[0], b[1]]) as u64;
+    let name = flags::enum_text(flags::ADDRESS_FAMILIES, family);
+    let port = |b: &[u8]| u16::from_be_bytes([b[2], b[3]]);
+    let value = match family {
+        1 => {
+            let path = &b[2..];
+            let (prefix, path) = match path.first() {
+                Some(0) if path.len() > 1 => ("@", &path[1..]),
+                _ => ("", path),
+            };
+            let end = path.iter().position(|c| *c == 0).unwrap_or(path.len());
+            let text = plain(&Bytes {
+                data: path[..end].to_vec(),
+                truncated: false,
+            });
+            return (
+                format!("{prefix}{text}"),
+                format!("{{{name}, \"{prefix}{text}\"}}"),
+            );
+        }
+        2 if b.len() >= 8 => format!("{}.{}.{}.{}:{}", b[4], b[5], b[6], b[7], port(b)),
+        10 if b.len() >= 24 => {
+            let mut ip = [0u8; 16];
+            ip.copy_from_slice(&b[8..24]);
+            format!("[{}]:{}", std::net::Ipv6Addr::from(ip), port(b))
+        }
+        _ => return (name.clone(), format!("{{{name}}}")),
+    };
+    (value.clone(), format!("{{{name}, {value}}}"))
+}
+
 fn read_argv(addr: u64, read: &mut Reader) -> Captured {
     if addr == 0 {
         return Captured::Unreadable;
@@ -129,6 +191,7 @@ pub fn capture_entry(nr: u64, args: &[u64; 6], read: &mut Reader) -> Vec<(usize,
         let captured = match *kind {
             Kind::Path | Kind::Str => read_cstr(args[i], STRING_MAX, read),
             Kind::In(len) => read_buf(args[i], args[len], read),
+            Kind::SockAddr(len) => read_sockaddr(args[i], args[len], read),
             Kind::Argv => read_argv(args[i], read),
             _ => continue,
         };
@@ -147,14 +210,19 @@ pub fn capture_exit(
     let Some(row) = row(nr) else {
         return Vec::new();
     };
-    if ret <= 0 {
+    if ret < 0 {
         return Vec::new();
     }
     let mut out = Vec::new();
     for (i, (_, kind)) in row.args.iter().enumerate() {
-        if let Kind::Out(len) = *kind {
-            let n = (ret as u64).min(args[len]);
-            out.push((i, read_buf(args[i], n, read)));
+        match *kind {
+            Kind::Out(len) if ret > 0 => {
+                let n = (ret as u64).min(args[len]);
+                out.push((i, read_buf(args[i], n, read)));
+            }
+            // `getsockname` returns 0, `accept` an fd: the address is there either way.
+            Kind::SockAddrOut(len) => out.push((i, read_sockaddr_out(args[i], args[len], read))),
+            _ => {}
         }
     }
     out
@@ -317,6 +385,13 @@ fn decode_arg(kind: Kind, raw: u64, captured: Option<&Captured>) -> (Value, Stri
         Kind::Fd => (Value::Int(int32), int32.to_string()),
         Kind::DirFd if int32 == flags::AT_FDCWD => sym("AT_FDCWD".into()),
         Kind::DirFd => (Value::Int(int32), int32.to_string()),
+        Kind::SockAddr(_) | Kind::SockAddrOut(_) => match captured {
+            Some(Captured::Bytes(b)) => {
+                let (value, text) = sockaddr_text(&b.data);
+                (Value::Sym(value), text)
+            }
+            _ => (Value::Addr(raw), hex_or_null(raw)),
+        },
         Kind::Path | Kind::Str | Kind::In(_) | Kind::Out(_) | Kind::Argv => {
             from_memory(captured).unwrap_or_else(|| (Value::Addr(raw), hex_or_null(raw)))
         }
@@ -468,6 +543,58 @@ mod tests {
             decode(257, &raw, &[], None).text(),
             "openat(3, 0x1000, O_WRONLY|O_CREAT, 0644)"
         );
+    }
+
+    #[test]
+    fn socket_addresses_read_like_host_and_port() {
+        // connect(3, {AF_INET, 127.0.0.1:8080}, 16): read at entry.
+        let inet = [2u8, 0, 0x1f, 0x90, 127, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0];
+        let mut v6 = vec![10u8, 0, 0, 53, 0, 0, 0, 0];
+        v6.extend_from_slice(&std::net::Ipv6Addr::LOCALHOST.octets());
+        v6.extend_from_slice(&[0; 4]);
+        let mut unix = vec![1u8, 0];
+        unix.extend_from_slice(b"/run/x.sock\0");
+        let abstract_ = [1u8, 0, 0, b'n', b'm'];
+        let mut mem = reader(vec![
+            (0x1000, inet.to_vec()),
+            (0x2000, v6.clone()),
+            (0x3000, unix.clone()),
+            (0x4000, abstract_.to_vec()),
+            (0x5000, 16u32.to_le_bytes().to_vec()),
+        ]);
+        let raw = [3, 0x1000, 16, 0, 0, 0];
+        let call = decode(42, &raw, &capture_entry(42, &raw, &mut mem), Some(0));
+        assert_eq!(call.text(), "connect(3, {AF_INET, 127.0.0.1:8080}, 16) = 0");
+        assert_eq!(call.args[1].value, Value::Sym("127.0.0.1:8080".into()));
+        let raw = [3, 0x2000, v6.len() as u64, 0, 0, 0];
+        let call = decode(49, &raw, &capture_entry(49, &raw, &mut mem), Some(0));
+        assert_eq!(call.args[1].value, Value::Sym("[::1]:53".into()));
+        let raw = [3, 0x3000, unix.len() as u64, 0, 0, 0];
+        let call = decode(42, &raw, &capture_entry(42, &raw, &mut mem), Some(-111));
+        assert_eq!(
+            call.text(),
+            "connect(3, {AF_UNIX, \"/run/x.sock\"}, 14) = -1 ECONNREFUSED"
+        );
+        let raw = [3, 0x4000, 5, 0, 0, 0];
+        let call = decode(42, &raw, &capture_entry(42, &raw, &mut mem), None);
+        assert_eq!(call.args[1].value, Value::Sym("@nm".into()));
+        // getsockname fills the address (its length through a pointer): read at exit.
+        let raw = [3, 0x1000, 0x5000, 0, 0, 0];
+        let cap = capture_exit(51, &raw, 0, &mut mem);
+        assert_eq!(
+            decode(51, &raw, &cap, Some(0)).text(),
+            "getsockname(3, {AF_INET, 127.0.0.1:8080}, 0x5000) = 0"
+        );
+        // accept(3, NULL, NULL), and an address that cannot be read, stay pointers.
+        let raw = [3, 0, 0, 0, 0, 0];
+        let cap = capture_exit(43, &raw, 4, &mut mem);
+        assert_eq!(
+            decode(43, &raw, &cap, Some(4)).text(),
+            "accept(3, NULL, NULL) = 4"
+        );
+        let raw = [3, 0x9000, 16, 0, 0, 0];
+        let call = decode(42, &raw, &capture_entry(42, &raw, &mut mem), None);
+        assert_eq!(call.text(), "connect(3, 0x9000, 16)");
     }
 
     #[test]

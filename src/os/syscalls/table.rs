@@ -9,7 +9,9 @@
 //! `dirfd` (`AT_FDCWD` or an fd), `path` and `str` (a NUL-terminated string read from the
 //! program), `in(n)` (a buffer the call reads, its length in argument `n`), `out(n)` (a
 //! buffer the call fills: shown at exit, as many bytes as it returned), `argv` (a NULL-ended
-//! array of strings), and the symbolic sets `oflags mode prot mapflags sig atflags amode
+//! array of strings), `addr(n)` (a socket address the call reads, its length in argument
+//! `n`), `addrout(n)` (one the call fills, shown at exit; argument `n` points to its length),
+//! and the symbolic sets `oflags mode prot mapflags sig atflags amode
 //! whence sighow clone af socktype fcntl futexop`. Returns: `i`, `fd`, `x` (an address),
 //! `none` (the call does not return). Classes beyond the derived ones (`%file`: takes a path;
 //! `%desc`: takes or returns an fd): N network, P process, S signal, M memory, I ipc,
@@ -58,17 +60,17 @@ pub const ROWS: &[&str] = &[
     "39 getpid -> i P",
     "40 sendfile out_fd:fd in_fd:fd offset:x count:u -> i N",
     "41 socket domain:af type:socktype protocol:i -> fd N",
-    "42 connect sockfd:fd sockaddr:x addrlen:u -> i N",
-    "43 accept sockfd:fd sockaddr:x addrlen:x -> fd N",
-    "44 sendto sockfd:fd buf:in(len) len:u flags:f dest_addr:x addrlen:u -> i N",
-    "45 recvfrom sockfd:fd buf:out(len) len:u flags:f src_addr:x addrlen:x -> i N",
+    "42 connect sockfd:fd sockaddr:addr(addrlen) addrlen:u -> i N",
+    "43 accept sockfd:fd sockaddr:addrout(addrlen) addrlen:x -> fd N",
+    "44 sendto sockfd:fd buf:in(len) len:u flags:f dest_addr:addr(addrlen) addrlen:u -> i N",
+    "45 recvfrom sockfd:fd buf:out(len) len:u flags:f src_addr:addrout(addrlen) addrlen:x -> i N",
     "46 sendmsg sockfd:fd msg:x flags:f -> i N",
     "47 recvmsg sockfd:fd msg:x flags:f -> i N",
     "48 shutdown sockfd:fd how:i -> i N",
-    "49 bind sockfd:fd sockaddr:x addrlen:u -> i N",
+    "49 bind sockfd:fd sockaddr:addr(addrlen) addrlen:u -> i N",
     "50 listen sockfd:fd backlog:i -> i N",
-    "51 getsockname sockfd:fd sockaddr:x addrlen:x -> i N",
-    "52 getpeername sockfd:fd sockaddr:x addrlen:x -> i N",
+    "51 getsockname sockfd:fd sockaddr:addrout(addrlen) addrlen:x -> i N",
+    "52 getpeername sockfd:fd sockaddr:addrout(addrlen) addrlen:x -> i N",
     "53 socketpair domain:af type:socktype protocol:i sv:x -> i N",
     "54 setsockopt sockfd:fd level:i optname:i optval:x optlen:u -> i N",
     "55 getsockopt sockfd:fd level:i optname:i optval:x optlen:x -> i N",
@@ -304,7 +306,7 @@ pub const ROWS: &[&str] = &[
     "285 fallocate fd:fd mode:f offset:i len:i -> i",
     "286 timerfd_settime fd:fd flags:f new_value:x old_value:x -> i T",
     "287 timerfd_gettime fd:fd curr_value:x -> i T",
-    "288 accept4 sockfd:fd sockaddr:x addrlen:x flags:f -> fd N",
+    "288 accept4 sockfd:fd sockaddr:addrout(addrlen) addrlen:x flags:f -> fd N",
     "289 signalfd4 fd:fd mask:x sizemask:u flags:f -> fd S",
     "290 eventfd2 initval:u flags:f -> fd",
     "291 epoll_create1 flags:f -> fd",
