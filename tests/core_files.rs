@@ -712,3 +712,39 @@ fn pipe_mode_status_says_the_crash_of_a_core_opened_on_the_command_line() {
     assert!(first.contains(&format!("): {stop};")), "{stop} | {status}");
     assert_eq!(scry.ok(&format!("String({})", core_arg(&c))), stop);
 }
+
+/// `gcore()` in a logpoint's listener, where only the event's thread is stopped: every thread
+/// is stopped first, so the core holds all of them with their registers (it held the event's
+/// thread alone, the others listed as skipped), and the run goes on losing no hit.
+#[test]
+fn gcore_inside_a_logpoint_listener_holds_every_thread() {
+    let program = fixture("logpoints");
+    let mut scry = Scry::spawn(&program, &["busy", "8", "2000"]);
+    let path = temp_path("listener-core");
+    let path = path.to_str().unwrap();
+    scry.ok(&format!(
+        "ctx.n = 0; breakpoint.set('hit'); addEventListener('breakpoint', e => {{
+           if (++ctx.n === 500) {{
+             ctx.g = gcore({path:?})
+             ctx.live = thread.list().length
+             ctx.running = thread.list().filter(t => t.state === 'running').length
+           }}
+           return 'continue' }})"
+    ));
+    let end = scry.ok("cont({timeout: 60})");
+    assert!(end.starts_with("exited with code 0"), "{end}");
+    assert_eq!(scry.ok("output()"), "total 16000");
+    assert_eq!(scry.num("ctx.n"), 16000);
+    assert_eq!(scry.ok("String(ctx.g.skipped_threads)"), "undefined");
+    let live = scry.num("ctx.live");
+    assert!(live > 1, "{live} threads");
+    assert_eq!(scry.num("ctx.g.threads"), live);
+    assert_eq!(scry.num("ctx.running"), 0);
+    let mut core = Scry::start(&["--core", path, program.to_str().unwrap()]);
+    assert_eq!(core.num("thread.list().length"), live);
+    assert_eq!(core.ok("status().problems.length"), "0");
+    assert_eq!(
+        core.ok("thread.list().every(t => t.pc > 0 && t.symbol) + ''"),
+        "true"
+    );
+}

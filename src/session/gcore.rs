@@ -111,6 +111,10 @@ impl Session {
             )));
         }
         let pid = self.inferior()?.pid();
+        // Inside a listener only the event's thread is stopped; a core holds every thread's
+        // registers, which a running thread does not give. The run goes on from an all-stop
+        // state afterwards, as after `watchpoint.set` in a listener.
+        self.stop_every_thread()?;
         let path = path
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from(format!("core.{pid}")));
