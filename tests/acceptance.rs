@@ -336,3 +336,25 @@ fn rust_boxed_slices_and_strs_print_as_their_elements() {
     assert_eq!(scry.ok("state.value('numbers[2]')").trim(), "500");
     assert_eq!(scry.num("state.var('tags').$length"), 2);
 }
+
+#[test]
+fn finish_of_a_double_function_returns_xmm0_not_rax() {
+    for flags in [&["-g", "-O0"][..], &["-g", "-O2"][..]] {
+        let bin = fixture_with("optfloat", flags);
+        let want = printed(&run(&bin), "weigh ");
+        let mut scry = Scry::spawn(&bin, &[]);
+        scry.ok("breakpoint.set('weigh'); cont()");
+        let stop = scry.ok("ctx.s = finish(); String(ctx.s)");
+        assert!(stop.starts_with("finish at "), "{stop}");
+        let shown: f64 = stop
+            .split(" returned ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{stop}"))
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{stop}"));
+        assert_eq!(shown.to_bits(), want.to_bits(), "{flags:?}: {stop}");
+        let value: f64 = scry.ok("ctx.s.returned").trim().parse().unwrap();
+        assert_eq!(value.to_bits(), want.to_bits(), "{flags:?}");
+    }
+}

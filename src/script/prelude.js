@@ -703,6 +703,7 @@
     }
     const ret = caller.pc;
     const sp0 = N.reg('rsp');
+    const fnPc = N.reg('rip');
     N.run_begin(timeoutOf(opts));
     N.temp_site(ret, true);
     try {
@@ -710,7 +711,7 @@
         const stop = N.cont_one();
         const r = stop.reason;
         if (r === 'breakpoint' && stop.pc === ret) {
-          if (N.reg('rsp') > sp0) return asStop(N.stop_as('finish'));
+          if (N.reg('rsp') > sp0) return asStop(N.stop_as('finish', fnPc));
           if (own(stop, 'breakpoint_id') === undefined) continue; // a deeper call returning there
         }
         if (keepGoing(stop)) continue;

@@ -1,5 +1,6 @@
 //! A stop as the user sees it: the reason plus where, rendered as one short line.
 
+use crate::symbols::dwarf::render::float_text;
 use std::fmt::Write;
 
 use crate::os::signals::{is_realtime, signal_name};
@@ -104,6 +105,9 @@ pub struct StopInfo {
     pub source: Option<String>,
     /// `finish()`: rax as the function returned.
     pub returned: Option<u64>,
+    /// `finish()` of a function whose DWARF return type is floating point: the value it
+    /// returned in xmm0 (st0 for `long double`), shown instead of rax.
+    pub returned_float: Option<f64>,
     /// An `exec` stop: the program the process runs now.
     pub program: Option<String>,
     /// A `library` stop: what the loader changed.
@@ -238,7 +242,9 @@ impl StopInfo {
                 let _ = write!(s, " thread {tid}");
             }
         }
-        if let Some(v) = self.returned {
+        if let Some(f) = self.returned_float {
+            let _ = write!(s, " returned {}", float_text(f, false));
+        } else if let Some(v) = self.returned {
             let _ = write!(s, " returned {}", value_text(v));
         }
         if let Some(w) = &self.watch {

@@ -337,7 +337,8 @@ pub(super) fn install<'js>(
     // ended on scry's own breakpoint at a return address, which is no user's breakpoint.
     let h = host.clone();
     def!(n, ctx, "stop_as", move |ctx: Ctx<'js>,
-                                  reason: String|
+                                  reason: String,
+                                  fn_pc: Opt<f64>|
           -> R<'js> {
         let mut info = described_last_stop(&ctx, &h)?;
         let mut session = h.session_mut(&ctx)?;
@@ -346,12 +347,17 @@ pub(super) fn install<'js>(
         if reason == "finish" {
             info.reason = Some(crate::session::Reason::Finish);
             info.returned = session.regs().ok().map(|r| r.rax);
+            if let Some(pc) = fn_pc.0 {
+                info.returned_float = session.float_return(pc as u64);
+            }
         } else {
             info.reason = Some(crate::session::Reason::Step);
         }
         drop(session);
         let v = stop_to_js(&ctx, &h, &info)?;
-        if let (Some(o), Some(rax)) = (v.as_object(), info.returned) {
+        if let (Some(o), Some(f)) = (v.as_object(), info.returned_float) {
+            o.put("returned", f)?;
+        } else if let (Some(o), Some(rax)) = (v.as_object(), info.returned) {
             o.put("returned", u64_to_js(&ctx, rax)?)?;
         }
         Ok(v)
