@@ -131,7 +131,7 @@ pub const API: &[Entry] = &[
     e("run", "attach(pid) / detach() / kill()", "detach: code restored, runs on"),
     e("run", "step(n=1, {timeout}?)", "n instructions, selected thread -> stop"),
     e("run", "cont({timeout}?)", "run all threads to a stop; alias continue()"),
-    e("run", "finish({timeout}?)", "run to the caller -> stop, returned (rax; xmm0 for a float or double function)"),
+    e("run", "finish({timeout}?)", "run to the caller -> stop, returned (rax or xmm0)"),
     e("run", "next({timeout}?)", "to the next source line, over calls -> stop"),
     e("run", "output()", "target stdout+stderr since last call"),
     e("run", "thread.list() / thread.select(tid)", "[{tid, name, state, pc, symbol}]"),
