@@ -358,3 +358,78 @@ fn finish_of_a_double_function_returns_xmm0_not_rax() {
         assert_eq!(value.to_bits(), want.to_bits(), "{flags:?}");
     }
 }
+
+/// `fixtures/tail_host.c` linked against libtail.so (`fixtures/tail_lib.c`), both `-O2`.
+fn tail_host() -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("tail_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let ok = Command::new("cc")
+        .args(["-g", "-O2", "-shared", "-fPIC", "-o"])
+        .arg(dir.join("libtail.so"))
+        .arg(src.join("tail_lib.c"))
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "building libtail.so");
+    let host = dir.join("tail_host");
+    let ok = Command::new("cc")
+        .args(["-g", "-O2", "-o"])
+        .arg(&host)
+        .arg(src.join("tail_host.c"))
+        .arg(format!("-L{}", dir.display()))
+        .arg("-ltail")
+        .arg(format!("-Wl,-rpath,{}", dir.display()))
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "building tail_host");
+    host
+}
+
+#[test]
+fn a_tail_call_frame_is_rebuilt_across_a_plt_call_into_a_library() {
+    let host = tail_host();
+    let mut scry = Scry::spawn(&host, &[]);
+    scry.ok("breakpoint.set('tail_inner'); cont()");
+    let rows = scry.ok(
+        "state.unwind().map(r => r.symbol.split('+')[0] + (r.tail_call ? ' tail' : '')).join(' ')",
+    );
+    assert_eq!(
+        rows.trim(),
+        "tail_inner tail_outer tail main",
+        "{}",
+        scry.ok("state.unwind()")
+    );
+    if !have_gdb() {
+        return;
+    }
+    // gdb names the same frames.
+    let cmds: Vec<String> = [
+        "start",
+        "break tail_inner",
+        "continue",
+        "echo @@ bt\\n",
+        "bt",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let bt = gdb_blocks(&host, &cmds)
+        .into_iter()
+        .find(|(k, _)| k == "bt")
+        .map(|(_, t)| t)
+        .unwrap_or_default();
+    let gdb: Vec<&str> = bt
+        .lines()
+        .filter(|l| l.starts_with('#'))
+        .filter_map(|l| {
+            l.split(" in ")
+                .nth(1)
+                .or_else(|| l.split_whitespace().nth(1))
+        })
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(gdb, ["tail_inner", "tail_outer", "main"], "{bt}");
+}

@@ -37,6 +37,8 @@ struct Site {
     pc: u64,
     after: bool,
     target: Option<u64>,
+    /// The name of a target only declared here (defined in another module).
+    declared: Option<String>,
     tail: bool,
 }
 
@@ -74,6 +76,45 @@ impl DwarfInfo {
         else {
             return Vec::new();
         };
+        self.tail_path(start, callee, entry_of)
+    }
+
+    /// The function a caller's call returning to `return_pc` called, by name, when this
+    /// module only declares it (a call through the PLT into a library): where a chain of
+    /// tail calls in that other module begins.
+    pub fn declared_call_target(&self, return_pc: FileAddr) -> Option<String> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let none = |_: &str| None;
+            let sites = self.call_sites_of_function_at(return_pc.0.saturating_sub(1), &none)?;
+            sites
+                .into_iter()
+                .find(|s| s.after && s.pc == return_pc.0 && !s.tail && s.target.is_none())?
+                .declared
+        }))
+        .ok()
+        .flatten()
+    }
+
+    /// The frames of the tail calls leading from the function that begins at `start` to
+    /// the one that begins at `callee`, innermost first: empty unless exactly one path.
+    pub fn tail_calls_between(
+        &self,
+        start: FileAddr,
+        callee: FileAddr,
+        entry_of: &dyn Fn(&str) -> Option<FileAddr>,
+    ) -> Vec<TailCallFrame> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.tail_path(start.0, callee.0, entry_of)
+        }))
+        .unwrap_or_default()
+    }
+
+    fn tail_path(
+        &self,
+        start: u64,
+        callee: u64,
+        entry_of: &dyn Fn(&str) -> Option<FileAddr>,
+    ) -> Vec<TailCallFrame> {
         if start == callee {
             return Vec::new();
         }
@@ -158,10 +199,15 @@ impl DwarfInfo {
                 .reference(entry, gimli::DW_AT_call_origin)
                 .or_else(|| unit.reference(entry, gimli::DW_AT_abstract_origin));
             let target = origin.and_then(|die| self.function_entry(die, entry_of));
+            let declared = match (target, origin) {
+                (None, Some(die)) => self.declared_name(die),
+                _ => None,
+            };
             out.push(Site {
                 pc,
                 after,
                 target,
+                declared,
                 tail,
             });
         }
@@ -179,10 +225,15 @@ impl DwarfInfo {
         if let Some(low) = address(&unit, &entry, gimli::DW_AT_low_pc) {
             return Some(low);
         }
-        let name = unit
-            .string(&entry, gimli::DW_AT_linkage_name)
-            .or_else(|| unit.string(&entry, gimli::DW_AT_name))?;
+        let name = self.declared_name(die)?;
         entry_of(&name).map(|a| a.0)
+    }
+
+    /// The linkage name or name of a function DIE.
+    fn declared_name(&self, die: usize) -> Option<String> {
+        let (unit, entry) = self.tree.entry(die)?;
+        unit.string(&entry, gimli::DW_AT_linkage_name)
+            .or_else(|| unit.string(&entry, gimli::DW_AT_name))
     }
 }
 
