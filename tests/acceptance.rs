@@ -133,7 +133,7 @@ fn stop_lines_and_line_breakpoints_follow_statement_rows_like_gdb() {
         return;
     }
     for (fixture, file, lines) in [
-        ("optfloat", "optfloat.c", 12..31),
+        ("optfloat", "optfloat.c", 1..36),
         ("types", "types.c", 1..155),
     ] {
         let bin = fixture_with(fixture, &["-g", "-O2"]);
@@ -432,4 +432,42 @@ fn a_tail_call_frame_is_rebuilt_across_a_plt_call_into_a_library() {
         .filter_map(|l| l.split_whitespace().next())
         .collect();
     assert_eq!(gdb, ["tail_inner", "tail_outer", "main"], "{bt}");
+}
+
+#[test]
+fn a_functions_static_local_is_read_as_function_colon_colon_name() {
+    for flags in [&["-g", "-O0"][..], &["-g", "-O2"][..]] {
+        let bin = fixture_with("optfloat", flags);
+        let out = run(&bin);
+        let want = out
+            .lines()
+            .find_map(|l| l.strip_prefix("weigh calls "))
+            .unwrap()
+            .trim()
+            .to_string();
+        let mut scry = Scry::spawn(&bin, &[]);
+        // From main's frame, where `calls` is not in scope: gdb's `print weigh::calls`.
+        let src =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/optfloat.c"))
+                .unwrap();
+        let line = src
+            .lines()
+            .position(|l| l.contains("/* after weigh */"))
+            .unwrap()
+            + 1;
+        scry.ok(&format!("breakpoint.set('optfloat.c:{line}'); cont()"));
+        assert_eq!(
+            scry.ok("state.var('weigh::calls')").trim(),
+            want,
+            "{flags:?}"
+        );
+        assert_eq!(
+            scry.ok("state.value('weigh::calls')").trim(),
+            want,
+            "{flags:?}"
+        );
+        // A name the function does not have is still the plain error.
+        let err = scry.err("state.var('weigh::nothing')");
+        assert!(err.contains("no variable 'weigh::nothing'"), "{err}");
+    }
 }

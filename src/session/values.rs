@@ -161,6 +161,43 @@ fn vector_register(fpu: Option<&FpRegs>, reg: u16) -> Option<Vec<u8>> {
     }
 }
 
+/// A static variable declared in the body of function `func` (not in an inner block): the
+/// function's variables at its entry, those that live at a fixed address.
+fn function_static(
+    inferior: &dyn ProcessView,
+    store: &SymbolStore,
+    fs_base: u64,
+    func: &str,
+    var: &str,
+) -> Option<TypedValue> {
+    let addr = store.resolve(func).ok()?;
+    let module = store.module_at(addr)?;
+    let dwarf = module.file.dwarf()?;
+    let pc = module.bias.to_file(addr);
+    let chain = dwarf.scopes_at(pc)?;
+    // No frame: only what needs no register (a fixed address) can be read.
+    let view = FrameView {
+        inferior,
+        store,
+        frames: &[],
+        index: 0,
+        bias: module.bias.0,
+        tls_module: Some(module),
+        fs_base,
+        at_entry: false,
+        depth: 0,
+        fpu: None,
+    };
+    let vars = guarded(|| dwarf.tree.frame_vars(&chain, 0, pc.0, &view, false)).ok()?;
+    let found = vars
+        .into_iter()
+        .find(|v| !v.param && v.name == var && matches!(v.value.place, Place::Memory(_)))?;
+    Some(TypedValue {
+        file: module.file.clone(),
+        value: found.value,
+    })
+}
+
 /// A bug on hostile DWARF costs this answer, not the session.
 fn guarded<T>(f: impl FnOnce() -> T) -> Result<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
@@ -509,6 +546,12 @@ impl Session {
         statics.sort_by_key(|(m, _)| is_here(m));
         for (module, die) in statics {
             if let Some(v) = read(module, die) {
+                return Ok(v);
+            }
+        }
+        // `chain::visits`: a static local of a function, as gdb reads `function::variable`.
+        if let Some((func, var)) = name.rsplit_once("::") {
+            if let Some(v) = function_static(inferior, store, fs_base, func, var) {
                 return Ok(v);
             }
         }

@@ -114,6 +114,10 @@ impl InfoTree {
             }
             out.s.truncate(cut);
             out.s.push('…');
+            // Close what the cut left open, so `{a: 1, b: …}, c=2` never reads as if `c`
+            // were a member.
+            let closers = unclosed(&out.s);
+            out.s.push_str(&closers);
         }
         out.s
     }
@@ -693,6 +697,41 @@ fn scalar_plain(s: Scalar) -> Plain {
     }
 }
 
+/// What closes what `text` leaves open: a string or character literal, then brackets (`{`,
+/// `[`, `(`), innermost first; brackets inside literals do not count.
+fn unclosed(text: &str) -> String {
+    let mut open = Vec::new();
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' => quote = Some(c),
+            '{' => open.push('}'),
+            '[' => open.push(']'),
+            '(' => open.push(')'),
+            '}' | ']' | ')' => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    // A cut inside a literal closes the literal first.
+    quote
+        .into_iter()
+        .chain(open.iter().rev().copied())
+        .collect()
+}
+
 /// Shortest text that reads back as the same number (`0.6666666666666666`, `1.5`, `0.1`
 /// for a float that holds 0.1f), with an exponent far from 1 (`4.17767552971e-314`,
 /// `1e300`): the garbage double of an uninitialized local would otherwise print as 300
@@ -986,6 +1025,10 @@ mod tests {
         assert_eq!(float_text(0.1f32 as f64, true), "0.1");
         assert_eq!(float_text(-1.5, false), "-1.5");
         assert_eq!(float_text(2.0, false), "2");
+        assert_eq!(unclosed("{a: [1, 2], b: {c: \"x{\", d: …"), "}}");
+        assert_eq!(unclosed("(5, '(', [\"]\\\"\", …"), "])");
+        assert_eq!(unclosed("{a: 1}"), "");
+        assert_eq!(unclosed("{s: \"ab…"), "\"}");
         assert_eq!(float_text(4.1776755297e-314, false), "4.1776755297e-314");
         assert_eq!(float_text(f64::from_bits(1), false), "5e-324");
         assert_eq!(float_text(1e300, false), "1e300");
