@@ -471,3 +471,49 @@ fn a_functions_static_local_is_read_as_function_colon_colon_name() {
         assert!(err.contains("no variable 'weigh::nothing'"), "{err}");
     }
 }
+
+#[test]
+fn values_computed_by_dwarf_expressions_and_entry_values_at_o2() {
+    let bin = fixture_with("optvec", &["-g", "-O2"]);
+    let src =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/optvec.c")).unwrap();
+    let line = src
+        .lines()
+        .position(|l| l.contains("/* here: w is a DWARF expression */"))
+        .unwrap()
+        + 1;
+    let mut scry = Scry::spawn(&bin, &[]);
+    scry.ok(&format!("breakpoint.set('optvec.c:{line}')"));
+    let mut ws = Vec::new();
+    let mut pts = Vec::new();
+    for _ in 0..3 {
+        let stop = scry.ok("cont()");
+        assert!(stop.contains(&format!("optvec.c:{line}")), "{stop}");
+        // `w` is (x*x + y*y) * level computed from xmm registers: their bits are doubles.
+        ws.push(scry.ok("String(state.var('w'))").trim().to_string());
+        // `pts` is gone from its register; main's call site says it was main's array.
+        pts.push(
+            scry.ok("String(Number(state.var('pts')))")
+                .trim()
+                .to_string(),
+        );
+    }
+    scry.ok("breakpoint.remove(1); cont()");
+    let out = scry.ok("output()");
+    for (i, w) in ws.iter().enumerate() {
+        let got: f64 = w.parse().unwrap_or_else(|_| panic!("w at {i}: {w}"));
+        assert_eq!(got, printed(&out, &format!("w {i} ")), "w at {i}");
+    }
+    let want = out
+        .lines()
+        .find_map(|l| l.strip_prefix("pts 0x"))
+        .map(|h| u64::from_str_radix(h.trim(), 16).unwrap())
+        .unwrap();
+    for p in &pts {
+        assert_eq!(
+            p.parse::<u64>().ok(),
+            Some(want),
+            "pts {p}, the program printed {want:#x}"
+        );
+    }
+}

@@ -141,7 +141,13 @@ impl FrameAccess for FrameView<'_> {
             tls_module: Some(module),
             ..*self
         };
-        loc::evaluate_value(&value, &chain.unit, &view)
+        // A value the caller keeps in its frame (`DW_OP_fbreg -64`: an array it passed)
+        // needs the caller's frame base.
+        let frame_base = chain
+            .unit
+            .entry_at(chain.function)
+            .and_then(|f| loc::frame_base(&chain.unit, &f, &view, ret_file.saturating_sub(1)));
+        loc::evaluate_value(&value, &chain.unit, &view, frame_base)
     }
 
     fn bias(&self) -> u64 {

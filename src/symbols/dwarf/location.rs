@@ -130,8 +130,9 @@ pub(crate) fn evaluate_value(
     expr: &Expression<Reader>,
     unit: &UnitHandle,
     frame: &dyn FrameAccess,
+    frame_base: Option<u64>,
 ) -> Option<u64> {
-    let pieces = run(expr, unit, frame, None, None).ok()?;
+    let pieces = run(expr, unit, frame, frame_base, None).ok()?;
     let [piece] = pieces.as_slice() else {
         return None;
     };
@@ -301,10 +302,18 @@ fn base_type(unit: &UnitHandle, off: gimli::UnitOffset<usize>) -> Option<ValueTy
     ValueType::from_encoding(enc, size)
 }
 
+/// Register or memory bytes as a value of the base type: a float type takes the bits as
+/// they are (gimli's `from_u64` converts the integer's value instead, so xmm0 holding 1.0
+/// would become 4607182418800017408.0).
 fn typed(unit: &UnitHandle, base: gimli::UnitOffset<usize>, bits: u64) -> Result<Value, Gone> {
     let vt = base_type(unit, base)
         .ok_or_else(|| Gone::Unavailable("a location uses an unknown base type".into()))?;
-    Value::from_u64(vt, bits).map_err(|_| Gone::Unavailable("a typed value out of range".into()))
+    match vt {
+        ValueType::F32 => Ok(Value::F32(f32::from_bits(bits as u32))),
+        ValueType::F64 => Ok(Value::F64(f64::from_bits(bits))),
+        _ => Value::from_u64(vt, bits)
+            .map_err(|_| Gone::Unavailable("a typed value out of range".into())),
+    }
 }
 
 /// The bytes of a `Location::Value`, little-endian, as wide as its type.
