@@ -517,3 +517,32 @@ fn values_computed_by_dwarf_expressions_and_entry_values_at_o2() {
         );
     }
 }
+
+#[test]
+fn a_heap_made_after_the_start_is_named_at_the_next_stop() {
+    let bin = fixture_with("heap", &["-g", "-O0"]);
+    let mut scry = Scry::spawn(&bin, &[]);
+    // At once: the heap does not exist at the entry stop, and the stop comes within
+    // milliseconds of it.
+    scry.ok("breakpoint.set('use'); cont()");
+    let it = scry.num("Number(state.var('it'))");
+    let pid = scry.target_pid();
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+    let heap = maps
+        .lines()
+        .find(|l| l.ends_with("[heap]"))
+        .unwrap_or_else(|| panic!("{maps}"));
+    let (start, end) = heap
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .split_once('-')
+        .unwrap();
+    let (start, end) = (
+        u64::from_str_radix(start, 16).unwrap(),
+        u64::from_str_radix(end, 16).unwrap(),
+    );
+    assert!((start..end).contains(&it), "{it:#x} not in {heap}");
+    let name = scry.ok(&format!("state.symbol_at({it})"));
+    assert_eq!(name.trim(), format!("[heap]+{:#x}", it - start));
+}

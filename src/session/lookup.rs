@@ -30,6 +30,7 @@ impl Session {
             }
         }
         self.last_maps_refresh = Some(Instant::now());
+        self.ran_since_maps_refresh = false;
     }
 
     /// Sets the directories searched for separate debug files (`config.debug_dirs`), each
@@ -42,11 +43,14 @@ impl Session {
         Ok(())
     }
 
-    /// Re-reads the module list when an address or name is unknown, at most twice a second.
+    /// Re-reads the module list when an address or name is unknown: once after each stop
+    /// (the process may have mapped memory while it ran: a heap made by its first malloc
+    /// is new at the first breakpoint), else at most twice a second.
     pub(super) fn refresh_symbols_on_miss(&mut self) -> bool {
-        let stale = self
-            .last_maps_refresh
-            .is_none_or(|t| t.elapsed() > Duration::from_millis(500));
+        let stale = self.ran_since_maps_refresh
+            || self
+                .last_maps_refresh
+                .is_none_or(|t| t.elapsed() > Duration::from_millis(500));
         if stale && self.is_live() {
             self.refresh_symbols();
             return true;

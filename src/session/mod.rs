@@ -248,6 +248,9 @@ pub struct Session {
     core: Option<postmortem::CoreTarget>,
     symbols: SymbolStore,
     last_maps_refresh: Option<Instant>,
+    /// The process has run (and may have mapped memory: a heap, a thread's stack) since the
+    /// module list was last read.
+    ran_since_maps_refresh: bool,
     breakpoints: BreakpointTable,
     watchpoints: WatchTable,
     capture: SharedCapture,
@@ -290,6 +293,7 @@ impl Session {
             core: None,
             symbols: SymbolStore::new(),
             last_maps_refresh: None,
+            ran_since_maps_refresh: false,
             breakpoints: BreakpointTable::default(),
             watchpoints: WatchTable::default(),
             capture,

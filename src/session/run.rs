@@ -172,6 +172,7 @@ impl Session {
     /// Books a stop: its reason and pc, breakpoint hit counts, watchpoint values.
     pub fn book_stop(&mut self, stop: Stop) -> Result<StopInfo> {
         self.note_stop_for_gcore(&stop);
+        self.ran_since_maps_refresh = true;
         let mut info = StopInfo {
             tid: stop.tid(),
             ..Default::default()
