@@ -24,7 +24,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 use crate::inferior::Origin;
 use crate::repl::Repl;
 use crate::script::Engine;
-use crate::session::{check_debug_dirs, Config, Session, SpawnSpec, MAX_DEADLINE};
+use crate::session::{check_debug_dirs, Config, FollowFork, Session, SpawnSpec, MAX_DEADLINE};
 
 /// The settings of a debugging session that the plain command line, `scry session start` and
 /// `scry mcp` share.
@@ -65,8 +65,8 @@ pub struct TargetOptions {
     pub stop_at: String,
 
     /// At a fork, follow the `parent` (the child runs untraced) or the `child` (the parent is
-    /// let go).
-    #[arg(long = "follow-fork", value_name = "WHICH", default_value = "parent", value_parser = ["parent", "child"])]
+    /// let go), or keep `both` (the child is held until `process.select()`).
+    #[arg(long = "follow-fork", value_name = "WHICH", default_value = "parent", value_parser = ["parent", "child", "both"])]
     pub follow_fork: String,
 
     /// For a core: look for its mapped files under this copy of the machine it came from.
@@ -91,7 +91,7 @@ impl TargetOptions {
                 .map(|()| self.debug_dirs.clone())
                 .map_err(|e| format!("--debug-dir {e}"))?,
             stop_at_loader: self.stop_at == "loader",
-            follow_fork_child: self.follow_fork == "child",
+            follow_fork: FollowFork::parse(&self.follow_fork).unwrap_or_default(),
             sysroot: match &self.sysroot {
                 Some(dir) => {
                     check_debug_dirs(std::slice::from_ref(dir))

@@ -98,6 +98,23 @@ enum Refused {
     Never(String),
 }
 
+impl Catch {
+    /// What a fork child shares with its parent: the filters in its kernel state and the
+    /// wanted sets (nothing of the parent's threads).
+    pub(super) fn inherited(&self) -> Catch {
+        Catch {
+            entry: self.entry,
+            exit: self.exit,
+            mode: self.mode,
+            covered: self.covered,
+            filters: self.filters,
+            no_seccomp: self.no_seccomp.clone(),
+            set_no_new_privs: self.set_no_new_privs,
+            ..Catch::default()
+        }
+    }
+}
+
 impl Inferior {
     /// Sets the calls to report at entry and at exit (applied before the next continue).
     pub fn set_syscall_catch(&mut self, entry: SysSet, exit: SysSet) {

@@ -7,7 +7,6 @@
 use super::thread::Thread;
 use super::Inferior;
 use crate::os::memory::ProcMem;
-use crate::os::wait::{wait, WaitOutcome};
 use crate::os::{ptrace, OsError, Tid};
 
 impl Inferior {
@@ -20,12 +19,8 @@ impl Inferior {
         pass: super::run::PassFn,
     ) -> Result<(), OsError> {
         // The child starts in a stop of its own; collect it.
-        loop {
-            match wait(child, false)? {
-                WaitOutcome::Event(e) if e.is_gone() => return Ok(()),
-                WaitOutcome::Event(_) => break,
-                _ => {}
-            }
+        if !self.collect_child(child) {
+            return Ok(());
         }
         let parent = self.pid;
         if let Some(t) = self.threads.get_mut(&parent_tid) {

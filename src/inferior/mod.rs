@@ -4,6 +4,7 @@
 mod catch;
 mod displaced;
 mod follow;
+mod hold;
 mod inject;
 mod lifecycle;
 mod pinning;
@@ -158,6 +159,37 @@ impl NonStop {
     }
 }
 
+/// What happens at a `fork` (gdb's follow-fork-mode and detach-on-fork).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FollowFork {
+    /// Keep debugging the parent; the child is cleaned and let go.
+    #[default]
+    Parent,
+    /// Follow the child; the parent is cleaned and let go.
+    Child,
+    /// Keep both: the parent goes on, the child is held (stopped) until it is selected.
+    Both,
+}
+
+impl FollowFork {
+    pub fn name(self) -> &'static str {
+        match self {
+            FollowFork::Parent => "parent",
+            FollowFork::Child => "child",
+            FollowFork::Both => "both",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<FollowFork> {
+        match text {
+            "parent" => Some(FollowFork::Parent),
+            "child" => Some(FollowFork::Child),
+            "both" => Some(FollowFork::Both),
+            _ => None,
+        }
+    }
+}
+
 pub struct Inferior {
     pid: Tid,
     origin: Origin,
@@ -175,8 +207,13 @@ pub struct Inferior {
     dr7: u64,
     /// Report thread creation and exit as stops during a continue.
     pub report_threads: bool,
-    /// At a fork, follow the child and let the parent go.
-    pub follow_fork_child: bool,
+    /// What a fork does (see `FollowFork`).
+    pub follow_fork: FollowFork,
+    /// Fork children kept under control (`FollowFork::Both`), not yet handed to the session.
+    forked: Vec<Inferior>,
+    /// Fork children whose first stop came before their parent's fork event: they wait,
+    /// stopped, for that event (see `collect_child`).
+    early_children: Vec<Tid>,
     /// A fork followed since the last report: (parent, child).
     followed: Option<(Tid, Tid)>,
     /// Sites whose int3 is out of memory while a vfork child shares it.
@@ -224,7 +261,9 @@ impl Inferior {
             watch: [None; debugregs::SLOTS],
             dr7: 0,
             report_threads: false,
-            follow_fork_child: false,
+            follow_fork: FollowFork::Parent,
+            forked: Vec::new(),
+            early_children: Vec::new(),
             followed: None,
             lifted_for_vfork: Vec::new(),
             pinning: None,

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use super::sites::INT3;
 use super::thread::{RunState, StopKind, Thread};
-use super::{displaced, Inferior, NonStop, Stop};
+use super::{displaced, FollowFork, Inferior, NonStop, Stop};
 use crate::os::ptrace::{self, SI_KERNEL};
 use crate::os::wait::{wait, WaitEvent, WaitOutcome};
 use crate::os::{interrupt, procfs, OsError, Tid};
@@ -626,6 +626,10 @@ impl Inferior {
         pass: PassFn,
     ) -> Result<Option<Stop>, OsError> {
         let tid = event.tid();
+        if self.is_early_child(&event) {
+            self.early_children.push(tid);
+            return Ok(None);
+        }
         if let Some(t) = self.threads.get_mut(&tid) {
             // Any report but a group-stop means the thread is out of it (SIGCONT came).
             t.group_stop = match event {
@@ -714,7 +718,13 @@ impl Inferior {
                 self.after_exec()?;
                 Ok(Some(Stop::Exec { tid: self.pid }))
             }
-            WaitEvent::Fork { .. } if self.follow_fork_child => {
+            WaitEvent::Fork { .. } if self.follow_fork == FollowFork::Both => {
+                let child = ptrace::event_msg(tid)? as Tid;
+                self.hold_child(child)?;
+                self.continue_or_hold(tid, mode)?;
+                Ok(None)
+            }
+            WaitEvent::Fork { .. } if self.follow_fork == FollowFork::Child => {
                 let child = ptrace::event_msg(tid)? as Tid;
                 self.follow_child(tid, child, pass)?;
                 self.continue_or_hold(child, mode)?;
@@ -816,19 +826,43 @@ impl Inferior {
         self.report_threads.then_some(Stop::ThreadExit { tid })
     }
 
+    /// The first stop of a fork child that came before its parent's fork event (the kernel
+    /// does not order the two): a stop of a tid that is neither a known thread nor a thread
+    /// of this process. It must stay stopped until the fork event says what becomes of it;
+    /// taken for a new thread, it would be resumed with scry's int3 bytes in its memory.
+    fn is_early_child(&self, event: &WaitEvent) -> bool {
+        let tid = event.tid();
+        !event.is_gone()
+            && tid != self.pid
+            && !self.threads.contains_key(&tid)
+            && !procfs::has_task(self.pid, tid)
+    }
+
+    /// Collects the first stop of the fork child `child` (reported before or after its
+    /// parent's fork event). False when it is already gone.
+    pub(super) fn collect_child(&mut self, child: Tid) -> bool {
+        if let Some(i) = self.early_children.iter().position(|&t| t == child) {
+            self.early_children.swap_remove(i);
+            return true;
+        }
+        loop {
+            match wait(child, false) {
+                Ok(WaitOutcome::Event(e)) if e.is_gone() => return false,
+                Ok(WaitOutcome::Event(_)) => return true,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+    }
+
     /// Lets a fork or vfork child go without scry's int3 bytes in it. A forked child has a
     /// copy of the memory: its copy is cleaned. A vfork child shares the parent's memory
     /// until it execs or exits, so the bytes come out of that shared memory and go back in at
     /// VFORK_DONE (while the vfork lasts, other threads of the parent miss breakpoints).
     fn release_child(&mut self, child: Tid, shared_memory: bool) -> Result<(), OsError> {
         // The child starts in a stop of its own; it must be collected before it can be let go.
-        loop {
-            match wait(child, false) {
-                Ok(WaitOutcome::Event(e)) if e.is_gone() => return Ok(()),
-                Ok(WaitOutcome::Event(_)) => break,
-                Ok(_) => {}
-                Err(_) => return Ok(()),
-            }
+        if !self.collect_child(child) {
+            return Ok(());
         }
         let sites: Vec<(u64, u8)> = self
             .sites

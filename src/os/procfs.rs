@@ -29,6 +29,11 @@ pub fn maps_text(pid: Tid) -> std::io::Result<String> {
     std::fs::read_to_string(format!("/proc/{pid}/maps"))
 }
 
+/// Whether `tid` is a thread of process `pid`.
+pub fn has_task(pid: Tid, tid: Tid) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}/task/{tid}")).exists()
+}
+
 pub fn task_ids(pid: Tid) -> Vec<Tid> {
     let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return Vec::new();

@@ -29,11 +29,30 @@ pub const TOPICS: &[(&str, &str)] = &[
 const EXTRA_TOPICS: &[(&str, &str)] = &[
     ("core", "core files: read one, write one"),
     ("syscalls", "system calls as events and stops"),
+    ("fork", "fork children: parent, child or both"),
 ];
 
 /// What `help(topic)` adds to the topic's rows: what the one-line summaries leave out.
 /// `help()` (everything) shows only the rows, so it stays small.
 const NOTES: &[(&str, &str)] = &[
+    (
+        "fork",
+        "\
+config.follow_fork (--follow-fork): what a fork does
+  'parent' (default) the child runs untraced, without scry's int3 bytes
+  'child'  the child is debugged, the parent runs untraced
+  'both'   both stay traced: the parent goes on, the child is held (stopped) and the
+           stop's note says '[fork child N of P held: process.select(N) debugs it]'
+process.list() -> [{pid, state, threads, program}]; state: selected, held, gone, or how
+  the selected one ended
+process.select(pid): state, cont(), step(), thread.list() are about that process now; the
+  one selected before is held. Breakpoints and watchpoints apply to every process (armed in
+  the selected one; hits count in all). A held process runs only once selected.
+when the selected process ends, the stop names the held ones; select one to go on
+kill() kills every process; detach() lets every one go (code restored, they run on); the
+  end of the session lets each go as it came (spawned: killed, attached: detached)
+vfork children are never held (they borrow the parent's memory)",
+    ),
     (
         "values",
         "\
@@ -127,14 +146,15 @@ const BRIEF_TOPICS: &[&str] = &["view"];
 
 #[rustfmt::skip] // one row per line: the table is read as a table
 pub const API: &[Entry] = &[
-    e("run", "spawn(path, ...args, {env,cwd,stdin}?)", "start, stop at entry -> stop"),
+    e("run", "spawn(path, ...args, {env,cwd,stdin}?)", "stop at entry -> stop"),
     e("run", "attach(pid) / detach() / kill()", "detach: code restored, runs on"),
     e("run", "step(n=1, {timeout}?)", "n instructions, selected thread -> stop"),
     e("run", "cont({timeout}?)", "run all threads to a stop; alias continue()"),
     e("run", "finish({timeout}?)", "run to the caller -> stop, returned (rax or xmm0)"),
-    e("run", "next({timeout}?)", "to the next source line, over calls -> stop"),
+    e("run", "next({timeout}?)", "to the next source line over calls -> stop"),
     e("run", "output()", "target stdout+stderr since last call"),
     e("run", "thread.list() / thread.select(tid)", "[{tid, name, state, pc, symbol}]"),
+    e("run", "process.list() / process.select(pid)", "help('fork')"),
     e("run", "handle_signal(sig, 'stop'|'pass')", "signal policy"),
     e("run", "status()", "{live, pid, program}"),
     e("run", "core(f,p?) / gcore(f?)", "help('core')"),
@@ -160,12 +180,12 @@ pub const API: &[Entry] = &[
     e("break", "syscall.catch(what, {phase}?)", "-> id; uncatch(id) list(); help('syscalls')"),
     e("events", "addEventListener(type, fn)", "step breakpoint watchpoint signal syscall thread library exit; removeEventListener"),
     e("events", "fn(e)", "e: reason pc tid state prev ...: help('events')"),
-    e("events", "return 'continue' / 'stop'", "go on past a hit (logpoint) / end step(n) here"),
+    e("events", "return 'continue' / 'stop'", "go on past a hit (logpoint) / end step(n)"),
     e("events", "e.deliver = false", "signal listener: drop it"),
     e("util", "print(...v) / hex(n)", "output line / '0x..'"),
     e("util", "ctx", "persistent object; ctx.reset()"),
     e("util", "config.timeout", "also script_timeout output_limit aslr debug_dirs"),
-    e("util", "help(topic?)", "topics: run state break events util stop signals values"),
+    e("util", "help(topic?)", "[topics] + core syscalls fork"),
     e("view", "view()", "URL of the live page (scry --view [ADDR:]PORT), or null"),
     e("view", "dom.canvas(id, w, h).putImageData(src, dx=0, dy=0, {w,h,format}?)", "pixels; src: bytes, Uint8Array, hex or state.memory(addr)"),
     e("view", "format", "rgba (default) rgbx bgra bgrx rgb gray; state.memory() reads w*h pixels"),

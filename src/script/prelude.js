@@ -952,6 +952,26 @@
       return resultRows(rows);
     },
   }));
+  define('process', guard('process', {
+    list() {
+      const rows = N.processes();
+      let text = 'pid\tstate\tthreads\tprogram';
+      for (let i = 0; i < rows.length; i++) {
+        const p = rows[i];
+        text += `\n${p.pid}\t${p.state}\t${p.threads}\t${p.program}`;
+      }
+      hidden(rows, LINE, text);
+      return resultRows(rows);
+    },
+    select(pid) {
+      const selected = N.process_select(pid);
+      // Where the newly selected process is, in the shape of a stop line.
+      const pc = N.reg('rip');
+      const sym = N.symbol_at(pc);
+      const src = N.where_line();
+      return `process ${selected} thread ${N.tid()} at ${hex(pc)}${sym ? ' ' + sym : ''}${src ? ' ' + src : ''}`;
+    },
+  }));
   define('thread', guard('thread', {
     list() {
       const rows = N.threads();

@@ -7,7 +7,7 @@ impl Session {
 
     pub(super) fn no_process(&self) -> SessionError {
         self.core_refusal("run")
-            .unwrap_or_else(|| SessionError::NoProcess(self.ended.clone()))
+            .unwrap_or_else(|| SessionError::NoProcess(self.ended_with_held()))
     }
 
     /// The live process, for what only a process can do (run, write, break). A core file
@@ -18,7 +18,10 @@ impl Session {
         }
         match &mut self.target {
             Some(t) if !t.inferior.is_dead() => Ok(&mut t.inferior),
-            _ => Err(SessionError::NoProcess(self.ended.clone())),
+            _ => Err(SessionError::NoProcess(processes::ended_with_held(
+                &self.ended,
+                &self.held,
+            ))),
         }
     }
 
@@ -30,7 +33,10 @@ impl Session {
         }
         match &mut self.target {
             Some(t) if !t.inferior.is_dead() || t.inferior.has_queued() => Ok(&mut t.inferior),
-            _ => Err(SessionError::NoProcess(self.ended.clone())),
+            _ => Err(SessionError::NoProcess(processes::ended_with_held(
+                &self.ended,
+                &self.held,
+            ))),
         }
     }
 

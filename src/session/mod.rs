@@ -16,6 +16,7 @@ mod panels;
 mod placement;
 mod points;
 mod postmortem;
+mod processes;
 mod run;
 mod snapshot;
 pub mod stack;
@@ -32,7 +33,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub use crate::inferior::NonStop;
+pub use crate::inferior::{FollowFork, NonStop};
 use crate::inferior::{Inferior, Origin, Stop, WatchSlot};
 use crate::os::debugregs;
 use crate::os::regs::{self, RawRegs};
@@ -50,6 +51,7 @@ pub use error::SessionError;
 pub use gcore::CoreWritten;
 pub use lookup::check_debug_dirs;
 pub use overview::Overview;
+pub use processes::ProcessRow;
 use snapshot::Snapshot;
 pub use stop::{Reason, StopInfo, WatchReport};
 pub use values::{FrameVarRow, TypedValue};
@@ -101,8 +103,8 @@ pub struct Config {
     pub debug_dirs: Vec<PathBuf>,
     /// Spawned programs stop at the dynamic loader's first instruction, not at their entry.
     pub stop_at_loader: bool,
-    /// At a fork, scry follows the child and lets the parent go (gdb's follow-fork-mode).
-    pub follow_fork_child: bool,
+    /// At a fork: stay with the parent, follow the child, or keep both (see `FollowFork`).
+    pub follow_fork: FollowFork,
     /// A core's mapped files are looked for under this tree (a copy of the machine it
     /// came from) instead of this machine's root.
     pub sysroot: Option<PathBuf>,
@@ -121,7 +123,7 @@ impl Default for Config {
             read_only: false,
             debug_dirs: Vec::new(),
             stop_at_loader: false,
-            follow_fork_child: false,
+            follow_fork: FollowFork::Parent,
             sysroot: None,
             solib_dirs: Vec::new(),
         }
@@ -276,6 +278,11 @@ pub struct Session {
     library_events: bool,
     /// `syscall.catch()`es, kept across processes like breakpoints.
     syscalls: syscalls::SyscallCatches,
+    /// Processes under control but not selected (`config.follow_fork = 'both'`): every
+    /// thread stopped, none of scry's int3 bytes in them (see `processes`).
+    held: Vec<Target>,
+    /// Forks held since the last reported stop, for its notes.
+    fork_notes: Vec<String>,
 }
 
 impl Session {
@@ -310,6 +317,8 @@ impl Session {
             library_changes: Default::default(),
             library_events: false,
             syscalls: Default::default(),
+            held: Vec::new(),
+            fork_notes: Vec::new(),
         }
     }
 
@@ -358,6 +367,12 @@ impl Session {
     }
 
     fn ensure_no_target(&self) -> Result<()> {
+        if let Some(t) = self.held.first() {
+            return Err(SessionError::Invalid(format!(
+                "process {} is still held; kill() or detach() it first",
+                t.inferior.pid()
+            )));
+        }
         match &self.target {
             Some(t) if !t.inferior.is_dead() => Err(SessionError::Invalid(format!(
                 "process {} is still live; kill() or detach() it first",
@@ -454,24 +469,41 @@ impl Session {
     }
 
     pub fn detach(&mut self) -> Result<StopInfo> {
-        let Some(target) = self.target.as_mut() else {
+        if self.target.is_none() && self.held.is_empty() {
             return Err(self.no_process());
-        };
-        // An error leaves the process traced and stopped as it was (a refusal changes
-        // nothing; `kill()` still ends it).
-        target.inferior.detach()?;
-        self.target = None;
-        self.ended = Some("detached".into());
-        self.forget_process();
+        }
+        if let Some(target) = self.target.as_mut() {
+            // An error leaves the process traced and stopped as it was (a refusal changes
+            // nothing; `kill()` still ends it).
+            target.inferior.detach()?;
+            self.target = None;
+            self.ended = Some("detached".into());
+            self.forget_process();
+        }
+        // Held processes carry none of scry's bytes; each is let go as it is.
+        self.detach_held()?;
         Ok(StopInfo {
             reason: Some(Reason::Detached),
             ..Default::default()
         })
     }
 
+    /// Kills the selected process and every held one.
     pub fn kill(&mut self) -> Result<StopInfo> {
-        let mut target = self.target.take().ok_or_else(|| self.no_process())?;
+        let Some(mut target) = self.target.take() else {
+            if self.held.is_empty() {
+                return Err(self.no_process());
+            }
+            self.release_held(true);
+            self.ended = Some("killed by SIGKILL".into());
+            return Ok(StopInfo {
+                reason: Some(Reason::Killed),
+                signal: Some(libc::SIGKILL),
+                ..Default::default()
+            });
+        };
         let stop = target.inferior.kill()?;
+        self.release_held(true);
         self.forget_process();
         self.finish_stop(stop)
     }
@@ -486,6 +518,7 @@ impl Session {
                 Origin::Attached => target.inferior.detach(),
             };
         }
+        self.release_held(false);
     }
 }
 

@@ -25,7 +25,10 @@ impl Session {
         match (&mut self.core, &mut self.target) {
             (Some(core), _) => Ok(&mut core.process),
             (None, Some(t)) if !t.inferior.is_dead() => Ok(&mut t.inferior),
-            _ => Err(SessionError::NoProcess(self.ended.clone())),
+            _ => Err(SessionError::NoProcess(processes::ended_with_held(
+                &self.ended,
+                &self.held,
+            ))),
         }
     }
 

@@ -7,9 +7,9 @@ impl Session {
 
     /// Arms the deadline for a run (one continue or a batch of steps).
     pub fn arm(&mut self, deadline: Instant) -> Result<()> {
-        let follow_child = self.config.follow_fork_child;
+        let follow = self.config.follow_fork;
         let inferior = self.inferior_for_run()?;
-        inferior.follow_fork_child = follow_child;
+        inferior.follow_fork = follow;
         inferior.arm(deadline);
         Ok(())
     }
@@ -122,6 +122,7 @@ impl Session {
     /// Bookkeeping every stop needs, even one nobody looks at: the snapshot rotates.
     pub(super) fn after_raw(&mut self, stop: Stop) {
         self.snapshot.rotate();
+        self.collect_forked();
         if let Stop::Exec { .. } = stop {
             // The old image is gone with every int3 and debug register in it.
             self.forget_process();
@@ -229,6 +230,7 @@ impl Session {
         if let Some(t) = &mut self.target {
             info.notes.extend(t.inferior.take_syscall_warnings());
         }
+        info.notes.append(&mut self.fork_notes);
         // A process can die while its other threads are being stopped: the stops before its
         // end are still reported, without a pc.
         let dead = self.target.as_ref().is_none_or(|t| t.inferior.is_dead());
@@ -239,6 +241,7 @@ impl Session {
             self.ended = info.ending();
             self.target = None;
             self.forget_process();
+            info.notes.extend(self.held_note());
         } else if !dead {
             // A thread stuck in the kernel has no pc to show; state says why.
             let stuck = stop

@@ -557,15 +557,9 @@ pub(super) fn install<'js>(
                 if c.stop_at_loader { "loader" } else { "entry" },
             )?
             .into_value(),
-            "follow_fork" => rquickjs::String::from_str(
-                ctx.clone(),
-                if c.follow_fork_child {
-                    "child"
-                } else {
-                    "parent"
-                },
-            )?
-            .into_value(),
+            "follow_fork" => {
+                rquickjs::String::from_str(ctx.clone(), c.follow_fork.name())?.into_value()
+            }
             "debug_dirs" | "solib_dirs" => {
                 let list = if key == "debug_dirs" {
                     &c.debug_dirs
@@ -674,13 +668,20 @@ pub(super) fn install<'js>(
                 }
             }
             "follow_fork" => {
-                s.config.follow_fork_child = match v.as_string().map(|t| t.to_string()) {
-                    Some(Ok(t)) if t == "child" => true,
-                    Some(Ok(t)) if t == "parent" => false,
+                s.config.follow_fork = match v.as_string().map(|t| t.to_string()) {
+                    Some(Ok(t)) => match crate::session::FollowFork::parse(&t) {
+                        Some(f) => f,
+                        None => {
+                            return Err(throw(
+                                &ctx,
+                                "config.follow_fork must be 'parent', 'child' or 'both'",
+                            ))
+                        }
+                    },
                     _ => {
                         return Err(throw(
                             &ctx,
-                            "config.follow_fork must be 'parent' or 'child'",
+                            "config.follow_fork must be 'parent', 'child' or 'both'",
                         ))
                     }
                 }

@@ -505,6 +505,36 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
+    def!(n, ctx, "processes", move |ctx: Ctx<'js>| -> R<'js> {
+        let list = h.session_mut(&ctx)?.process_list();
+        let rows = Array::new(ctx.clone())?;
+        for p in &list {
+            let o = Object::new(ctx.clone())?;
+            o.put("pid", p.pid)?;
+            o.put("program", p.program.as_str())?;
+            o.put("state", p.state.as_str())?;
+            o.put("threads", p.threads as f64)?;
+            rows.push(o)?;
+        }
+        Ok(rows.into_value())
+    });
+
+    let h = host.clone();
+    def!(
+        n,
+        ctx,
+        "process_select",
+        move |ctx: Ctx<'js>, pid: Value<'js>| -> rquickjs::Result<i32> {
+            let pid = values::to_count(&ctx, &pid, i32::MAX as u64, "process.select(pid)")
+                .map_err(|e| throw(&ctx, e))?;
+            h.session_mut(&ctx)?
+                .select_process(pid as i32)
+                .map_err(|e| throw(&ctx, e))?;
+            Ok(pid as i32)
+        }
+    );
+
+    let h = host.clone();
     def!(n, ctx, "thread_select", move |ctx: Ctx<'js>,
                                         tid: Value<'js>|
           -> rquickjs::Result<()> {

@@ -1,0 +1,62 @@
+//! Keeping both sides of a fork under control (`FollowFork::Both`, gdb's `detach-on-fork
+//! off`): the parent goes on and the child is held, every thread of it in a ptrace stop,
+//! until the session selects it. A held process carries none of scry's int3 bytes or debug
+//! registers: the session arms its own breakpoints and watchpoints in whichever process it
+//! selects, from its lists, so there is one way of arming a process (as at spawn, attach
+//! and exec) and nothing to keep in step while a process waits.
+
+use super::Inferior;
+use crate::os::{OsError, Tid};
+
+impl Inferior {
+    /// At a fork event: takes `child` (already traced through PTRACE_O_TRACEFORK) as a held
+    /// process of its own. Its memory is a copy of the parent's, int3 bytes included; they
+    /// are written back to the original bytes. It inherits the parent's origin: a child of a
+    /// spawned program is killed with it, one of an attached program detached.
+    pub(super) fn hold_child(&mut self, child: Tid) -> Result<(), OsError> {
+        // The child starts in a stop of its own; collect it.
+        if !self.collect_child(child) {
+            return Ok(());
+        }
+        let mut held = Inferior::new(child, self.origin, &[child])?;
+        for addr in self.sites.addrs() {
+            if let Some(orig) = self.sites.original(addr) {
+                let _ = held.mem.write(addr, &[orig]);
+            }
+        }
+        // Debug registers are not inherited by a fork child; a seccomp filter is.
+        held.catch = self.catch.inherited();
+        held.follow_fork = self.follow_fork;
+        self.forked.push(held);
+        Ok(())
+    }
+
+    /// Fork children held since the last time this was asked.
+    pub fn take_forked(&mut self) -> Vec<Inferior> {
+        std::mem::take(&mut self.forked)
+    }
+
+    /// Makes this process a held one: every thread stopped, scry's int3 bytes and debug
+    /// registers taken out (the session arms them again when it selects it).
+    pub fn hold(&mut self, pass: super::run::PassFn) -> Result<(), OsError> {
+        self.stop_all(pass)?;
+        self.partial = None;
+        self.remove_all_sites();
+        self.clear_all_watches();
+        Ok(())
+    }
+
+    /// The process still exists and is traced by scry (it was not killed from outside).
+    pub fn still_there(&self) -> bool {
+        !self.dead
+            && !matches!(
+                crate::os::procfs::thread_state(self.pid, self.pid),
+                None | Some('Z') | Some('X')
+            )
+    }
+
+    /// The number of threads scry knows in this process.
+    pub fn thread_count(&self) -> usize {
+        self.threads.len()
+    }
+}

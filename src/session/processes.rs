@@ -1,0 +1,229 @@
+//! More than one process under control (`config.follow_fork = 'both'`): fork children are
+//! held (stopped, cleaned) while the selected process runs; `process.select(pid)` swaps
+//! which one `state`, `cont()`, breakpoints and watchpoints are about. Selecting goes
+//! through the same steps as a spawn, attach or exec (symbols read, breakpoints and
+//! watchpoints armed from the session's lists, the loader followed), so breakpoints apply
+//! to every process without anything kept in step while one waits.
+
+use super::*;
+
+/// One row of `process.list()`.
+#[derive(Debug, Clone)]
+pub struct ProcessRow {
+    pub pid: Tid,
+    pub program: String,
+    /// `selected`, `held`, or how the process ended (`exited with code 0`, `killed by ...`,
+    /// `gone` for a held one killed from outside).
+    pub state: String,
+    pub threads: usize,
+}
+
+impl Session {
+    /// Takes the fork children the inferior held since the last stop.
+    pub(super) fn collect_forked(&mut self) {
+        let Some(t) = &mut self.target else {
+            return;
+        };
+        let parent = t.inferior.pid();
+        let program = t.program.clone();
+        for child in t.inferior.take_forked() {
+            let pid = child.pid();
+            self.fork_notes.push(format!(
+                "fork child {pid} of {parent} held: process.select({pid}) debugs it"
+            ));
+            self.held.push(Target {
+                inferior: child,
+                program: program.clone(),
+            });
+        }
+    }
+
+    /// How the last process ended, naming the held processes that remain.
+    pub(super) fn ended_with_held(&self) -> Option<String> {
+        ended_with_held(&self.ended, &self.held)
+    }
+
+    fn held_pids(&self) -> Vec<Tid> {
+        self.held.iter().map(|t| t.inferior.pid()).collect()
+    }
+
+    /// A note for the stop at which the selected process ended while others are held.
+    pub(super) fn held_note(&self) -> Option<String> {
+        let held = self.held_pids();
+        (!held.is_empty()).then(|| {
+            format!(
+                "held processes remain: {} (process.select({}) debugs one)",
+                join_pids(&held),
+                held[0]
+            )
+        })
+    }
+
+    pub fn process_list(&mut self) -> Vec<ProcessRow> {
+        let mut rows = Vec::new();
+        match &self.target {
+            Some(t) if !t.inferior.is_dead() => rows.push(ProcessRow {
+                pid: t.inferior.pid(),
+                program: t.program.clone(),
+                state: "selected".into(),
+                threads: t.inferior.thread_count(),
+            }),
+            _ => {
+                if let Some((pid, program)) = &self.last_process {
+                    if self.core.is_none() {
+                        rows.push(ProcessRow {
+                            pid: *pid,
+                            program: program.clone(),
+                            state: self.ended.clone().unwrap_or_else(|| "ended".into()),
+                            threads: 0,
+                        });
+                    }
+                }
+            }
+        }
+        for t in &self.held {
+            let there = t.inferior.still_there();
+            rows.push(ProcessRow {
+                pid: t.inferior.pid(),
+                program: t.program.clone(),
+                state: if there { "held" } else { "gone" }.into(),
+                threads: if there { t.inferior.thread_count() } else { 0 },
+            });
+        }
+        rows
+    }
+
+    /// Makes the held process `pid` the one debugged; the selected one (if live) is held.
+    pub fn select_process(&mut self, pid: Tid) -> Result<()> {
+        if let Some(refusal) = self.core_refusal("select a process") {
+            return Err(refusal);
+        }
+        if self
+            .target
+            .as_ref()
+            .is_some_and(|t| !t.inferior.is_dead() && t.inferior.pid() == pid)
+        {
+            return Ok(());
+        }
+        let Some(index) = self.held.iter().position(|t| t.inferior.pid() == pid) else {
+            let mut known: Vec<Tid> = self.held_pids();
+            if let Some(t) = self.target.as_ref().filter(|t| !t.inferior.is_dead()) {
+                known.insert(0, t.inferior.pid());
+            }
+            return Err(SessionError::Invalid(if known.is_empty() {
+                format!("no process {pid}: no process is under control")
+            } else {
+                format!("no process {pid}; processes: {}", join_pids(&known))
+            }));
+        };
+        if !self.held[index].inferior.still_there() {
+            let gone = self.held.remove(index);
+            drop(gone);
+            return Err(SessionError::Invalid(format!(
+                "process {pid} is gone (killed from outside scry while it was held)"
+            )));
+        }
+        let incoming = self.held.remove(index);
+        if let Some(mut current) = self.target.take() {
+            if !current.inferior.is_dead() {
+                let pass = self.pass_fn();
+                if let Err(e) = current.inferior.hold(&pass) {
+                    // Nothing changed: the selected process stays selected.
+                    self.target = Some(current);
+                    self.held.insert(index, incoming);
+                    self.rearm_keeping_hits();
+                    return Err(e.into());
+                }
+                self.held.push(current);
+            }
+        }
+        self.forget_process();
+        self.last_process = Some((incoming.inferior.pid(), incoming.program.clone()));
+        self.target = Some(incoming);
+        if let Some(t) = &mut self.target {
+            t.inferior.report_threads = self.thread_events;
+        }
+        self.ended = None;
+        self.snapshot = Snapshot::default();
+        self.last_signal = None;
+        self.stepped_from = None;
+        self.symbols = SymbolStore::new();
+        self.library_changes.clear();
+        self.refresh_symbols();
+        self.rearm_keeping_hits();
+        self.follow_loader();
+        Ok(())
+    }
+
+    /// Arms the session's breakpoints and watchpoints in the selected process, keeping their
+    /// hit counts: they count hits in every process.
+    fn rearm_keeping_hits(&mut self) {
+        let bp_hits: Vec<u64> = self.breakpoints.list().iter().map(|b| b.hits).collect();
+        let wp_hits: Vec<u64> = self.watchpoints.list().iter().map(|w| w.hits).collect();
+        self.rearm();
+        for (b, hits) in self.breakpoints.list_mut().iter_mut().zip(bp_hits) {
+            b.hits = hits;
+        }
+        for (w, hits) in self.watchpoints.list_mut().iter_mut().zip(wp_hits) {
+            w.hits = hits;
+        }
+    }
+
+    /// Lets every held process go the way the session ends: `kill` kills them, otherwise
+    /// each goes as its origin asks (a spawned program's children are killed, an attached
+    /// one's detached and left running, their code as on disk).
+    pub(super) fn release_held(&mut self, kill: bool) {
+        for mut t in std::mem::take(&mut self.held) {
+            let _ = if kill || t.inferior.origin() == Origin::Spawned {
+                t.inferior.kill().map(|_| ())
+            } else {
+                t.inferior.detach()
+            };
+        }
+    }
+
+    /// Detaches every held process (for `detach()`), all or nothing per process: one that
+    /// cannot be let go stays held and its error is returned.
+    pub(super) fn detach_held(&mut self) -> Result<()> {
+        let mut first_error = None;
+        for mut t in std::mem::take(&mut self.held) {
+            match t.inferior.detach() {
+                Ok(()) => {}
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                    self.held.push(t);
+                }
+            }
+        }
+        match first_error {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
+    }
+
+    pub fn has_held(&self) -> bool {
+        !self.held.is_empty()
+    }
+}
+
+/// How the last process ended (`ended`), naming the held processes that remain (a free
+/// function so that it borrows only those two fields).
+pub(super) fn ended_with_held(ended: &Option<String>, held: &[Target]) -> Option<String> {
+    let pids: Vec<Tid> = held.iter().map(|t| t.inferior.pid()).collect();
+    if pids.is_empty() {
+        return ended.clone();
+    }
+    Some(format!(
+        "{}; held: {} (process.select({}) debugs it)",
+        ended.as_deref().unwrap_or("ended"),
+        join_pids(&pids),
+        pids[0]
+    ))
+}
+
+fn join_pids(pids: &[Tid]) -> String {
+    pids.iter()
+        .map(|p| p.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
