@@ -9,9 +9,14 @@ use common::{fixture, Scry};
 fn no_file_network_or_process_access_from_javascript() {
     let mut scry = Scry::start(&[]);
     assert_eq!(
-        scry.ok("[typeof std, typeof os, typeof require, typeof fetch, typeof XMLHttpRequest, typeof process].join(' ')"),
-        "undefined undefined undefined undefined undefined undefined"
+        scry.ok("[typeof std, typeof os, typeof require, typeof fetch, typeof XMLHttpRequest].join(' ')"),
+        "undefined undefined undefined undefined undefined"
     );
+    // `process` is scry's list of debugged processes, not Node's: nothing else is on it.
+    assert_eq!(scry.ok("Object.keys(process).join(' ')"), "list select");
+    for node in ["process.env", "process.exit(1)", "process.argv"] {
+        assert!(scry.err(node).contains("process"), "{node}");
+    }
     let imported = scry.ok("import('os').then(() => 'loaded', e => 'refused: ' + e.message)");
     assert!(imported.starts_with("refused: "), "{imported}");
     let file = scry.ok("import('/etc/passwd').then(() => 'loaded', e => 'refused')");
