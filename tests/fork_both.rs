@@ -356,3 +356,48 @@ fn a_watchpoint_applies_to_the_selected_child_with_its_own_values() {
     );
     assert_eq!(scry.num("watchpoint.list()[0].hits"), 4);
 }
+
+#[test]
+fn a_held_child_s_own_fork_is_held_the_same_way() {
+    let mut scry = Scry::start(&[
+        "--follow-fork",
+        "both",
+        "--",
+        fixture("fork_nested").to_str().unwrap(),
+    ]);
+    scry.ok("breakpoint.set('work')");
+    let parent = scry.num("status().pid") as i32;
+    let mut generations = Vec::new();
+    let mut selected = parent;
+    for generation in 0..3 {
+        let stop = scry.ok("cont()");
+        assert!(stop.starts_with("breakpoint 1 at "), "{stop}");
+        generations.push(scry.num("state.registers.rdi"));
+        let end = scry.ok("cont()");
+        assert!(
+            end.starts_with(&format!("exited with code {generation}")),
+            "{end}"
+        );
+        if generation == 2 {
+            assert!(!end.contains("held"), "{end}");
+            break;
+        }
+        // The process that just ended forked the next generation, which is held.
+        let rows = table(&scry.ok("process.list()"));
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(rows[0]["pid"], selected.to_string());
+        assert_eq!(rows[1]["state"], "held");
+        let next: i32 = rows[1]["pid"].parse().unwrap();
+        assert!(
+            end.contains(&format!("fork child {next} of {selected} held")),
+            "{end}"
+        );
+        scry.ok(&format!("process.select({next})"));
+        selected = next;
+    }
+    assert_eq!(generations, vec![0, 1, 2]);
+    assert_eq!(scry.num("breakpoint.list()[0].hits"), 3);
+    let out = scry.ok("output()");
+    assert!(out.contains(&format!("grandchild {selected}")), "{out}");
+    assert!(out.contains(&format!("parent {parent} forked ")), "{out}");
+}
