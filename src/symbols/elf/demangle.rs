@@ -26,6 +26,36 @@ pub fn demangle(raw: &str) -> Option<String> {
     }
 }
 
+/// What every mangled spelling of the plain path `query` (`vb::leaf`, `Foo::bar`, `helper`)
+/// must contain: each component as a length-prefixed source name (`2vb`, `4leaf`), the way
+/// Itanium and both Rust schemes spell an identifier the first time it appears (Rust v0 puts
+/// a `_` after the length of one that starts with `_`). A symbol without them cannot
+/// demangle to that path, so a lookup can demangle a handful of candidates instead of the
+/// whole table. `None` when that does not hold: operators, templates, signatures,
+/// non-ASCII names, `std` (Itanium abbreviates it to `St`), anonymous namespaces.
+pub fn path_needles(query: &str) -> Option<Vec<Vec<String>>> {
+    let plain = |c: &str| {
+        let mut bytes = c.bytes();
+        bytes
+            .next()
+            .is_some_and(|b| b == b'_' || b.is_ascii_alphabetic())
+            && bytes.all(|b| b == b'_' || b.is_ascii_alphanumeric())
+    };
+    query
+        .split("::")
+        .map(|c| {
+            if !plain(c) || c == "std" {
+                return None;
+            }
+            let mut spellings = vec![format!("{}{c}", c.len())];
+            if c.starts_with('_') {
+                spellings.push(format!("{}_{c}", c.len()));
+            }
+            Some(spellings)
+        })
+        .collect()
+}
+
 /// The name to show for `raw`: demangled when possible, else `raw` itself.
 pub fn display(raw: &str) -> Cow<'_, str> {
     match demangle(raw) {
@@ -138,6 +168,49 @@ mod tests {
         assert_eq!(demangle("i"), None, "a C global named like a type code");
         assert_eq!(display("puts"), "puts");
         assert_eq!(demangle("_Zgarbage"), None);
+    }
+
+    #[test]
+    fn path_needles_match_every_scheme() {
+        let contains_all = |raw: &str, q: &str| {
+            path_needles(q)
+                .unwrap()
+                .iter()
+                .all(|alts| alts.iter().any(|n| raw.contains(n.as_str())))
+        };
+        assert!(contains_all("_ZN2vb4leafEi", "vb::leaf"));
+        assert!(
+            contains_all("_ZNK2ns3Foo3barEv", "ns::Foo::bar"),
+            "const method"
+        );
+        assert!(
+            contains_all("_ZN2ns3FooC2Ev", "ns::Foo::Foo"),
+            "constructor"
+        );
+        assert!(contains_all(
+            "_ZN4core3fmt5write17h0123456789abcdefE",
+            "core::fmt::write"
+        ));
+        assert!(
+            contains_all("_ZZ4mainE5count", "main::count"),
+            "function-local static"
+        );
+        assert!(!contains_all("_ZN2vb5chainEii", "vb::leaf"));
+        for q in [
+            "std::swap",
+            "operator new",
+            "f<int>",
+            "f(int)",
+            "(anonymous namespace)::h",
+            "",
+            "a::",
+        ] {
+            assert_eq!(path_needles(q), None, "{q}");
+        }
+        assert_eq!(
+            path_needles("_priv").unwrap(),
+            vec![vec!["5_priv".to_string(), "5__priv".to_string()]]
+        );
     }
 
     #[test]

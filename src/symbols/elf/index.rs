@@ -361,6 +361,54 @@ mod tests {
     }
 
     #[test]
+    fn demangled_lookup_before_and_after_the_table_agree() {
+        let syms = || {
+            vec![
+                sym("_ZN2vb5chainEii", 0x1000, 0x10, SymKind::Func, true),
+                sym("_ZN2vb4leafEi", 0x1100, 0x10, SymKind::Func, false),
+                sym("_ZN2vb4leafEd", 0x1200, 0x10, SymKind::Func, true),
+                sym("_ZN2vb6configE", 0x5000, 8, SymKind::Object, true),
+                sym("_ZNK2ns3Foo3barEv", 0x1300, 0x10, SymKind::Func, true),
+                sym(
+                    "_ZN4core3fmt5write17h0123456789abcdefE",
+                    0x1400,
+                    0x10,
+                    SymKind::Func,
+                    true,
+                ),
+                sym("_ZN3std4swapEv", 0x1500, 0x10, SymKind::Func, true),
+                sym("_ZSt4swapRiS_", 0x1600, 0x10, SymKind::Func, true),
+                sym("leaf", 0x1700, 0x10, SymKind::Func, true),
+            ]
+        };
+        let fresh = index(syms());
+        let built = index(syms());
+        let _ = built.nearest_names("anything", 1); // builds the demangled table
+        for q in [
+            "vb::leaf",
+            "vb::config",
+            "ns::Foo::bar",
+            "core::fmt::write",
+            "leaf",
+            "vb::nothing",
+            "Foo::bar",
+            // Not plain paths: these build `fresh`'s table, so they come last.
+            "vb::leaf(double)",
+            "std::swap",
+        ] {
+            let a = fresh.lookup_name_exact(q).map(|s| s.addr);
+            let b = built.lookup_name_exact(q).map(|s| s.addr);
+            assert_eq!(a, b, "{q}");
+        }
+        assert_eq!(
+            fresh.lookup_name_exact("vb::leaf").map(|s| s.addr),
+            Some(FileAddr(0x1200)),
+            "the global definition"
+        );
+        assert_eq!(fresh.lookup_name_exact("vb::nothing"), None);
+    }
+
+    #[test]
     fn finds_containing_symbol() {
         let ix = index(vec![
             sym("b", 0x1100, 0x20, SymKind::Func, true),

@@ -124,8 +124,14 @@ impl NameTable {
             let i = list.partition_point(|e| &*e.0 < query);
             list.get(i).filter(|e| &*e.0 == query).map(|e| e.1)
         };
-        let d = self.demangled(syms);
-        if let Some(k) = first_in(&d.full).or_else(|| first_in(&d.bare)) {
+        let demangled = match (self.demangled.get(), demangle::path_needles(query)) {
+            (None, Some(needles)) => self.scan_demangled(syms, query, &needles),
+            _ => {
+                let d = self.demangled(syms);
+                first_in(&d.full).or_else(|| first_in(&d.bare))
+            }
+        };
+        if let Some(k) = demangled {
             return Some(k);
         }
         // `puts@GLIBC_2.2.5` as copied from `nm` output: versions are not part of our names.
@@ -134,6 +140,43 @@ impl NameTable {
             Some((base, ver)) if !base.is_empty() && ver != "plt" => first_raw(base),
             _ => None,
         }
+    }
+
+    /// The demangled tier of `find_exact` for a plain path before the demangled table
+    /// exists: only symbols spelling every component of the path are demangled (building the
+    /// table demangles every name: a quarter of a second for a large C++ program, paid by its
+    /// first stop at `ns::fn`). Same answer as the table: an exact display name beats a bare
+    /// path, then `preference`, then symbol order.
+    fn scan_demangled(&self, syms: &[Symbol], query: &str, needles: &[Vec<String>]) -> Option<u32> {
+        let mut best: Option<(bool, u32)> = None;
+        for (i, s) in syms.iter().enumerate().take(self.raw.len()) {
+            let raw = &*s.name;
+            if !demangle::looks_mangled(raw)
+                || !needles
+                    .iter()
+                    .all(|alts| alts.iter().any(|n| raw.contains(n.as_str())))
+            {
+                continue;
+            }
+            let Some(d) = demangle::demangle(raw) else {
+                continue;
+            };
+            let bare_only = if d == query {
+                false
+            } else if demangle::strip_signature(&d) == query {
+                true
+            } else {
+                continue;
+            };
+            let i = i as u32;
+            let better = best.is_none_or(|(b_bare, b)| {
+                (bare_only, preference(s)) < (b_bare, preference(&syms[b as usize]))
+            });
+            if better {
+                best = Some((bare_only, i));
+            }
+        }
+        best.map(|(_, i)| i)
     }
 
     /// `marker_fn` or `Foo::bar` for `mycrate::tests::marker_fn` / `ns::Foo::bar`: accepted
