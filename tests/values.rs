@@ -518,10 +518,12 @@ fn cpp_references_classes_and_qualified_names() {
     let tmp = out.with_extension(format!("tmp{}", std::process::id()));
     std::fs::create_dir_all(out.parent().unwrap()).unwrap();
     let src = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/classes.cpp");
+    let other = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/classes_opaque.cpp");
     let built = Command::new("c++")
         .args(["-g", "-O0", "-o"])
         .arg(&tmp)
         .arg(src)
+        .arg(other)
         .status()
         .expect("c++ runs");
     assert!(built.success());
@@ -555,6 +557,27 @@ fn cpp_references_classes_and_qualified_names() {
         scry.ok("state.var('geo::Square::made')"),
         t["made"],
         "a static member"
+    );
+    // A global in an anonymous namespace, bare and as gdb spells it.
+    assert_eq!(scry.ok("state.var('hidden')"), t["hidden"]);
+    assert_eq!(
+        scry.ok("state.var('(anonymous namespace)::hidden')"),
+        t["hidden"]
+    );
+    // A pointer to a type this unit only declares: the definition comes from the other unit.
+    assert_eq!(
+        scry.num("state.var('opaque').value"),
+        parse_num(&t["opaque"])
+    );
+    assert_eq!(
+        scry.ok("state.var('opaque').deref()"),
+        format!("{{a: {}, b: {}}}", t["opaque_a"], t["opaque_b"])
+    );
+    // A misspelt global: the error names the real one.
+    let err = scry.err("state.var('geo::unti')");
+    assert!(
+        err.contains("did you mean") && err.contains("geo::unit"),
+        "{err}"
     );
     scry.ok("breakpoint.set('geo::Square::scaled')");
     assert!(scry.ok("cont()").starts_with("breakpoint 2 at "));

@@ -1,11 +1,17 @@
-//! Globals and types by name: an index from names to DIE offsets, built the first time a
-//! name is looked up by one pass over each unit's top level and namespaces (function bodies
-//! and the insides of types are jumped over by their DW_AT_sibling). Names inside C++
-//! namespaces and Rust modules are indexed both bare (`COUNTER`) and qualified
-//! (`values::COUNTER`).
+//! Globals and types by name: indexes from names to DIE offsets, each built the first time it
+//! is needed by one pass over every unit's top level and namespaces (function bodies and the
+//! insides of types are jumped over by their DW_AT_sibling). Names inside C++ namespaces and
+//! Rust modules are indexed both bare (`COUNTER`) and qualified (`values::COUNTER`).
+//!
+//! Variables and types are separate indexes because a global look-up needs only the first:
+//! a C++ unit declares thousands of types in `std` and a handful of variables, and reading
+//! every type's name touches most of `.debug_str` (on the 45 MB benchmark binary the type
+//! index was 11,500 names in 56,000 entries). Types are indexed when an incomplete type first
+//! needs its definition. Units parsed for a pass are not kept: their abbreviation tables
+//! are most of their size, and a later question re-parses the one unit it needs.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use gimli::AttributeValue;
 
@@ -19,27 +25,40 @@ const MAX_NESTING: usize = 32;
 /// Declarations remembered per unit at most.
 const MAX_DECLARED: usize = 1_000_000;
 
+type ByName = HashMap<String, Vec<usize>>;
+
 #[derive(Default)]
 pub(crate) struct NameIndex {
     /// Variables with a location or a constant value (definitions), by name.
-    vars: HashMap<String, Vec<usize>>,
+    vars: OnceLock<ByName>,
     /// Complete struct, class, union and enum types, by name.
-    types: HashMap<String, Vec<usize>>,
+    types: OnceLock<ByName>,
+}
+
+/// What one pass collects.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    Vars,
+    Types,
 }
 
 impl InfoTree {
-    fn names(&self) -> &NameIndex {
-        self.names.get_or_init(|| build(self))
+    fn vars(&self) -> &ByName {
+        self.names.vars.get_or_init(|| build(self, Pass::Vars))
+    }
+
+    fn types(&self) -> &ByName {
+        self.names.types.get_or_init(|| build(self, Pass::Types))
     }
 
     /// DIEs of global or namespace-level variables called `name` (bare or qualified).
     pub fn global_vars(&self, name: &str) -> Vec<usize> {
-        self.names().vars.get(name).cloned().unwrap_or_default()
+        self.vars().get(name).cloned().unwrap_or_default()
     }
 
     /// The complete definition of a struct, union, class or enum named like `decl`.
     pub fn find_type_definition(&self, name: &str, decl: &Type) -> Option<Arc<Type>> {
-        let candidates = self.names().types.get(name)?;
+        let candidates = self.types().get(name)?;
         candidates.iter().find_map(|&die| {
             let t = self.type_of(TypeId(die))?;
             let same_kind = std::mem::discriminant(&t.kind) == std::mem::discriminant(&decl.kind);
@@ -58,8 +77,7 @@ impl InfoTree {
     pub fn similar_globals(&self, name: &str, max: usize) -> Vec<String> {
         let limit = fuzzy::max_distance(name);
         let scored: Vec<(usize, String)> = self
-            .names()
-            .vars
+            .vars()
             .keys()
             .filter_map(|k| fuzzy::bounded_distance(name, k, limit).map(|d| (d, k.clone())))
             .collect();
@@ -70,26 +88,27 @@ impl InfoTree {
     }
 }
 
-fn build(info: &InfoTree) -> NameIndex {
-    let mut index = NameIndex::default();
+fn build(info: &InfoTree, pass: Pass) -> ByName {
+    let mut index = ByName::new();
     for start in info.unit_starts() {
-        let Some(unit) = info.unit_starting_at(start) else {
+        let Some(unit) = info.unit_for_scan(start) else {
             continue;
         };
-        scan_unit(&unit, &mut index);
+        scan_unit(&unit, pass, &mut index);
     }
     index
 }
 
 /// One walk over a unit's top level and the namespaces in it; everything else (function
 /// bodies, the members of types) is passed over by its DW_AT_sibling without being parsed.
-fn scan_unit(unit: &UnitHandle, index: &mut NameIndex) {
+fn scan_unit(unit: &UnitHandle, pass: Pass, index: &mut ByName) {
     let Ok(mut tree) = unit.unit.entries_tree(None) else {
         return;
     };
     let Ok(root) = tree.root() else { return };
     let mut walk = Walk {
         unit,
+        pass,
         index,
         scopes: Vec::new(),
         declared: HashMap::new(),
@@ -99,7 +118,8 @@ fn scan_unit(unit: &UnitHandle, index: &mut NameIndex) {
 
 struct Walk<'a> {
     unit: &'a UnitHandle,
-    index: &'a mut NameIndex,
+    pass: Pass,
+    index: &'a mut ByName,
     /// The namespaces around the DIEs being read.
     scopes: Vec<String>,
     /// Qualified names of variable declarations (`extern`, a namespace's declaration): a
@@ -124,18 +144,20 @@ impl Walk<'_> {
                     self.children(child);
                     self.scopes.pop();
                 }
-                gimli::DW_TAG_variable => self.variable(die, global),
+                gimli::DW_TAG_variable if self.pass == Pass::Vars => self.variable(die, global),
                 gimli::DW_TAG_structure_type
                 | gimli::DW_TAG_class_type
                 | gimli::DW_TAG_union_type
-                | gimli::DW_TAG_enumeration_type => {
+                | gimli::DW_TAG_enumeration_type
+                    if self.pass == Pass::Types =>
+                {
                     let declaration = matches!(
                         die.attr_value(gimli::DW_AT_declaration),
                         Some(AttributeValue::Flag(true))
                     );
                     if let Some(n) = unit.string(die, gimli::DW_AT_name) {
                         if !declaration {
-                            add(&mut self.index.types, &self.scopes, &n, global);
+                            add(self.index, &self.scopes, &n, global);
                         }
                     }
                 }
@@ -158,7 +180,7 @@ impl Walk<'_> {
             return;
         }
         if let Some(n) = name {
-            add(&mut self.index.vars, &self.scopes, &n, global);
+            add(self.index, &self.scopes, &n, global);
             return;
         }
         // A definition outside its namespace or class: its declaration's names. A static
@@ -175,19 +197,15 @@ impl Walk<'_> {
         });
         if let Some(full) = full {
             let bare = full.rsplit("::").next().unwrap_or(&full).to_string();
-            self.index
-                .vars
-                .entry(bare.clone())
-                .or_default()
-                .push(global);
+            self.index.entry(bare.clone()).or_default().push(global);
             if full != bare {
-                self.index.vars.entry(full).or_default().push(global);
+                self.index.entry(full).or_default().push(global);
             }
         }
     }
 }
 
-fn add(map: &mut HashMap<String, Vec<usize>>, scopes: &[String], name: &str, die: usize) {
+fn add(map: &mut ByName, scopes: &[String], name: &str, die: usize) {
     map.entry(name.to_string()).or_default().push(die);
     if !scopes.is_empty() {
         map.entry(qualified(scopes, name)).or_default().push(die);

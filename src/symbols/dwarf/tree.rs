@@ -33,7 +33,7 @@ pub(crate) struct InfoTree {
     spans: OnceLock<Vec<UnitSpan>>,
     units: Mutex<HashMap<usize, Arc<gimli::Unit<Reader>>>>,
     pub(super) types: Mutex<HashMap<usize, Arc<Type>>>,
-    pub(super) names: OnceLock<NameIndex>,
+    pub(super) names: NameIndex,
     /// Types scry makes up (a pointer for `&x`, the rest of a multi-dimensional array),
     /// numbered from `SYNTHETIC_BASE`.
     pub(super) synthetic: Mutex<Vec<Arc<Type>>>,
@@ -116,7 +116,7 @@ impl InfoTree {
             spans: OnceLock::new(),
             units: Mutex::new(HashMap::new()),
             types: Mutex::new(HashMap::new()),
-            names: OnceLock::new(),
+            names: NameIndex::default(),
             synthetic: Mutex::new(Vec::new()),
             functions: FunctionIndexes::new(),
             prefixes: Mutex::new(HashMap::new()),
@@ -172,6 +172,29 @@ impl InfoTree {
             cache.clear();
         }
         cache.insert(start, unit.clone());
+        Some(UnitHandle {
+            dwarf: self.dwarf.clone(),
+            unit,
+        })
+    }
+
+    /// The unit whose header is at `start`, for a pass over every unit: from the cache when
+    /// it is there, else parsed and not kept (a whole-file pass would otherwise hold every
+    /// unit's abbreviations, or churn the cache out from under the questions using it).
+    pub fn unit_for_scan(&self, start: usize) -> Option<UnitHandle> {
+        let cached = self
+            .units
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&start)
+            .cloned();
+        let unit = match cached {
+            Some(u) => u,
+            None => {
+                let header = self.dwarf.unit_header(DebugInfoOffset(start)).ok()?;
+                Arc::new(self.dwarf.unit(header).ok()?)
+            }
+        };
         Some(UnitHandle {
             dwarf: self.dwarf.clone(),
             unit,
