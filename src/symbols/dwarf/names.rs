@@ -88,13 +88,49 @@ impl InfoTree {
     }
 }
 
+/// Threads a pass uses at most.
+const MAX_THREADS: usize = 4;
+
+/// One pass over every unit, split into contiguous runs of units walked on separate threads
+/// (a large C++ program has tens of megabytes of DWARF and units are independent); the
+/// partial indexes are merged in unit order, so each name's DIEs come out in the order a
+/// single walk would list them.
 fn build(info: &InfoTree, pass: Pass) -> ByName {
-    let mut index = ByName::new();
-    for start in info.unit_starts() {
-        let Some(unit) = info.unit_for_scan(start) else {
-            continue;
-        };
-        scan_unit(&unit, pass, &mut index);
+    let starts = info.unit_starts();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, MAX_THREADS)
+        .min(starts.len().max(1));
+    let walk = |chunk: &[usize]| {
+        let mut index = ByName::new();
+        for &start in chunk {
+            if let Some(unit) = info.unit_for_scan(start) {
+                scan_unit(&unit, pass, &mut index);
+            }
+            info.release_unit(start);
+        }
+        index
+    };
+    if threads < 2 {
+        return walk(&starts);
+    }
+    let chunk = starts.len().div_ceil(threads);
+    let parts: Vec<ByName> = std::thread::scope(|scope| {
+        let handles: Vec<_> = starts
+            .chunks(chunk)
+            .map(|c| scope.spawn(move || walk(c)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let mut parts = parts.into_iter();
+    let mut index = parts.next().unwrap_or_default();
+    for part in parts {
+        for (name, dies) in part {
+            index.entry(name).or_default().extend(dies);
+        }
     }
     index
 }

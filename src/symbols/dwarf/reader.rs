@@ -33,6 +33,13 @@ impl DwarfReader {
         DwarfReader { bytes, start, end }
     }
 
+    /// Hands back the memory behind `range` of this window (see `Bytes::release`).
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        let start = self.start.saturating_add(range.start).min(self.end);
+        let end = self.start.saturating_add(range.end).min(self.end);
+        self.bytes.release(start..end);
+    }
+
     fn slice(&self) -> &[u8] {
         (*self.bytes)
             .as_ref()

@@ -17,7 +17,17 @@ use crate::symbols::addr::{FileAddr, LoadBias};
 
 /// Bytes kept alive by reference counting: an image's mapping or a file read into memory,
 /// shared with parsed tables that must outlive a borrow of the image.
-pub type SharedBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
+pub type SharedBytes = Arc<dyn Bytes>;
+
+/// What `SharedBytes` holds.
+pub trait Bytes: AsRef<[u8]> + Send + Sync {
+    /// A pass that reads `range` once (a walk over all of `.debug_info`) hands its memory back:
+    /// a mapped file's pages there leave the process and the next read faults the same bytes
+    /// in again from the page cache. Bytes in memory stay as they are.
+    fn release(&self, _range: std::ops::Range<usize>) {}
+}
+
+impl Bytes for Vec<u8> {}
 
 /// The kernel (and ld.so) map segments at page granularity: a segment whose p_offset is not
 /// page aligned is mapped from the page containing it. x86-64 uses 4 KiB pages.
