@@ -27,9 +27,9 @@ impl Session {
     /// A static program has no loader: nothing to follow.
     pub(super) fn follow_loader(&mut self) {
         self.r_debug = None;
-        let (Ok(brk), Ok(r_debug)) = (
-            self.symbols.resolve("_dl_debug_state"),
-            self.symbols.resolve("_r_debug"),
+        let (Some(brk), Some(r_debug)) = (
+            self.symbols.lookup_raw("_dl_debug_state"),
+            self.symbols.lookup_raw("_r_debug"),
         ) else {
             return;
         };

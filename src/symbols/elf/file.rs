@@ -80,7 +80,7 @@ mod tests {
         assert_eq!(mapped.bytes(), &data[..]);
         mapped.release(100..4 * PAGE + 5);
         mapped.release(0..usize::MAX);
-        mapped.release(3..2);
+        mapped.release(3..4);
         assert_eq!(
             mapped.bytes(),
             &data[..],

@@ -192,6 +192,12 @@ impl SymbolIndex {
         self.syms.get(k as usize)
     }
 
+    /// By exact raw (linker) name only: no demangling, ever.
+    pub fn lookup_name_raw(&self, name: &str) -> Option<&Symbol> {
+        let k = self.name_table().find_raw(&self.syms, name)?;
+        self.syms.get(k as usize)
+    }
+
     /// Up to `k` names within a small edit distance of `name`, nearest first.
     pub fn nearest_names(&self, name: &str, k: usize) -> Vec<String> {
         self.nearest_scored(name, k)

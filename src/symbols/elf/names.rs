@@ -108,15 +108,7 @@ impl NameTable {
 
     /// `find` without the path-suffix tier.
     pub(crate) fn find_exact(&self, syms: &[Symbol], query: &str) -> Option<u32> {
-        let first_raw = |q: &str| {
-            let h = name_hash(q);
-            let i = self.raw.partition_point(|&(k, _)| k < h);
-            self.raw[i..]
-                .iter()
-                .take_while(|&&(k, _)| k == h)
-                .map(|&(_, idx)| idx)
-                .find(|&idx| &*syms[idx as usize].name == q)
-        };
+        let first_raw = |q: &str| self.find_raw(syms, q);
         if let Some(k) = first_raw(query) {
             return Some(k);
         }
@@ -140,6 +132,17 @@ impl NameTable {
             Some((base, ver)) if !base.is_empty() && ver != "plt" => first_raw(base),
             _ => None,
         }
+    }
+
+    /// The best symbol whose raw (linker) name is exactly `query`.
+    pub(crate) fn find_raw(&self, syms: &[Symbol], query: &str) -> Option<u32> {
+        let h = name_hash(query);
+        let i = self.raw.partition_point(|&(k, _)| k < h);
+        self.raw[i..]
+            .iter()
+            .take_while(|&&(k, _)| k == h)
+            .map(|&(_, idx)| idx)
+            .find(|&idx| &*syms[idx as usize].name == query)
     }
 
     /// The demangled tier of `find_exact` for a plain path before the demangled table

@@ -101,6 +101,15 @@ impl SymbolStore {
         find_in(&scope, name)
     }
 
+    /// A linker-level name (`_dl_debug_state`, `_r_debug`) by its raw spelling only, with the
+    /// dynamic linker's precedence: for scry's own look-ups of ABI symbols, which no demangled
+    /// name can mean. `resolve` would try the executable's demangled names first and, on a
+    /// miss, work out suggestions: both demangle a large C++ program's whole table.
+    pub fn lookup_raw(&self, name: &str) -> Option<RuntimeAddr> {
+        let scope: Vec<&LoadedModule> = self.modules.iter().collect();
+        find_with(&scope, |m| m.file.symbols().lookup_name_raw(name)).map(|(_, _, a)| a)
+    }
+
     /// The symbol covering `addr` and the offset into it.
     pub fn symbol_at(&self, addr: RuntimeAddr) -> Option<(&LoadedModule, &Symbol, u64)> {
         let m = self.module_at(addr)?;
