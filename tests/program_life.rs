@@ -185,3 +185,24 @@ fn thread_locals_of_a_dlopened_library_in_two_threads() {
         assert_eq!(scry.num("state.thread_local('plugin_tls')"), 7 + 10 * id);
     }
 }
+
+/// The note that scry followed a fork child reaches the stop the user sees, also when the
+/// first stops in the child are logpoint hits that listeners let go (it came with the first
+/// of them and was lost).
+#[test]
+fn the_followed_fork_note_survives_stops_that_listeners_let_go() {
+    let mut scry = Scry::spawn(&fixture("worker_crash"), &[]);
+    scry.ok("config.follow_fork = 'child'");
+    scry.ok("ctx.n = 0; breakpoint.set('handle_request', {log: e => { ctx.n++ }})");
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("signal SIGSEGV fault_addr=0x0"), "{stop}");
+    assert_eq!(scry.num("ctx.n"), 3, "three requests in the child: {stop}");
+    let child = scry.num("status().pid");
+    assert!(
+        stop.contains(&format!("[followed fork child {child}; parent ")),
+        "{stop}"
+    );
+    // Shown once.
+    assert!(!scry.ok(":status").contains("followed fork"));
+    assert!(scry.ok("kill()").starts_with("killed"));
+}

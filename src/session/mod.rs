@@ -266,6 +266,10 @@ pub struct Session {
     snapshot: Snapshot,
     /// The signal of the stop the process is in, for `gcore()`'s NT_SIGINFO.
     last_signal: Option<(Tid, crate::corefile::SigInfo)>,
+    /// Notes about something that happened once (a followed fork child, a child that could
+    /// not be handed over), kept until a stop is shown to the user: the event they came
+    /// with may be one that listeners let go, whose line nobody sees.
+    carried_notes: Vec<String>,
     signal_modes: [SignalMode; 65],
     thread_events: bool,
     /// Stops listeners decide on: reported with only their thread stopped.
@@ -310,6 +314,7 @@ impl Session {
             stepped_from: None,
             snapshot: Snapshot::default(),
             last_signal: None,
+            carried_notes: Vec::new(),
             signal_modes,
             thread_events: false,
             nonstop: NonStop::default(),

@@ -168,6 +168,8 @@ impl Session {
                 .is_some_and(|t| t.inferior.thread_ids().len() > 1);
         self.settle_output();
         info.unread_output = self.capture.lock().map(|c| c.unread()).unwrap_or(0);
+        // Shown once, with the first stop someone reads.
+        info.notes.append(&mut self.carried_notes);
     }
 
     /// Books a stop: its reason and pc, breakpoint hit counts, watchpoint values.
@@ -228,7 +230,8 @@ impl Session {
             }
         });
         if let Some(t) = &mut self.target {
-            info.notes.extend(t.inferior.take_syscall_warnings());
+            self.carried_notes
+                .extend(t.inferior.take_syscall_warnings());
         }
         info.notes.append(&mut self.fork_notes);
         // A process can die while its other threads are being stopped: the stops before its
@@ -251,7 +254,7 @@ impl Session {
                 info.pc = Some(self.pc()?);
             }
             if let Some((parent, child)) = self.inferior().ok().and_then(|i| i.take_followed()) {
-                info.notes.push(format!(
+                self.carried_notes.push(format!(
                     "followed fork child {child}; parent {parent} runs on untraced"
                 ));
             }
