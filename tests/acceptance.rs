@@ -138,6 +138,9 @@ fn stop_lines_and_line_breakpoints_follow_statement_rows_like_gdb() {
     ] {
         let bin = fixture_with(fixture, &["-g", "-O2"]);
         let mut scry = Scry::spawn(&bin, &[]);
+        // The listing below disassembles every function in one chunk: on a loaded 2-core
+        // machine that outlasted the 5 s default budget once.
+        scry.ok("config.script_timeout = 120");
         let bias = link_time(&mut scry, &bin);
         // `file:line` breakpoints: gdb's address wherever gdb finds the line's own code
         // (gdb moves a line without code to the next one; scry says it has none).
