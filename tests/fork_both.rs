@@ -401,3 +401,40 @@ fn a_held_child_s_own_fork_is_held_the_same_way() {
     assert!(out.contains(&format!("grandchild {selected}")), "{out}");
     assert!(out.contains(&format!("parent {parent} forked ")), "{out}");
 }
+
+#[test]
+fn the_held_notes_survive_stops_that_listeners_let_go() {
+    let mut scry = Scry::start(&[
+        "--follow-fork",
+        "both",
+        "--",
+        server().to_str().unwrap(),
+        "2",
+        "3",
+        "-1",
+        "exit",
+    ]);
+    let parent = scry.num("status().pid") as i32;
+    // Every hit in the parent is let go, the one after the forks too: the notes must wait
+    // for the stop cont() returns (the parent's exit).
+    scry.ok("ctx.n = 0; breakpoint.set('handle', {log: e => { ctx.n++ }})");
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("exited with code 0"), "{stop}");
+    assert_eq!(
+        scry.num("ctx.n"),
+        2,
+        "handle(100) and handle(101) in the parent: {stop}"
+    );
+    let out = scry.ok("output()");
+    let workers = worker_pids(&out);
+    assert_eq!(workers.len(), 2, "{out}");
+    for w in &workers {
+        assert!(
+            stop.contains(&format!(
+                "[fork child {w} of {parent} held: process.select({w}) debugs it]"
+            )),
+            "{stop}"
+        );
+    }
+    assert!(scry.ok("kill()").contains("kill"));
+}

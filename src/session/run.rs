@@ -233,7 +233,7 @@ impl Session {
             self.carried_notes
                 .extend(t.inferior.take_syscall_warnings());
         }
-        info.notes.append(&mut self.fork_notes);
+        self.carried_notes.append(&mut self.fork_notes);
         // A process can die while its other threads are being stopped: the stops before its
         // end are still reported, without a pc.
         let dead = self.target.as_ref().is_none_or(|t| t.inferior.is_dead());
