@@ -35,17 +35,7 @@ impl Session {
         if info.pc.is_none() && self.is_live() {
             info.pc = self.peek_regs().map(|r| r.rip);
         }
-        if let Some(pc) = info.pc {
-            info.symbol = self.symbolize(pc);
-            if info.reason() != Reason::Entry {
-                info.source = self.source_position(pc);
-            }
-        }
-        info.show_tid = info.reason() == Reason::Syscall
-            || self
-                .target
-                .as_ref()
-                .is_some_and(|t| t.inferior.thread_ids().len() > 1);
+        self.place_stop(&mut info);
         info.line()
     }
 

@@ -147,10 +147,8 @@ impl Session {
         Ok(info)
     }
 
-    /// What a stop needs only when someone reads its line: the symbol, whether to show the
-    /// thread, and the output waiting in `output()`.
-    pub fn describe(&mut self, info: &mut StopInfo) {
-        self.find_culprit(info);
+    /// Where a stop is: its symbol, its source line, and whether its line names the thread.
+    pub(super) fn place_stop(&mut self, info: &mut StopInfo) {
         if let Some(pc) = info.pc {
             info.symbol = self.symbolize(pc);
             // Where in the source, like a debugger's stop message. Not at the entry stop:
@@ -166,6 +164,13 @@ impl Session {
                 .target
                 .as_ref()
                 .is_some_and(|t| t.inferior.thread_ids().len() > 1);
+    }
+
+    /// What a stop needs only when someone reads its line: the symbol, whether to show the
+    /// thread, and the output waiting in `output()`.
+    pub fn describe(&mut self, info: &mut StopInfo) {
+        self.find_culprit(info);
+        self.place_stop(info);
         self.settle_output();
         info.unread_output = self.capture.lock().map(|c| c.unread()).unwrap_or(0);
         // Shown once, with the first stop someone reads.

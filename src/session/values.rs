@@ -77,6 +77,30 @@ struct FrameView<'a> {
     fpu: Option<&'a FpRegs>,
 }
 
+impl<'a> FrameView<'a> {
+    /// A view with no frame behind it: only what needs no register (a fixed address, a
+    /// thread-local) can be read through it.
+    fn frameless(
+        inferior: &'a dyn ProcessView,
+        store: &'a SymbolStore,
+        module: &'a LoadedModule,
+        fs_base: u64,
+    ) -> FrameView<'a> {
+        FrameView {
+            inferior,
+            store,
+            frames: &[],
+            index: 0,
+            bias: module.bias.0,
+            tls_module: Some(module),
+            fs_base,
+            at_entry: false,
+            depth: 0,
+            fpu: None,
+        }
+    }
+}
+
 impl FrameAccess for FrameView<'_> {
     /// A register in this frame. One the unwinder could not recover (a caller-saved
     /// register in a caller) has the value of the nearest inner frame that knows it, as in
@@ -182,18 +206,7 @@ fn function_static(
     let pc = module.bias.to_file(addr);
     let chain = dwarf.scopes_at(pc)?;
     // No frame: only what needs no register (a fixed address) can be read.
-    let view = FrameView {
-        inferior,
-        store,
-        frames: &[],
-        index: 0,
-        bias: module.bias.0,
-        tls_module: Some(module),
-        fs_base,
-        at_entry: false,
-        depth: 0,
-        fpu: None,
-    };
+    let view = FrameView::frameless(inferior, store, module, fs_base);
     let vars = guarded(|| dwarf.tree.frame_vars(&chain, 0, pc.0, &view, false)).ok()?;
     let found = vars
         .into_iter()
@@ -485,18 +498,7 @@ impl Session {
             let (unit, entry) = debug.entry(die)?;
             let (_, ty) = debug.name_and_type(&unit, &entry);
             let size = debug.size_of(ty).unwrap_or(8);
-            let view = FrameView {
-                inferior,
-                store,
-                frames: &[],
-                index: 0,
-                bias: module.bias.0,
-                tls_module: Some(module),
-                fs_base,
-                at_entry: false,
-                depth: 0,
-                fpu: None,
-            };
+            let view = FrameView::frameless(inferior, store, module, fs_base);
             let place = debug.var_place(&unit, &entry, ty, size, 0, &view, false, || None);
             if matches!(place, Place::Gone(_)) {
                 return None;
