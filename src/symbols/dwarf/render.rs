@@ -439,7 +439,7 @@ impl InfoTree {
             Scalar::Bool(b) => b.to_string(),
             Scalar::Char(c, enc) => format!("{c} {}", char_literal(c as u32, enc)),
             Scalar::Pointer(p) => format!("{p:#x}"),
-            Scalar::Enum(n) => enum_text(ty, n),
+            Scalar::Enum(n) => enum_text(ty, n, &self.enumerator_prefix(ty)),
         }
     }
 
@@ -756,12 +756,13 @@ pub fn float_text(f: f64, single: bool) -> String {
     }
 }
 
-fn enum_text(ty: &Type, n: i128) -> String {
+/// An enumerator's text: its name after `prefix` (`geo::Color::` for a C++ scoped enum).
+fn enum_text(ty: &Type, n: i128, prefix: &str) -> String {
     let Kind::Enum { enumerators, .. } = &ty.kind else {
         return n.to_string();
     };
     if let Some((name, _)) = enumerators.iter().find(|(_, v)| *v == n) {
-        return name.clone();
+        return format!("{prefix}{name}");
     }
     // A flag enum (every enumerator a distinct bit): the value as an OR of flags.
     let flags = !enumerators.is_empty()
@@ -773,7 +774,7 @@ fn enum_text(ty: &Type, n: i128) -> String {
         let mut parts = Vec::new();
         for (name, v) in enumerators {
             if rest & v != 0 {
-                parts.push(name.clone());
+                parts.push(format!("{prefix}{name}"));
                 rest &= !v;
             }
         }
@@ -1048,16 +1049,20 @@ mod tests {
             kind: Kind::Enum {
                 enumerators: e.into_iter().map(|(n, v)| (n.to_string(), v)).collect(),
                 signed: false,
+                scoped: false,
             },
             rust: false,
             c: true,
         };
         let color = t(vec![("RED", 0), ("GREEN", 1), ("BLUE", 5)]);
-        assert_eq!(enum_text(&color, 5), "BLUE");
-        assert_eq!(enum_text(&color, 6), "6 (no enumerator)");
+        assert_eq!(enum_text(&color, 5, ""), "BLUE");
+        assert_eq!(enum_text(&color, 6, ""), "6 (no enumerator)");
+        assert_eq!(enum_text(&color, 1, "geo::Color::"), "geo::Color::GREEN");
+        assert_eq!(enum_text(&color, 6, "geo::Color::"), "6 (no enumerator)");
         let perm = t(vec![("P_READ", 1), ("P_WRITE", 2), ("P_EXEC", 4)]);
-        assert_eq!(enum_text(&perm, 5), "P_READ | P_EXEC");
-        assert_eq!(enum_text(&perm, 9), "P_READ | 0x8");
-        assert_eq!(enum_text(&perm, 0), "0 (no enumerator)");
+        assert_eq!(enum_text(&perm, 5, ""), "P_READ | P_EXEC");
+        assert_eq!(enum_text(&perm, 9, ""), "P_READ | 0x8");
+        assert_eq!(enum_text(&perm, 0, ""), "0 (no enumerator)");
+        assert_eq!(enum_text(&perm, 3, "io::"), "io::P_READ | io::P_WRITE");
     }
 }

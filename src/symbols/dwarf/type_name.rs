@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::tree::{InfoTree, Reader, UnitHandle};
-use super::types::{AggKind, Kind, TypeId};
+use super::types::{AggKind, Kind, Type, TypeId};
 
 /// Declarators nested deeper than this are cut with `?` (a hostile or cyclic DIE graph).
 const MAX_DEPTH: usize = 24;
@@ -173,9 +173,34 @@ impl InfoTree {
 impl InfoTree {
     /// A C++ type's name with the namespaces and classes it is declared in (`std::vector<int>`).
     fn scoped(&self, id: TypeId, name: &str) -> String {
-        let Some(unit) = self.unit_of(id.0) else {
-            return name.to_string();
+        match self.scope_path(id) {
+            Some(prefix) => format!("{prefix}::{name}"),
+            None => name.to_string(),
+        }
+    }
+
+    /// What goes before a C++ enumerator's name, as gdb prints it: the enum's own qualified
+    /// name for an `enum class` (`geo::Color::`), else the scope the enum is declared in
+    /// (`geo::`, whose scope its enumerators join); nothing for C, Rust or a global enum.
+    pub fn enumerator_prefix(&self, ty: &Type) -> String {
+        let Kind::Enum { scoped, .. } = &ty.kind else {
+            return String::new();
         };
+        if ty.c || ty.rust {
+            return String::new();
+        }
+        let outer = self.scope_path(ty.id);
+        match (scoped, &ty.name, outer) {
+            (true, Some(name), Some(outer)) => format!("{outer}::{name}::"),
+            (true, Some(name), None) => format!("{name}::"),
+            (_, _, Some(outer)) => format!("{outer}::"),
+            _ => String::new(),
+        }
+    }
+
+    /// The namespaces and classes a C++ type is declared in (`std`), if any.
+    fn scope_path(&self, id: TypeId) -> Option<String> {
+        let unit = self.unit_of(id.0)?;
         let key = unit.start();
         let cached = self
             .prefixes
@@ -199,10 +224,7 @@ impl InfoTree {
             all.insert(key, map.clone());
             map
         });
-        match map.get(&id.0) {
-            Some(prefix) => format!("{prefix}::{name}"),
-            None => name.to_string(),
-        }
+        map.get(&id.0).cloned()
     }
 }
 

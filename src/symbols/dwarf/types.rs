@@ -99,6 +99,8 @@ pub enum Kind {
     Enum {
         enumerators: Vec<(String, i128)>,
         signed: bool,
+        /// A C++ `enum class` (`DW_AT_enum_class`): its enumerators live in its own scope.
+        scoped: bool,
     },
     Typedef(Option<TypeId>),
     /// `const`, `volatile`, `restrict`, `_Atomic`.
@@ -470,6 +472,7 @@ fn enumeration(unit: &UnitHandle, die: &Die, base: Option<TypeId>) -> Kind {
     Kind::Enum {
         enumerators,
         signed,
+        scoped: unit.flag(die, gimli::DW_AT_enum_class),
     }
 }
 

@@ -1,0 +1,103 @@
+//! Names that depend on scope, as gdb spells them: C++ enumerators qualified by their enum
+//! class or enclosing namespace, and `'file.c'::var` for a file's own static.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::Scry;
+
+/// Builds `sources` (under fixtures/) with `compiler` into one binary called `name`.
+fn build(name: &str, compiler: &str, sources: &[&str]) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixtures");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join(name);
+    let tmp = out.with_extension(format!("tmp{}", std::process::id()));
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let status = Command::new(compiler)
+        .args(["-g", "-O0", "-o"])
+        .arg(&tmp)
+        .args(sources.iter().map(|s| fixtures.join(s)))
+        .status()
+        .expect("the compiler runs");
+    assert!(status.success(), "building {name} failed");
+    std::fs::rename(&tmp, &out).unwrap();
+    out
+}
+
+fn truth(scry: &mut Scry) -> HashMap<String, String> {
+    scry.ok("output()")
+        .lines()
+        .filter_map(|l| l.strip_prefix("truth "))
+        .flat_map(|l| l.split(' '))
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// gdb's `print` of each expression at a breakpoint on `stop` (`None` without gdb).
+fn gdb_prints(exe: &Path, stop: &str, exprs: &[&str]) -> Option<Vec<String>> {
+    let mut cmd = Command::new("gdb");
+    cmd.args(["-batch", "-nx", "-iex", "set debuginfod enabled off"])
+        .args(["-ex", &format!("break {stop}"), "-ex", "run"]);
+    for e in exprs {
+        cmd.args(["-ex", &format!("print {e}")]);
+    }
+    let out = cmd.arg(exe).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let values: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with('$'))
+        .filter_map(|l| l.split_once(" = ").map(|(_, v)| v.to_string()))
+        .collect();
+    assert_eq!(values.len(), exprs.len(), "{text}");
+    Some(values)
+}
+
+#[test]
+fn cpp_enumerators_are_qualified_as_gdb_prints_them() {
+    let exe = build("enums_cpp", "c++", &["enums.cpp"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('paint')");
+    assert!(scry.ok("cont()").starts_with("breakpoint 1 at "));
+    let t = truth(&mut scry);
+    // The numbers behind the names are the ones the program holds.
+    for (var, n) in [("color", "color"), ("shade", "shade"), ("plain", "plain")] {
+        assert_eq!(scry.ok(&format!("+state.var('{var}')")), t[n], "{var}");
+    }
+    let ours: Vec<String> = ["color", "shade", "box", "plain", "top"]
+        .iter()
+        .map(|v| scry.ok(&format!("state.var('{v}')")))
+        .collect();
+    assert_eq!(
+        ours,
+        [
+            "geo::Color::Green",
+            "geo::DARK",
+            "{kind: geo::Box::BIG, side: geo::Box::Side::Right}",
+            "TWO",
+            "Top::B",
+        ]
+    );
+    // A value no enumerator has stays an honest number.
+    assert_eq!(
+        scry.ok("state.var('stray')"),
+        format!("{} (no enumerator)", t["stray"])
+    );
+    // Arguments in the unwind listing read the same way.
+    let top = scry.ok("state.unwind()");
+    assert!(
+        top.lines()
+            .next()
+            .unwrap()
+            .contains("(c=geo::Color::Blue, p=ONE) enums.cpp:"),
+        "{top}"
+    );
+    if let Some(gdb) = gdb_prints(&exe, "paint", &["color", "shade", "box", "plain", "top"]) {
+        // gdb writes `{kind = geo::Box::BIG, side = ...}`: the same names.
+        let gdb: Vec<String> = gdb.iter().map(|v| v.replace(" = ", ": ")).collect();
+        assert_eq!(ours, gdb);
+    }
+}
