@@ -101,3 +101,73 @@ fn cpp_enumerators_are_qualified_as_gdb_prints_them() {
         assert_eq!(ours, gdb);
     }
 }
+
+#[test]
+fn a_file_names_which_static_a_path_means() {
+    let exe = build(
+        "file_statics",
+        "cc",
+        &["file_statics.c", "file_statics_other.c"],
+    );
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('tick')");
+    scry.ok("cont()");
+    scry.ok("cont()");
+    let t = truth(&mut scry);
+    let addr = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+    // Each file's own `counter`, by value and by address, through both entry points.
+    for (file, key) in [
+        ("file_statics_other.c", "other"),
+        ("file_statics.c", "here"),
+    ] {
+        let path = format!("'{file}'::counter");
+        assert_eq!(
+            scry.ok(&format!("state.value(\"{path}\")")),
+            t[&format!("{key}_v")]
+        );
+        assert_eq!(
+            scry.num(&format!("state.var(\"{path}\").$addr")),
+            addr(&t[key]),
+            "{path}"
+        );
+        assert_eq!(
+            scry.num(&format!("state.value(\"&{path}\").value")),
+            addr(&t[key])
+        );
+    }
+    // A directory part names the same file; a suffix that is no whole component does not.
+    assert_eq!(
+        scry.num("state.var(\"'fixtures/file_statics_other.c'::counter\").$addr"),
+        addr(&t["other"])
+    );
+    let e = scry.err("state.value(\"'statics_other.c'::counter\")");
+    assert!(
+        e.contains("'statics_other.c'") && e.lines().count() == 1,
+        "{e}"
+    );
+    // An unknown file and an unknown name in a known file: one line naming what is missing.
+    let e = scry.err("state.var(\"'nowhere.c'::counter\")");
+    assert!(e.contains("no source file 'nowhere.c'"), "{e}");
+    let e = scry.err("state.value(\"'file_statics.c'::nothing\")");
+    assert!(
+        e.contains("'nothing'") && e.contains("'file_statics.c'"),
+        "{e}"
+    );
+    // function::static_local still reads the function's own static.
+    assert_eq!(scry.ok("state.value('tick::calls')"), "1");
+    // The session goes on.
+    assert_eq!(scry.ok("1 + 1"), "2");
+    if let Some(gdb) = gdb_prints(
+        &exe,
+        "tick",
+        &[
+            "'file_statics_other.c'::counter",
+            "'file_statics.c'::counter",
+            "&'file_statics_other.c'::counter",
+        ],
+    ) {
+        assert_eq!(gdb[0], t["other_v"]);
+        assert_eq!(gdb[1], t["here_v"]);
+        assert!(gdb[2].contains(&t["other"]), "{gdb:?}");
+    }
+}

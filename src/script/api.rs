@@ -58,9 +58,11 @@ vfork children are never held (they borrow the parent's memory)",
         "\
 var: a parameter or local of unwind row frame (inner blocks first), else a global or static
 value paths: 'r->target->port' 'nodes[1].next->name' 'm[2][3]' 'a[n->key]' '*p' '&x' 'mod::G'
+  \"'other.c'::counter\" (one file's static), 'f::calls' (a static in function f)
 locals(frame), thread_local(name) give the same values. One line each:
   {key: 20, name: \"other\", next: 0x5555555592d0, w: 0.5}; arrays: 32 elements, then a count;
-  enums BLUE, 6 (no enumerator), P_READ | P_EXEC; pointers never followed (char * shows text)
+  enums BLUE, geo::Color::Green (C++ scope), 6 (no enumerator), P_READ | P_EXEC;
+  pointers never followed (char * shows text)
 navigate: v.member v[3] v.at(i) v.deref() v.ref() (&v); a member of a pointer follows it
 helpers: v.addr v.type v.size v.length v.kind v.value (plain JS data) v.keys() v.text();
   a member named like a helper wins: v.$addr v.$type v.$size v.$value always mean helpers

@@ -7,6 +7,7 @@ pub mod breakpoints;
 pub mod capture;
 pub mod dynamic;
 mod error;
+mod file_scope;
 mod fpu;
 mod gcore;
 mod inspect;

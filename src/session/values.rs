@@ -217,6 +217,34 @@ fn function_static(
     })
 }
 
+/// The global or static variable whose DIE is `die` in `module`; `None` when it has no
+/// place (a declaration).
+pub(super) fn global_value(
+    inferior: &dyn ProcessView,
+    store: &SymbolStore,
+    module: &LoadedModule,
+    die: usize,
+    fs_base: u64,
+) -> Option<TypedValue> {
+    let debug = &module.file.dwarf()?.tree;
+    let (unit, entry) = debug.entry(die)?;
+    let (_, ty) = debug.name_and_type(&unit, &entry);
+    let size = debug.size_of(ty).unwrap_or(8);
+    let view = FrameView::frameless(inferior, store, module, fs_base);
+    let place = debug.var_place(&unit, &entry, ty, size, 0, &view, false, || None);
+    if matches!(place, Place::Gone(_)) {
+        return None;
+    }
+    Some(TypedValue {
+        file: module.file.clone(),
+        value: Value {
+            ty,
+            place,
+            bits: None,
+        },
+    })
+}
+
 /// A bug on hostile DWARF costs this answer, not the session.
 fn guarded<T>(f: impl FnOnce() -> T) -> Result<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
@@ -466,6 +494,14 @@ impl Session {
     /// else a global or static (the frame's own module first, then the executable, then the
     /// libraries).
     pub fn lookup_var(&mut self, name: &str, n: usize) -> Result<TypedValue> {
+        if name.trim_start().starts_with('\'') {
+            return match path::parse(name).map_err(SessionError::Invalid)? {
+                Path::InFile { file, name } => self.lookup_in_file(&file, &name),
+                _ => Err(SessionError::Invalid(format!(
+                    "'{name}' is a path, not a variable name (state.value() reads paths)"
+                ))),
+            };
+        }
         if !name.contains("::") {
             if let Ok(vars) = self.frame_vars(n) {
                 if let Some(v) = vars
@@ -493,25 +529,8 @@ impl Session {
                 .unit_for_pc(m.bias.to_file(RuntimeAddr(pc)).0)
                 .map(|u| u.start())
         });
-        let read = |module: &LoadedModule, die: usize| -> Option<TypedValue> {
-            let debug = &module.file.dwarf()?.tree;
-            let (unit, entry) = debug.entry(die)?;
-            let (_, ty) = debug.name_and_type(&unit, &entry);
-            let size = debug.size_of(ty).unwrap_or(8);
-            let view = FrameView::frameless(inferior, store, module, fs_base);
-            let place = debug.var_place(&unit, &entry, ty, size, 0, &view, false, || None);
-            if matches!(place, Place::Gone(_)) {
-                return None;
-            }
-            Some(TypedValue {
-                file: module.file.clone(),
-                value: Value {
-                    ty,
-                    place,
-                    bits: None,
-                },
-            })
-        };
+        let read =
+            |module: &LoadedModule, die: usize| global_value(inferior, store, module, die, fs_base);
         // gdb's order: the running unit's statics and its module's globals (external
         // names), then the executable's, then each library's globals, then the statics of
         // the other units in module order. A static of some other unit of the module that
@@ -592,6 +611,7 @@ impl Session {
     fn eval(&mut self, p: &Path, n: usize) -> Result<TypedValue> {
         match p {
             Path::Name(name) => self.lookup_var(name, n),
+            Path::InFile { file, name } => self.lookup_in_file(file, name),
             Path::Number(_) => Err(SessionError::Invalid(
                 "a number is not a value path (use it as an index: a[3])".into(),
             )),

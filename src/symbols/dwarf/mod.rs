@@ -8,7 +8,7 @@
 //! against a frame, `scope` finds the function, inlined calls and blocks at a pc, `frame`
 //! gives a scope's variables their values, `callsite` recovers entry values, `prologue` says
 //! where a function's body begins, `stmt` reads line rows with their `is_stmt` flags as gdb
-//! does, `names` finds globals and types by name, `path` parses
+//! does, `names` finds globals and types by name (`source_file` narrows them to one file), `path` parses
 //! the C-like paths scripts write.
 
 pub mod callsite;
@@ -25,6 +25,7 @@ pub(crate) mod reader;
 pub mod render;
 pub mod rust;
 pub mod scope;
+pub mod source_file;
 mod stmt;
 pub mod tailcall;
 pub mod tree;

@@ -1,6 +1,6 @@
 //! The C-like value paths scripts write: `r->target->port`, `nodes[1].name`, `*p`, `&x`,
-//! `matrix[2][3]`, `list[n->key]`, `values::COUNTER`. Parsing only; the session gives the
-//! names meaning. No arithmetic, casts or calls: a path names an object.
+//! `matrix[2][3]`, `list[n->key]`, `values::COUNTER`, `'other.c'::counter`. Parsing only; the
+//! session gives the names meaning. No arithmetic, casts or calls: a path names an object.
 
 /// Nesting and length bounds: a path is typed by a person or a model, not generated.
 const MAX_LEN: usize = 1024;
@@ -10,6 +10,8 @@ const MAX_DEPTH: usize = 32;
 pub enum Path {
     /// A variable: local, parameter, global or static (`a`, `ns::b`).
     Name(String),
+    /// A global or static of one source file, as gdb spells it: `'other.c'::counter`.
+    InFile { file: String, name: String },
     /// An integer literal (only as an index).
     Number(i64),
     /// `x.m` and `x->m` (a pointer is followed either way).
@@ -130,7 +132,10 @@ impl Parser<'_> {
         if let Some(n) = self.number()? {
             return Ok(Path::Number(n));
         }
-        let mut name = self.ident().ok_or_else(|| match self.s.get(self.at) {
+        if self.s.get(self.at) == Some(&b'\'') {
+            return self.in_file();
+        }
+        let name = self.ident().ok_or_else(|| match self.s.get(self.at) {
             None => "expected a name at the end of the path".to_string(),
             Some(_) => format!(
                 "expected a name at column {}, found '{}'",
@@ -138,7 +143,11 @@ impl Parser<'_> {
                 self.rest_char()
             ),
         })?;
-        // Qualified names (`ns::name`, `crate::module::STATIC`).
+        Ok(Path::Name(self.qualified(name)?))
+    }
+
+    /// The rest of a qualified name (`ns::name`, `crate::module::STATIC`) after its first part.
+    fn qualified(&mut self, mut name: String) -> Result<String, String> {
         while self.s[self.at..].starts_with(b"::") {
             self.at += 2;
             let part = self
@@ -147,7 +156,33 @@ impl Parser<'_> {
             name.push_str("::");
             name.push_str(&part);
         }
-        Ok(Path::Name(name))
+        Ok(name)
+    }
+
+    /// `'file.c'::name`: the quoted file, then a (qualified) name.
+    fn in_file(&mut self) -> Result<Path, String> {
+        let open = self.at;
+        let len = self.s[open + 1..]
+            .iter()
+            .position(|&b| b == b'\'')
+            .ok_or_else(|| format!("unclosed quote at column {}", open + 1))?;
+        let file = String::from_utf8_lossy(&self.s[open + 1..open + 1 + len]).into_owned();
+        if file.trim().is_empty() {
+            return Err(format!("empty file name at column {}", open + 1));
+        }
+        self.at = open + len + 2;
+        if !self.s[self.at..].starts_with(b"::") {
+            return Err(format!(
+                "expected '::' after '{file}' at column {} ('file.c'::name)",
+                self.at + 1
+            ));
+        }
+        self.at += 2;
+        let first = self
+            .ident()
+            .ok_or_else(|| format!("expected a name after '::' at column {}", self.at + 1))?;
+        let name = self.qualified(first)?;
+        Ok(Path::InFile { file, name })
     }
 
     fn ident(&mut self) -> Option<String> {
@@ -232,6 +267,23 @@ mod tests {
             Path::Member(name("values::COUNTER"), "v".into())
         );
         assert_eq!(
+            parse("'other.c'::counter.v").unwrap(),
+            Path::Member(
+                Box::new(Path::InFile {
+                    file: "other.c".into(),
+                    name: "counter".into()
+                }),
+                "v".into()
+            )
+        );
+        assert_eq!(
+            parse("&'src/a b.c'::ns::x").unwrap(),
+            Path::AddressOf(Box::new(Path::InFile {
+                file: "src/a b.c".into(),
+                name: "ns::x".into()
+            }))
+        );
+        assert_eq!(
             parse("a[b->c]").unwrap(),
             Path::Index(name("a"), Box::new(Path::Member(name("b"), "c".into())))
         );
@@ -240,7 +292,8 @@ mod tests {
     #[test]
     fn rejects_what_is_not_a_path() {
         for bad in [
-            "", "a +", "a.", "a[1", "(a", "1a", "a b", "f()", "a->", "::x",
+            "", "a +", "a.", "a[1", "(a", "1a", "a b", "f()", "a->", "::x", "'a.c'", "'a.c'::",
+            "'a.c::x", "''::x", "'a.c':x", "x::'a.c'",
         ] {
             assert!(parse(bad).is_err(), "{bad:?} parsed");
         }
