@@ -8,6 +8,69 @@ use std::process::Command;
 
 use common::{fixture_with, Scry};
 
+/// Each stop's backtrace as gdb prints it, `function(args)` per row, at `location` and each
+/// of `more` continues after it (`None` without gdb). `a=a@entry=5` reads `a=5`: the value
+/// is the same, gdb only says where it came from.
+fn gdb_backtraces(exe: &std::path::Path, location: &str, more: usize) -> Option<Vec<Vec<String>>> {
+    let mut cmd = Command::new("gdb");
+    cmd.args(["-batch", "-nx", "-iex", "set debuginfod enabled off"])
+        .args([
+            "-ex",
+            &format!("break {location}"),
+            "-ex",
+            "run",
+            "-ex",
+            "bt",
+        ]);
+    for _ in 0..more {
+        cmd.args(["-ex", "continue", "-ex", "bt"]);
+    }
+    let out = cmd.arg(exe).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut stops: Vec<Vec<String>> = Vec::new();
+    for line in text.lines().filter(|l| l.starts_with('#')) {
+        let body = line.split_once(" in ").map_or_else(
+            || {
+                line.split_whitespace()
+                    .skip(1)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            },
+            |(_, rest)| rest.to_string(),
+        );
+        let (name, rest) = body.split_once(" (").unwrap_or((&body, ")"));
+        let args = rest.rsplit_once(')').map_or("", |(a, _)| a);
+        let args: Vec<String> = args
+            .split(", ")
+            .filter(|a| !a.is_empty())
+            .map(|a| match a.split_once('=') {
+                Some((n, v)) => {
+                    let v = v.strip_prefix(&format!("{n}@entry=")).unwrap_or(v);
+                    format!("{n}={v}")
+                }
+                None => a.to_string(),
+            })
+            .collect();
+        if line.starts_with("#0 ") {
+            stops.push(Vec::new());
+        }
+        stops
+            .last_mut()?
+            .push(format!("{name}({})", args.join(", ")));
+    }
+    Some(stops)
+}
+
+/// scry's backtrace in the same shape: `function(args)` per row.
+fn our_backtrace(scry: &mut Scry) -> Vec<String> {
+    scry.ok(
+        "state.unwind().map(f => f.symbol.split('+')[0] + '(' + (f.args || '') + ')').join('\\n')",
+    )
+    .lines()
+    .map(str::to_string)
+    .collect()
+}
+
 /// `leaf middle outer main`-style names of the listed rows, tail-call rows marked `tail:`.
 fn rows(scry: &mut Scry) -> Vec<String> {
     scry.ok("state.unwind().map(f => (f.tail_call ? 'tail:' : '') + f.symbol.split('+')[0] + '@' + hex(f.pc)).join(' ')")
@@ -49,10 +112,11 @@ fn a_tail_call_is_a_row_of_its_own_where_gdb_puts_it() {
             .contains(" [tail call] middle+"),
         "{listing}"
     );
+    // The erased frame's parameter, as its location list places it at the jump: an entry
+    // value the chain cannot recover here (gdb: `middle (x=<optimized out>)`).
     assert_eq!(
-        scry.ok("state.locals(1).length"),
-        "0",
-        "no frame, no variables"
+        scry.ok("state.locals(1).map(v => v.name + '=' + v.value).join(' ')"),
+        "x=<optimized out>"
     );
 
     // gdb's backtrace of the same binary at the same place: the same functions, and the
@@ -94,4 +158,87 @@ fn no_tail_call_rows_without_call_site_information() {
         .map(|r| r.split('@').next().unwrap().to_string())
         .collect();
     assert_eq!(names, ["leaf", "middle", "outer", "main"]);
+}
+
+/// The ground truth fixtures/tailchain.c prints.
+fn truth(scry: &mut Scry) -> std::collections::HashMap<String, i64> {
+    scry.ok("output()")
+        .lines()
+        .filter_map(|l| l.strip_prefix("truth "))
+        .flat_map(|l| l.split(' '))
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.parse().unwrap()))
+        .collect()
+}
+
+#[test]
+fn erased_frames_show_their_arguments_and_entry_values_pass_through_them() {
+    let exe = fixture_with("tailchain", &["-g", "-O2"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    // Line 17 (`hook(b)`): after a call through a pointer, so h's a and cancel are dead and
+    // their registers reused; only entry values describe them.
+    scry.ok("breakpoint.set('tailchain.c:17')");
+    assert!(scry.ok("cont()").starts_with("breakpoint 1 at "));
+    let t = truth(&mut scry);
+    let ours = our_backtrace(&mut scry);
+    assert_eq!(
+        ours,
+        [
+            format!("h(a={}, b={}, cancel=true)", t["h_a"], t["h_b"]),
+            format!("g(a={}, cancel=true)", t["g_a"]),
+            format!("f(a={}, cancel=true)", t["f_a"]),
+            "main(argc=1, argv=<optimized out>)".to_string(),
+        ]
+    );
+    // The premise: h's own DWARF places cancel only as an entry value at this stop.
+    let loc = Command::new("readelf")
+        .args(["--debug-dump=loc"])
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&loc.stdout).contains("DW_OP_entry_value: (DW_OP_reg1 (rdx))"),
+        "h's cancel (rdx) is an entry value somewhere"
+    );
+    // The same values through every entry point: a frame's variables, one by name.
+    assert_eq!(scry.ok("state.var('cancel')"), "true");
+    assert_eq!(scry.num("state.var('a')") as i64, t["h_a"]);
+    assert_eq!(
+        scry.ok("state.locals(1).map(v => v.name + '=' + v.value).join(' ')"),
+        format!("a={} cancel=true", t["g_a"])
+    );
+    assert_eq!(scry.num("state.var('a', 2)") as i64, t["f_a"]);
+    assert_eq!(
+        scry.ok("state.unwind().map(f => !!f.tail_call).join(' ')"),
+        "false true true false"
+    );
+    if let Some(gdb) = gdb_backtraces(&exe, "tailchain.c:17", 0) {
+        assert_eq!(gdb.first(), Some(&ours), "{gdb:?}");
+    }
+}
+
+#[test]
+fn two_tail_call_paths_prove_no_entry_value() {
+    let exe = fixture_with("tailchain", &["-g", "-O2"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('tailchain.c:17')");
+    scry.ok("cont()");
+    let t = truth(&mut scry);
+    // The second stop: main called pick, which reaches h through g or g2; main's call site
+    // gave pick its arguments, not h, and which path ran is not provable.
+    assert!(scry.ok("cont()").starts_with("breakpoint 1 at "));
+    let a = t["main_a"];
+    let b = if a & 1 == 1 { 2 * a } else { a };
+    let ours = our_backtrace(&mut scry);
+    assert_eq!(
+        ours,
+        [
+            format!("h(a=<optimized out>, b={b}, cancel=<optimized out>)"),
+            "main(argc=1, argv=<optimized out>)".to_string(),
+        ]
+    );
+    assert_eq!(scry.ok("state.var('cancel')"), "<optimized out>");
+    if let Some(gdb) = gdb_backtraces(&exe, "tailchain.c:17", 1) {
+        assert_eq!(gdb.get(1), Some(&ours), "{gdb:?}");
+    }
 }

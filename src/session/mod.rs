@@ -9,6 +9,7 @@ pub mod dynamic;
 mod error;
 mod file_scope;
 mod fpu;
+mod frame_view;
 mod gcore;
 mod inspect;
 mod lookup;
@@ -209,7 +210,8 @@ pub struct FrameRow {
     /// and so on (the innermost inlined call has the highest level).
     pub level: usize,
     /// A frame a tail call erased, rebuilt from DWARF call-site information between
-    /// physical frame `physical` and its caller: no registers or variables are known.
+    /// physical frame `physical` and its caller: its variables are read at its jump (see
+    /// `Session::erased_row_vars`); it has no registers of its own to show.
     pub tail_call: bool,
 }
 

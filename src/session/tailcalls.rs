@@ -1,7 +1,14 @@
 //! Unwind rows for frames that tail calls erased (see `SymbolStore::tail_calls`), inserted
-//! between a physical frame's rows and its caller's.
+//! between a physical frame's rows and its caller's, and their variables.
 
+use super::frame_view::FrameView;
+use super::values::{guarded, FrameVarRow, TypedValue};
 use super::*;
+use crate::symbols::dwarf::{Gone, Place};
+use crate::symbols::store::TailCall;
+
+/// The x86-64 psABI's red zone: a leaf function's data may sit this far below its sp.
+const RED_ZONE: u64 = 128;
 
 impl Session {
     /// `rows` with the rebuilt tail-call frames inserted and every row renumbered.
@@ -20,18 +27,10 @@ impl Session {
             if !ends_frame {
                 continue;
             }
-            let (Some(callee), Some(caller)) = (frames.get(physical), frames.get(physical + 1))
-            else {
+            let Some(caller) = frames.get(physical + 1) else {
                 continue;
             };
-            // Only a return address leads to the caller's call site.
-            if !matches!(caller.source, FrameSource::Cfi | FrameSource::FramePointer) {
-                continue;
-            }
-            let tails = self
-                .symbols
-                .tail_calls(RuntimeAddr(callee.lookup_pc()), RuntimeAddr(caller.pc));
-            for t in tails {
+            for t in tail_frames(&self.symbols, frames, physical) {
                 let loc = self.symbols.locations(t.lookup).pop();
                 out.push(FrameRow {
                     frame: 0,
@@ -54,4 +53,90 @@ impl Session {
         }
         out
     }
+
+    /// The variables of an erased frame at its tail-jumping instruction, as its location
+    /// lists place them there: in the callee-saved registers it handed on, in memory
+    /// outside the stack the callees reused, or as entry values through the call sites
+    /// (see `FrameView`). Everything else is `<optimized out>`.
+    pub(super) fn erased_row_vars(
+        &self,
+        frames: &[unwind::Frame],
+        row: &FrameRow,
+        fs_base: u64,
+    ) -> Result<Vec<FrameVarRow>> {
+        let (inferior, store) = self.live_parts()?;
+        let erased = tail_frames(store, frames, row.physical);
+        let Some(t) = erased.iter().position(|t| t.pc.0 == row.pc) else {
+            return Ok(Vec::new());
+        };
+        let lookup = erased[t].lookup;
+        let Some(module) = store.module_at(lookup) else {
+            return Ok(Vec::new());
+        };
+        let file = module.file.clone();
+        let Some(dwarf) = file.dwarf() else {
+            return Ok(Vec::new());
+        };
+        let pc_file = module.bias.to_file(lookup);
+        let Some(chain) = dwarf.scopes_at(pc_file) else {
+            return Ok(Vec::new());
+        };
+        let view = FrameView {
+            inferior,
+            store,
+            frames,
+            index: row.physical,
+            tail: t + 1,
+            bias: module.bias.0,
+            tls_module: Some(module),
+            fs_base,
+            at_entry: false,
+            depth: 0,
+            fpu: None,
+        };
+        // The stack from the innermost frame up to the physical frame's CFA is the callees'
+        // now: what the erased frame kept there is overwritten.
+        let reused = frames
+            .first()
+            .map(|f| f.sp.saturating_sub(RED_ZONE))
+            .zip(frames.get(row.physical + 1).map(|f| f.sp));
+        let vars = guarded(|| dwarf.tree.frame_vars(&chain, 0, pc_file.0, &view, false))?;
+        Ok(vars
+            .into_iter()
+            .map(|mut v| {
+                if let (Place::Memory(a), Some((low, high))) = (&v.value.place, reused) {
+                    if (low..high).contains(a) {
+                        v.value.place = Place::Gone(Gone::Unavailable(
+                            "its stack was reused after the tail call".into(),
+                        ));
+                    }
+                }
+                FrameVarRow {
+                    name: v.name,
+                    param: v.param,
+                    value: TypedValue {
+                        file: file.clone(),
+                        value: v.value,
+                    },
+                }
+            })
+            .collect())
+    }
+}
+
+/// The frames tail calls erased between physical frame `physical` and its caller, innermost
+/// first (see `SymbolStore::tail_calls`).
+pub(super) fn tail_frames(
+    store: &SymbolStore,
+    frames: &[unwind::Frame],
+    physical: usize,
+) -> Vec<TailCall> {
+    let (Some(callee), Some(caller)) = (frames.get(physical), frames.get(physical + 1)) else {
+        return Vec::new();
+    };
+    // Only a return address leads to the caller's call site.
+    if !matches!(caller.source, FrameSource::Cfi | FrameSource::FramePointer) {
+        return Vec::new();
+    }
+    store.tail_calls(RuntimeAddr(callee.lookup_pc()), RuntimeAddr(caller.pc))
 }

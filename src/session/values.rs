@@ -7,19 +7,14 @@
 use std::sync::Arc;
 
 use super::backend::ProcessView;
+use super::frame_view::{FrameView, MAX_ENTRY_DEPTH};
 use super::*;
 use crate::os::fpregs::FpRegs;
-use crate::symbols::dwarf::callsite::single_register;
-use crate::symbols::dwarf::location::{self as loc, FrameAccess};
 use crate::symbols::dwarf::path::{self, Path};
-use crate::symbols::dwarf::reader::DwarfReader as Reader;
-use crate::symbols::dwarf::tree::{InfoTree, UnitHandle};
+use crate::symbols::dwarf::tree::InfoTree;
 use crate::symbols::dwarf::types::Encoding;
 use crate::symbols::dwarf::{FrameVar, Kind, Limits, Place, Plain, Scalar, Target, Value};
 use crate::symbols::{FileAddr, LoadedModule, ModuleFile};
-
-/// Entry values are looked up through at most this many callers.
-const MAX_ENTRY_DEPTH: usize = 4;
 
 /// A value and the file whose DWARF describes its type.
 #[derive(Clone)]
@@ -55,139 +50,6 @@ impl Target for MemTarget<'_> {
     fn symbolize(&self, addr: u64) -> Option<String> {
         // Symbols only: `<[stack]+0x20818>` after a pointer says nothing its value does not.
         self.store.symbol_name(RuntimeAddr(addr))
-    }
-}
-
-/// One physical frame as location expressions see it.
-struct FrameView<'a> {
-    inferior: &'a dyn ProcessView,
-    store: &'a SymbolStore,
-    frames: &'a [unwind::Frame],
-    index: usize,
-    bias: u64,
-    /// The module whose TLS block `DW_OP_form_tls_address` means, and the selected thread's
-    /// thread pointer; the block is found only when a variable needs it.
-    tls_module: Option<&'a LoadedModule>,
-    fs_base: u64,
-    /// pc is the first instruction of the function (registers still hold the arguments).
-    at_entry: bool,
-    depth: usize,
-    /// The selected thread's floating-point and vector registers, for frames at or above the
-    /// innermost signal frame: optimized code keeps every `double` in an xmm register.
-    fpu: Option<&'a FpRegs>,
-}
-
-impl<'a> FrameView<'a> {
-    /// A view with no frame behind it: only what needs no register (a fixed address, a
-    /// thread-local) can be read through it.
-    fn frameless(
-        inferior: &'a dyn ProcessView,
-        store: &'a SymbolStore,
-        module: &'a LoadedModule,
-        fs_base: u64,
-    ) -> FrameView<'a> {
-        FrameView {
-            inferior,
-            store,
-            frames: &[],
-            index: 0,
-            bias: module.bias.0,
-            tls_module: Some(module),
-            fs_base,
-            at_entry: false,
-            depth: 0,
-            fpu: None,
-        }
-    }
-}
-
-impl FrameAccess for FrameView<'_> {
-    /// A register in this frame. One the unwinder could not recover (a caller-saved
-    /// register in a caller) has the value of the nearest inner frame that knows it, as in
-    /// gdb: a location list that places a variable there at this pc says the compiler kept
-    /// it there across the call (GCC's interprocedural register allocation does).
-    fn register(&self, reg: u16) -> Option<Vec<u8>> {
-        let inner = self.frames.get(..=self.index)?;
-        if let Some(bytes) = vector_register(self.fpu, reg) {
-            // No ABI preserves the vector registers across a call and CFI never says where
-            // they were saved, so a caller sees the thread's current ones (gdb's rule too),
-            // except beyond a signal frame, whose interrupted code had registers of its own.
-            let crossed_signal = inner
-                .iter()
-                .skip(1)
-                .any(|f| matches!(f.source, FrameSource::SignalFrame));
-            return (!crossed_signal).then_some(bytes);
-        }
-        inner
-            .iter()
-            .rev()
-            .find_map(|f| f.regs.get(reg))
-            .map(|v| v.to_le_bytes().to_vec())
-    }
-
-    fn cfa(&self) -> Option<u64> {
-        // The CFA of a frame is the stack pointer of its caller just after the call returned.
-        self.frames.get(self.index + 1).map(|f| f.sp)
-    }
-
-    fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
-        self.inferior.read_memory(addr, buf).is_ok()
-    }
-
-    fn tls(&self, offset: u64) -> Option<u64> {
-        let block = tls_block(self.inferior, self.store, self.tls_module?, self.fs_base)?;
-        Some(block.wrapping_add(offset))
-    }
-
-    fn entry_value(&self, expr: &gimli::Expression<Reader>, unit: &UnitHandle) -> Option<u64> {
-        let reg = single_register(expr, unit)?;
-        if self.at_entry {
-            return self.register(reg).map(|b| le(&b));
-        }
-        if self.depth >= MAX_ENTRY_DEPTH {
-            return None;
-        }
-        // The caller's call site says what it passed in that register.
-        let caller = self.frames.get(self.index + 1)?;
-        let ret = caller.pc;
-        let module = self.store.module_at(RuntimeAddr(ret.saturating_sub(1)))?;
-        let ret_file = module.bias.to_file(RuntimeAddr(ret)).0;
-        let dwarf = module.file.dwarf()?;
-        let chain = dwarf.scopes_at(FileAddr(ret_file.saturating_sub(1)))?;
-        let value = dwarf
-            .tree
-            .call_site_value(&chain.unit, chain.function, ret_file, reg)?;
-        let view = FrameView {
-            index: self.index + 1,
-            bias: module.bias.0,
-            at_entry: false,
-            depth: self.depth + 1,
-            tls_module: Some(module),
-            ..*self
-        };
-        // A value the caller keeps in its frame (`DW_OP_fbreg -64`: an array it passed)
-        // needs the caller's frame base.
-        let frame_base = chain
-            .unit
-            .entry_at(chain.function)
-            .and_then(|f| loc::frame_base(&chain.unit, &f, &view, ret_file.saturating_sub(1)));
-        loc::evaluate_value(&value, &chain.unit, &view, frame_base)
-    }
-
-    fn bias(&self) -> u64 {
-        self.bias
-    }
-}
-
-/// The bytes of DWARF register `reg` when it is one of the x86-64 psABI's vector or x87
-/// registers: 17-32 xmm0-15, 33-40 st0-7 (80-bit), 64 mxcsr.
-fn vector_register(fpu: Option<&FpRegs>, reg: u16) -> Option<Vec<u8>> {
-    let fpu = fpu?;
-    match reg {
-        17..=32 => fpu.xmm(usize::from(reg - 17)).map(|b| b.to_vec()),
-        33..=40 => fpu.st(usize::from(reg - 33)).map(|b| b.to_vec()),
-        64 => Some(fpu.mxcsr().to_le_bytes().to_vec()),
-        _ => None,
     }
 }
 
@@ -246,16 +108,9 @@ pub(super) fn global_value(
 }
 
 /// A bug on hostile DWARF costs this answer, not the session.
-fn guarded<T>(f: impl FnOnce() -> T) -> Result<T> {
+pub(super) fn guarded<T>(f: impl FnOnce() -> T) -> Result<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
         .map_err(|_| SessionError::Invalid("reading this value failed (malformed DWARF?)".into()))
-}
-
-fn le(bytes: &[u8]) -> u64 {
-    let mut raw = [0u8; 8];
-    let n = bytes.len().min(8);
-    raw[..n].copy_from_slice(&bytes[..n]);
-    u64::from_le_bytes(raw)
 }
 
 /// The address of a module's TLS block in the thread whose thread pointer is `fs_base`.
@@ -373,9 +228,8 @@ impl Session {
         fs_base: u64,
         fpu: Option<&FpRegs>,
     ) -> Result<Vec<FrameVarRow>> {
-        // A frame a tail call erased left no registers or memory of its own to read.
         if row.tail_call {
-            return Ok(Vec::new());
+            return self.erased_row_vars(frames, row, fs_base);
         }
         let (inferior, store) = self.live_parts()?;
         let Some(frame) = frames.get(row.physical) else {
@@ -401,6 +255,7 @@ impl Session {
             frames,
             index: row.physical,
             bias: module.bias.0,
+            tail: 0,
             tls_module: Some(module),
             fs_base,
             at_entry: exact && low == Some(pc_file),

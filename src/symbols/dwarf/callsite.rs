@@ -1,11 +1,11 @@
 //! Call-site information (`DW_TAG_call_site`, GNU's `DW_TAG_GNU_call_site`): what a caller
-//! put in a parameter register at a call, as an expression over the caller's own frame. It
-//! recovers `DW_OP_entry_value(reg)`: a callee's argument whose register was reused after
-//! entry.
+//! put in a parameter register at a call, as an expression over the caller's own frame, and
+//! what it called. It recovers `DW_OP_entry_value(reg)`: a callee's argument whose register
+//! was reused after entry.
 
 use gimli::{AttributeValue, Expression, Operation, UnitOffset};
 
-use super::tree::{InfoTree, Reader, UnitHandle};
+use super::tree::{Die, InfoTree, Reader, UnitHandle};
 
 /// DIEs searched per function at most.
 const MAX_DIES: usize = 200_000;
@@ -13,67 +13,123 @@ const MAX_DIES: usize = 200_000;
 const DW_TAG_GNU_CALL_SITE: gimli::DwTag = gimli::DwTag(0x4109);
 const DW_TAG_GNU_CALL_SITE_PARAMETER: gimli::DwTag = gimli::DwTag(0x410a);
 const DW_AT_GNU_CALL_SITE_VALUE: gimli::DwAt = gimli::DwAt(0x2111);
+const DW_AT_GNU_CALL_SITE_TARGET: gimli::DwAt = gimli::DwAt(0x2113);
+
+/// What a call site says it called.
+#[derive(Clone, Debug)]
+pub(crate) enum Callee {
+    /// The called function's DIE (a definition, or a declaration of one defined elsewhere).
+    Function(usize),
+    /// A call through a pointer: the expression giving the address it called, over the
+    /// caller's frame (`DW_AT_call_target`).
+    Computed(Expression<Reader>),
+    /// A call through a pointer DWARF says nothing more about.
+    Unknown,
+}
 
 impl InfoTree {
-    /// The expression the caller's call site gives for the parameter passed in DWARF
-    /// register `reg`, for the call that returns to `return_pc` (a link-time address) inside
-    /// function `function` of `unit`.
-    pub(crate) fn call_site_value(
+    /// The call site of function `function` (a DIE of `unit`) at `pc` (a link-time address):
+    /// when `after`, the address after its call (`DW_AT_call_return_pc`, GNU's
+    /// `DW_AT_low_pc`), else the call instruction itself (`DW_AT_call_pc`: how DWARF 5 may
+    /// place a tail call, which has no return address).
+    pub(crate) fn call_site_at(
         &self,
         unit: &UnitHandle,
         function: usize,
-        return_pc: u64,
-        reg: u16,
-    ) -> Option<Expression<Reader>> {
+        pc: u64,
+        after: bool,
+    ) -> Option<usize> {
         let off = UnitOffset(function.checked_sub(unit.start())?);
         let mut cursor = unit.unit.entries_at_offset(off).ok()?;
         let top = cursor.next_dfs().ok()??.depth();
         let mut seen = 0;
-        let mut in_site = false;
-        let mut site_depth = 0;
         while let Ok(Some(entry)) = cursor.next_dfs() {
-            let depth = entry.depth();
             seen += 1;
-            if depth <= top || seen > MAX_DIES {
+            if entry.depth() <= top || seen > MAX_DIES {
                 return None;
             }
-            if in_site && depth <= site_depth {
-                in_site = false;
-            }
             let tag = entry.tag();
-            if tag == gimli::DW_TAG_call_site || tag == DW_TAG_GNU_CALL_SITE {
-                let ret = entry
-                    .attr_value(gimli::DW_AT_call_return_pc)
-                    .or_else(|| entry.attr_value(gimli::DW_AT_low_pc));
-                let ret = match ret {
-                    Some(AttributeValue::Addr(a)) => Some(a),
-                    Some(v) => unit.unit_ref().attr_address(v).ok().flatten(),
-                    None => None,
-                };
-                in_site = ret == Some(return_pc);
-                site_depth = depth;
+            if tag != gimli::DW_TAG_call_site && tag != DW_TAG_GNU_CALL_SITE {
                 continue;
             }
-            if in_site
-                && (tag == gimli::DW_TAG_call_site_parameter
-                    || tag == DW_TAG_GNU_CALL_SITE_PARAMETER)
-            {
-                let Some(AttributeValue::Exprloc(loc)) = entry.attr_value(gimli::DW_AT_location)
-                else {
-                    continue;
-                };
-                if single_register(&loc, unit) != Some(reg) {
-                    continue;
-                }
-                let value = entry
-                    .attr_value(gimli::DW_AT_call_value)
-                    .or_else(|| entry.attr_value(DW_AT_GNU_CALL_SITE_VALUE));
-                if let Some(AttributeValue::Exprloc(v)) = value {
-                    return Some(v);
-                }
+            let at = if after {
+                address(unit, entry, gimli::DW_AT_call_return_pc)
+                    .or_else(|| address(unit, entry, gimli::DW_AT_low_pc))
+            } else {
+                address(unit, entry, gimli::DW_AT_call_pc)
+            };
+            if at == Some(pc) {
+                return Some(unit.global(entry.offset()));
             }
         }
         None
+    }
+
+    /// What the call site `site` (a DIE of `unit`) called.
+    pub(crate) fn call_site_callee(&self, unit: &UnitHandle, site: usize) -> Callee {
+        let Some(entry) = unit.entry_at(site) else {
+            return Callee::Unknown;
+        };
+        if let Some(die) = unit
+            .reference(&entry, gimli::DW_AT_call_origin)
+            .or_else(|| unit.reference(&entry, gimli::DW_AT_abstract_origin))
+        {
+            return Callee::Function(die);
+        }
+        let target = entry
+            .attr_value(gimli::DW_AT_call_target)
+            .or_else(|| entry.attr_value(DW_AT_GNU_CALL_SITE_TARGET));
+        match target {
+            Some(AttributeValue::Exprloc(e)) => Callee::Computed(e),
+            _ => Callee::Unknown,
+        }
+    }
+
+    /// The expression call site `site` (a DIE of `unit`) gives for the parameter it passed
+    /// in DWARF register `reg`.
+    pub(crate) fn call_site_param(
+        &self,
+        unit: &UnitHandle,
+        site: usize,
+        reg: u16,
+    ) -> Option<Expression<Reader>> {
+        let off = UnitOffset(site.checked_sub(unit.start())?);
+        let mut cursor = unit.unit.entries_at_offset(off).ok()?;
+        let top = cursor.next_dfs().ok()??.depth();
+        let mut seen = 0;
+        while let Ok(Some(entry)) = cursor.next_dfs() {
+            seen += 1;
+            if entry.depth() <= top || seen > MAX_DIES {
+                return None;
+            }
+            let tag = entry.tag();
+            if entry.depth() != top + 1
+                || (tag != gimli::DW_TAG_call_site_parameter
+                    && tag != DW_TAG_GNU_CALL_SITE_PARAMETER)
+            {
+                continue;
+            }
+            let Some(AttributeValue::Exprloc(loc)) = entry.attr_value(gimli::DW_AT_location) else {
+                continue;
+            };
+            if single_register(&loc, unit) != Some(reg) {
+                continue;
+            }
+            let value = entry
+                .attr_value(gimli::DW_AT_call_value)
+                .or_else(|| entry.attr_value(DW_AT_GNU_CALL_SITE_VALUE));
+            if let Some(AttributeValue::Exprloc(v)) = value {
+                return Some(v);
+            }
+        }
+        None
+    }
+}
+
+fn address(unit: &UnitHandle, die: &Die, at: gimli::DwAt) -> Option<u64> {
+    match die.attr_value(at)? {
+        AttributeValue::Addr(a) => Some(a),
+        v => unit.unit_ref().attr_address(v).ok().flatten(),
     }
 }
 

@@ -216,7 +216,7 @@ impl DwarfInfo {
 
     /// Where the function a call site names begins: its own low pc, or (for a declaration
     /// of a function defined elsewhere) the address of its linkage name or name.
-    fn function_entry(
+    pub(crate) fn function_entry(
         &self,
         die: usize,
         entry_of: &dyn Fn(&str) -> Option<FileAddr>,
@@ -230,7 +230,7 @@ impl DwarfInfo {
     }
 
     /// The linkage name or name of a function DIE.
-    fn declared_name(&self, die: usize) -> Option<String> {
+    pub(crate) fn declared_name(&self, die: usize) -> Option<String> {
         let (unit, entry) = self.tree.entry(die)?;
         unit.string(&entry, gimli::DW_AT_linkage_name)
             .or_else(|| unit.string(&entry, gimli::DW_AT_name))
