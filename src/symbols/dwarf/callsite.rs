@@ -151,3 +151,104 @@ pub(crate) fn single_register(expr: &Expression<Reader>, unit: &UnitHandle) -> O
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    use super::*;
+    use crate::symbols::dwarf::DwarfInfo;
+    use crate::symbols::elf::ElfImage;
+    use crate::symbols::testutil::{compile, nm_address};
+
+    const PROGRAM: &str = r#"
+volatile int sink;
+__attribute__((noinline, noclone)) void leaf(int v) { sink = v; }
+void (*volatile hook)(int) = leaf;
+__attribute__((noinline, noclone)) void mid(int v) { leaf(v + 1); }
+int main(int argc, char **argv) {
+    (void)argv;
+    mid(7);
+    hook(argc);
+    sink = 0;
+    return 0;
+}
+"#;
+
+    /// The address after each call or jump instruction of `function`, with its text, as
+    /// objdump reads it (address + the instruction's byte count).
+    fn after_calls(exe: &std::path::Path, function: &str) -> Vec<(u64, String)> {
+        let out = Command::new("objdump").arg("-d").arg(exe).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let body = text.split(&format!("<{function}>:\n")).nth(1).unwrap();
+        body.lines()
+            .take_while(|l| !l.trim().is_empty())
+            .filter_map(|l| {
+                let mut cols = l.split('\t');
+                let addr =
+                    u64::from_str_radix(cols.next()?.trim().trim_end_matches(':'), 16).ok()?;
+                let len = cols.next()?.split_whitespace().count() as u64;
+                let insn = cols.next()?.to_string();
+                (insn.starts_with("call") || insn.starts_with("jmp")).then_some((addr + len, insn))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn call_sites_name_what_they_called_and_what_they_passed() {
+        let exe = compile("callsites", PROGRAM, false, &["-g", "-O2"]);
+        let img = ElfImage::load(&exe).unwrap();
+        let dwarf = DwarfInfo::from_elf(img.shared_bytes()).unwrap();
+        let entry = |name: &str| nm_address(&exe, name).unwrap();
+        let site_in = |function: &str, pc: u64, after: bool| {
+            let unit = dwarf.unit_for_pc(entry(function)).unwrap();
+            let f = dwarf.tree.function_at(&unit, entry(function)).unwrap();
+            dwarf
+                .tree
+                .call_site_at(&unit, f, pc, after)
+                .map(|s| (unit, s))
+        };
+        let none = |_: &str| None;
+        let calls = after_calls(&exe, "main");
+        let direct = calls.iter().find(|(_, i)| i.contains("<mid>")).unwrap().0;
+        let indirect = calls
+            .iter()
+            .find(|(_, i)| i.contains("call") && i.contains('*'));
+        let (unit, site) = site_in("main", direct, true).expect("the call to mid");
+        let Callee::Function(die) = dwarf.tree.call_site_callee(&unit, site) else {
+            panic!("mid by name");
+        };
+        assert_eq!(dwarf.function_entry(die, &none), Some(entry("mid")));
+        // mid(7): rdi (DWARF 5) holds the constant.
+        let value = dwarf
+            .tree
+            .call_site_param(&unit, site, 5)
+            .expect("rdi's value");
+        let op = value.operations(unit.encoding()).next().unwrap().unwrap();
+        assert!(
+            matches!(op, Operation::UnsignedConstant { value: 7 }),
+            "{op:?}"
+        );
+        assert!(dwarf.tree.call_site_param(&unit, site, 4).is_none());
+        // A return address is not a call instruction's address.
+        assert!(site_in("main", direct, false).is_none());
+        if let Some((pc, _)) = indirect {
+            let (unit, site) = site_in("main", *pc, true).expect("the call through hook");
+            assert!(!matches!(
+                dwarf.tree.call_site_callee(&unit, site),
+                Callee::Function(_)
+            ));
+        }
+        // mid's last instruction jumps to leaf: a tail call site, after the jump.
+        let jump = after_calls(&exe, "mid")
+            .into_iter()
+            .find(|(_, i)| i.contains("jmp") && i.contains("<leaf>"))
+            .expect("mid tail-calls leaf at -O2")
+            .0;
+        let (unit, site) = site_in("mid", jump, true).expect("the tail call");
+        let Callee::Function(die) = dwarf.tree.call_site_callee(&unit, site) else {
+            panic!("leaf by name");
+        };
+        assert_eq!(dwarf.function_entry(die, &none), Some(entry("leaf")));
+    }
+}
