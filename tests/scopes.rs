@@ -153,6 +153,11 @@ fn a_file_names_which_static_a_path_means() {
         e.contains("'nothing'") && e.contains("'file_statics.c'"),
         "{e}"
     );
+    // A quoted file with no name after it, and a path where state.var takes a name.
+    let e = scry.err("state.value(\"'file_statics.c'::\")");
+    assert!(e.contains("expected a name after '::'"), "{e}");
+    let e = scry.err("state.var(\"'file_statics.c'::counter.x\")");
+    assert!(e.contains("state.value()"), "{e}");
     // function::static_local still reads the function's own static.
     assert_eq!(scry.ok("state.value('tick::calls')"), "1");
     // The session goes on.

@@ -353,7 +353,7 @@ impl Session {
             return match path::parse(name).map_err(SessionError::Invalid)? {
                 Path::InFile { file, name } => self.lookup_in_file(&file, &name),
                 _ => Err(SessionError::Invalid(format!(
-                    "'{name}' is a path, not a variable name (state.value() reads paths)"
+                    "{name} is a path, not a variable name (state.value() reads paths)"
                 ))),
             };
         }
