@@ -108,6 +108,11 @@ fn main() -> ExitCode {
         }
         None => None,
     };
+    let interactive = scry::repl::stdin_is_terminal() && !cli.batch;
+    // Before anything large is allocated: the guardian is a forked process that lives as
+    // long as scry, and every page scry writes after the fork is copied for it (forked after
+    // loading a large program's symbols, it cost a tenth of the time to the first stop).
+    scry::session::install_signal_handling(interactive);
     let mut session = Session::new(config);
     let first_stop = if let Some(core) = &cli.core {
         match scry::daemon::core_program(&cli.program) {
@@ -151,8 +156,6 @@ fn main() -> ExitCode {
     let mut repl = Repl::new(engine, &cli.marker);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let interactive = scry::repl::stdin_is_terminal() && !cli.batch;
-    scry::session::install_signal_handling(interactive);
     let mut quit = false;
     for script in &cli.scripts {
         match repl.run_file(script, &mut out) {
@@ -176,7 +179,7 @@ fn main() -> ExitCode {
     } else {
         repl.run_pipe(stdin, &mut out)
     };
-    repl.finish();
+    repl.finish_for_exit();
     if let Some(sig) = scry::session::termination() {
         eprintln!("scry: ended by signal {sig}; the target was released");
         return ExitCode::from(128 + sig as u8);

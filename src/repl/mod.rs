@@ -248,6 +248,14 @@ impl Repl {
     pub fn finish(&mut self) {
         self.engine.with_session(|s| s.release());
     }
+
+    /// `finish` for a process that exits right after: the symbol tables are not freed.
+    pub fn finish_for_exit(&mut self) {
+        self.engine.with_session(|s| {
+            s.release();
+            s.abandon_symbols_at_exit();
+        });
+    }
 }
 
 /// Text from the target made safe to show on a terminal (see `escape`).

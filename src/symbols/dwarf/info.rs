@@ -1,6 +1,7 @@
 //! `DwarfInfo`: the debug sections of one ELF file (an executable, a library or its separate
-//! debug file), opened for questions. Opening reads unit headers and root DIEs; everything
-//! below a unit's root is parsed by addr2line on first need.
+//! debug file), opened for questions. Opening reads section headers and abbreviations; which
+//! unit holds an address is indexed on the first question about an address, and everything
+//! below a unit's root is parsed on first need.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -9,8 +10,9 @@ use gimli::SectionId;
 
 use super::nesting::NestingGuard;
 use super::reader::DwarfReader;
-use super::stmt::StmtLines;
+use super::stmt::{StmtLine, StmtLines};
 use super::tree::InfoTree;
+use super::units::UnitSpans;
 use crate::symbols::elf::sections::{read_sections, SectionInfo};
 use crate::symbols::elf::SharedBytes;
 
@@ -19,11 +21,15 @@ type Reader = DwarfReader;
 /// The parsed DWARF of one file. addr2line caches parsed units in cells that are not `Sync`,
 /// hence the lock.
 pub struct DwarfInfo {
-    ctx: Mutex<addr2line::Context<Reader>>,
+    /// Opened on the first question that needs functions or inlined calls (opening reads
+    /// every unit's ranges again, its own way): lines, scopes and values never need it.
+    /// `None` inside when addr2line refused the file.
+    ctx: OnceLock<Option<Mutex<addr2line::Context<Reader>>>>,
     /// The sections addr2line reads too, for the nesting checks.
     dwarf: Arc<gimli::Dwarf<Reader>>,
-    /// Built on the first question that parses a function: line lookups never need it.
-    guard: OnceLock<NestingGuard>,
+    /// Which units hold which addresses, built on the first question about an address.
+    units: OnceLock<UnitSpans>,
+    guard: NestingGuard,
     /// Types, variables and locations, read from the same sections on demand.
     pub(crate) tree: InfoTree,
     /// Line rows with their statement flags, per unit on demand.
@@ -71,23 +77,39 @@ impl DwarfInfo {
         // addr2line and the variable reader.
         dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::All);
         let dwarf = Arc::new(dwarf);
-        let ctx = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            addr2line::Context::from_arc_dwarf(dwarf.clone())
-        }))
-        .ok()?
-        .ok()?;
         Some(DwarfInfo {
-            ctx: Mutex::new(ctx),
+            ctx: OnceLock::new(),
             tree: InfoTree::new(dwarf.clone()),
             stmt: StmtLines::new(dwarf.clone()),
             dwarf,
-            guard: OnceLock::new(),
+            units: OnceLock::new(),
+            guard: NestingGuard::new(),
         })
     }
 
-    /// The addr2line context for questions that parse no function (line tables).
-    pub(super) fn context(&self) -> MutexGuard<'_, addr2line::Context<Reader>> {
-        self.ctx.lock().unwrap_or_else(|e| e.into_inner())
+    /// Which units hold which addresses.
+    pub(super) fn unit_spans(&self) -> &UnitSpans {
+        self.units.get_or_init(|| UnitSpans::build(&self.dwarf))
+    }
+
+    /// The line-table row gdb reports at link-time address `pc`.
+    pub(super) fn stmt_line(&self, pc: u64) -> Option<StmtLine> {
+        self.stmt.line_at(self.unit_spans(), pc)
+    }
+
+    /// The addr2line context for questions that parse no function (line tables); `None`
+    /// when addr2line cannot read the file.
+    pub(super) fn context(&self) -> Option<MutexGuard<'_, addr2line::Context<Reader>>> {
+        let ctx = self.ctx.get_or_init(|| {
+            let dwarf = self.dwarf.clone();
+            std::panic::catch_unwind(AssertUnwindSafe(|| {
+                addr2line::Context::from_arc_dwarf(dwarf)
+            }))
+            .ok()?
+            .ok()
+            .map(Mutex::new)
+        });
+        Some(ctx.as_ref()?.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// The addr2line context for questions about the code at `addr` that parse its function
@@ -97,10 +119,10 @@ impl DwarfInfo {
         &self,
         addr: u64,
     ) -> Option<MutexGuard<'_, addr2line::Context<Reader>>> {
-        self.guard
-            .get_or_init(|| NestingGuard::new(&self.dwarf))
-            .allows(&self.dwarf, addr)
-            .then(|| self.context())
+        if !self.guard.allows(&self.dwarf, self.unit_spans(), addr) {
+            return None;
+        }
+        self.context()
     }
 }
 

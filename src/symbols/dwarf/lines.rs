@@ -35,7 +35,7 @@ impl DwarfInfo {
     /// or its inlined callers. Parses no function: what a stop line needs.
     pub fn line_at(&self, addr: FileAddr) -> Option<Location> {
         std::panic::catch_unwind(AssertUnwindSafe(|| {
-            if let Some(row) = self.stmt.line_at(addr.0) {
+            if let Some(row) = self.stmt_line(addr.0) {
                 return Some(Location {
                     file: Some(row.file),
                     line: Some(row.line),
@@ -43,7 +43,7 @@ impl DwarfInfo {
                     inlined: false,
                 });
             }
-            let ctx = self.context();
+            let ctx = self.context()?;
             let loc = ctx.find_location(addr.0).ok()??;
             Some(Location {
                 file: loc.file.map(str::to_string),
@@ -60,7 +60,7 @@ impl DwarfInfo {
     /// stops only at those, as gdb's does. True where the tables do not say.
     pub fn is_statement(&self, addr: FileAddr) -> bool {
         std::panic::catch_unwind(AssertUnwindSafe(|| {
-            self.stmt.line_at(addr.0).is_none_or(|row| row.stmt)
+            self.stmt_line(addr.0).is_none_or(|row| row.stmt)
         }))
         .unwrap_or(true)
     }
@@ -98,7 +98,7 @@ impl DwarfInfo {
             last.inlined = false;
         }
         // The innermost position is the line table's: the statement row gdb reports.
-        if let (Some(first), Some(row)) = (out.first_mut(), self.stmt.line_at(addr)) {
+        if let (Some(first), Some(row)) = (out.first_mut(), self.stmt_line(addr)) {
             first.file = Some(row.file);
             first.line = Some(row.line);
         }
@@ -131,7 +131,9 @@ impl DwarfInfo {
     /// Whether any line-table row names a file whose path ends with `file`.
     pub fn has_source_file(&self, file: &str) -> bool {
         std::panic::catch_unwind(AssertUnwindSafe(|| {
-            let ctx = self.context();
+            let Some(ctx) = self.context() else {
+                return false;
+            };
             let Ok(mut rows) = ctx.find_location_range(0, u64::MAX) else {
                 return false;
             };

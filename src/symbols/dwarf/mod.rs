@@ -8,7 +8,8 @@
 //! against a frame, `scope` finds the function, inlined calls and blocks at a pc, `frame`
 //! gives a scope's variables their values, `callsite` recovers entry values, `prologue` says
 //! where a function's body begins, `stmt` reads line rows with their `is_stmt` flags as gdb
-//! does, `names` finds globals and types by name (`source_file` narrows them to one file), `path` parses
+//! does (`units` says which units hold an address), `names` finds globals and types by name
+//! (`source_file` narrows them to one file), `path` parses
 //! the C-like paths scripts write.
 
 pub mod callsite;
@@ -31,6 +32,7 @@ pub mod tailcall;
 pub mod tree;
 pub mod type_name;
 pub mod types;
+mod units;
 pub mod value;
 
 pub use frame::FrameVar;

@@ -1,5 +1,5 @@
-//! Questions about one file's DWARF that need the addr2line index: the unit whose code holds
-//! a pc, the scopes there, where a function's body begins. Link-time addresses.
+//! Questions about one file's DWARF that start from a pc: the unit whose code holds it, the
+//! scopes there, where a function's body begins. Link-time addresses.
 
 use std::panic::AssertUnwindSafe;
 
@@ -13,15 +13,25 @@ use super::value::{Target, Value};
 use crate::symbols::addr::FileAddr;
 
 impl DwarfInfo {
-    /// The unit whose code holds `pc` (a link-time address).
+    /// The unit whose code holds `pc` (a link-time address): of the units whose ranges hold
+    /// it, the first with a function there (ranges of units can overlap where a linker
+    /// kept one copy of a function several units define).
     pub(crate) fn unit_for_pc(&self, pc: u64) -> Option<UnitHandle> {
-        let start = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            let ctx = self.context_at(pc)?;
-            let unit = ctx.find_dwarf_and_unit(pc).skip_all_loads()?;
-            unit.header.debug_info_offset().map(|o| o.0)
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            let mut first = None;
+            for start in self.unit_spans().units_at(pc) {
+                let Some(unit) = self.tree.unit_starting_at(start) else {
+                    continue;
+                };
+                if self.tree.function_at(&unit, pc).is_some() {
+                    return Some(unit);
+                }
+                first.get_or_insert(unit);
+            }
+            first
         }))
-        .ok()??;
-        self.tree.unit_starting_at(start)
+        .ok()
+        .flatten()
     }
 
     /// The function at `pc` and the calls inlined into it down to `pc`, with their variables.

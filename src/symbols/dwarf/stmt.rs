@@ -7,11 +7,12 @@
 //! instruction. Rows are read per unit with `is_stmt`, once, when a lookup first needs them.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use gimli::Reader as _;
 
 use super::reader::DwarfReader as Reader;
+use super::units::UnitSpans;
 
 /// Rows of one unit's line program kept at most (hostile tables end here).
 const MAX_ROWS: usize = 4_000_000;
@@ -44,8 +45,6 @@ pub struct StmtLine {
 
 pub(crate) struct StmtLines {
     dwarf: Arc<gimli::Dwarf<Reader>>,
-    /// (low, high, unit offset in .debug_info) of every unit's code, sorted; built once.
-    ranges: OnceLock<Vec<(u64, u64, usize)>>,
     units: Mutex<HashMap<usize, Arc<UnitRows>>>,
 }
 
@@ -53,20 +52,14 @@ impl StmtLines {
     pub fn new(dwarf: Arc<gimli::Dwarf<Reader>>) -> StmtLines {
         StmtLines {
             dwarf,
-            ranges: OnceLock::new(),
             units: Mutex::new(HashMap::new()),
         }
     }
 
     /// The position of link-time address `pc`: the last statement row at the address of
     /// the row covering `pc`, else that address's last row.
-    pub fn line_at(&self, pc: u64) -> Option<StmtLine> {
-        let ranges = self.ranges.get_or_init(|| unit_ranges(&self.dwarf));
-        let first = ranges.partition_point(|r| r.1 <= pc);
-        for &(lo, hi, unit) in ranges[first..].iter().take_while(|r| r.0 <= pc) {
-            if !(lo..hi).contains(&pc) {
-                continue;
-            }
+    pub fn line_at(&self, spans: &UnitSpans, pc: u64) -> Option<StmtLine> {
+        for unit in spans.units_at(pc) {
             let Some(rows) = self.rows(unit) else {
                 continue;
             };
@@ -164,39 +157,6 @@ impl UnitRows {
             stmt: best.stmt,
         })
     }
-}
-
-/// Each unit's code ranges from its root DIE (low/high pc or DW_AT_ranges).
-fn unit_ranges(dwarf: &gimli::Dwarf<Reader>) -> Vec<(u64, u64, usize)> {
-    let mut out = Vec::new();
-    let mut units = dwarf.units();
-    while let Ok(Some(header)) = units.next() {
-        let Some(offset) = header.debug_info_offset() else {
-            continue;
-        };
-        let Ok(unit) = dwarf.unit(header) else {
-            continue;
-        };
-        let Ok(mut cursor) = unit.entries_tree(None) else {
-            continue;
-        };
-        let Ok(root) = cursor.root() else { continue };
-        let Ok(mut ranges) = dwarf.die_ranges(&unit, root.entry()) else {
-            continue;
-        };
-        let mut n = 0;
-        while let Ok(Some(r)) = ranges.next() {
-            n += 1;
-            if n > 100_000 {
-                break;
-            }
-            if r.begin < r.end {
-                out.push((r.begin, r.end, offset.0));
-            }
-        }
-    }
-    out.sort_unstable();
-    out
 }
 
 fn read_rows(dwarf: &gimli::Dwarf<Reader>, unit_offset: usize) -> Option<UnitRows> {

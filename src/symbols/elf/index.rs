@@ -29,9 +29,12 @@ struct Cover {
 }
 
 pub struct SymbolIndex {
-    /// Address symbols sorted by (addr, name), then TLS symbols sorted the same way.
+    /// In the order the symbol tables gave them, duplicates merged. Never sorted: moving
+    /// a few hundred thousand symbols around cost more than everything else loading does.
     syms: Vec<Symbol>,
-    /// How many leading entries of `syms` are address symbols.
+    /// Indexes into `syms`: address symbols by (addr, name), then TLS symbols the same way.
+    order: Vec<u32>,
+    /// How many leading entries of `order` are address symbols.
     n_addr: usize,
     covers: Vec<Cover>,
     /// Executable address ranges, sorted: zero-sized symbols only reach within one of these.
@@ -43,7 +46,7 @@ impl std::fmt::Debug for SymbolIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SymbolIndex")
             .field("symbols", &self.syms.len())
-            .field("tls", &(self.syms.len() - self.n_addr))
+            .field("tls", &(self.order.len() - self.n_addr))
             .finish()
     }
 }
@@ -72,15 +75,13 @@ impl SymbolIndex {
     pub fn new(symbols: Vec<Symbol>, exec: Vec<(FileAddr, FileAddr)>) -> SymbolIndex {
         // Index arithmetic below is in u32 to keep the cover table small; no real ELF has
         // four billion symbols, and a hostile one just gets truncated.
-        let mut symbols = symbols;
-        symbols.truncate(u32::MAX as usize);
+        let mut syms = symbols;
+        syms.truncate(u32::MAX as usize);
 
-        let (mut syms, mut tls): (Vec<Symbol>, Vec<Symbol>) =
-            symbols.into_iter().partition(|s| s.kind != SymKind::Tls);
-        dedup_sorted(&mut syms);
-        dedup_sorted(&mut tls);
-        let n_addr = syms.len();
-        syms.append(&mut tls);
+        let mut keys = sorted_unique(&syms, |s| s.kind != SymKind::Tls);
+        let n_addr = keys.len();
+        keys.extend(sorted_unique(&syms, |s| s.kind == SymKind::Tls));
+        drop_unlisted(&mut syms, &mut keys);
 
         let mut exec: Vec<(u64, u64)> = exec
             .into_iter()
@@ -89,9 +90,10 @@ impl SymbolIndex {
             .collect();
         exec.sort_unstable();
 
-        let covers = build_covers(&syms[..n_addr]);
+        let covers = build_covers(&syms, &keys[..n_addr]);
         SymbolIndex {
             syms,
+            order: keys.into_iter().map(|k| k.sym).collect(),
             n_addr,
             covers,
             exec,
@@ -100,8 +102,8 @@ impl SymbolIndex {
     }
 
     /// All symbols: address symbols in address order, then TLS symbols.
-    pub fn iter(&self) -> std::slice::Iter<'_, Symbol> {
-        self.syms.iter()
+    pub fn iter(&self) -> impl Iterator<Item = &Symbol> + '_ {
+        self.order.iter().map(|&i| &self.syms[i as usize])
     }
 
     pub fn len(&self) -> usize {
@@ -114,7 +116,7 @@ impl SymbolIndex {
 
     /// Symbols whose raw or demangled name contains `needle` (case-sensitive).
     pub fn filter<'a>(&'a self, needle: &'a str) -> impl Iterator<Item = &'a Symbol> + 'a {
-        self.syms.iter().filter(move |s| s.matches(needle))
+        self.iter().filter(move |s| s.matches(needle))
     }
 
     /// The symbol covering `addr` and the offset of `addr` into it.
@@ -138,9 +140,10 @@ impl SymbolIndex {
     }
 
     fn zero_size_before(&self, x: u64) -> Option<(&Symbol, u64)> {
-        let addr_syms = &self.syms[..self.n_addr];
-        let j = addr_syms.partition_point(|s| s.addr.0 <= x);
-        let at = addr_syms.get(j.checked_sub(1)?)?.addr.0;
+        let addr_order = &self.order[..self.n_addr];
+        let addr_of = |i: u32| self.syms[i as usize].addr.0;
+        let j = addr_order.partition_point(|&i| addr_of(i) <= x);
+        let at = addr_of(*addr_order.get(j.checked_sub(1)?)?);
         if x - at > ZERO_SIZE_REACH {
             return None;
         }
@@ -154,7 +157,11 @@ impl SymbolIndex {
         // and we are in a gap between functions rather than inside an unsized one.
         // The scan is capped so a hostile file stacking thousands of names on one address
         // cannot make lookups slow; real files have a handful at most.
-        let group = addr_syms[..j].iter().rev().take_while(|s| s.addr.0 == at);
+        let group = addr_order[..j]
+            .iter()
+            .rev()
+            .map(|&i| &self.syms[i as usize])
+            .take_while(|s| s.addr.0 == at);
         let mut best: Option<&Symbol> = None;
         for (n, s) in group.enumerate() {
             if n >= MAX_ALIASES_SCANNED {
@@ -217,24 +224,47 @@ impl SymbolIndex {
     }
 
     fn name_table(&self) -> &NameTable {
-        self.names.get_or_init(|| NameTable::build(&self.syms))
+        self.names.get_or_init(|| NameTable::new(&self.syms))
     }
 }
 
-/// Sorts by (addr, name) and merges entries naming the same bytes the same way, which is
-/// what .symtab and .dynsym both listing an exported function looks like.
-fn dedup_sorted(v: &mut Vec<Symbol>) {
-    v.sort_unstable_by(|a, b| {
-        (a.addr, &a.name, a.size, a.kind as u8, a.global).cmp(&(
-            b.addr,
-            &b.name,
-            b.size,
-            b.kind as u8,
-            b.global,
-        ))
+/// A symbol's place in the address order, with what sorting and the cover table need
+/// copied out of it: both then run over a compact array instead of jumping through tens of
+/// megabytes of symbols.
+#[derive(Clone, Copy, Debug)]
+struct Key {
+    addr: u64,
+    size: u64,
+    sym: u32,
+}
+
+/// The symbols `pick` selects, sorted by (addr, name), entries naming the same bytes the
+/// same way merged into the best of them (what .symtab and .dynsym both listing an
+/// exported function looks like). Names are compared only between symbols at one address,
+/// and no symbol moves.
+fn sorted_unique(syms: &[Symbol], pick: impl Fn(&Symbol) -> bool) -> Vec<Key> {
+    let mut keys: Vec<Key> = (0..syms.len())
+        .filter(|&i| pick(&syms[i]))
+        .map(|i| Key {
+            addr: syms[i].addr.0,
+            size: syms[i].size,
+            sym: i as u32,
+        })
+        .collect();
+    keys.sort_unstable_by(|a, b| {
+        a.addr.cmp(&b.addr).then_with(|| {
+            let (a, b) = (&syms[a.sym as usize], &syms[b.sym as usize]);
+            (&a.name, a.size, a.kind as u8, a.global)
+                .cmp(&(&b.name, b.size, b.kind as u8, b.global))
+                .then(a.version.cmp(&b.version))
+        })
     });
-    v.dedup_by(|later, kept| {
-        if later.addr != kept.addr || later.name != kept.name {
+    keys.dedup_by(|later, kept| {
+        if later.addr != kept.addr {
+            return false;
+        }
+        let (l, k) = (&syms[later.sym as usize], &syms[kept.sym as usize]);
+        if l.name != k.name {
             return false;
         }
         let quality = |s: &Symbol| {
@@ -245,38 +275,67 @@ fn dedup_sorted(v: &mut Vec<Symbol>) {
                 s.version.is_some(),
             )
         };
-        if quality(later) > quality(kept) {
+        if quality(l) > quality(k) {
             std::mem::swap(later, kept);
         }
         true
     });
+    keys
+}
+
+/// Removes the symbols `keys` do not list (merged duplicates), keeping the rest in their
+/// order and renumbering `keys`. One sequential pass, and none when nothing was merged.
+fn drop_unlisted(syms: &mut Vec<Symbol>, keys: &mut [Key]) {
+    if keys.len() == syms.len() {
+        return;
+    }
+    let mut listed = vec![false; syms.len()];
+    for k in keys.iter() {
+        listed[k.sym as usize] = true;
+    }
+    let mut renumber = vec![u32::MAX; syms.len()];
+    let mut next = 0u32;
+    for (i, &keep) in listed.iter().enumerate() {
+        if keep {
+            renumber[i] = next;
+            next += 1;
+        }
+    }
+    let mut i = 0;
+    syms.retain(|_| {
+        i += 1;
+        listed[i - 1]
+    });
+    for k in keys.iter_mut() {
+        k.sym = renumber[k.sym as usize];
+    }
 }
 
 /// Builds the cover table. Sized symbols are split into clusters of mutually overlapping
 /// ones; a lone symbol covers exactly its own extent (the common case, decided without
 /// touching its name), and only real clusters go through the sweep.
-fn build_covers(syms: &[Symbol]) -> Vec<Cover> {
-    let sized: Vec<u32> = (0..syms.len() as u32)
-        .filter(|&i| syms[i as usize].size != 0)
-        .collect();
+fn build_covers(syms: &[Symbol], keys: &[Key]) -> Vec<Cover> {
+    let sized: Vec<Key> = keys.iter().copied().filter(|k| k.size != 0).collect();
+    let end = |k: &Key| k.addr.saturating_add(k.size);
     let mut covers: Vec<Cover> = Vec::with_capacity(sized.len());
     let mut k = 0;
     while k < sized.len() {
-        let first = &syms[sized[k] as usize];
-        let mut reach = first.end();
+        let first = sized[k];
+        let mut reach = end(&first);
         let mut j = k + 1;
-        while j < sized.len() && syms[sized[j] as usize].addr.0 < reach {
-            reach = reach.max(syms[sized[j] as usize].end());
+        while j < sized.len() && sized[j].addr < reach {
+            reach = reach.max(end(&sized[j]));
             j += 1;
         }
         if j == k + 1 {
             covers.push(Cover {
-                start: first.addr.0,
+                start: first.addr,
                 end: reach,
-                sym: sized[k],
+                sym: first.sym,
             });
         } else {
-            sweep(syms, &sized[k..j], &mut covers);
+            let cluster: Vec<u32> = sized[k..j].iter().map(|k| k.sym).collect();
+            sweep(syms, &cluster, &mut covers);
         }
         k = j;
     }
@@ -288,13 +347,15 @@ fn build_covers(syms: &[Symbol]) -> Vec<Cover> {
 /// O(m log m) for a cluster of m symbols.
 fn sweep(syms: &[Symbol], sized: &[u32], covers: &mut Vec<Cover>) {
     // Among symbols covering an address, prefer code, then the innermost (latest start),
-    // then the most useful name; the index breaks any remaining tie, making it deterministic.
+    // then the most useful name; the name's order and then the index break any remaining
+    // tie, making it deterministic.
     let rank = |i: u32| {
         let s = &syms[i as usize];
         (
             s.kind == SymKind::Func,
             s.addr.0,
             naming_quality(s),
+            Reverse(&*s.name),
             Reverse(i),
         )
     };
@@ -327,7 +388,7 @@ fn sweep(syms: &[Symbol], sized: &[u32], covers: &mut Vec<Cover>) {
             ends.push(Reverse((s.end(), i)));
             next += 1;
         }
-        let Some(&(_, _, _, Reverse(best))) = active.last() else {
+        let Some(&(_, _, _, _, Reverse(best))) = active.last() else {
             continue;
         };
         let after = sized.get(next).map(|&i| syms[i as usize].addr.0);

@@ -2,6 +2,7 @@
 //! the demangled keys only once a raw lookup misses: demangling every name of a large binary
 //! costs several times more than loading its table, and C names never need it.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
 use super::demangle;
@@ -9,11 +10,16 @@ use super::fuzzy;
 use super::symbol::{SymKind, Symbol};
 
 pub(crate) struct NameTable {
+    /// How many leading symbols the table covers (indexes are u32).
+    count: u32,
     /// (hash of the raw name, symbol index), sorted by (hash, preference): an exact lookup is
     /// a binary search on integers, and building it never compares strings (sorting a few
     /// hundred thousand C++ names by their long common prefixes took a second; this takes
-    /// milliseconds). Equal names are adjacent, the best one first.
-    raw: Vec<(u64, u32)>,
+    /// milliseconds). Equal names are adjacent, the best one first. Built only after
+    /// `SCANS_BEFORE_TABLE` raw lookups: the first few are linear scans, which cost a
+    /// fraction of building it (a session that stops at `main` asks three or four names).
+    raw: OnceLock<Vec<(u64, u32)>>,
+    scans: AtomicU32,
     /// Built on the first miss in `raw`: C names never need it.
     demangled: OnceLock<Demangled>,
 }
@@ -52,32 +58,52 @@ fn name_hash(name: &str) -> u64 {
     h
 }
 
+/// Raw-name lookups answered by a linear scan before the hash table is built.
+const SCANS_BEFORE_TABLE: u32 = 8;
+
 impl NameTable {
-    pub(crate) fn build(syms: &[Symbol]) -> NameTable {
-        let count = u32::try_from(syms.len()).unwrap_or(u32::MAX);
-        let mut raw: Vec<(u64, u32)> = (0..count)
-            .map(|i| (name_hash(&syms[i as usize].name), i))
-            .collect();
-        raw.sort_unstable_by(|&(ha, a), &(hb, b)| {
-            ha.cmp(&hb).then_with(|| {
-                let (sa, sb) = (&syms[a as usize], &syms[b as usize]);
-                sa.name
-                    .cmp(&sb.name)
-                    .then_with(|| preference(sa).cmp(&preference(sb)))
-                    .then(a.cmp(&b))
-            })
-        });
+    pub(crate) fn new(syms: &[Symbol]) -> NameTable {
         NameTable {
-            raw,
+            count: u32::try_from(syms.len()).unwrap_or(u32::MAX),
+            raw: OnceLock::new(),
+            scans: AtomicU32::new(0),
             demangled: OnceLock::new(),
         }
     }
 
+    fn raw_table(&self, syms: &[Symbol]) -> &[(u64, u32)] {
+        self.raw.get_or_init(|| build_raw(syms, self.count))
+    }
+
+    /// The symbols the table covers.
+    fn covered<'a>(&self, syms: &'a [Symbol]) -> &'a [Symbol] {
+        &syms[..(self.count as usize).min(syms.len())]
+    }
+}
+
+/// The sorted (hash, index) table over the first `count` symbols.
+fn build_raw(syms: &[Symbol], count: u32) -> Vec<(u64, u32)> {
+    let mut raw: Vec<(u64, u32)> = (0..count)
+        .map(|i| (name_hash(&syms[i as usize].name), i))
+        .collect();
+    raw.sort_unstable_by(|&(ha, a), &(hb, b)| {
+        ha.cmp(&hb).then_with(|| {
+            let (sa, sb) = (&syms[a as usize], &syms[b as usize]);
+            sa.name
+                .cmp(&sb.name)
+                .then_with(|| preference(sa).cmp(&preference(sb)))
+                .then(a.cmp(&b))
+        })
+    });
+    raw
+}
+
+impl NameTable {
     fn demangled(&self, syms: &[Symbol]) -> &Demangled {
         self.demangled.get_or_init(|| {
             let mut full = Vec::new();
             let mut bare = Vec::new();
-            for (i, s) in syms.iter().enumerate().take(self.raw.len()) {
+            for (i, s) in self.covered(syms).iter().enumerate() {
                 let Some(d) = demangle::demangle(&s.name) else {
                     continue;
                 };
@@ -136,9 +162,22 @@ impl NameTable {
 
     /// The best symbol whose raw (linker) name is exactly `query`.
     pub(crate) fn find_raw(&self, syms: &[Symbol], query: &str) -> Option<u32> {
+        if self.raw.get().is_none()
+            && self.scans.fetch_add(1, Ordering::Relaxed) < SCANS_BEFORE_TABLE
+        {
+            // The table's answer: among equal names the best `preference`, then the first.
+            return self
+                .covered(syms)
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| &*s.name == query)
+                .min_by_key(|&(i, s)| (preference(s), i))
+                .map(|(i, _)| i as u32);
+        }
+        let raw = self.raw_table(syms);
         let h = name_hash(query);
-        let i = self.raw.partition_point(|&(k, _)| k < h);
-        self.raw[i..]
+        let i = raw.partition_point(|&(k, _)| k < h);
+        raw[i..]
             .iter()
             .take_while(|&&(k, _)| k == h)
             .map(|&(_, idx)| idx)
@@ -152,7 +191,7 @@ impl NameTable {
     /// path, then `preference`, then symbol order.
     fn scan_demangled(&self, syms: &[Symbol], query: &str, needles: &[Vec<String>]) -> Option<u32> {
         let mut best: Option<(bool, u32)> = None;
-        for (i, s) in syms.iter().enumerate().take(self.raw.len()) {
+        for (i, s) in self.covered(syms).iter().enumerate() {
             let raw = &*s.name;
             if !demangle::looks_mangled(raw)
                 || !needles
@@ -226,7 +265,7 @@ impl NameTable {
             }
         };
         let mut last: Option<&str> = None;
-        for &(_, i) in &self.raw {
+        for &(_, i) in self.raw_table(syms) {
             let name = &*syms[i as usize].name;
             // Raw names of demangled symbols are noise nobody types (`_ZN2ns3Foo3barEi`).
             if last == Some(name) || demangle::looks_mangled(name) {

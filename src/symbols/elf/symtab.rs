@@ -1,7 +1,7 @@
 //! Reading `.symtab` and `.dynsym` into `Symbol`s. Stripped binaries and shared libraries
 //! often keep only `.dynsym`; unstripped ones have both, and `.dynsym` is then (almost always)
-//! a subset of `.symtab`. Dynamic entries already seen are skipped here, before allocating,
-//! which matters for large libraries; the index still merges any duplicates that remain.
+//! a subset of `.symtab`. Dynamic entries `.symtab` already gave are dropped here; the index
+//! still merges any duplicates that remain.
 
 use object::elf::{self, FileHeader64, Sym64};
 use object::read::elf::{SectionTable, Sym};
@@ -36,43 +36,35 @@ pub fn read_symbols(
         }
     }
 
-    // (address, index) of what .symtab gave, to recognise .dynsym's copies by binary search.
-    let mut by_addr: Vec<(u64, u32)> = out
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.addr.0, i as u32))
-        .collect();
-    by_addr.sort_unstable();
-    let seen = |addr: u64, name: &[u8]| {
-        let from = by_addr.partition_point(|e| e.0 < addr);
-        by_addr[from..]
-            .iter()
-            .take_while(|e| e.0 == addr)
-            .any(|e| same_name(&out[e.1 as usize].name, name))
-    };
-    let mut extra = Vec::new();
+    // .dynsym is small next to .symtab in the files that have both: its entries are
+    // gathered first, and one pass over .symtab's crosses off the copies, so a large
+    // .symtab is never sorted here.
+    let mut extra: Vec<(Symbol, bool)> = Vec::new();
     for sym in dynsym.iter() {
         let Ok(name) = dynsym.symbol_name(endian, sym) else {
             continue;
         };
-        if seen(sym.st_value(endian), name) {
-            continue;
-        }
         if let Some(s) = convert(sym, endian, name) {
-            extra.push(s);
+            extra.push((s, false));
         }
     }
+    if !extra.is_empty() && !out.is_empty() {
+        extra.sort_unstable_by_key(|e| e.0.addr);
+        for s in &out {
+            let from = extra.partition_point(|e| e.0.addr < s.addr);
+            for e in extra[from..].iter_mut().take_while(|e| e.0.addr == s.addr) {
+                if e.0.name == s.name {
+                    e.1 = true;
+                }
+            }
+        }
+    }
+    let mut extra: Vec<Symbol> = extra
+        .into_iter()
+        .filter_map(|(s, seen)| (!seen).then_some(s))
+        .collect();
     out.append(&mut extra);
     Ok(out)
-}
-
-/// Whether a stored (version-stripped) name equals a raw one that may carry `@VERSION`.
-fn same_name(stored: &str, raw: &[u8]) -> bool {
-    let base = raw
-        .iter()
-        .position(|&b| b == b'@')
-        .map_or(raw, |at| &raw[..at]);
-    stored.as_bytes() == base
 }
 
 fn convert(sym: &Sym64<Endianness>, endian: Endianness, raw: &[u8]) -> Option<Symbol> {
