@@ -7,6 +7,7 @@ pub mod fpregs;
 pub mod guardian;
 pub mod interrupt;
 pub mod keeper;
+pub mod mapped;
 pub mod maps;
 pub mod memory;
 pub mod pipe;

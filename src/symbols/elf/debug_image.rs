@@ -35,7 +35,7 @@ impl DebugImage {
     /// Maps the file at `path` and checks it is a 64-bit little-endian ELF file.
     pub fn load(path: &Path) -> anyhow::Result<DebugImage> {
         let map = map_regular_file(path)?;
-        let build_id = read_build_id(&map).with_context(|| format!("{}", path.display()))?;
+        let build_id = read_build_id(map.bytes()).with_context(|| format!("{}", path.display()))?;
         Ok(DebugImage {
             path: path.to_path_buf(),
             build_id,

@@ -122,7 +122,7 @@ impl ElfImage {
     /// a process's maps and may name devices, where even `open` can block or have effects.
     pub fn load(path: &Path) -> anyhow::Result<ElfImage> {
         let map = map_regular_file(path)?;
-        let parsed = parse(&map).with_context(|| format!("{}", path.display()))?;
+        let parsed = parse(map.bytes()).with_context(|| format!("{}", path.display()))?;
         Ok(ElfImage::assemble(
             path.to_path_buf(),
             parsed,
