@@ -6,7 +6,7 @@
 //! lookup is a single binary search.
 
 use std::borrow::Cow;
-use std::cmp::Reverse;
+use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeSet, BinaryHeap};
 use std::sync::OnceLock;
 
@@ -251,7 +251,7 @@ fn sorted_unique(syms: &[Symbol], pick: impl Fn(&Symbol) -> bool) -> Vec<Key> {
             sym: i as u32,
         })
         .collect();
-    keys.sort_unstable_by(|a, b| {
+    sort_in_two(&mut keys, &|a: &Key, b: &Key| {
         a.addr.cmp(&b.addr).then_with(|| {
             let (a, b) = (&syms[a.sym as usize], &syms[b.sym as usize]);
             (&a.name, a.size, a.kind as u8, a.global)
@@ -281,6 +281,47 @@ fn sorted_unique(syms: &[Symbol], pick: impl Fn(&Symbol) -> bool) -> Vec<Key> {
         true
     });
     keys
+}
+
+/// Keys more than this are sorted by two threads (the halves, then one merge).
+const TWO_THREADS_FROM: usize = 50_000;
+
+/// Sorts `keys` by `cmp`, a large table in two halves at once: while scry loads symbols the
+/// stopped program leaves the second core idle.
+fn sort_in_two(keys: &mut Vec<Key>, cmp: &(dyn Fn(&Key, &Key) -> Ordering + Sync)) {
+    if keys.len() < TWO_THREADS_FROM {
+        keys.sort_unstable_by(cmp);
+        return;
+    }
+    let mid = keys.len() / 2;
+    let (first, second) = keys.split_at_mut(mid);
+    let helped = std::thread::scope(|scope| {
+        let helper = std::thread::Builder::new()
+            .name("scry-symbols".into())
+            .spawn_scoped(scope, move || second.sort_unstable_by(cmp));
+        first.sort_unstable_by(cmp);
+        matches!(helper.map(|h| h.join()), Ok(Ok(())))
+    });
+    if !helped {
+        // No thread to be had: all of it on this one.
+        keys.sort_unstable_by(cmp);
+        return;
+    }
+    let (first, second) = keys.split_at(mid);
+    let mut merged = Vec::with_capacity(keys.len());
+    let (mut i, mut j) = (0, 0);
+    while i < first.len() && j < second.len() {
+        if cmp(&second[j], &first[i]) == Ordering::Less {
+            merged.push(second[j]);
+            j += 1;
+        } else {
+            merged.push(first[i]);
+            i += 1;
+        }
+    }
+    merged.extend_from_slice(&first[i..]);
+    merged.extend_from_slice(&second[j..]);
+    *keys = merged;
 }
 
 /// Removes the symbols `keys` do not list (merged duplicates), keeping the rest in their
@@ -721,5 +762,83 @@ mod tests {
             ix.lookup_name("f77777").unwrap().addr,
             FileAddr(0x1000 + 77777 * 0x20)
         );
+    }
+
+    #[test]
+    fn a_large_table_sorts_and_merges_the_same_as_a_small_one() {
+        // Shuffled addresses with duplicates (one name at one address twice, the second
+        // copy better: it has a size) and aliases (two names at one address), large enough
+        // for two threads; the same list in small pieces goes through one thread.
+        let n = 3 * TWO_THREADS_FROM as u64;
+        let shuffled = |i: u64| (i * 7919) % n;
+        let mut syms = Vec::new();
+        for i in 0..n {
+            let a = shuffled(i);
+            syms.push(sym(
+                &format!("f{a}"),
+                0x1000 + a * 0x10,
+                0,
+                SymKind::Func,
+                true,
+            ));
+            if a % 5 == 0 {
+                syms.push(sym(
+                    &format!("f{a}"),
+                    0x1000 + a * 0x10,
+                    8,
+                    SymKind::Func,
+                    true,
+                ));
+            }
+            if a % 7 == 0 {
+                syms.push(sym(
+                    &format!("alias{a}"),
+                    0x1000 + a * 0x10,
+                    8,
+                    SymKind::Object,
+                    false,
+                ));
+            }
+        }
+        let ix = index(syms);
+        let listed: Vec<(u64, &str, u64)> =
+            ix.iter().map(|s| (s.addr.0, &*s.name, s.size)).collect();
+        assert_eq!(
+            listed.len() as u64,
+            n + n.div_ceil(7),
+            "duplicates merged, aliases kept"
+        );
+        assert!(
+            listed
+                .windows(2)
+                .all(|w| (w[0].0, w[0].1) < (w[1].0, w[1].1)),
+            "address order"
+        );
+        for &(addr, name, size) in &listed {
+            let a = (addr - 0x1000) / 0x10;
+            if name.starts_with('f') && a % 5 == 0 {
+                assert_eq!(size, 8, "{name}: the sized copy is kept");
+            }
+        }
+        assert_eq!(
+            ix.lookup_addr(FileAddr(0x1000 + 35 * 0x10 + 3))
+                .unwrap()
+                .0
+                .name
+                .as_ref(),
+            "f35"
+        );
+
+        let mut keys: Vec<Key> = (0..n)
+            .map(|i| Key {
+                addr: shuffled(i) / 3,
+                size: i,
+                sym: i as u32,
+            })
+            .collect();
+        let by = |a: &Key, b: &Key| a.addr.cmp(&b.addr).then(a.size.cmp(&b.size));
+        sort_in_two(&mut keys, &by);
+        assert_eq!(keys.len() as u64, n);
+        assert!(keys.windows(2).all(|w| by(&w[0], &w[1]) == Ordering::Less));
     }
 }
