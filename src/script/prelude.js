@@ -423,7 +423,7 @@
         opts = max;
         max = max.max;
       }
-      const res = N.unwind(max, !!(opts && opts.all));
+      const res = N.unwind(max, !!(opts && opts.all), true, true);
       for (let i = 0; i < res.rows.length; i++) {
         const r = res.rows[i];
         hidden(r, 'registers', r.registers);

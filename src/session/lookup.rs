@@ -101,10 +101,7 @@ impl Session {
     /// any other form (`f+0`, an address, `file.c:line`) is taken exactly.
     pub fn resolve_breakpoint(&mut self, spec: &str) -> Result<u64> {
         let addr = self.resolve(spec)?;
-        let plain_name = !spec.contains(['+', '-'])
-            && source_line_expr(spec).is_none()
-            && !spec.trim().starts_with(|c: char| c.is_ascii_digit());
-        if !plain_name {
+        if !names_a_function(spec) {
             return Ok(addr);
         }
         let Some((module, sym, 0)) = self.symbols.symbol_at(RuntimeAddr(addr)) else {
@@ -210,4 +207,12 @@ pub fn check_debug_dirs(dirs: &[PathBuf]) -> std::result::Result<(), String> {
         Some(d) => Err(format!("{}: not a directory", d.display())),
         None => Ok(()),
     }
+}
+
+/// Whether a breakpoint spec is a function named alone (`walk`, `lib:f`), not an address,
+/// an offset or a source line.
+pub(super) fn names_a_function(spec: &str) -> bool {
+    !spec.contains(['+', '-'])
+        && source_line_expr(spec).is_none()
+        && !spec.trim().starts_with(|c: char| c.is_ascii_digit())
 }

@@ -273,6 +273,10 @@ pub struct Session {
     /// not be handed over), kept until a stop is shown to the user: the event they came
     /// with may be one that listeners let go, whose line nobody sees.
     carried_notes: Vec<String>,
+    /// A stop at a breakpoint on a function by name: (thread, pc, calls inlined at pc to
+    /// hide, counted when first needed). Calls inlined into the function that begin at its
+    /// breakpoint are not entered yet: the stop is in the function itself, as in gdb.
+    entry_inlines: Option<(Tid, u64, Option<usize>)>,
     signal_modes: [SignalMode; 65],
     thread_events: bool,
     /// Stops listeners decide on: reported with only their thread stopped.
@@ -318,6 +322,7 @@ impl Session {
             snapshot: Snapshot::default(),
             last_signal: None,
             carried_notes: Vec::new(),
+            entry_inlines: None,
             signal_modes,
             thread_events: false,
             nonstop: NonStop::default(),

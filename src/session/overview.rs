@@ -33,7 +33,7 @@ impl Session {
         let pc = self.pc().ok()?;
         let threads = self.thread_ids().map(|t| t.len()).unwrap_or(1);
         let symbol = self.symbolize(pc);
-        let source = self.source_position(pc);
+        let source = self.stop_position(pc);
         let mut modules = Vec::new();
         let mut with_debug_info = Vec::new();
         for m in self.symbols.modules() {

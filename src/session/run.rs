@@ -155,7 +155,7 @@ impl Session {
             // `_start` has no lines, and looking would parse the program's DWARF before
             // anyone asked for it.
             if info.reason() != Reason::Entry {
-                info.source = self.source_position(pc);
+                info.source = self.stop_position(pc);
             }
         }
         // A system call is named with its thread, as strace names its pid.
@@ -185,6 +185,7 @@ impl Session {
             tid: stop.tid(),
             ..Default::default()
         };
+        self.entry_inlines = None;
         info.reason = Some(match stop {
             Stop::Entry { .. } => Reason::Entry,
             Stop::Loader { .. } => Reason::Loader,
@@ -194,6 +195,10 @@ impl Session {
                 if let Some(bp) = self.breakpoints.hit(addr) {
                     info.breakpoint_id = Some(bp.id);
                     info.breakpoint_name = bp.name.clone();
+                    if let (true, Some(tid)) = (super::lookup::names_a_function(&bp.spec), info.tid)
+                    {
+                        self.entry_inlines = Some((tid, addr, None));
+                    }
                 }
                 Reason::Breakpoint
             }

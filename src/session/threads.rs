@@ -157,10 +157,17 @@ impl Session {
         past_main: bool,
     ) -> Result<(Vec<FrameRow>, Option<String>)> {
         let (frames, stopped) = self.physical_frames(max_frames)?;
+        let hidden = match frames.first() {
+            Some(f) => self.hidden_inlines(f.pc)?,
+            None => 0,
+        };
         let mut rows: Vec<FrameRow> = Vec::with_capacity(frames.len());
         for (physical, frame) in frames.iter().enumerate() {
             let symbol = self.symbolize_frame(frame.pc, frame.lookup_pc());
-            let locations = self.symbols.locations(RuntimeAddr(frame.lookup_pc()));
+            let mut locations = self.symbols.locations(RuntimeAddr(frame.lookup_pc()));
+            if physical == 0 && hidden > 0 && hidden < locations.len() {
+                locations.drain(..hidden);
+            }
             let regs: Vec<(&'static str, u64)> = DWARF_NAMES
                 .iter()
                 .enumerate()
@@ -226,6 +233,41 @@ impl Session {
         Ok((rows, stopped))
     }
 
+    /// How many calls inlined at the selected thread's `pc` its stop has not entered: at a
+    /// breakpoint on a function by name, the calls inlined into it that begin right there
+    /// (gdb shows the function, not a callee it has not started); 0 at any other stop.
+    pub(super) fn hidden_inlines(&mut self, pc: u64) -> Result<usize> {
+        let Some((tid, at, known)) = self.entry_inlines else {
+            return Ok(0);
+        };
+        if at != pc || self.selected_tid()? != tid {
+            return Ok(0);
+        }
+        if let Some(n) = known {
+            return Ok(n);
+        }
+        let n = self.symbols.inlined_entries_at(RuntimeAddr(pc));
+        self.entry_inlines = Some((tid, at, Some(n)));
+        Ok(n)
+    }
+
+    /// The stop line of the selected thread at `pc`: its source position, or where the
+    /// outermost call it has not entered was made (see `hidden_inlines`).
+    pub(super) fn stop_position(&mut self, pc: u64) -> Option<String> {
+        let hidden = self.hidden_inlines(pc).unwrap_or(0);
+        if hidden == 0 {
+            return self.source_position(pc);
+        }
+        let locations = self.symbols.locations(RuntimeAddr(pc));
+        let loc = locations.get(hidden)?;
+        let file = loc.file.as_deref()?;
+        let short = file.rsplit('/').next().unwrap_or(file);
+        Some(match loc.line {
+            Some(n) => format!("{short}:{n}"),
+            None => short.to_string(),
+        })
+    }
+
     /// `loop.c:15` for an address (the innermost inlined position), if line tables say.
     pub fn source_position(&self, pc: u64) -> Option<String> {
         let loc = self.symbols.line_at(RuntimeAddr(pc))?;
@@ -245,11 +287,12 @@ impl Session {
     /// Source lines around the selected thread's pc.
     pub fn source_lines(&mut self, context: u32) -> Result<SourceView> {
         let pc = self.pc()?;
+        let hidden = self.hidden_inlines(pc)?;
         let loc = self
             .symbols
             .locations(RuntimeAddr(pc))
             .into_iter()
-            .next()
+            .nth(hidden)
             .filter(|l| l.file.is_some() && l.line.is_some())
             .ok_or_else(|| SessionError::Invalid(format!("no line information for {pc:#x}")))?;
         let (path, line) = (loc.file.unwrap_or_default(), loc.line.unwrap_or(0));

@@ -88,15 +88,24 @@ pub(super) fn global_value(
     die: usize,
     fs_base: u64,
 ) -> Option<TypedValue> {
+    global_value_or_gone(inferior, store, module, die, fs_base)
+        .filter(|v| !matches!(v.value.place, Place::Gone(_)))
+}
+
+/// A global's value, `<optimized out>` included (a definition the optimizer dropped).
+pub(super) fn global_value_or_gone(
+    inferior: &dyn ProcessView,
+    store: &SymbolStore,
+    module: &LoadedModule,
+    die: usize,
+    fs_base: u64,
+) -> Option<TypedValue> {
     let debug = &module.file.dwarf()?.tree;
     let (unit, entry) = debug.entry(die)?;
     let (_, ty) = debug.name_and_type(&unit, &entry);
     let size = debug.size_of(ty).unwrap_or(8);
     let view = FrameView::frameless(inferior, store, module, fs_base);
     let place = debug.var_place(&unit, &entry, ty, size, 0, &view, false, || None);
-    if matches!(place, Place::Gone(_)) {
-        return None;
-    }
     Some(TypedValue {
         file: module.file.clone(),
         value: Value {
@@ -386,6 +395,13 @@ impl Session {
         });
         let read =
             |module: &LoadedModule, die: usize| global_value(inferior, store, module, die, fs_base);
+        // The first definition found without a value: the answer when no other has one.
+        let mut gone: Option<TypedValue> = None;
+        let mut note_gone = |module: &LoadedModule, die: usize| {
+            if gone.is_none() {
+                gone = global_value_or_gone(inferior, store, module, die, fs_base);
+            }
+        };
         // gdb's order: the running unit's statics and its module's globals (external
         // names), then the executable's, then each library's globals, then the statics of
         // the other units in module order. A static of some other unit of the module that
@@ -419,6 +435,7 @@ impl Session {
                     if let Some(v) = read(module, die) {
                         return Ok(v);
                     }
+                    note_gone(module, die);
                 } else {
                     statics.push((module, die));
                 }
@@ -430,6 +447,10 @@ impl Session {
             if let Some(v) = read(module, die) {
                 return Ok(v);
             }
+            note_gone(module, die);
+        }
+        if let Some(v) = gone {
+            return Ok(v);
         }
         // `chain::visits`: a static local of a function, as gdb reads `function::variable`.
         if let Some((func, var)) = name.rsplit_once("::") {

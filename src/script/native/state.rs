@@ -549,7 +549,8 @@ pub(super) fn install<'js>(
     def!(n, ctx, "unwind", move |ctx: Ctx<'js>,
                                  max: Opt<Value<'js>>,
                                  all: Opt<bool>,
-                                 with_args: Opt<bool>|
+                                 with_args: Opt<bool>,
+                                 rows_limit: Opt<bool>|
           -> R<'js> {
         let max = match max.0.filter(|v| !v.is_undefined() && !v.is_null()) {
             Some(v) => values::to_count(&ctx, &v, 100_000, "unwind(max)")
@@ -557,10 +558,16 @@ pub(super) fn install<'js>(
             None => 64,
         };
         let past_main = all.0.unwrap_or(false);
-        let (frames, stopped) = h
+        let (mut frames, mut stopped) = h
             .session_mut(&ctx)?
             .unwind(max, past_main)
             .map_err(|e| throw(&ctx, e))?;
+        // The walk counts physical frames; a user's `max` counts the rows it sees, inlined
+        // and tail-call rows included (one numbering everywhere).
+        if rows_limit.0.unwrap_or(false) && frames.len() > max {
+            frames.truncate(max);
+            stopped = Some(format!("stopped at the frame limit ({max})"));
+        }
         let args = if with_args.0.unwrap_or(true) {
             h.session.borrow_mut().frame_args(&frames)
         } else {

@@ -208,8 +208,17 @@ impl Walk<'_> {
         let defined = die.attr_value(gimli::DW_AT_location).is_some()
             || die.attr_value(gimli::DW_AT_const_value).is_some();
         if !defined {
+            let declaration = matches!(
+                die.attr_value(gimli::DW_AT_declaration),
+                Some(AttributeValue::Flag(true))
+            );
             if let Some(n) = name {
-                if self.declared.len() < MAX_DECLARED {
+                // A definition the optimizer dropped (a static only ever stored to) has
+                // neither a location nor DW_AT_declaration: it exists, its value is gone,
+                // as gdb says. Readers prefer a definition with a location over it.
+                if !declaration {
+                    add(self.index, &self.scopes, &n, global);
+                } else if self.declared.len() < MAX_DECLARED {
                     self.declared.insert(global, qualified(&self.scopes, &n));
                 }
             }

@@ -40,6 +40,30 @@ impl DwarfInfo {
         self.tree.scopes(&unit, pc.0)
     }
 
+    /// How many of the innermost calls inlined at `pc` begin exactly at `pc` (counted from
+    /// the innermost, stopping at the first that does not): the calls a stop at `pc` has
+    /// not entered yet, by gdb's rule for a breakpoint on the function they are inlined in.
+    pub(crate) fn inlined_entries_at(&self, pc: FileAddr) -> usize {
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            let Some(chain) = self.scopes_at(pc) else {
+                return 0;
+            };
+            chain
+                .chain
+                .iter()
+                .rev()
+                .take_while(|s| {
+                    s.inlined
+                        && self
+                            .tree
+                            .function_range(&chain.unit, s.die)
+                            .is_some_and(|(entry, _)| entry == pc.0)
+                })
+                .count()
+        }))
+        .unwrap_or(0)
+    }
+
     /// Where the body of the function that starts at `func` begins (after its prologue);
     /// `None` when DWARF does not describe a function starting there. `code` holds the
     /// function's first bytes.

@@ -236,6 +236,8 @@ impl InfoTree {
             .ok_or_else(|| "cannot dereference a void value".to_string())?;
         let target = match ty.kind {
             Kind::Pointer(to) | Kind::Reference { target: to, .. } => to,
+            // C's rule: an array used as a value is a pointer to its first element.
+            Kind::Array { .. } => return self.element(v, 0, t),
             _ => {
                 if let Some(inner) = self.rust_deref(v, &ty, t) {
                     return inner;

@@ -84,6 +84,18 @@ impl SymbolStore {
         }
         out
     }
+
+    /// How many innermost calls inlined at `addr` begin exactly there (see
+    /// `DwarfInfo::inlined_entries_at`).
+    pub fn inlined_entries_at(&self, addr: RuntimeAddr) -> usize {
+        let Some(module) = self.module_at(addr) else {
+            return 0;
+        };
+        module
+            .file
+            .dwarf()
+            .map_or(0, |d| d.inlined_entries_at(module.bias.to_file(addr)))
+    }
 }
 
 #[cfg(test)]

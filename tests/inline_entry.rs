@@ -1,0 +1,136 @@
+//! Optimized code read as gdb reads it (fixtures/inline_entry.c, -O2): a breakpoint on a
+//! function whose first instruction begins a call inlined into it stops in the function; a
+//! static the optimizer dropped is `<optimized out>`; `*array` is its first element;
+//! `state.unwind(max)` counts the rows it shows.
+
+mod common;
+
+use std::process::Command;
+
+use common::{fixture_with, Scry};
+
+const SOURCE: &str = include_str!("../fixtures/inline_entry.c");
+
+/// The 1-based line of the fixture whose text contains `needle`.
+fn line_of(needle: &str) -> usize {
+    SOURCE
+        .lines()
+        .position(|l| l.contains(needle))
+        .map(|i| i + 1)
+        .unwrap_or_else(|| panic!("no line with {needle:?}"))
+}
+
+/// gdb's answers to `commands` at a breakpoint on `location`, or None without gdb.
+fn gdb_at(exe: &std::path::Path, location: &str, commands: &[&str]) -> Option<String> {
+    let mut cmd = Command::new("gdb");
+    cmd.args(["-batch", "-nx", "-iex", "set debuginfod enabled off"])
+        .args(["-ex", &format!("break {location}"), "-ex", "run"]);
+    for c in commands {
+        cmd.args(["-ex", c]);
+    }
+    let out = cmd.arg(exe).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The printed "scale(v=57, k=3) = 171" line: the arguments the fixture passed.
+fn printed_args(output: &str) -> (String, String) {
+    let line = output
+        .lines()
+        .find(|l| l.starts_with("scale(v="))
+        .expect("the fixture printed its call");
+    let v = line["scale(v=".len()..]
+        .split(',')
+        .next()
+        .unwrap()
+        .to_string();
+    let k = line.split("k=").nth(1).unwrap().split(')').next().unwrap();
+    (v, k.to_string())
+}
+
+#[test]
+fn a_function_breakpoint_stops_in_the_function_not_in_a_call_inlined_at_its_start() {
+    let exe = fixture_with("inline_entry", &["-g", "-O2"]);
+    let mut scry = Scry::spawn(&exe, &["41", "5"]);
+    scry.ok("breakpoint.set('scale')");
+    let body_line = line_of("return clamp(v) * k;");
+    let stop = scry.ok("cont()");
+    assert!(
+        stop.contains(&format!("inline_entry.c:{body_line}")),
+        "the stop names scale's own line (the call to clamp), as gdb does: {stop}"
+    );
+    let rows = scry.ok("state.unwind()");
+    let first = rows.lines().next().unwrap();
+    assert!(
+        first.contains(" scale(") && !first.contains("[inlined]"),
+        "frame #0 is scale itself: {rows}"
+    );
+    assert_eq!(
+        scry.ok("state.locals().map(v => v.name).join(',')"),
+        "v,k",
+        "the function's own parameters, not clamp's"
+    );
+    let v = scry.ok("String(state.var('v'))");
+    let k = scry.ok("String(state.var('k'))");
+    assert_eq!(
+        scry.ok("state.source(0).split('\\n')[1].slice(0, 3)"),
+        format!(">{body_line}")
+    );
+    scry.ok("breakpoint.remove(1)");
+    scry.ok("cont()");
+    let (pv, pk) = printed_args(&scry.ok("output()"));
+    assert_eq!((v, k), (pv, pk), "the arguments the program printed");
+    scry.finish();
+
+    if let Some(gdb) = gdb_at(&exe, "scale", &["bt 1"]) {
+        let frame0 = gdb.lines().find(|l| l.starts_with("#0")).unwrap_or("");
+        assert!(frame0.contains(" scale ("), "gdb agrees: {gdb}");
+    }
+}
+
+#[test]
+fn a_line_breakpoint_inside_the_inlined_call_shows_it_and_unwind_max_counts_rows() {
+    let exe = fixture_with("inline_entry", &["-g", "-O2"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    // The first line of clamp: its code begins at scale's first byte, like the call.
+    let line = line_of("if (v < 0) return 0;");
+    scry.ok(&format!("breakpoint.set('inline_entry.c:{line}')"));
+    scry.ok("cont()");
+    let rows = scry.ok("state.unwind()");
+    assert!(
+        rows.lines().next().unwrap().contains("[inlined] clamp("),
+        "a line in clamp stops in clamp: {rows}"
+    );
+    assert!(rows.lines().nth(1).unwrap().contains(" scale("), "{rows}");
+    // max counts the rows a user sees, inlined ones included.
+    assert_eq!(scry.num("state.unwind(1).length"), 1);
+    assert_eq!(scry.num("state.unwind(2).length"), 2);
+    let one = scry.ok("state.unwind(1)");
+    assert_eq!(one.lines().count(), 2, "one row, then why: {one}");
+    assert!(one.contains("frame limit (1)"), "{one}");
+    assert!(one.lines().next().unwrap().contains("clamp("), "{one}");
+}
+
+#[test]
+fn a_dropped_static_is_optimized_out_and_an_array_dereferences_to_its_first_element() {
+    let exe = fixture_with("inline_entry", &["-g", "-O2"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('scale')");
+    scry.ok("cont()");
+    assert_eq!(scry.ok("String(state.value('g_last'))"), "<optimized out>");
+    assert_eq!(scry.ok("String(state.var('g_last'))"), "<optimized out>");
+    assert!(scry
+        .err("state.value('g_lsat')")
+        .contains("no variable 'g_lsat'"));
+    assert_eq!(scry.ok("String(state.value('*grid'))"), "[1, 2, 3, 4]");
+    assert_eq!(scry.num("Number(state.value('*grid[2]'))"), 9);
+    assert_eq!(scry.num("Number(state.var('grid').deref()[1])"), 2);
+    let first = scry.ok("String(state.value('*names'))");
+    assert!(first.ends_with("\"first\""), "{first}");
+
+    if let Some(gdb) = gdb_at(&exe, "scale", &["print g_last", "print *grid"]) {
+        assert!(gdb.contains("= <optimized out>"), "gdb agrees: {gdb}");
+        assert!(gdb.contains("= {1, 2, 3, 4}"), "gdb agrees: {gdb}");
+    }
+}
