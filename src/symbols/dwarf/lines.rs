@@ -128,16 +128,11 @@ impl DwarfInfo {
 }
 
 impl DwarfInfo {
-    /// Whether any line-table row names a file whose path ends with `file`.
+    /// Whether any unit's line table names a file whose path ends with `file`.
     pub fn has_source_file(&self, file: &str) -> bool {
         std::panic::catch_unwind(AssertUnwindSafe(|| {
-            let Some(ctx) = self.context() else {
-                return false;
-            };
-            let Ok(mut rows) = ctx.find_location_range(0, u64::MAX) else {
-                return false;
-            };
-            rows.any(|(_, _, loc)| loc.file.is_some_and(|f| path_ends_with(f, file)))
+            self.stmt
+                .names_file(&|path: &str| path_ends_with(path, file))
         }))
         .unwrap_or(false)
     }

@@ -30,7 +30,7 @@ struct Row {
 /// One unit's rows, sequences in address order, rows within a sequence in program order.
 struct UnitRows {
     rows: Vec<Row>,
-    files: Vec<String>,
+    files: Arc<Vec<String>>,
 }
 
 /// A row's position as a debugger reports it.
@@ -46,6 +46,10 @@ pub struct StmtLine {
 pub(crate) struct StmtLines {
     dwarf: Arc<gimli::Dwarf<Reader>>,
     units: Mutex<HashMap<usize, Arc<UnitRows>>>,
+    /// Each unit's file names, from its line program's header alone: a `file:line` lookup
+    /// reads the rows of only the units that name the file (a large program's line tables
+    /// took half a second to read whole, for a breakpoint in one file).
+    files: Mutex<HashMap<usize, Arc<Vec<String>>>>,
 }
 
 impl StmtLines {
@@ -53,6 +57,7 @@ impl StmtLines {
         StmtLines {
             dwarf,
             units: Mutex::new(HashMap::new()),
+            files: Mutex::new(HashMap::new()),
         }
     }
 
@@ -81,13 +86,16 @@ impl StmtLines {
             let Some(offset) = header.debug_info_offset() else {
                 continue;
             };
-            let Some(rows) = self.rows(offset.0) else {
+            let Some(files) = self.files(offset.0) else {
                 continue;
             };
-            let wanted: Vec<bool> = rows.files.iter().map(|f| matches(f)).collect();
+            let wanted: Vec<bool> = files.iter().map(|f| matches(f)).collect();
             if !wanted.contains(&true) {
                 continue;
             }
+            let Some(rows) = self.rows(offset.0) else {
+                continue;
+            };
             let every_row = !rows.rows.iter().any(|r| r.stmt);
             let on =
                 |r: &Row| r.line == line && wanted.get(r.file as usize).copied().unwrap_or(false);
@@ -110,6 +118,47 @@ impl StmtLines {
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// Whether some unit's line table names a file `matches` accepts.
+    pub fn names_file(&self, matches: &dyn Fn(&str) -> bool) -> bool {
+        let mut units = self.dwarf.units();
+        while let Ok(Some(header)) = units.next() {
+            let Some(offset) = header.debug_info_offset() else {
+                continue;
+            };
+            if self
+                .files(offset.0)
+                .is_some_and(|files| files.iter().any(|f| matches(f)))
+            {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn files(&self, unit: usize) -> Option<Arc<Vec<String>>> {
+        if let Some(f) = self
+            .files
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&unit)
+        {
+            return Some(f.clone());
+        }
+        let header = self
+            .dwarf
+            .debug_info
+            .header_from_offset(gimli::DebugInfoOffset(unit))
+            .ok()?;
+        let u = self.dwarf.unit(header).ok()?;
+        let program = u.line_program.as_ref()?;
+        let files = Arc::new(file_names(&self.dwarf, &u, program.header()));
+        self.files
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(unit, files.clone());
+        Some(files)
     }
 
     fn rows(&self, unit: usize) -> Option<Arc<UnitRows>> {
@@ -166,7 +215,7 @@ fn read_rows(dwarf: &gimli::Dwarf<Reader>, unit_offset: usize) -> Option<UnitRow
         .ok()?;
     let unit = dwarf.unit(header).ok()?;
     let program = unit.line_program.clone()?;
-    let files = file_names(dwarf, &unit, program.header());
+    let files = Arc::new(file_names(dwarf, &unit, program.header()));
     let mut sequences: Vec<Vec<Row>> = Vec::new();
     let mut current = Vec::new();
     let mut total = 0;
