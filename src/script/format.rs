@@ -37,6 +37,8 @@ pub fn is_hex_key(key: &str, record: bool) -> bool {
         "usable_base",
         "entry",
         "target",
+        // A breakpoint's sites.
+        "locations",
     ];
     is_address_key(key) || (record && RECORD_ONLY.contains(&key))
 }

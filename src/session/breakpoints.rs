@@ -5,6 +5,9 @@
 pub struct Breakpoint {
     pub id: u32,
     pub addr: u64,
+    /// Further addresses of the same breakpoint: the other inlined copies of a
+    /// `file.c:line` (gdb's locations 1.2, 1.3, ...). Armed and hit like `addr`.
+    pub more: Vec<u64>,
     pub name: Option<String>,
     /// What the user asked for (`main+4`), for listings.
     pub spec: String,
@@ -12,6 +15,17 @@ pub struct Breakpoint {
     /// Its int3 is in the current process. Breakpoints outlive a process: when it ends they
     /// wait, and the next spawn/attach/exec re-arms them from `spec`.
     pub armed: bool,
+}
+
+impl Breakpoint {
+    /// Every address it stops at: `addr`, then `more`.
+    pub fn addresses(&self) -> impl Iterator<Item = u64> + '_ {
+        std::iter::once(self.addr).chain(self.more.iter().copied())
+    }
+
+    pub fn at(&self, addr: u64) -> bool {
+        self.addr == addr || self.more.contains(&addr)
+    }
 }
 
 #[derive(Default)]
@@ -33,6 +47,7 @@ impl BreakpointTable {
         self.list.push(Breakpoint {
             id,
             addr,
+            more: Vec::new(),
             name,
             spec,
             hits: 0,
@@ -61,22 +76,28 @@ impl BreakpointTable {
         self.list.iter().any(|b| b.name.as_deref() == Some(name))
     }
 
-    /// Removes one breakpoint; returns it and whether its address still has another.
-    pub fn remove(&mut self, r: &BreakpointRef) -> Option<(Breakpoint, bool)> {
+    /// Removes one breakpoint; returns it and those of its addresses no other armed
+    /// breakpoint has (their int3 can go).
+    pub fn remove(&mut self, r: &BreakpointRef) -> Option<(Breakpoint, Vec<u64>)> {
         let pos = self.list.iter().position(|b| match r {
             BreakpointRef::Id(id) => b.id == *id,
             BreakpointRef::Name(n) => b.name.as_deref() == Some(*n),
         })?;
         let bp = self.list.remove(pos);
-        let shared = self.list.iter().any(|b| b.armed && b.addr == bp.addr);
-        Some((bp, shared))
+        let alone = bp.addresses().filter(|&a| !self.is_user_site(a)).collect();
+        Some((bp, alone))
+    }
+
+    /// Whether an armed breakpoint has an int3 at `addr`.
+    pub fn is_user_site(&self, addr: u64) -> bool {
+        self.list.iter().any(|b| b.armed && b.at(addr))
     }
 
     /// Counts a hit at `addr` on every breakpoint there; returns the first (lowest id).
     pub fn hit(&mut self, addr: u64) -> Option<&Breakpoint> {
         let mut first = None;
         for (i, b) in self.list.iter_mut().enumerate() {
-            if b.armed && b.addr == addr {
+            if b.armed && b.at(addr) {
                 b.hits += 1;
                 first.get_or_insert(i);
             }
@@ -92,6 +113,7 @@ impl BreakpointTable {
     pub fn disarm_all(&mut self) {
         for b in &mut self.list {
             b.armed = false;
+            b.more.clear();
         }
     }
 
@@ -111,11 +133,25 @@ mod tests {
         let b = t.add(0x10, None, "0x10".into());
         assert_eq!(t.hit(0x10).map(|b| b.id), Some(a));
         assert_eq!(t.list()[1].hits, 1);
-        let (removed, shared) = t.remove(&BreakpointRef::Name("a")).unwrap();
+        let (removed, alone) = t.remove(&BreakpointRef::Name("a")).unwrap();
         assert_eq!(removed.id, a);
-        assert!(shared);
-        let (_, shared) = t.remove(&BreakpointRef::Id(b)).unwrap();
-        assert!(!shared);
+        assert!(alone.is_empty());
+        let (_, alone) = t.remove(&BreakpointRef::Id(b)).unwrap();
+        assert_eq!(alone, vec![0x10]);
         assert!(t.hit(0x10).is_none());
+    }
+
+    #[test]
+    fn a_breakpoint_with_several_locations() {
+        let mut t = BreakpointTable::default();
+        let a = t.add(0x10, None, "f.c:3".into());
+        t.list_mut()[0].more = vec![0x40, 0x80];
+        let b = t.add(0x40, None, "0x40".into());
+        assert_eq!(t.hit(0x80).map(|b| b.id), Some(a));
+        assert_eq!(t.hit(0x40).map(|b| b.id), Some(a));
+        assert_eq!(t.list()[0].hits, 2);
+        assert_eq!(t.list()[1].hits, 1);
+        let (_, alone) = t.remove(&BreakpointRef::Id(a)).unwrap();
+        assert_eq!(alone, vec![0x10, 0x80], "0x40 keeps breakpoint {b}'s int3");
     }
 }

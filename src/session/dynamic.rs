@@ -46,12 +46,7 @@ impl Session {
             return false;
         };
         let rendezvous = self.target.as_ref().and_then(|t| t.inferior.rendezvous());
-        rendezvous == Some(addr)
-            && !self
-                .breakpoints
-                .list()
-                .iter()
-                .any(|b| b.armed && b.addr == addr)
+        rendezvous == Some(addr) && !self.breakpoints.is_user_site(addr)
     }
 
     /// At the rendezvous: when the loader's list is consistent again, what changed. The
@@ -112,7 +107,8 @@ impl Session {
         for bp in self.breakpoints.list_mut() {
             if bp.armed && (start..end).contains(&bp.addr) {
                 bp.armed = false;
-                gone.push(bp.addr);
+                gone.extend(bp.addresses());
+                bp.more.clear();
             }
         }
         if let Ok(inferior) = self.inferior() {
@@ -143,6 +139,7 @@ impl Session {
                 let bp = &mut self.breakpoints.list_mut()[i];
                 bp.addr = addr;
                 bp.armed = true;
+                self.arm_more_sites(i);
             }
         }
     }

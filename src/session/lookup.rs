@@ -163,6 +163,7 @@ impl Session {
                 bp.addr = addr;
                 bp.armed = true;
                 bp.hits = 0;
+                self.arm_more_sites(i);
             }
         }
         for i in 0..self.watchpoints.list().len() {

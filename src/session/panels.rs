@@ -173,7 +173,7 @@ impl Session {
             .list()
             .iter()
             .filter(|b| b.armed)
-            .map(|b| b.addr)
+            .flat_map(|b| b.addresses())
             .collect();
         insns
             .into_iter()

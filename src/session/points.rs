@@ -2,6 +2,9 @@
 
 use super::*;
 
+/// Sites of one `file.c:line` breakpoint at most (a helper inlined in every caller).
+const MAX_LINE_LOCATIONS: usize = 64;
+
 impl Session {
     // ---- watchpoints -------------------------------------------------------------------
 
@@ -202,17 +205,53 @@ impl Session {
             }
             other => other.into(),
         })?;
-        Ok(self.breakpoints.add(addr, name, spec))
+        let id = self.breakpoints.add(addr, name, spec);
+        if !force {
+            let i = self.breakpoints.list().len() - 1;
+            self.arm_more_sites(i);
+        }
+        Ok(id)
+    }
+
+    /// Arms breakpoint `i`'s further sites: for a `file.c:line`, the line's code in every
+    /// other function or inlined copy that has it (gdb's locations 1.2, 1.3, ...). A site
+    /// that cannot take an int3 is left out; `addr` is armed already.
+    pub(super) fn arm_more_sites(&mut self, i: usize) {
+        let Some(bp) = self.breakpoints.list().get(i) else {
+            return;
+        };
+        let addr = bp.addr;
+        let Some((file, line)) = source_line_expr(&bp.spec) else {
+            return;
+        };
+        let sites: Vec<u64> = self
+            .symbols
+            .line_breakpoint_sites(file, line, MAX_LINE_LOCATIONS)
+            .into_iter()
+            .map(|a| a.0)
+            .filter(|&a| a != addr)
+            .collect();
+        let mut more = Vec::new();
+        for a in sites {
+            if self.check_code_address(a).is_err() {
+                continue;
+            }
+            let Ok(inferior) = self.inferior() else {
+                break;
+            };
+            if inferior.insert_site(a).is_ok() {
+                more.push(a);
+            }
+        }
+        if let Some(bp) = self.breakpoints.list_mut().get_mut(i) {
+            bp.more = more;
+        }
     }
 
     /// A breakpoint site of scry's own (`finish()` uses one at the return address): not a
     /// user breakpoint and not listed. Removing it keeps a user breakpoint at the same place.
     pub fn temp_site(&mut self, addr: u64, on: bool) -> Result<()> {
-        let user = self
-            .breakpoints
-            .list()
-            .iter()
-            .any(|b| b.armed && b.addr == addr);
+        let user = self.breakpoints.is_user_site(addr);
         let inferior = self.inferior()?;
         if on {
             inferior.insert_site(addr)?;
@@ -227,13 +266,15 @@ impl Session {
             BreakpointRef::Id(id) => format!("no breakpoint {id}"),
             BreakpointRef::Name(n) => format!("no breakpoint named '{n}'"),
         };
-        let (bp, shared) = self
+        let (bp, alone) = self
             .breakpoints
             .remove(&r)
             .ok_or(SessionError::Invalid(what))?;
-        if bp.armed && !shared {
+        if bp.armed {
             if let Ok(inferior) = self.inferior() {
-                inferior.remove_site(bp.addr)?;
+                for addr in alone {
+                    inferior.remove_site(addr)?;
+                }
             }
         }
         Ok(bp)

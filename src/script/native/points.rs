@@ -109,6 +109,14 @@ pub(super) fn install<'js>(
             };
             o.put("symbol", symbol)?;
             o.put("hits", bp.hits as f64)?;
+            // A `file.c:line` in several inlined copies: every site it stops at.
+            if !bp.more.is_empty() {
+                let all = Array::new(ctx.clone())?;
+                for a in bp.addresses() {
+                    all.push(u64_to_js(&ctx, a)?)?;
+                }
+                o.put("locations", all)?;
+            }
             if !bp.armed {
                 o.put("pending", true)?;
             } else if session.breakpoint_overwritten(bp.addr) {

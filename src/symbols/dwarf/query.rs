@@ -40,6 +40,15 @@ impl DwarfInfo {
         self.tree.scopes(&unit, pc.0)
     }
 
+    /// The DIE of the innermost function or inlined call whose code holds `pc`.
+    pub(crate) fn innermost_scope_at(&self, pc: FileAddr) -> Option<usize> {
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            self.scopes_at(pc)?.chain.last().map(|s| s.die)
+        }))
+        .ok()
+        .flatten()
+    }
+
     /// How many of the innermost calls inlined at `pc` begin exactly at `pc` (counted from
     /// the innermost, stopping at the first that does not): the calls a stop at `pc` has
     /// not entered yet, by gdb's rule for a breakpoint on the function they are inlined in.

@@ -14,6 +14,39 @@ impl SymbolStore {
         })
     }
 
+    /// Where a `file:line` breakpoint goes, as gdb places one: in the first module that has
+    /// the line, the lowest address of each function or inlined call that holds code of the
+    /// line (an inlined helper's line is a site in every copy), ascending, at most `max`. The
+    /// first is `line_address`.
+    pub fn line_breakpoint_sites(&self, file: &str, line: u32, max: usize) -> Vec<RuntimeAddr> {
+        let Some(m) = self
+            .modules()
+            .iter()
+            .find(|m| !m.file.line_addresses(file, line).is_empty())
+        else {
+            return Vec::new();
+        };
+        let mut addrs = m.file.line_addresses(file, line);
+        addrs.sort_unstable();
+        addrs.dedup();
+        let mut seen: Vec<usize> = Vec::new();
+        let mut out = Vec::new();
+        for a in addrs {
+            if out.len() >= max {
+                break;
+            }
+            // Rows of one scope (a loop's line at its top and its bottom) are one site.
+            if let Some(scope) = m.file.dwarf().and_then(|d| d.innermost_scope_at(a)) {
+                if seen.contains(&scope) {
+                    continue;
+                }
+                seen.push(scope);
+            }
+            out.push(m.bias.to_runtime(a));
+        }
+        out
+    }
+
     /// Whether some module's line tables name a file whose path ends with `file`.
     pub fn has_source_file(&self, file: &str) -> bool {
         self.modules()

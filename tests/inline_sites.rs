@@ -1,0 +1,111 @@
+//! A breakpoint on a line of a helper inlined into several callers stops in every copy, as
+//! gdb's "(2 locations)" does (fixtures/inline_twice.c, -O2).
+
+mod common;
+
+use std::process::Command;
+
+use common::{fixture_with, Scry};
+
+const SOURCE: &str = include_str!("../fixtures/inline_twice.c");
+
+fn line_of(needle: &str) -> usize {
+    SOURCE
+        .lines()
+        .position(|l| l.contains(needle))
+        .map(|i| i + 1)
+        .unwrap_or_else(|| panic!("no line with {needle:?}"))
+}
+
+/// The values the fixture printed: `left=3 right=21 left=25 c=12`.
+fn printed(output: &str) -> Vec<(String, i64)> {
+    let line = output
+        .lines()
+        .find(|l| l.starts_with("left="))
+        .expect("the fixture's line");
+    line.split_whitespace()
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.parse().unwrap()))
+        .collect()
+}
+
+/// How many locations gdb gives a breakpoint on `location`, or None without gdb.
+fn gdb_locations(exe: &std::path::Path, location: &str) -> Option<usize> {
+    let out = Command::new("gdb")
+        .args(["-batch", "-nx", "-iex", "set debuginfod enabled off"])
+        .args(["-ex", &format!("break {location}")])
+        .arg(exe)
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.starts_with("Breakpoint 1 at"))?;
+    Some(
+        line.split('(')
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1),
+    )
+}
+
+#[test]
+fn a_line_of_an_inlined_helper_stops_in_every_copy() {
+    let exe = fixture_with("inline_twice", &["-g", "-O2"]);
+    let line = line_of("the helper's line");
+    let spec = format!("inline_twice.c:{line}");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok(&format!("breakpoint.set('{spec}')"));
+    let sites = scry.num("breakpoint.list()[0].locations.length");
+    assert_eq!(sites, 2, "one site in left, one in right");
+    if let Some(n) = gdb_locations(&exe, &spec) {
+        assert_eq!(sites as usize, n, "gdb places as many");
+    }
+    let listing = scry.ok("breakpoint.list()");
+    assert!(listing.contains("locations"), "{listing}");
+
+    // Three calls: left, right, left; each stops in its own copy of bump.
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let stop = scry.ok("cont()");
+        assert!(stop.starts_with("breakpoint 1 at"), "{stop}");
+        assert!(stop.contains(&format!("inline_twice.c:{line}")), "{stop}");
+        let rows = scry.ok("state.unwind()");
+        assert!(
+            rows.lines().next().unwrap().contains("[inlined] bump("),
+            "{rows}"
+        );
+        let caller = scry.ok("state.frame(1).symbol.split('+')[0]");
+        seen.push((caller, scry.num("Number(state.var('by'))")));
+    }
+    assert_eq!(scry.num("breakpoint.list()[0].hits"), 3);
+    let end = scry.ok("cont()");
+    assert!(end.starts_with("exited with code 0"), "{end}");
+    let values = printed(&scry.ok("output()"));
+    // left adds 1 and right 10: c ends at 1 + 10 + 1.
+    assert_eq!(values.last().unwrap(), &("c".to_string(), 12));
+    assert_eq!(
+        seen,
+        vec![
+            ("left".to_string(), 1),
+            ("right".to_string(), 10),
+            ("left".to_string(), 1)
+        ]
+    );
+}
+
+#[test]
+fn removing_a_breakpoint_with_several_sites_removes_them_all() {
+    let exe = fixture_with("inline_twice", &["-g", "-O2"]);
+    let line = line_of("the helper's line");
+    let mut scry = Scry::spawn(&exe, &[]);
+    let id = scry.num(&format!("breakpoint.set('inline_twice.c:{line}')"));
+    // Another breakpoint shares the second site: it keeps its int3.
+    let second = scry.num("breakpoint.list()[0].locations[1]");
+    scry.ok(&format!("breakpoint.set({second})"));
+    scry.ok(&format!("breakpoint.remove({id})"));
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("breakpoint 2 at"), "{stop}");
+    assert!(stop.contains(" right "), "{stop}");
+    let end = scry.ok("cont()");
+    assert!(end.starts_with("exited with code 0"), "{end}");
+}
