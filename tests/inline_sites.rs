@@ -109,3 +109,52 @@ fn removing_a_breakpoint_with_several_sites_removes_them_all() {
     let end = scry.ok("cont()");
     assert!(end.starts_with("exited with code 0"), "{end}");
 }
+
+#[test]
+fn a_function_inlined_into_every_caller_stops_at_each_copy() {
+    let exe = fixture_with("inline_twice", &["-g", "-O2"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    // `bump` has no code of its own (no symbol): its inlined copies are the sites.
+    assert!(scry.err("symbol('bump')").contains("bump"));
+    scry.ok("breakpoint.set('bump')");
+    assert!(
+        !scry.ok("breakpoint.list()").contains("pending"),
+        "not waiting for a library"
+    );
+    let sites = scry.num("breakpoint.list()[0].locations.length");
+    assert_eq!(sites, 2);
+    if let Some(n) = gdb_locations(&exe, "bump") {
+        assert_eq!(sites as usize, n, "gdb places as many");
+    }
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        scry.ok("cont()");
+        let rows = scry.ok("state.unwind()");
+        assert!(
+            rows.lines().next().unwrap().contains("[inlined] bump("),
+            "the stop is in bump, its own row #0: {rows}"
+        );
+        seen.push((
+            scry.ok("state.frame(1).symbol.split('+')[0]"),
+            scry.num("Number(state.var('by'))"),
+        ));
+    }
+    assert_eq!(
+        seen,
+        vec![
+            ("left".to_string(), 1),
+            ("right".to_string(), 10),
+            ("left".to_string(), 1)
+        ]
+    );
+    // A function with code of its own stops there only; an unknown name still waits.
+    scry.ok("breakpoint.remove(1)");
+    scry.ok("breakpoint.set('left')");
+    assert_eq!(
+        scry.ok("String(breakpoint.list()[0].locations)"),
+        "undefined"
+    );
+    assert!(scry
+        .ok("breakpoint.set('no_such_function')")
+        .contains("pending"));
+}

@@ -100,7 +100,16 @@ impl Session {
     /// its prologue, where its arguments are in their declared places (as gdb and lldb do);
     /// any other form (`f+0`, an address, `file.c:line`) is taken exactly.
     pub fn resolve_breakpoint(&mut self, spec: &str) -> Result<u64> {
-        let addr = self.resolve(spec)?;
+        let addr = match self.resolve(spec) {
+            Ok(a) => a,
+            // A function with no code of its own (inlined into every caller) stops at
+            // each inlined copy; the lowest is the breakpoint's address.
+            Err(e) if names_a_function(spec) => {
+                let sites = self.inlined_function_sites(spec);
+                return sites.first().copied().ok_or(e);
+            }
+            Err(e) => return Err(e),
+        };
         if !names_a_function(spec) {
             return Ok(addr);
         }
@@ -113,6 +122,19 @@ impl Session {
         let func = module.bias.to_file(RuntimeAddr(addr));
         let body = values::body_start(&module.file, func);
         Ok(module.bias.to_runtime(body).0)
+    }
+
+    /// The entries of the inlined copies of the function a breakpoint spec names, when no
+    /// symbol has that name (see `SymbolStore::inlined_function_sites`).
+    pub(super) fn inlined_function_sites(&mut self, spec: &str) -> Vec<u64> {
+        if !names_a_function(spec) || self.symbols.resolve(spec.trim()).is_ok() {
+            return Vec::new();
+        }
+        self.symbols
+            .inlined_function_sites(function_of_spec(spec), super::points::MAX_INLINED_SITES)
+            .into_iter()
+            .map(|a| a.0)
+            .collect()
     }
 
     /// The size of a plain symbol name (no offset), for default watch lengths.
@@ -216,4 +238,14 @@ pub(super) fn names_a_function(spec: &str) -> bool {
     !spec.contains(['+', '-'])
         && source_line_expr(spec).is_none()
         && !spec.trim().starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// The function a function breakpoint's spec names: `puts` for `libc:puts`, `geo::area` as
+/// it is.
+pub(super) fn function_of_spec(spec: &str) -> &str {
+    let spec = spec.trim();
+    match spec.rsplit_once(':') {
+        Some((module, f)) if !module.ends_with(':') => f,
+        _ => spec,
+    }
 }

@@ -276,7 +276,8 @@ pub struct Session {
     /// A stop at a breakpoint on a function by name: (thread, pc, calls inlined at pc to
     /// hide, counted when first needed). Calls inlined into the function that begin at its
     /// breakpoint are not entered yet: the stop is in the function itself, as in gdb.
-    entry_inlines: Option<(Tid, u64, Option<usize>)>,
+    /// The name is the breakpoint's function: a call of it is never hidden.
+    entry_inlines: Option<(Tid, u64, String, Option<usize>)>,
     signal_modes: [SignalMode; 65],
     thread_events: bool,
     /// Stops listeners decide on: reported with only their thread stopped.

@@ -4,6 +4,8 @@ use super::*;
 
 /// Sites of one `file.c:line` breakpoint at most (a helper inlined in every caller).
 const MAX_LINE_LOCATIONS: usize = 64;
+/// Inlined copies of one function a breakpoint stops at, at most.
+pub(super) const MAX_INLINED_SITES: usize = 64;
 
 impl Session {
     // ---- watchpoints -------------------------------------------------------------------
@@ -221,16 +223,17 @@ impl Session {
             return;
         };
         let addr = bp.addr;
-        let Some((file, line)) = source_line_expr(&bp.spec) else {
-            return;
+        let spec = bp.spec.clone();
+        let sites: Vec<u64> = match source_line_expr(&spec) {
+            Some((file, line)) => self
+                .symbols
+                .line_breakpoint_sites(file, line, MAX_LINE_LOCATIONS)
+                .into_iter()
+                .map(|a| a.0)
+                .collect(),
+            None => self.inlined_function_sites(&spec),
         };
-        let sites: Vec<u64> = self
-            .symbols
-            .line_breakpoint_sites(file, line, MAX_LINE_LOCATIONS)
-            .into_iter()
-            .map(|a| a.0)
-            .filter(|&a| a != addr)
-            .collect();
+        let sites: Vec<u64> = sites.into_iter().filter(|&a| a != addr).collect();
         let mut more = Vec::new();
         for a in sites {
             if self.check_code_address(a).is_err() {

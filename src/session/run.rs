@@ -197,7 +197,8 @@ impl Session {
                     info.breakpoint_name = bp.name.clone();
                     if let (true, Some(tid)) = (super::lookup::names_a_function(&bp.spec), info.tid)
                     {
-                        self.entry_inlines = Some((tid, addr, None));
+                        let named = super::lookup::function_of_spec(&bp.spec).to_string();
+                        self.entry_inlines = Some((tid, addr, named, None));
                     }
                 }
                 Reason::Breakpoint

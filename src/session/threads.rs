@@ -237,7 +237,7 @@ impl Session {
     /// breakpoint on a function by name, the calls inlined into it that begin right there
     /// (gdb shows the function, not a callee it has not started); 0 at any other stop.
     pub(super) fn hidden_inlines(&mut self, pc: u64) -> Result<usize> {
-        let Some((tid, at, known)) = self.entry_inlines else {
+        let Some((tid, at, named, known)) = self.entry_inlines.clone() else {
             return Ok(0);
         };
         if at != pc || self.selected_tid()? != tid {
@@ -246,8 +246,8 @@ impl Session {
         if let Some(n) = known {
             return Ok(n);
         }
-        let n = self.symbols.inlined_entries_at(RuntimeAddr(pc));
-        self.entry_inlines = Some((tid, at, Some(n)));
+        let n = self.symbols.inlined_entries_at(RuntimeAddr(pc), &named);
+        self.entry_inlines = Some((tid, at, named, Some(n)));
         Ok(n)
     }
 

@@ -9,12 +9,14 @@
 //! gives a scope's variables their values, `callsite` recovers entry values, `prologue` says
 //! where a function's body begins, `stmt` reads line rows with their `is_stmt` flags as gdb
 //! does (`units` says which units hold an address), `names` finds globals and types by name
-//! (`source_file` narrows them to one file), `path` parses
+//! (`source_file` narrows them to one file), `inlined` finds the copies of a function inlined
+//! into its callers, `path` parses
 //! the C-like paths scripts write.
 
 pub mod callsite;
 pub mod frame;
 mod info;
+pub mod inlined;
 pub mod lines;
 pub mod location;
 pub mod names;

@@ -3,6 +3,9 @@
 //! insides of types are jumped over by their DW_AT_sibling). Names inside C++ namespaces and
 //! Rust modules are indexed both bare (`COUNTER`) and qualified (`values::COUNTER`).
 //!
+//! A third index, of inlined functions' abstract instances, is built only when a breakpoint
+//! names a function no symbol has (see `inlined`).
+//!
 //! Variables and types are separate indexes because a global look-up needs only the first:
 //! a C++ unit declares thousands of types in `std` and a handful of variables, and reading
 //! every type's name touches most of `.debug_str` (on the 45 MB benchmark binary the type
@@ -33,6 +36,9 @@ pub(crate) struct NameIndex {
     vars: OnceLock<ByName>,
     /// Complete struct, class, union and enum types, by name.
     types: OnceLock<ByName>,
+    /// Abstract instances of inlined functions (DW_AT_inline), by name: where a function
+    /// with no code of its own is found (its copies refer to it).
+    inlines: OnceLock<ByName>,
 }
 
 /// What one pass collects.
@@ -40,6 +46,7 @@ pub(crate) struct NameIndex {
 enum Pass {
     Vars,
     Types,
+    Inlines,
 }
 
 impl InfoTree {
@@ -49,6 +56,17 @@ impl InfoTree {
 
     fn types(&self) -> &ByName {
         self.names.types.get_or_init(|| build(self, Pass::Types))
+    }
+
+    /// DIEs of the abstract instances of inlined functions called `name` (bare or
+    /// qualified).
+    pub(crate) fn inline_functions(&self, name: &str) -> Vec<usize> {
+        self.names
+            .inlines
+            .get_or_init(|| build(self, Pass::Inlines))
+            .get(name)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// DIEs of global or namespace-level variables called `name` (bare or qualified).
@@ -181,6 +199,14 @@ impl Walk<'_> {
                     self.scopes.pop();
                 }
                 gimli::DW_TAG_variable if self.pass == Pass::Vars => self.variable(die, global),
+                gimli::DW_TAG_subprogram
+                    if self.pass == Pass::Inlines
+                        && die.attr_value(gimli::DW_AT_inline).is_some() =>
+                {
+                    if let Some(n) = unit.string(die, gimli::DW_AT_name) {
+                        add(self.index, &self.scopes, &n, global);
+                    }
+                }
                 gimli::DW_TAG_structure_type
                 | gimli::DW_TAG_class_type
                 | gimli::DW_TAG_union_type

@@ -40,6 +40,16 @@ impl DwarfInfo {
         self.tree.scopes(&unit, pc.0)
     }
 
+    /// Entry addresses of the inlined copies of a function called `name` (see
+    /// `InfoTree::inlined_copies`).
+    pub fn inlined_copies(&self, name: &str, max: usize) -> Vec<FileAddr> {
+        std::panic::catch_unwind(AssertUnwindSafe(|| self.tree.inlined_copies(name, max)))
+            .unwrap_or_default()
+            .into_iter()
+            .map(FileAddr)
+            .collect()
+    }
+
     /// The DIE of the innermost function or inlined call whose code holds `pc`.
     pub(crate) fn innermost_scope_at(&self, pc: FileAddr) -> Option<usize> {
         std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -52,7 +62,9 @@ impl DwarfInfo {
     /// How many of the innermost calls inlined at `pc` begin exactly at `pc` (counted from
     /// the innermost, stopping at the first that does not): the calls a stop at `pc` has
     /// not entered yet, by gdb's rule for a breakpoint on the function they are inlined in.
-    pub(crate) fn inlined_entries_at(&self, pc: FileAddr) -> usize {
+    /// `named`: the function the breakpoint names; a call of it is not hidden (nor are the
+    /// calls around it).
+    pub(crate) fn inlined_entries_at(&self, pc: FileAddr, named: &str) -> usize {
         std::panic::catch_unwind(AssertUnwindSafe(|| {
             let Some(chain) = self.scopes_at(pc) else {
                 return 0;
@@ -63,6 +75,7 @@ impl DwarfInfo {
                 .rev()
                 .take_while(|s| {
                     s.inlined
+                        && !s.name.as_deref().is_some_and(|n| same_function(n, named))
                         && self
                             .tree
                             .function_range(&chain.unit, s.die)
@@ -96,6 +109,14 @@ impl DwarfInfo {
             .function_range(&chain.unit, chain.function)
             .map(|(lo, _)| FileAddr(lo))
     }
+}
+
+/// Whether a scope's name and a breakpoint's function name the same function, one of them
+/// perhaps qualified (`geo::area`, `area`).
+fn same_function(scope: &str, named: &str) -> bool {
+    scope == named
+        || scope.ends_with(&format!("::{named}"))
+        || named.ends_with(&format!("::{scope}"))
 }
 
 /// A frame with nothing known but memory: what an offline reader (a test, a tool over a memory

@@ -120,14 +120,26 @@ impl SymbolStore {
 
     /// How many innermost calls inlined at `addr` begin exactly there (see
     /// `DwarfInfo::inlined_entries_at`).
-    pub fn inlined_entries_at(&self, addr: RuntimeAddr) -> usize {
+    pub fn inlined_entries_at(&self, addr: RuntimeAddr, named: &str) -> usize {
         let Some(module) = self.module_at(addr) else {
             return 0;
         };
-        module
-            .file
-            .dwarf()
-            .map_or(0, |d| d.inlined_entries_at(module.bias.to_file(addr)))
+        module.file.dwarf().map_or(0, |d| {
+            d.inlined_entries_at(module.bias.to_file(addr), named)
+        })
+    }
+
+    /// Where a function that has no code of its own runs: the entries of its inlined copies
+    /// in the first module (executable first) whose DWARF has any, ascending, at most `max`.
+    pub fn inlined_function_sites(&self, name: &str, max: usize) -> Vec<RuntimeAddr> {
+        self.modules()
+            .iter()
+            .find_map(|m| {
+                let copies = m.file.dwarf()?.inlined_copies(name, max);
+                (!copies.is_empty())
+                    .then(|| copies.into_iter().map(|a| m.bias.to_runtime(a)).collect())
+            })
+            .unwrap_or_default()
     }
 }
 
