@@ -234,6 +234,12 @@ fn read_rows(dwarf: &gimli::Dwarf<Reader>, unit_offset: usize) -> Option<UnitRow
             stmt: row.is_stmt(),
             end: row.end_sequence(),
         };
+        // Line 0 is "no source line" (code the compiler made up: rustc puts it at most
+        // return addresses). gdb drops such rows, so the line before them goes on covering
+        // their addresses: a return address reads as the line of its call.
+        if r.line == 0 && !r.end {
+            continue;
+        }
         current.push(r);
         if r.end {
             // A sequence that starts past its end (address 0 of a discarded function)

@@ -1,0 +1,103 @@
+//! Optimized Rust (fixtures/rust/ledger.rs, -C opt-level=2) read as gdb reads it: a function
+//! breakpoint stops in the function, not in a call inlined at its first instruction, and a
+//! return address whose line-table row says "line 0" reads as the line of its call.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use common::Scry;
+
+const SOURCE: &str = include_str!("../fixtures/rust/ledger.rs");
+
+fn ledger() -> PathBuf {
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("rust/ledger_o2");
+    static BUILT: std::sync::Once = std::sync::Once::new();
+    BUILT.call_once(|| {
+        std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+        let tmp = out.with_extension(format!("tmp{}", std::process::id()));
+        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/rust/ledger.rs");
+        let status = Command::new("rustc")
+            .args(["-g", "-C", "opt-level=2", "-o"])
+            .arg(&tmp)
+            .arg(src)
+            .status()
+            .expect("rustc runs");
+        assert!(status.success());
+        std::fs::rename(&tmp, &out).unwrap();
+    });
+    out
+}
+
+fn line_of(needle: &str) -> usize {
+    SOURCE
+        .lines()
+        .position(|l| l.contains(needle))
+        .map(|i| i + 1)
+        .unwrap_or_else(|| panic!("no line with {needle:?}"))
+}
+
+#[test]
+fn a_function_breakpoint_and_finish_in_optimized_rust() {
+    let exe = ledger();
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('ledger::audit')");
+    let stop = scry.ok("cont()");
+    let body = line_of("let bal = acc.balance");
+    assert!(stop.contains(&format!("ledger.rs:{body}")), "{stop}");
+    let first = scry.ok("state.unwind(1)");
+    assert!(
+        first.starts_with("#0 ")
+            && first.contains(" ledger::audit")
+            && !first.contains("[inlined]"),
+        "frame #0 is audit, as gdb's: {first}"
+    );
+    let id = scry.num("Number(state.value('acc.id'))");
+    let owner = scry.ok("String(state.value('acc.owner'))");
+    let limit = scry.num("Number(state.var('limit'))");
+    assert_eq!(limit, 10_000, "the literal the call passes");
+
+    let call = line_of("// the call");
+    let back = scry.ok("finish()");
+    assert!(
+        back.contains(&format!("ledger.rs:{call} ")),
+        "the return address reads as the call's line: {back}"
+    );
+    assert!(scry
+        .ok("state.unwind(1)")
+        .contains(&format!("ledger.rs:{call}")));
+    scry.ok("breakpoint.remove(1)");
+    scry.ok("cont()");
+    let out = scry.ok("output()");
+    assert!(
+        out.contains(&format!("id={id} owner={}", owner.trim_matches('"'))),
+        "{out}"
+    );
+
+    // gdb's frame #0 and its line after finish, where gdb is installed.
+    let Ok(gdb) = Command::new("gdb")
+        .args(["-batch", "-nx", "-iex", "set debuginfod enabled off"])
+        .args([
+            "-ex",
+            "break ledger::audit",
+            "-ex",
+            "run",
+            "-ex",
+            "bt 1",
+            "-ex",
+            "finish",
+        ])
+        .arg(&exe)
+        .output()
+    else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&gdb.stdout);
+    if let Some(frame0) = text.lines().find(|l| l.starts_with("#0")) {
+        assert!(frame0.contains("ledger::audit ("), "{text}");
+    }
+    if let Some(ret) = text.lines().find(|l| l.contains(" in ledger::main ")) {
+        assert!(ret.ends_with(&format!("ledger.rs:{call}")), "{text}");
+    }
+}
