@@ -377,3 +377,42 @@ fn erased_libc_frames_show_arguments_as_gdb_does() {
         );
     }
 }
+
+/// `descend(n=0)` tail-calls `leaf` from inside an inlined `helper`: the erased frame shows
+/// the inlined call as a row of its own (gdb names it `helper`), with helper's variables,
+/// then `descend` itself.
+#[test]
+fn an_erased_frame_shows_the_call_inlined_where_it_jumped() {
+    let exe = fixture_with("tail_inline", &["-g", "-O2"]);
+    let mut scry = Scry::spawn(&exe, &["3"]);
+    // The deepest descend (n=0) reaches leaf by the jump; its caller (n=1) calls it.
+    scry.ok("breakpoint.set('leaf', {if: e => e.state.value('ac->depth') == 4})");
+    assert!(scry.ok("cont()").starts_with("breakpoint 1 at"));
+    let names = rows(&mut scry);
+    assert!(names[0].starts_with("leaf@"), "{names:?}");
+    assert!(names[1].starts_with("tail:helper@"), "{names:?}");
+    assert!(names[2].starts_with("tail:descend@"), "{names:?}");
+    assert!(names[3].starts_with("descend@"), "{names:?}");
+    assert_eq!(scry.ok("String(state.frame(1).inlined)"), "true");
+    // helper(ac, k, n) was called with descend's k and n swapped; m is what leaf received.
+    let v = scry.num("Number(state.var('v'))");
+    assert_eq!(scry.num("Number(state.var('m', 1))"), v);
+    assert_eq!(
+        scry.num("Number(state.var('n', 1))"),
+        scry.num("Number(state.var('k', 2))")
+    );
+    assert_eq!(scry.num("Number(state.var('n', 2))"), 0);
+    // The deepest k is 1 + 3 + 2 + 1: m = k * k.
+    assert_eq!(v, 49);
+    // finish() returns to the physical caller, past the erased rows.
+    let back = scry.ok("finish()");
+    assert!(back.contains(" descend+"), "{back}");
+
+    if let Some(stops) = gdb_backtraces(&exe, "leaf if ac->depth == 4", 0) {
+        let gdb = &stops[0];
+        assert!(
+            gdb[1].starts_with("helper("),
+            "gdb names the row helper: {gdb:?}"
+        );
+    }
+}

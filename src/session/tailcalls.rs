@@ -31,21 +31,35 @@ impl Session {
                 continue;
             };
             for t in tail_frames(&self.symbols, frames, physical) {
-                let loc = self.symbols.locations(t.lookup).pop();
-                out.push(FrameRow {
-                    frame: 0,
-                    pc: t.pc.0,
-                    sp: caller.sp,
-                    symbol: self.symbols.symbolize_return(t.pc, t.lookup),
-                    file: loc.as_ref().and_then(|l| l.file.clone()),
-                    line: loc.as_ref().and_then(|l| l.line),
-                    inlined: false,
-                    regs: Vec::new(),
-                    source: "tailcall",
-                    physical,
-                    level: 0,
-                    tail_call: true,
-                });
+                let symbol = self.symbols.symbolize_return(t.pc, t.lookup);
+                let mut locations = self.symbols.locations(t.lookup);
+                if locations.is_empty() {
+                    locations.push(Default::default());
+                }
+                // The jump may sit in a call inlined into the erased function: those calls
+                // are rows of their own, innermost first, as in a physical frame.
+                let levels = locations.len();
+                for (i, loc) in locations.into_iter().enumerate() {
+                    let level = levels - 1 - i;
+                    out.push(FrameRow {
+                        frame: 0,
+                        pc: t.pc.0,
+                        sp: caller.sp,
+                        symbol: if level > 0 {
+                            loc.function.clone()
+                        } else {
+                            symbol.clone()
+                        },
+                        file: loc.file,
+                        line: loc.line,
+                        inlined: level > 0,
+                        regs: Vec::new(),
+                        source: "tailcall",
+                        physical,
+                        level,
+                        tail_call: true,
+                    });
+                }
             }
         }
         for (n, row) in out.iter_mut().enumerate() {
@@ -100,7 +114,12 @@ impl Session {
             .first()
             .map(|f| f.sp.saturating_sub(RED_ZONE))
             .zip(frames.get(row.physical + 1).map(|f| f.sp));
-        let vars = guarded(|| dwarf.tree.frame_vars(&chain, 0, pc_file.0, &view, false))?;
+        let level = row.level;
+        let vars = guarded(|| {
+            dwarf
+                .tree
+                .frame_vars(&chain, level, pc_file.0, &view, false)
+        })?;
         Ok(vars
             .into_iter()
             .map(|mut v| {
