@@ -591,6 +591,17 @@ fn cpp_references_classes_and_qualified_names() {
             .contains(&format!("(this={:#x}, factor=3)", parse_num(&t["big"]))),
         "{row}"
     );
+    // The listing names the function as gdb does, without the parameter types the
+    // arguments repeat; the row's symbol keeps them.
+    let first = row.lines().next().unwrap();
+    assert!(
+        first.contains(" geo::Square::scaled+0x") || first.contains(" geo::Square::scaled(this="),
+        "{first}"
+    );
+    assert!(!first.contains("double const&"), "{first}");
+    assert!(scry
+        .ok("state.unwind()[0].symbol")
+        .starts_with("geo::Square::scaled(double const&) const"));
 }
 
 #[test]

@@ -28,6 +28,7 @@ macro_rules! def {
 
 mod dom;
 mod fpu;
+mod frame_name;
 mod modules;
 mod points;
 mod process;

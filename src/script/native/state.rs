@@ -137,6 +137,10 @@ fn frame_line(f: &crate::session::FrameRow, trampoline: bool, args: Option<&str>
     // wording says what it is either way.
     match (&f.symbol, trampoline) {
         (_, true) => line.push_str("<signal handler called>"),
+        // The arguments follow by name: the parameter types would say it all twice.
+        (Some(s), false) if args.is_some() => {
+            line.push_str(&super::frame_name::without_parameters(s))
+        }
         (Some(s), false) => line.push_str(s),
         (None, false) => line.push_str("??"),
     }
