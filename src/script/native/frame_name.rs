@@ -20,11 +20,8 @@ pub(super) fn without_parameters(symbol: &str) -> Cow<'_, str> {
         None => (symbol, ""),
     };
     let mut body = name;
-    loop {
-        match SUFFIXES.iter().find(|s| body.ends_with(*s)) {
-            Some(s) => body = &body[..body.len() - s.len()],
-            None => break,
-        }
+    while let Some(s) = SUFFIXES.iter().find(|s| body.ends_with(*s)) {
+        body = &body[..body.len() - s.len()];
     }
     if !body.ends_with(')') {
         return Cow::Borrowed(symbol);
