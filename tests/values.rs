@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
-use common::{fixture, fixture_with, parse_num, Scry};
+use common::{fixture, fixture_with, load_bias, nm_address, parse_num, Scry};
 
 /// The fixture's `truth name=value` lines, from its captured output.
 fn truth(scry: &mut Scry) -> HashMap<String, String> {
@@ -544,6 +544,15 @@ fn cpp_references_classes_and_qualified_names() {
         sq.starts_with("{<geo::Shape>: {_vptr.Shape: 0x")
             && sq.ends_with(", sides: 4}, side: 2.5}"),
         "{sq}"
+    );
+    // The vtable pointer names the object's dynamic type, as gdb's does (Itanium ABI: it
+    // points past the offset-to-top and typeinfo words).
+    assert!(sq.contains(" <vtable for geo::Square+0x10>,"), "{sq}");
+    let vptr = scry.num("Number(state.var('sq')['_vptr.Shape'])");
+    let pid = scry.target_pid();
+    assert_eq!(
+        vptr,
+        nm_address(&out, "_ZTVN3geo6SquareE") + 0x10 + load_bias(pid, &out)
     );
     // Members of a base class are members too.
     assert_eq!(scry.num("state.var('sq').sides"), 4);

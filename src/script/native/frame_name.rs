@@ -5,49 +5,23 @@
 
 use std::borrow::Cow;
 
-/// Qualifiers a demangled member function's parameter list may end with.
-const SUFFIXES: [&str; 6] = [" const", " volatile", " &&", " &", "&&", "&"];
+use crate::symbols::elf::demangle::strip_signature;
 
 /// `name(params) const+0x10` -> `name+0x10`; anything else as it is.
 pub(super) fn without_parameters(symbol: &str) -> Cow<'_, str> {
-    // The offset is the last `+0x` after the final `)`.
-    let close = match symbol.rfind(')') {
-        Some(i) => i,
-        None => return Cow::Borrowed(symbol),
+    // The offset is the last `+0x` after the final `)` or `]` (a clone's tag).
+    let Some(close) = symbol.rfind([')', ']']) else {
+        return Cow::Borrowed(symbol);
     };
     let (name, offset) = match symbol[close..].find("+0x") {
         Some(i) => symbol.split_at(close + i),
         None => (symbol, ""),
     };
-    let mut body = name;
-    while let Some(s) = SUFFIXES.iter().find(|s| body.ends_with(*s)) {
-        body = &body[..body.len() - s.len()];
-    }
-    if !body.ends_with(')') {
+    let bare = strip_signature(name);
+    if bare.len() == name.len() {
         return Cow::Borrowed(symbol);
     }
-    // Walk back to the `(` that opens the final group (parameter types may hold
-    // parentheses of their own: `void (*)(int)`).
-    let mut depth = 0usize;
-    let mut open = None;
-    for (i, c) in body.char_indices().rev() {
-        match c {
-            ')' => depth += 1,
-            '(' => {
-                depth -= 1;
-                if depth == 0 {
-                    open = Some(i);
-                    break;
-                }
-            }
-            _ => {}
-        }
-    }
-    match open {
-        // `(anonymous namespace)` alone, or a group with no name before it: leave it.
-        Some(i) if i > 0 => Cow::Owned(format!("{}{offset}", &body[..i])),
-        _ => Cow::Borrowed(symbol),
-    }
+    Cow::Owned(format!("{bare}{offset}"))
 }
 
 #[cfg(test)]
@@ -68,7 +42,8 @@ mod tests {
             w("(anonymous namespace)::g(int)+0x4"),
             "(anonymous namespace)::g+0x4"
         );
-        assert_eq!(w("S::m() &&"), "S::m");
+        assert_eq!(w("work(int) [clone .cold]+0x3"), "work+0x3");
+        assert_eq!(w("void f<int>(int)+0x9"), "f<int>+0x9");
     }
 
     #[test]

@@ -283,6 +283,18 @@ impl InfoTree {
             out.push(&code_pointer(addr, t));
             return;
         }
+        // A pointer to code pointers is a C++ object's vtable pointer (`_vptr.Shape`): its
+        // symbol (`vtable for geo::Rect+0x10`) names the object's dynamic type, at any depth.
+        let to_table = self.strip(to).is_some_and(|p| match p.kind {
+            Kind::Pointer(inner) => self
+                .strip(inner)
+                .is_some_and(|f| matches!(f.kind, Kind::Function { .. })),
+            _ => false,
+        });
+        if to_table {
+            out.push(&code_pointer(addr, t));
+            return;
+        }
         let _ = ty;
         // A symbol the address lies in, not a mapping name (`[stack]+0x20`, `[heap]+0x10`).
         let symbol = t

@@ -21,8 +21,20 @@ pub fn demangle(raw: &str) -> Option<String> {
     // addr2line tries Rust first, then C++, and hands back the input untouched on failure;
     // for Rust it formats with `{:#}`, which is the hash-free form.
     match addr2line::demangle_auto(Cow::Borrowed(raw), None) {
-        Cow::Owned(s) if s != raw => Some(s),
+        Cow::Owned(s) if s != raw => Some(special_names(s)),
         _ => None,
+    }
+}
+
+/// The C++ demangler spells a vtable `{vtable(geo::Rect)}`; c++filt, gdb and every other
+/// special name (`typeinfo for geo::Rect`) say `vtable for geo::Rect`.
+fn special_names(s: String) -> String {
+    match s
+        .strip_prefix("{vtable(")
+        .and_then(|rest| rest.strip_suffix(")}"))
+    {
+        Some(class) => format!("vtable for {class}"),
+        None => s,
     }
 }
 
@@ -150,6 +162,18 @@ mod tests {
         assert_eq!(
             demangle("_ZN4core3fmt5write17h0123456789abcdefE").as_deref(),
             Some("core::fmt::write")
+        );
+    }
+
+    #[test]
+    fn names_vtables_as_gdb_does() {
+        assert_eq!(
+            demangle("_ZTVN3geo4RectE").as_deref(),
+            Some("vtable for geo::Rect")
+        );
+        assert_eq!(
+            demangle("_ZTIN3geo4RectE").as_deref(),
+            Some("typeinfo for geo::Rect")
         );
     }
 
