@@ -84,7 +84,10 @@ impl UnitSpans {
     }
 
     fn from_spans(mut spans: Vec<Span>, unknown: Vec<usize>) -> UnitSpans {
-        spans.sort_unstable();
+        // Stable and by start alone: each unit lists its ranges mostly in address order,
+        // and the merge sort takes those runs as they are (several times faster than
+        // sorting 100,000 ranges from scratch).
+        spans.sort_by_key(|s| s.begin);
         let mut max_end = Vec::with_capacity(spans.len());
         let mut high = 0;
         for s in &spans {

@@ -287,10 +287,11 @@ fn sorted_unique(syms: &[Symbol], pick: impl Fn(&Symbol) -> bool) -> Vec<Key> {
 const TWO_THREADS_FROM: usize = 50_000;
 
 /// Sorts `keys` by `cmp`, a large table in two halves at once: while scry loads symbols the
-/// stopped program leaves the second core idle.
+/// stopped program leaves the second core idle. Stable sorts, because a symbol table lists
+/// each object file's symbols in address order and the merge sort takes those runs as they are.
 fn sort_in_two(keys: &mut Vec<Key>, cmp: &(dyn Fn(&Key, &Key) -> Ordering + Sync)) {
     if keys.len() < TWO_THREADS_FROM {
-        keys.sort_unstable_by(cmp);
+        keys.sort_by(cmp);
         return;
     }
     let mid = keys.len() / 2;
@@ -298,13 +299,13 @@ fn sort_in_two(keys: &mut Vec<Key>, cmp: &(dyn Fn(&Key, &Key) -> Ordering + Sync
     let helped = std::thread::scope(|scope| {
         let helper = std::thread::Builder::new()
             .name("scry-symbols".into())
-            .spawn_scoped(scope, move || second.sort_unstable_by(cmp));
-        first.sort_unstable_by(cmp);
+            .spawn_scoped(scope, move || second.sort_by(cmp));
+        first.sort_by(cmp);
         matches!(helper.map(|h| h.join()), Ok(Ok(())))
     });
     if !helped {
         // No thread to be had: all of it on this one.
-        keys.sort_unstable_by(cmp);
+        keys.sort_by(cmp);
         return;
     }
     let (first, second) = keys.split_at(mid);
