@@ -243,14 +243,13 @@ struct Key {
 /// exported function looks like). Names are compared only between symbols at one address,
 /// and no symbol moves.
 fn sorted_unique(syms: &[Symbol], pick: impl Fn(&Symbol) -> bool) -> Vec<Key> {
-    let mut keys: Vec<Key> = (0..syms.len())
-        .filter(|&i| pick(&syms[i]))
-        .map(|i| Key {
-            addr: syms[i].addr.0,
-            size: syms[i].size,
-            sym: i as u32,
-        })
-        .collect();
+    // Sized for all: a filtered collect grows by doubling, copying the keys each time.
+    let mut keys: Vec<Key> = Vec::with_capacity(syms.len());
+    keys.extend((0..syms.len()).filter(|&i| pick(&syms[i])).map(|i| Key {
+        addr: syms[i].addr.0,
+        size: syms[i].size,
+        sym: i as u32,
+    }));
     sort_in_two(&mut keys, &|a: &Key, b: &Key| {
         a.addr.cmp(&b.addr).then_with(|| {
             let (a, b) = (&syms[a.sym as usize], &syms[b.sym as usize]);

@@ -31,7 +31,10 @@ pub fn read_symbols(
         .symbols(endian, data, elf::SHT_DYNSYM)
         .map_err(bad)?;
 
-    let mut out = convert_table(&symtab, endian);
+    // Room for everything that follows (.dynsym's extras, and the PLT entries the image adds,
+    // at most one per dynamic symbol): growing a large table later copies it whole.
+    let mut out = Vec::with_capacity(symtab.len() + 2 * dynsym.len());
+    convert_table(&symtab, endian, &mut out);
 
     // .dynsym is small next to .symtab in the files that have both: its entries are
     // gathered first, and one pass over .symtab's crosses off the copies, so a large
@@ -64,33 +67,34 @@ pub fn read_symbols(
     Ok(out)
 }
 
-/// Every definition in `table`, in table order.
-fn convert_table(table: &Table<'_>, endian: Endianness) -> Vec<Symbol> {
-    let convert_part = |part: &[Sym64<Endianness>]| -> Vec<Symbol> {
-        part.iter()
-            .filter_map(|sym| {
-                // A bad name offset spoils one symbol, not the table.
-                let name = table.symbol_name(endian, sym).ok()?;
-                convert(sym, endian, name)
-            })
-            .collect()
+/// Every definition in `table`, in table order, appended to `out`.
+fn convert_table(table: &Table<'_>, endian: Endianness, out: &mut Vec<Symbol>) {
+    let convert_part = |part: &[Sym64<Endianness>], out: &mut Vec<Symbol>| {
+        out.extend(part.iter().filter_map(|sym| {
+            // A bad name offset spoils one symbol, not the table.
+            let name = table.symbol_name(endian, sym).ok()?;
+            convert(sym, endian, name)
+        }))
     };
     let all = table.symbols();
     if all.len() < TWO_THREADS_FROM {
-        return convert_part(all);
+        return convert_part(all, out);
     }
     let (first, second) = all.split_at(all.len() / 2);
     std::thread::scope(|scope| {
         let helper = std::thread::Builder::new()
             .name("scry-symbols".into())
-            .spawn_scoped(scope, || convert_part(second));
-        let mut out = convert_part(first);
+            .spawn_scoped(scope, || {
+                let mut rest = Vec::with_capacity(second.len());
+                convert_part(second, &mut rest);
+                rest
+            });
+        convert_part(first, out);
         match helper.ok().map(|h| h.join()) {
             Some(Ok(mut rest)) => out.append(&mut rest),
             // No thread to be had (or it died): the second half on this one.
-            _ => out.extend(convert_part(second)),
+            _ => convert_part(second, out),
         }
-        out
     })
 }
 
