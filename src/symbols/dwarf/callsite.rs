@@ -39,18 +39,10 @@ impl InfoTree {
         pc: u64,
         after: bool,
     ) -> Option<usize> {
-        let off = UnitOffset(function.checked_sub(unit.start())?);
-        let mut cursor = unit.unit.entries_at_offset(off).ok()?;
-        let top = cursor.next_dfs().ok()??.depth();
-        let mut seen = 0;
-        while let Ok(Some(entry)) = cursor.next_dfs() {
-            seen += 1;
-            if entry.depth() <= top || seen > MAX_DIES {
-                return None;
-            }
+        find_below(unit, function, |entry, _| {
             let tag = entry.tag();
             if tag != gimli::DW_TAG_call_site && tag != DW_TAG_GNU_CALL_SITE {
-                continue;
+                return None;
             }
             let at = if after {
                 address(unit, entry, gimli::DW_AT_call_return_pc)
@@ -58,11 +50,8 @@ impl InfoTree {
             } else {
                 address(unit, entry, gimli::DW_AT_call_pc)
             };
-            if at == Some(pc) {
-                return Some(unit.global(entry.offset()));
-            }
-        }
-        None
+            (at == Some(pc)).then(|| unit.global(entry.offset()))
+        })
     }
 
     /// What the call site `site` (a DIE of `unit`) called.
@@ -93,37 +82,52 @@ impl InfoTree {
         site: usize,
         reg: u16,
     ) -> Option<Expression<Reader>> {
-        let off = UnitOffset(site.checked_sub(unit.start())?);
-        let mut cursor = unit.unit.entries_at_offset(off).ok()?;
-        let top = cursor.next_dfs().ok()??.depth();
-        let mut seen = 0;
-        while let Ok(Some(entry)) = cursor.next_dfs() {
-            seen += 1;
-            if entry.depth() <= top || seen > MAX_DIES {
-                return None;
-            }
+        find_below(unit, site, |entry, depth| {
             let tag = entry.tag();
-            if entry.depth() != top + 1
+            if depth != 1
                 || (tag != gimli::DW_TAG_call_site_parameter
                     && tag != DW_TAG_GNU_CALL_SITE_PARAMETER)
             {
-                continue;
+                return None;
             }
             let Some(AttributeValue::Exprloc(loc)) = entry.attr_value(gimli::DW_AT_location) else {
-                continue;
+                return None;
             };
             if single_register(&loc, unit) != Some(reg) {
-                continue;
+                return None;
             }
             let value = entry
                 .attr_value(gimli::DW_AT_call_value)
                 .or_else(|| entry.attr_value(DW_AT_GNU_CALL_SITE_VALUE));
-            if let Some(AttributeValue::Exprloc(v)) = value {
-                return Some(v);
+            match value {
+                Some(AttributeValue::Exprloc(v)) => Some(v),
+                _ => None,
             }
-        }
-        None
+        })
     }
+}
+
+/// The first answer `f` gives for a DIE below `die` (a DIE of `unit`), in order, with its
+/// depth below `die` (1 for a child); at most `MAX_DIES` DIEs are looked at.
+fn find_below<T>(
+    unit: &UnitHandle,
+    die: usize,
+    mut f: impl FnMut(&Die, isize) -> Option<T>,
+) -> Option<T> {
+    let off = UnitOffset(die.checked_sub(unit.start())?);
+    let mut cursor = unit.unit.entries_at_offset(off).ok()?;
+    let top = cursor.next_dfs().ok()??.depth();
+    let mut seen = 0;
+    while let Ok(Some(entry)) = cursor.next_dfs() {
+        seen += 1;
+        if entry.depth() <= top || seen > MAX_DIES {
+            return None;
+        }
+        if let Some(found) = f(entry, entry.depth() - top) {
+            return Some(found);
+        }
+    }
+    None
 }
 
 fn address(unit: &UnitHandle, die: &Die, at: gimli::DwAt) -> Option<u64> {
