@@ -2,7 +2,7 @@
 //! between a physical frame's rows and its caller's, and their variables.
 
 use super::frame_view::FrameView;
-use super::values::{guarded, FrameVarRow, TypedValue};
+use super::values::{guarded, FrameVarRow};
 use super::*;
 use crate::symbols::dwarf::{Gone, Place};
 use crate::symbols::store::TailCall;
@@ -96,17 +96,10 @@ impl Session {
             return Ok(Vec::new());
         };
         let view = FrameView {
-            inferior,
-            store,
             frames,
             index: row.physical,
             tail: t + 1,
-            bias: module.bias.0,
-            tls_module: Some(module),
-            fs_base,
-            at_entry: false,
-            depth: 0,
-            fpu: None,
+            ..FrameView::frameless(inferior, store, module, fs_base)
         };
         // The stack from the innermost frame up to the physical frame's CFA is the callees'
         // now: what the erased frame kept there is overwritten.
@@ -130,14 +123,7 @@ impl Session {
                         ));
                     }
                 }
-                FrameVarRow {
-                    name: v.name,
-                    param: v.param,
-                    value: TypedValue {
-                        file: file.clone(),
-                        value: v.value,
-                    },
-                }
+                FrameVarRow::of(v, &file)
             })
             .collect())
     }

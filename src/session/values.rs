@@ -36,6 +36,20 @@ pub struct FrameVarRow {
     pub value: TypedValue,
 }
 
+impl FrameVarRow {
+    /// A frame variable of a function in `file`, as a row.
+    pub(super) fn of(v: FrameVar, file: &Arc<ModuleFile>) -> FrameVarRow {
+        FrameVarRow {
+            name: v.name,
+            param: v.param,
+            value: TypedValue {
+                file: file.clone(),
+                value: v.value,
+            },
+        }
+    }
+}
+
 /// Target memory and names, as values read them.
 struct MemTarget<'a> {
     inferior: &'a dyn ProcessView,
@@ -283,14 +297,7 @@ impl Session {
         })?;
         Ok(vars
             .into_iter()
-            .map(|v| FrameVarRow {
-                name: v.name,
-                param: v.param,
-                value: TypedValue {
-                    file: file.clone(),
-                    value: v.value,
-                },
-            })
+            .map(|v| FrameVarRow::of(v, &file))
             .collect())
     }
 
