@@ -87,6 +87,12 @@ impl DwarfInfo {
         })
     }
 
+    /// Builds now what the first question about an address would (which units hold which
+    /// addresses), for a caller with a core to spare.
+    pub fn index_units(&self) {
+        self.unit_spans();
+    }
+
     /// Which units hold which addresses.
     pub(super) fn unit_spans(&self) -> &UnitSpans {
         self.units.get_or_init(|| UnitSpans::build(&self.dwarf))

@@ -104,6 +104,24 @@ impl std::fmt::Debug for ElfImage {
     }
 }
 
+/// A file mapped by `ElfImage::map`, not parsed yet.
+pub struct MappedImage {
+    path: PathBuf,
+    backing: Arc<Backing>,
+}
+
+impl MappedImage {
+    pub fn shared_bytes(&self) -> SharedBytes {
+        self.backing.clone()
+    }
+
+    pub fn parse(self) -> anyhow::Result<ElfImage> {
+        let parsed =
+            parse(self.backing.bytes()).with_context(|| format!("{}", self.path.display()))?;
+        Ok(ElfImage::assemble_shared(self.path, parsed, self.backing))
+    }
+}
+
 /// Everything parsed out of the bytes; kept apart from the bytes so parsing can borrow them.
 struct Parsed {
     entry: FileAddr,
@@ -121,13 +139,16 @@ impl ElfImage {
     /// Maps and parses the file at `path`. Only regular files are opened: paths come from
     /// a process's maps and may name devices, where even `open` can block or have effects.
     pub fn load(path: &Path) -> anyhow::Result<ElfImage> {
-        let map = map_regular_file(path)?;
-        let parsed = parse(map.bytes()).with_context(|| format!("{}", path.display()))?;
-        Ok(ElfImage::assemble(
-            path.to_path_buf(),
-            parsed,
-            Backing::Mapped(map),
-        ))
+        ElfImage::map(path)?.parse()
+    }
+
+    /// Maps the file at `path` without parsing it (see `load`), so that its bytes can be
+    /// handed to another reader before the symbol tables are built.
+    pub fn map(path: &Path) -> anyhow::Result<MappedImage> {
+        Ok(MappedImage {
+            path: path.to_path_buf(),
+            backing: Arc::new(Backing::Mapped(map_regular_file(path)?)),
+        })
     }
 
     /// Parses an in-memory image; `path` is only recorded for messages.
@@ -141,6 +162,10 @@ impl ElfImage {
     }
 
     fn assemble(path: PathBuf, p: Parsed, backing: Backing) -> ElfImage {
+        ElfImage::assemble_shared(path, p, Arc::new(backing))
+    }
+
+    fn assemble_shared(path: PathBuf, p: Parsed, backing: Arc<Backing>) -> ElfImage {
         ElfImage {
             path,
             entry: p.entry,
@@ -152,7 +177,7 @@ impl ElfImage {
             debuglink: p.debuglink,
             has_symtab: p.has_symtab,
             symbols: p.symbols,
-            backing: Arc::new(backing),
+            backing,
         }
     }
 

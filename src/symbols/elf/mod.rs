@@ -19,6 +19,6 @@ mod symtab;
 
 pub use debug_image::DebugImage;
 pub use debuglink::{crc32, DebugLink};
-pub use image::{Bytes, ElfImage, LoadSegment, SegFlags, SharedBytes, TlsSegment};
+pub use image::{Bytes, ElfImage, LoadSegment, MappedImage, SegFlags, SharedBytes, TlsSegment};
 pub use index::SymbolIndex;
 pub use symbol::{SymKind, Symbol};

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use debug_file::{DebugFile, FoundBy, SYSTEM_DEBUG_DIR};
-pub use module::{DwarfSource, LoadedModule, ModuleFile, SymbolSource};
+pub use module::{DwarfOpening, DwarfSource, LoadedModule, ModuleFile, SymbolSource};
 pub use tailcalls::TailCall;
 
 use crate::os::maps::MapEntry;
@@ -114,10 +114,11 @@ impl SymbolStore {
         let file = match self.cache.get(&key) {
             Some(file) => file.clone(),
             None if self.not_elf.contains(&key) => return None,
-            None => match ElfImage::load(&open_path(first)) {
-                Ok(img) => {
+            None => match self.open_file(&open_path(first), exe == Some(group.path)) {
+                Ok((img, opening)) => {
                     let path = PathBuf::from(group.path);
-                    let file = Arc::new(ModuleFile::new(img, path, self.debug_dirs.clone()));
+                    let dirs = self.debug_dirs.clone();
+                    let file = Arc::new(ModuleFile::with_opening(img, path, dirs, opening));
                     self.cache.insert(key, file.clone());
                     file
                 }
@@ -162,6 +163,22 @@ impl SymbolStore {
             end: RuntimeAddr(end),
             is_exe: exe == Some(group.path),
         })
+    }
+
+    /// Maps and parses one file. The executable's own DWARF is opened meanwhile on another
+    /// thread: nearly every session asks about the program's lines and variables, few about
+    /// a library's, and a library's debug information (libc's, say) would cost a core for
+    /// nothing.
+    fn open_file(
+        &self,
+        path: &Path,
+        is_exe: bool,
+    ) -> anyhow::Result<(ElfImage, Option<DwarfOpening>)> {
+        let mapped = ElfImage::map(path)?;
+        let opening = is_exe
+            .then(|| DwarfOpening::start(mapped.shared_bytes()))
+            .flatten();
+        Ok((mapped.parse()?, opening))
     }
 
     /// The vDSO's mapping (start, end), from the last `refresh`.

@@ -3,13 +3,14 @@
 //! (`LoadedModule`: where, with which bias).
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::JoinHandle;
 
 use super::debug_file::{self, DebugFile};
 use crate::symbols::addr::{FileAddr, LoadBias, RuntimeAddr};
 use crate::symbols::dwarf::{DwarfInfo, Location};
 use crate::symbols::elf::sections::read_sections;
-use crate::symbols::elf::{ElfImage, SymbolIndex};
+use crate::symbols::elf::{ElfImage, SharedBytes, SymbolIndex};
 use crate::symbols::unwind::CfiTables;
 
 /// Where a module's names come from.
@@ -53,10 +54,70 @@ pub struct ModuleFile {
     cfi: OnceLock<CfiTables>,
     separate_cfi: OnceLock<Option<CfiTables>>,
     dwarf: OnceLock<Option<(DwarfInfo, DwarfSource)>>,
+    /// The file's own DWARF being opened on another thread (see `DwarfOpening`).
+    opening: Mutex<Option<DwarfOpening>>,
+}
+
+/// A file's own DWARF opened and its units indexed on a thread of their own, started before
+/// the symbol tables are parsed: the two are independent, each takes a large program a few
+/// tens of milliseconds, and while scry loads a program that program is stopped and the
+/// second core idle. The first question that needs DWARF waits for the thread.
+#[derive(Debug)]
+pub struct DwarfOpening(Option<JoinHandle<Option<DwarfInfo>>>);
+
+impl DwarfOpening {
+    /// `None` when the file has no DWARF of its own, scry may run on one CPU only (the
+    /// thread would then take its time from the main one), or no thread could be had: the
+    /// DWARF is then opened on first need, as for any other file.
+    pub fn start(bytes: SharedBytes) -> Option<DwarfOpening> {
+        let spare_cpu = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+        if !spare_cpu || !has_debug_info((*bytes).as_ref()) {
+            return None;
+        }
+        std::thread::Builder::new()
+            .name("scry-dwarf".into())
+            .spawn(move || {
+                let dwarf = DwarfInfo::from_elf(bytes)?;
+                dwarf.index_units();
+                Some(dwarf)
+            })
+            .ok()
+            .map(|thread| DwarfOpening(Some(thread)))
+    }
+
+    /// The DWARF, or `None` when the file had none. A panic on the thread goes on here, on
+    /// the thread that asked, as if it had opened the DWARF itself.
+    fn finish(mut self) -> Option<DwarfInfo> {
+        let thread = self.0.take()?;
+        thread
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    }
+}
+
+impl Drop for DwarfOpening {
+    /// A file given up before its DWARF was asked for still waits for the thread, which must
+    /// not outlive the module that owns the file: once the module is gone the file may be
+    /// rewritten in place, and a read of its mapping past a new end is a SIGBUS.
+    fn drop(&mut self) {
+        if let Some(thread) = self.0.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 impl ModuleFile {
     pub fn new(image: ElfImage, module_path: PathBuf, debug_dirs: Arc<[PathBuf]>) -> ModuleFile {
+        ModuleFile::with_opening(image, module_path, debug_dirs, None)
+    }
+
+    /// `new`, with the file's own DWARF already being opened by `opening`.
+    pub fn with_opening(
+        image: ElfImage,
+        module_path: PathBuf,
+        debug_dirs: Arc<[PathBuf]>,
+        opening: Option<DwarfOpening>,
+    ) -> ModuleFile {
         ModuleFile {
             image,
             module_path,
@@ -66,6 +127,7 @@ impl ModuleFile {
             cfi: OnceLock::new(),
             separate_cfi: OnceLock::new(),
             dwarf: OnceLock::new(),
+            opening: Mutex::new(opening),
         }
     }
 
@@ -80,6 +142,12 @@ impl ModuleFile {
         self.debug_file
             .get_or_init(|| debug_file::find(&self.image, &self.module_path, &self.debug_dirs))
             .as_ref()
+    }
+
+    /// Whether `debug_file` has looked for the separate debug file yet.
+    #[cfg(test)]
+    pub(crate) fn debug_file_searched(&self) -> bool {
+        self.debug_file.get().is_some()
     }
 
     /// The symbol tables: the image's own, or, when it has no `.symtab`, merged with its
@@ -129,7 +197,12 @@ impl ModuleFile {
     pub fn dwarf_with_source(&self) -> Option<(&DwarfInfo, DwarfSource)> {
         self.dwarf
             .get_or_init(|| {
-                if let Some(own) = DwarfInfo::from_elf(self.image.shared_bytes()) {
+                let opening = self.opening.lock().ok().and_then(|mut o| o.take());
+                let own = match opening {
+                    Some(opening) => opening.finish(),
+                    None => DwarfInfo::from_elf(self.image.shared_bytes()),
+                };
+                if let Some(own) = own {
                     return Some((own, DwarfSource::Own));
                 }
                 let debug = self.debug_file()?;

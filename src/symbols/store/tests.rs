@@ -332,3 +332,31 @@ fn system_libc_debug_file_names_internal_functions() {
     let loc = store.locations(malloc).pop().unwrap();
     assert!(loc.file.is_some() && loc.line.is_some(), "{loc:?}");
 }
+
+/// The loader's rendezvous symbols are exported: finding them at every start must not read
+/// a stripped library's separate debug file on the way (libc's, listed before the loader).
+#[test]
+fn raw_abi_lookup_leaves_debug_files_unread() {
+    let maps = parse_maps(&std::fs::read_to_string("/proc/self/maps").unwrap());
+    let mut store = SymbolStore::new();
+    store.refresh(&maps, None, &identity);
+    let Some(loader) = store
+        .modules()
+        .iter()
+        .find(|m| m.name.starts_with("ld-linux"))
+    else {
+        return;
+    };
+    let own = loader
+        .image()
+        .symbols
+        .lookup_name_raw("_dl_debug_state")
+        .expect("the loader exports _dl_debug_state");
+    assert_eq!(
+        store.lookup_raw("_dl_debug_state"),
+        Some(loader.bias.to_runtime(own.addr))
+    );
+    for m in store.modules() {
+        assert!(!m.file.debug_file_searched(), "{} debug file read", m.name);
+    }
+}
