@@ -59,6 +59,10 @@ struct Cli {
     program: Vec<String>,
 }
 
+/// Large blocks on huge pages: see `os::alloc`.
+#[global_allocator]
+static ALLOC: scry::os::alloc::HugeBlocks = scry::os::alloc::HugeBlocks;
+
 fn main() -> ExitCode {
     // scry's binary started again to let system calls through for programs it let go.
     if let Some(code) = scry::session::syscalls::keeper_main() {

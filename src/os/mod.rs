@@ -2,6 +2,7 @@
 //! typed requests and results.
 
 pub mod affinity;
+pub mod alloc;
 pub mod debugregs;
 pub mod fpregs;
 pub mod guardian;
