@@ -27,10 +27,34 @@ pub(crate) struct NameTable {
 struct Demangled {
     /// Demangled display names (`ns::Foo::bar(int)`, `core::fmt::write`), sorted by
     /// (name, preference).
-    full: Vec<(Box<str>, u32)>,
+    full: Vec<FullName>,
     /// Demangled names without parameters or return type, only where that differs from
     /// the display name (`ns::Foo::bar`).
     bare: Vec<(Box<str>, u32)>,
+}
+
+/// A demangled display name, with where its bare path lies in it: found once when the table
+/// is built, not again by every suffix look-up and suggestion that reads the table.
+struct FullName {
+    name: Box<str>,
+    path: (u32, u32),
+    sym: u32,
+}
+
+impl FullName {
+    fn new(name: String, sym: u32) -> FullName {
+        let path = demangle::strip_signature(&name);
+        let start = path.as_ptr() as usize - name.as_ptr() as usize;
+        FullName {
+            path: (start as u32, (start + path.len()) as u32),
+            name: name.into_boxed_str(),
+            sym,
+        }
+    }
+
+    fn path(&self) -> &str {
+        &self.name[self.path.0 as usize..self.path.1 as usize]
+    }
 }
 
 /// Lower is better when one name has several definitions: a global function is almost
@@ -81,6 +105,24 @@ impl NameTable {
     }
 }
 
+/// Whether the bare path `path` ends in the path `query` at a `::` (`ns::Foo::bar` ends in
+/// `Foo::bar` and `bar`, not in `oo::bar`).
+fn is_path_suffix(path: &str, query: &str) -> bool {
+    !query.is_empty()
+        && !query.starts_with(':')
+        && path
+            .strip_suffix(query)
+            .is_some_and(|head| head.ends_with("::"))
+}
+
+/// The demangled names of `syms`, the first of which is symbol `first`.
+fn demangle_all(syms: &[Symbol], first: u32) -> Vec<FullName> {
+    syms.iter()
+        .zip(first..)
+        .filter_map(|(s, i)| Some(FullName::new(demangle::demangle(&s.name)?, i)))
+        .collect()
+}
+
 /// The sorted (hash, index) table over the first `count` symbols.
 fn build_raw(syms: &[Symbol], count: u32) -> Vec<(u64, u32)> {
     let mut raw: Vec<(u64, u32)> = (0..count)
@@ -101,25 +143,35 @@ fn build_raw(syms: &[Symbol], count: u32) -> Vec<(u64, u32)> {
 impl NameTable {
     fn demangled(&self, syms: &[Symbol]) -> &Demangled {
         self.demangled.get_or_init(|| {
-            let mut full = Vec::new();
-            let mut bare = Vec::new();
-            for (i, s) in self.covered(syms).iter().enumerate() {
-                let Some(d) = demangle::demangle(&s.name) else {
-                    continue;
+            let covered = self.covered(syms);
+            // Demangling is nearly all of the cost (microseconds a name, for a large C++
+            // program's templates): the two halves of the table on two threads.
+            let half = covered.len() / 2;
+            let (mut full, rest) = std::thread::scope(|scope| {
+                let second = std::thread::Builder::new()
+                    .name("scry-demangle".into())
+                    .spawn_scoped(scope, || demangle_all(&covered[half..], half as u32));
+                let first = demangle_all(&covered[..half], 0);
+                let second = match second.map(|t| t.join()) {
+                    Ok(Ok(second)) => second,
+                    // No thread to be had: the second half on this one.
+                    _ => demangle_all(&covered[half..], half as u32),
                 };
-                let stripped = demangle::strip_signature(&d);
-                if stripped != d {
-                    bare.push((Box::<str>::from(stripped), i as u32));
-                }
-                full.push((d.into_boxed_str(), i as u32));
-            }
-            let by_key = |a: &(Box<str>, u32), b: &(Box<str>, u32)| {
-                a.0.cmp(&b.0).then_with(|| {
-                    preference(&syms[a.1 as usize]).cmp(&preference(&syms[b.1 as usize]))
-                })
-            };
-            full.sort_by(by_key);
-            bare.sort_by(by_key);
+                (first, second)
+            });
+            full.extend(rest);
+            let mut bare: Vec<(Box<str>, u32)> = full
+                .iter()
+                .filter(|f| f.path() != &*f.name)
+                .map(|f| (Box::from(f.path()), f.sym))
+                .collect();
+            let pref = |i: u32| preference(&syms[i as usize]);
+            full.sort_by(|a, b| {
+                a.name
+                    .cmp(&b.name)
+                    .then_with(|| pref(a.sym).cmp(&pref(b.sym)))
+            });
+            bare.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| pref(a.1).cmp(&pref(b.1))));
             Demangled { full, bare }
         })
     }
@@ -138,15 +190,16 @@ impl NameTable {
         if let Some(k) = first_raw(query) {
             return Some(k);
         }
-        let first_in = |list: &[(Box<str>, u32)]| {
-            let i = list.partition_point(|e| &*e.0 < query);
-            list.get(i).filter(|e| &*e.0 == query).map(|e| e.1)
-        };
         let demangled = match (self.demangled.get(), demangle::path_needles(query)) {
             (None, Some(needles)) => self.scan_demangled(syms, query, &needles),
             _ => {
                 let d = self.demangled(syms);
-                first_in(&d.full).or_else(|| first_in(&d.bare))
+                let i = d.full.partition_point(|e| &*e.name < query);
+                let in_full = d.full.get(i).filter(|e| &*e.name == query).map(|e| e.sym);
+                in_full.or_else(|| {
+                    let i = d.bare.partition_point(|e| &*e.0 < query);
+                    d.bare.get(i).filter(|e| &*e.0 == query).map(|e| e.1)
+                })
             }
         };
         if let Some(k) = demangled {
@@ -225,6 +278,11 @@ impl NameTable {
     /// only when every symbol ending in that path is at one address, so a common name like
     /// `new` never silently picks one of hundreds. Linear, but only reached on a miss.
     fn unique_suffix(&self, syms: &[Symbol], query: &str) -> Option<u32> {
+        if self.demangled.get().is_none() {
+            if let Some(needles) = demangle::path_needles(query) {
+                return self.scan_unique_suffix(syms, query, &needles);
+            }
+        }
         let mut best: Option<u32> = None;
         for k in self.suffix_matches(syms, query) {
             match best {
@@ -236,6 +294,45 @@ impl NameTable {
         best
     }
 
+    /// `unique_suffix` before the demangled table exists, for a plain path: every component
+    /// of `query` is spelled in the raw name of any symbol whose path ends in it (see
+    /// `path_needles`), so only those are demangled. Same answer as the table: `None` when
+    /// the matches are at different addresses, else the best `preference`, then the first
+    /// display name, then symbol order.
+    fn scan_unique_suffix(
+        &self,
+        syms: &[Symbol],
+        query: &str,
+        needles: &[Vec<String>],
+    ) -> Option<u32> {
+        let mut best: Option<(u32, String)> = None;
+        for (i, s) in self.covered(syms).iter().enumerate() {
+            let raw = &*s.name;
+            if !demangle::looks_mangled(raw)
+                || !needles
+                    .iter()
+                    .all(|alts| alts.iter().any(|n| raw.contains(n.as_str())))
+            {
+                continue;
+            }
+            let Some(d) = demangle::demangle(raw) else {
+                continue;
+            };
+            if !is_path_suffix(demangle::strip_signature(&d), query) {
+                continue;
+            }
+            let i = i as u32;
+            match &best {
+                Some((b, _)) if syms[*b as usize].addr != s.addr => return None,
+                Some((b, b_name))
+                    if (preference(&syms[*b as usize]), b_name.as_str())
+                        <= (preference(s), d.as_str()) => {}
+                _ => best = Some((i, d)),
+            }
+        }
+        best.map(|(i, _)| i)
+    }
+
     /// Symbols whose demangled path (without parameters) ends in `::query`.
     fn suffix_matches<'a>(
         &'a self,
@@ -243,15 +340,10 @@ impl NameTable {
         query: &'a str,
     ) -> impl Iterator<Item = u32> + 'a {
         let d = self.demangled(syms);
-        let is_suffix = move |name: &str| {
-            name.strip_suffix(query)
-                .is_some_and(|head| head.ends_with("::"))
-        };
-        let valid = !query.is_empty() && !query.starts_with(':');
         d.full
             .iter()
-            .filter(move |e| valid && is_suffix(demangle::strip_signature(&e.0)))
-            .map(|e| e.1)
+            .filter(move |e| is_path_suffix(e.path(), query))
+            .map(|e| e.sym)
     }
 
     /// Names close to `query`, as `(distance, name)`, nearest first. Offers what a user could
@@ -274,8 +366,8 @@ impl NameTable {
             last = Some(name);
             consider(name);
         }
-        for (name, _) in &self.demangled(syms).full {
-            consider(demangle::strip_signature(name));
+        for name in &self.demangled(syms).full {
+            consider(name.path());
         }
         // A bare function name that several paths end in (`new`) is best answered with them.
         for i in self.suffix_matches(syms, query).take(k) {
