@@ -377,3 +377,61 @@ impl NameTable {
         fuzzy::best_k(found, k)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::symbols::addr::FileAddr;
+
+    fn syms() -> Vec<Symbol> {
+        let f = |raw: &str, addr: u64, global: bool| {
+            Symbol::new(raw, FileAddr(addr), 8, SymKind::Func, global)
+        };
+        vec![
+            f("_ZN2ns3Foo3barEi", 0x100, true),
+            f("_ZN2ns3Baz3barEv", 0x200, true),
+            f("_ZN2vb4leafEv", 0x300, true),
+            // One function under two names: a local alias and the global one.
+            f("_ZN1a5twiceEv", 0x400, false),
+            f("_ZN1b5twiceEv", 0x400, true),
+            f("_Z5aloneIiEvT_", 0x500, true),
+            f("main", 0x600, true),
+        ]
+    }
+
+    /// The suffix tier answers the same before the demangled table exists (demangling only
+    /// the symbols that spell the query) as from the table.
+    #[test]
+    fn suffix_scan_agrees_with_the_table() {
+        let syms = syms();
+        let name_of = |k: Option<u32>| k.map(|k| syms[k as usize].display_name().into_owned());
+        for (query, expected) in [
+            ("bar", None),
+            ("Foo::bar", Some("ns::Foo::bar(int)")),
+            ("leaf", Some("vb::leaf()")),
+            ("twice", Some("b::twice()")),
+            ("oo::bar", None),
+            ("nothing", None),
+            ("main", None),
+        ] {
+            let scanned = NameTable::new(&syms);
+            let by_scan = scanned.unique_suffix(&syms, query);
+            assert!(scanned.demangled.get().is_none(), "{query}: table built");
+            let tabled = NameTable::new(&syms);
+            tabled.demangled(&syms);
+            let by_table = tabled.unique_suffix(&syms, query);
+            assert_eq!(by_scan, by_table, "{query}");
+            assert_eq!(name_of(by_scan).as_deref(), expected, "{query}");
+        }
+    }
+
+    #[test]
+    fn full_names_know_their_bare_path() {
+        let f = FullName::new("void alone<int>(int)".into(), 0);
+        assert_eq!(f.path(), "alone<int>");
+        let f = FullName::new("ns::Foo::bar(int) const".into(), 1);
+        assert_eq!(f.path(), "ns::Foo::bar");
+        let f = FullName::new("core::fmt::write".into(), 2);
+        assert_eq!(f.path(), "core::fmt::write");
+    }
+}
