@@ -158,8 +158,19 @@ fn a_file_names_which_static_a_path_means() {
     assert!(e.contains("expected a name after '::'"), "{e}");
     let e = scry.err("state.var(\"'file_statics.c'::counter.x\")");
     assert!(e.contains("state.value()"), "{e}");
-    // function::static_local still reads the function's own static.
+    // function::static_local still reads the function's own static; with a file in front,
+    // the static local of that file's function, where both files have a `tick`.
     assert_eq!(scry.ok("state.value('tick::calls')"), "1");
+    assert_eq!(
+        scry.ok("state.value(\"'file_statics.c'::tick::calls\")"),
+        "1"
+    );
+    assert_eq!(
+        scry.ok("state.value(\"'file_statics_other.c'::tick::calls\")"),
+        t["other_calls"]
+    );
+    let e = scry.err("state.value(\"'file_statics_other.c'::tick::nothing\")");
+    assert!(e.contains("'tick::nothing'"), "{e}");
     // The session goes on.
     assert_eq!(scry.ok("1 + 1"), "2");
     if let Some(gdb) = gdb_prints(
@@ -169,10 +180,14 @@ fn a_file_names_which_static_a_path_means() {
             "'file_statics_other.c'::counter",
             "'file_statics.c'::counter",
             "&'file_statics_other.c'::counter",
+            "'file_statics_other.c'::tick::calls",
         ],
     ) {
         assert_eq!(gdb[0], t["other_v"]);
         assert_eq!(gdb[1], t["here_v"]);
         assert!(gdb[2].contains(&t["other"]), "{gdb:?}");
+        // gdb stops at the first `tick`, before main called into the other file: the
+        // static still holds its initializer.
+        assert_eq!(gdb[3], "40");
     }
 }

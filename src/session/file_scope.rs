@@ -1,8 +1,9 @@
 //! `'other.c'::counter`: a global or static of one source file, as gdb reads it, for when
 //! two files define the same name.
 
-use super::values::{global_value, TypedValue};
+use super::values::{function_static_at, global_value, TypedValue};
 use super::*;
+use crate::symbols::elf::{demangle, SymKind};
 
 impl Session {
     /// The variable `name` defined in a unit compiling the source file `file` names (whole
@@ -26,6 +27,15 @@ impl Session {
                 }
             }
         }
+        // `'file.c'::func::counter`: a static local of that file's function `func` (two
+        // files may each have a static `func`).
+        if let Some((func, var)) = name.rsplit_once("::") {
+            for addr in functions_in_file(store, file, func) {
+                if let Some(v) = function_static_at(inferior, store, fs_base, addr, var) {
+                    return Ok(v);
+                }
+            }
+        }
         let known = store
             .modules()
             .iter()
@@ -37,4 +47,38 @@ impl Session {
             format!("no source file '{file}' in the program's debug info (DWARF, -g)")
         }))
     }
+}
+
+/// Where the functions named `func` (raw or demangled path) whose code a unit compiling `file`
+/// holds begin. Only symbols whose raw names spell the path are demangled.
+fn functions_in_file(store: &SymbolStore, file: &str, func: &str) -> Vec<RuntimeAddr> {
+    let needles = demangle::path_needles(func);
+    let names = |raw: &str| {
+        raw == func
+            || needles.as_ref().is_some_and(|needles| {
+                needles
+                    .iter()
+                    .all(|alts| alts.iter().any(|n| raw.contains(n.as_str())))
+                    && demangle::demangle(raw)
+                        .is_some_and(|d| demangle::strip_signature(&d) == func)
+            })
+    };
+    let mut found = Vec::new();
+    for module in store.modules() {
+        let Some(dwarf) = module.file.dwarf() else {
+            continue;
+        };
+        for sym in module.file.symbols().iter() {
+            if sym.kind != SymKind::Func || !names(&sym.name) {
+                continue;
+            }
+            let in_file = dwarf
+                .unit_for_pc(sym.addr.0)
+                .is_some_and(|unit| dwarf.tree.unit_compiles(&unit, file));
+            if in_file {
+                found.push(module.bias.to_runtime(sym.addr));
+            }
+        }
+    }
+    found
 }

@@ -77,6 +77,17 @@ fn function_static(
     var: &str,
 ) -> Option<TypedValue> {
     let addr = store.resolve(func).ok()?;
+    function_static_at(inferior, store, fs_base, addr, var)
+}
+
+/// `function_static` of the function whose code starts at `addr`.
+pub(super) fn function_static_at(
+    inferior: &dyn ProcessView,
+    store: &SymbolStore,
+    fs_base: u64,
+    addr: RuntimeAddr,
+    var: &str,
+) -> Option<TypedValue> {
     let module = store.module_at(addr)?;
     let dwarf = module.file.dwarf()?;
     let pc = module.bias.to_file(addr);

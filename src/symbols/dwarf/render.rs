@@ -296,10 +296,10 @@ impl InfoTree {
             return;
         }
         let _ = ty;
-        // A symbol the address lies in, not a mapping name (`[stack]+0x20`, `[heap]+0x10`).
-        let symbol = t
-            .symbolize(addr)
-            .filter(|s| depth == 0 && !s.starts_with('['));
+        // A symbol the address lies in, at any depth as gdb shows it (`p: 0x4c3028 <counter>`
+        // inside a struct says where the member points); never a mapping name (`[stack]+0x20`,
+        // `[heap]+0x10`), which says nothing the value does not.
+        let symbol = t.symbolize(addr).filter(|s| !s.starts_with('['));
         match symbol {
             Some(s) => out.push(&format!("{addr:#x} <{s}>")),
             None => out.push(&format!("{addr:#x}")),
