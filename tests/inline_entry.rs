@@ -134,3 +134,82 @@ fn a_dropped_static_is_optimized_out_and_an_array_dereferences_to_its_first_elem
         assert!(gdb.contains("= {1, 2, 3, 4}"), "gdb agrees: {gdb}");
     }
 }
+
+/// The source line in a stop line such as `step at 0x... work+0x7 next_inline.c:13`.
+fn stop_line(stop: &str) -> Option<usize> {
+    stop.rsplit_once("next_inline.c:")?.1.trim().parse().ok()
+}
+
+#[test]
+fn next_steps_over_inlined_calls_line_by_line_as_gdb() {
+    const NEXT_SOURCE: &str = include_str!("../fixtures/next_inline.c");
+    let line = |needle: &str| {
+        NEXT_SOURCE
+            .lines()
+            .position(|l| l.contains(needle))
+            .map(|i| i + 1)
+            .unwrap()
+    };
+    let exe = fixture_with("next_inline", &["-g", "-O2"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('work')");
+    let stop = scry.ok("cont()");
+    assert_eq!(stop_line(&stop), Some(line("int t = sq(a);")), "{stop}");
+    // Each statement line of `work` once, in order: the second call to `sq` begins its line,
+    // and the stop there is in `work`, not in the inlined body.
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let stop = scry.ok("next()");
+        seen.push(stop_line(&stop).unwrap_or_else(|| panic!("{stop}")));
+    }
+    assert_eq!(
+        seen,
+        [
+            line("t += sq(t);"),
+            line("printf(\"work=%d"),
+            line("return t;")
+        ]
+    );
+    // Out of `work`: main's line is finished (its return value compared), so the step ends
+    // where main returns to, not in the middle of main's line.
+    let out = scry.ok("next()");
+    assert!(
+        !out.contains(" main+") && out.starts_with("step at "),
+        "{out}"
+    );
+    assert_eq!(scry.ok("1 + 1"), "2");
+
+    // The second call's stop, seen again: the frame is `work` at the calling line.
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('work')");
+    scry.ok("cont()");
+    scry.ok("next()");
+    let top = scry.ok("state.unwind(1)");
+    assert!(
+        top.contains(" work+") && top.contains(&format!("next_inline.c:{}", line("t += sq(t);"))),
+        "{top}"
+    );
+
+    if let Some(gdb) = gdb_at(&exe, "work", &["next", "next", "next", "next"]) {
+        let gdb_lines: Vec<usize> = gdb
+            .lines()
+            .filter_map(|l| l.split('\t').next()?.trim().parse().ok())
+            .collect();
+        // gdb prints the stop line of `break` and of each `next` inside work.
+        assert!(
+            gdb_lines.starts_with(&[
+                line("int t = sq(a);"),
+                line("t += sq(t);"),
+                line("printf(\"work=%d"),
+                line("return t;")
+            ]),
+            "{gdb}"
+        );
+        let gdb_last = gdb
+            .lines()
+            .rev()
+            .find(|l| l.contains(" at ") || l.contains(" ("))
+            .unwrap_or("");
+        assert!(!gdb_last.starts_with("main ("), "{gdb}");
+    }
+}

@@ -728,9 +728,15 @@
   // caller if the function returns.
   function next(opts) {
     noReentry('next');
-    const start = N.where_line();
+    // The line is the one of the frame being stepped, outermost first: with calls inlined into
+    // it, the line that makes the call (gdb's `next` steps over an inlined call as over any
+    // other, and stops where the next one begins, showing the line that makes it).
+    const first = N.line_frames();
+    let level = first.lines.length - 1 - first.hidden;
+    let start = level >= 0 ? first.lines[level] : null;
     if (start === null) throw new ScryError('next(): no line information at pc; use step()');
-    const sp0 = N.reg('rsp');
+    let startFn = first.functions[level];
+    let sp0 = N.reg('rsp');
     N.run_begin(timeoutOf(opts));
     try {
       for (;;) {
@@ -759,11 +765,33 @@
           stop = N.step_one();
           if (stop.reason !== 'step' && !keepGoing(stop)) return asStop(N.last_stop());
         }
-        if (N.reg('rsp') > sp0 && insn.mnemonic.startsWith('ret')) return asStop(N.stop_as('step'));
+        if (N.reg('rsp') > sp0 && insn.mnemonic.startsWith('ret')) {
+          // Returned into the caller. In the middle of one of its lines (after the call),
+          // the step goes on to that line's end, as gdb's does; at a line's start, or with
+          // no line known there, it ends here.
+          const back = N.line_frames();
+          const line = back.lines[back.lines.length - 1];
+          if (line === null || line === undefined || N.at_line_start()) return asStop(N.stop_as('step'));
+          level = back.lines.length - 1;
+          start = line;
+          startFn = back.functions[level];
+          sp0 = N.reg('rsp');
+          continue;
+        }
+        const f = N.line_frames();
+        if (f.lines.length <= level || f.functions[level] !== startFn) {
+          // Out of the inlined call being stepped: its caller's code.
+          if (N.at_statement()) return asStop(N.stop_as('step'));
+          continue;
+        }
+        const here = f.lines[level];
+        if (here === null || here === start) continue;
+        const deeper = f.lines.length - 1 - level;
         // A new line counts where its row is a statement boundary, as in gdb: -O2 code
         // interleaves lines, and a row that is no statement is scheduling, not a step.
-        const here = N.where_line();
-        if (here !== null && here !== start && N.at_statement()) return asStop(N.stop_as('step'));
+        if (deeper === 0 && N.at_statement()) return asStop(N.stop_as('step'));
+        // The first instruction of a call inlined on a new line: stop, in this frame.
+        if (deeper > 0 && f.entries >= deeper) return asStop(N.stop_as('step', null, deeper));
       }
     } finally {
       N.run_end();

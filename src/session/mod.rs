@@ -56,6 +56,7 @@ pub use overview::Overview;
 pub use processes::ProcessRow;
 use snapshot::Snapshot;
 pub use stop::{Reason, StopInfo, WatchReport};
+pub use threads::LineFrames;
 pub use values::{FrameVarRow, TypedValue};
 use watchpoints::{WatchKind, WatchTable, Watchpoint};
 

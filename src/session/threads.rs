@@ -1,6 +1,7 @@
 //! Threads, stacks, thread-locals, unwinding and source lines.
 
 use super::*;
+use crate::symbols::dwarf::Location;
 
 /// How far `stack_top` unwinds looking for a stack's first frame.
 const STACK_TOP_FRAMES: usize = 4096;
@@ -279,6 +280,40 @@ impl Session {
         })
     }
 
+    /// The selected thread's frames at its pc as a line stepper sees them (see `LineFrames`).
+    pub fn line_frames(&mut self) -> Result<LineFrames> {
+        let pc = self.pc()?;
+        let hidden = self.hidden_inlines(pc)?;
+        let mut locations = self.symbols.locations(RuntimeAddr(pc));
+        locations.reverse();
+        let short = |l: &Location| {
+            let file = l.file.as_deref()?;
+            let file = file.rsplit('/').next().unwrap_or(file);
+            Some(format!("{file}:{}", l.line?))
+        };
+        Ok(LineFrames {
+            lines: locations.iter().map(short).collect(),
+            functions: locations.iter().map(|l| l.function.clone()).collect(),
+            entries: self.symbols.inlined_entries_at(RuntimeAddr(pc), ""),
+            hidden,
+        })
+    }
+
+    /// Presents the selected thread's stop as in the frame `n` inlined calls out from the
+    /// innermost: a line stepper that stops where an inlined call begins shows the line
+    /// making the call, as gdb's `next` does, not the first line of the inlined body.
+    pub fn hide_inlines(&mut self, n: usize) -> Result<()> {
+        let tid = self.selected_tid()?;
+        let pc = self.pc()?;
+        self.entry_inlines = Some((tid, pc, String::new(), Some(n)));
+        Ok(())
+    }
+
+    /// Whether a statement row begins exactly at `pc` (not in the middle of a line).
+    pub fn at_line_start(&self, pc: u64) -> bool {
+        self.symbols.starts_statement(RuntimeAddr(pc))
+    }
+
     /// Whether a stepper may stop at `pc`: its line-table row is a statement boundary.
     pub fn at_statement(&self, pc: u64) -> bool {
         self.symbols.is_statement(RuntimeAddr(pc))
@@ -344,4 +379,16 @@ impl Session {
             &UnwindLimits { max_frames },
         ))
     }
+}
+
+/// The frames at a pc, outermost (the physical function) first: each one's source line
+/// (`file.c:5`; for a frame with an inlined call below it, the line making that call) and
+/// function, how many of the innermost inlined calls begin exactly at the pc, and how many
+/// the current stop hides (a function breakpoint stops in the function, before a call
+/// inlined at its first byte).
+pub struct LineFrames {
+    pub lines: Vec<Option<String>>,
+    pub functions: Vec<Option<String>>,
+    pub entries: usize,
+    pub hidden: usize,
 }

@@ -338,8 +338,15 @@ pub(super) fn install<'js>(
     let h = host.clone();
     def!(n, ctx, "stop_as", move |ctx: Ctx<'js>,
                                   reason: String,
-                                  fn_pc: Opt<f64>|
+                                  fn_pc: Opt<Option<f64>>,
+                                  hide_inlines: Opt<f64>|
           -> R<'js> {
+        if let Some(hide) = hide_inlines.0 {
+            h.session_mut(&ctx)?
+                .hide_inlines(hide as usize)
+                .map_err(|e| throw(&ctx, e))?;
+        }
+        let fn_pc = Opt(fn_pc.0.flatten());
         let mut info = described_last_stop(&ctx, &h)?;
         let mut session = h.session_mut(&ctx)?;
         info.breakpoint_id = None;

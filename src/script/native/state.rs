@@ -480,6 +480,27 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
+    def!(n, ctx, "line_frames", move |ctx: Ctx<'js>| -> R<'js> {
+        let frames = h
+            .session_mut(&ctx)?
+            .line_frames()
+            .map_err(|e| throw(&ctx, e))?;
+        let o = Object::new(ctx.clone())?;
+        o.set("lines", frames.lines)?;
+        o.set("functions", frames.functions)?;
+        o.set("entries", frames.entries as f64)?;
+        o.set("hidden", frames.hidden as f64)?;
+        Ok(o.into_value())
+    });
+
+    let h = host.clone();
+    def!(n, ctx, "at_line_start", move |ctx: Ctx<'js>| -> R<'js> {
+        let mut session = h.session_mut(&ctx)?;
+        let pc = session.pc().map_err(|e| throw(&ctx, e))?;
+        Ok(Value::new_bool(ctx.clone(), session.at_line_start(pc)))
+    });
+
+    let h = host.clone();
     def!(n, ctx, "at_statement", move |ctx: Ctx<'js>| -> R<'js> {
         let mut session = h.session_mut(&ctx)?;
         let pc = session.pc().map_err(|e| throw(&ctx, e))?;

@@ -65,6 +65,17 @@ impl DwarfInfo {
         .unwrap_or(true)
     }
 
+    /// Whether a statement row begins exactly at `addr`: where a stepper that arrives in the
+    /// middle of a line (returning into its caller) may stop, as gdb's. True where the tables
+    /// do not say.
+    pub fn starts_statement(&self, addr: FileAddr) -> bool {
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            self.stmt_line(addr.0)
+                .is_none_or(|row| row.stmt && row.starts)
+        }))
+        .unwrap_or(true)
+    }
+
     fn locations_inner(&self, addr: u64) -> Vec<Location> {
         // A unit nesting too deep for the function parser still has its line table.
         let Some(ctx) = self.context_at(addr) else {

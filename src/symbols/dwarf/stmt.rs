@@ -41,6 +41,8 @@ pub struct StmtLine {
     /// False when no row at this address is a statement boundary (a stepper goes on
     /// through such rows).
     pub stmt: bool,
+    /// Whether the row begins exactly at the address asked about (not in the middle of it).
+    pub starts: bool,
 }
 
 pub(crate) struct StmtLines {
@@ -204,6 +206,7 @@ impl UnitRows {
             file: self.files.get(best.file as usize).cloned()?,
             line: best.line,
             stmt: best.stmt,
+            starts: best.addr == pc,
         })
     }
 }

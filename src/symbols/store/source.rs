@@ -90,6 +90,18 @@ impl SymbolStore {
             .is_none_or(|d| d.is_statement(module.bias.to_file(addr)))
     }
 
+    /// Whether a statement row of the line table begins exactly at a runtime address (see
+    /// `DwarfInfo::starts_statement`).
+    pub fn starts_statement(&self, addr: RuntimeAddr) -> bool {
+        let Some(module) = self.module_at(addr) else {
+            return true;
+        };
+        module
+            .file
+            .dwarf()
+            .is_none_or(|d| d.starts_statement(module.bias.to_file(addr)))
+    }
+
     /// Source positions of a runtime address: innermost inlined frame first, then its callers
     /// within the same physical frame, last the real function. Without DWARF, the ELF symbol
     /// covering the address gives one location with only `function` set; with neither, the
