@@ -486,10 +486,10 @@ pub(super) fn install<'js>(
             .line_frames()
             .map_err(|e| throw(&ctx, e))?;
         let o = Object::new(ctx.clone())?;
-        o.set("lines", frames.lines)?;
-        o.set("functions", frames.functions)?;
-        o.set("entries", frames.entries as f64)?;
-        o.set("hidden", frames.hidden as f64)?;
+        o.put("lines", frames.lines)?;
+        o.put("functions", frames.functions)?;
+        o.put("entries", frames.entries as f64)?;
+        o.put("hidden", frames.hidden as f64)?;
         Ok(o.into_value())
     });
 
