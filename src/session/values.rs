@@ -50,10 +50,13 @@ impl FrameVarRow {
     }
 }
 
-/// Target memory and names, as values read them.
+/// Target memory and names, as values read them; with the module whose DWARF describes the
+/// value, where its static members are stored.
 struct MemTarget<'a> {
     inferior: &'a dyn ProcessView,
     store: &'a SymbolStore,
+    module: Option<&'a LoadedModule>,
+    fs_base: u64,
 }
 
 impl Target for MemTarget<'_> {
@@ -64,6 +67,15 @@ impl Target for MemTarget<'_> {
     fn symbolize(&self, addr: u64) -> Option<String> {
         // Symbols only: `<[stack]+0x20818>` after a pointer says nothing its value does not.
         self.store.symbol_name(RuntimeAddr(addr))
+    }
+
+    fn load_bias(&self) -> Option<u64> {
+        self.module.map(|m| m.bias.0)
+    }
+
+    fn tls_address(&self, offset: u64) -> Option<u64> {
+        let block = tls_block(self.inferior, self.store, self.module?, self.fs_base)?;
+        Some(block.wrapping_add(offset))
     }
 }
 
@@ -556,7 +568,19 @@ impl Session {
         let debug = v
             .tree()
             .ok_or_else(|| SessionError::Invalid("the value's module has no DWARF".into()))?;
-        let target = MemTarget { inferior, store };
+        let module = store
+            .modules()
+            .iter()
+            .find(|m| Arc::ptr_eq(&m.file, &v.file));
+        // The registers read at this stop (a value was looked up through them); only a
+        // thread-local static member needs fs_base.
+        let fs_base = self.snapshot.noted_regs().map_or(0, |r| r.fs_base);
+        let target = MemTarget {
+            inferior,
+            store,
+            module,
+            fs_base,
+        };
         guarded(|| f(debug, &target))
     }
 

@@ -104,7 +104,7 @@ impl InfoTree {
     }
 
     /// A `DW_AT_const_value` as the variable's bytes.
-    fn const_place(
+    pub(super) fn const_place(
         &self,
         unit: &UnitHandle,
         c: AttributeValue<super::tree::Reader>,

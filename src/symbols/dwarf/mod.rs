@@ -29,6 +29,7 @@ pub mod render;
 pub mod rust;
 pub mod scope;
 pub mod source_file;
+pub mod statics;
 mod stmt;
 pub mod tailcall;
 pub mod tree;

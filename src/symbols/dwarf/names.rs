@@ -74,6 +74,26 @@ impl InfoTree {
         self.vars().get(name).cloned().unwrap_or_default()
     }
 
+    /// The definition of the static data member declared at `decl` and called `qualified`
+    /// (`ns::Cfg::shared`): the variable whose DW_AT_specification is that declaration, else
+    /// (a class in a header, its static defined in another unit) one of that name that
+    /// completes another declaration. Costs the variable index, built on first use.
+    pub fn static_definition(&self, decl: usize, qualified: &str) -> Option<usize> {
+        let candidates = self.vars().get(qualified)?;
+        let mut other = None;
+        for &die in candidates.iter().take(64) {
+            let Some((unit, entry)) = self.entry(die) else {
+                continue;
+            };
+            match unit.reference(&entry, gimli::DW_AT_specification) {
+                Some(spec) if spec == decl => return Some(die),
+                Some(_) if other.is_none() => other = Some(die),
+                _ => {}
+            }
+        }
+        other
+    }
+
     /// The complete definition of a struct, union, class or enum named like `decl`.
     pub fn find_type_definition(&self, name: &str, decl: &Type) -> Option<Arc<Type>> {
         let candidates = self.types().get(name)?;
@@ -260,12 +280,20 @@ impl Walk<'_> {
         let Some(spec) = unit.reference(die, gimli::DW_AT_specification) else {
             return;
         };
-        let full = self.declared.get(&spec).cloned().or_else(|| {
-            let d = unit.entry_at(spec)?;
-            unit.string(&d, gimli::DW_AT_linkage_name)
+        let demangled = |d: &super::tree::Die| {
+            unit.string(d, gimli::DW_AT_linkage_name)
                 .and_then(|l| demangle::demangle(&l))
-                .or_else(|| unit.string(&d, gimli::DW_AT_name))
-        });
+        };
+        // DWARF 4 puts the linkage name on the definition, DWARF 5 on the declaration.
+        let full = self
+            .declared
+            .get(&spec)
+            .cloned()
+            .or_else(|| demangled(die))
+            .or_else(|| {
+                let d = unit.entry_at(spec)?;
+                demangled(&d).or_else(|| unit.string(&d, gimli::DW_AT_name))
+            });
         if let Some(full) = full {
             let bare = full.rsplit("::").next().unwrap_or(&full).to_string();
             self.index.entry(bare.clone()).or_default().push(global);

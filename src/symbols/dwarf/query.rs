@@ -153,6 +153,9 @@ impl Target for MemoryOnly<'_> {
     fn symbolize(&self, _addr: u64) -> Option<String> {
         None
     }
+    fn load_bias(&self) -> Option<u64> {
+        Some(0)
+    }
 }
 
 impl DwarfInfo {

@@ -5,6 +5,7 @@
 
 use super::location::Place;
 use super::rust::{is_rust_ref, is_tuple_field, RustSeq};
+use super::statics::{fields_in_order, Field, Seen, SHOWN_ABOVE};
 use super::tree::InfoTree;
 use super::types::{AggKind, Encoding, Kind, Type, TypeId};
 use super::value::{Scalar, Target, Value};
@@ -86,6 +87,7 @@ impl Text {
 struct Out {
     s: String,
     limit: usize,
+    seen: Seen,
 }
 
 impl Out {
@@ -104,6 +106,7 @@ impl InfoTree {
         let mut out = Out {
             s: String::new(),
             limit: limits.total,
+            seen: Seen::default(),
         };
         let v = self.prefetch(v, t);
         self.write(&v, t, limits, 0, &mut out);
@@ -385,7 +388,7 @@ impl InfoTree {
                     if let Some(vt) = self.strip(x.member.ty) {
                         if let Kind::Aggregate { members, .. } = &vt.kind {
                             if !members.is_empty() {
-                                self.write_fields(&inner, members, t, lim, depth, out, true);
+                                self.write_fields(&inner, &vt, t, lim, depth, out, true);
                             }
                         }
                     }
@@ -401,7 +404,7 @@ impl InfoTree {
                 .iter()
                 .all(|m| m.name.as_deref().is_some_and(is_tuple_field));
         let _ = kind == &AggKind::Union;
-        self.write_fields(v, members, t, lim, depth, out, tuple);
+        self.write_fields(v, ty, t, lim, depth, out, tuple);
     }
 
     /// `{a: 1, b: 2}`, or `(1, 2)` for tuple fields (`__0`, `__1`).
@@ -409,24 +412,43 @@ impl InfoTree {
     fn write_fields(
         &self,
         v: &Value,
-        members: &[super::types::Member],
+        owner: &Type,
         t: &dyn Target,
         lim: &Limits,
         depth: usize,
         out: &mut Out,
         tuple_ok: bool,
     ) {
+        let Kind::Aggregate {
+            members, statics, ..
+        } = &owner.kind
+        else {
+            return;
+        };
         let tuple = tuple_ok
+            && statics.is_empty()
             && members
                 .iter()
                 .all(|m| m.name.as_deref().is_some_and(is_tuple_field));
         out.push(if tuple { "(" } else { "{" });
         let mut first = true;
-        for m in members {
+        for field in fields_in_order(members, statics) {
             if !first {
                 out.push(", ");
             }
             first = false;
+            let m = match field {
+                Field::Member(m) => m,
+                Field::Static(s) => {
+                    out.push(&format!("static {}: ", s.name));
+                    let sv = self.static_value(owner, s, t);
+                    self.write_static(&sv, t, lim, depth + 1, out);
+                    if out.full() {
+                        break;
+                    }
+                    continue;
+                }
+            };
             if !tuple {
                 match (&m.name, m.base) {
                     (Some(n), false) => out.push(&format!("{n}: ")),
@@ -440,6 +462,26 @@ impl InfoTree {
             }
         }
         out.push(if tuple { ")" } else { "}" });
+    }
+
+    /// A static member's value; one of struct or array type already printed in this value
+    /// (a singleton's `inst` inside `inst`) is not printed again.
+    fn write_static(&self, v: &Value, t: &dyn Target, lim: &Limits, depth: usize, out: &mut Out) {
+        if let Some(addr) = self.compound_address(v) {
+            if !out.seen.first(addr) {
+                out.push(SHOWN_ABOVE);
+                return;
+            }
+        }
+        let v = self.prefetch(v, t);
+        self.write(&v, t, lim, depth, out);
+    }
+
+    /// Where a struct, union or array value is, if it is in memory.
+    fn compound_address(&self, v: &Value) -> Option<u64> {
+        let ty = self.strip(v.ty)?;
+        let compound = matches!(ty.kind, Kind::Aggregate { .. } | Kind::Array { .. });
+        compound.then(|| v.address()).flatten()
     }
 
     /// The text of a scalar: `20`, `-1.5`, `true`, `113 'q'`, `BLUE`, `6 (no enumerator)`.
@@ -535,7 +577,10 @@ impl InfoTree {
     /// addresses, except text a `char *` points to).
     pub fn plain(&self, v: &Value, t: &dyn Target, lim: &Limits) -> Plain {
         let v = self.prefetch(v, t);
-        let mut budget = lim.total.saturating_mul(16);
+        let mut budget = Budget {
+            left: lim.total.saturating_mul(16),
+            seen: Seen::default(),
+        };
         self.plain_at(&v, t, lim, 0, &mut budget)
     }
 
@@ -545,12 +590,12 @@ impl InfoTree {
         t: &dyn Target,
         lim: &Limits,
         depth: usize,
-        budget: &mut usize,
+        budget: &mut Budget,
     ) -> Plain {
-        if *budget == 0 {
+        if budget.left == 0 {
             return Plain::Missing("too large".into());
         }
-        *budget -= 1;
+        budget.left -= 1;
         if let Place::Gone(g) = &v.place {
             return Plain::Missing(g.text());
         }
@@ -614,7 +659,7 @@ impl InfoTree {
         t: &dyn Target,
         lim: &Limits,
         depth: usize,
-        budget: &mut usize,
+        budget: &mut Budget,
         count: u64,
         element: impl Fn(i64) -> Result<Value, String>,
     ) -> Plain {
@@ -636,10 +681,13 @@ impl InfoTree {
         t: &dyn Target,
         lim: &Limits,
         depth: usize,
-        budget: &mut usize,
+        budget: &mut Budget,
     ) -> Plain {
         let Kind::Aggregate {
-            members, variants, ..
+            members,
+            statics,
+            variants,
+            ..
         } = &ty.kind
         else {
             return Plain::Null;
@@ -686,7 +734,19 @@ impl InfoTree {
             };
         }
         let mut fields = Vec::new();
-        for m in members {
+        for field in fields_in_order(members, statics) {
+            let m = match field {
+                Field::Member(m) => m,
+                Field::Static(s) => {
+                    let sv = self.static_value(ty, s, t);
+                    let value = match self.compound_address(&sv) {
+                        Some(a) if !budget.seen.first(a) => Plain::Missing("shown above".into()),
+                        _ => self.plain_at(&self.prefetch(&sv, t), t, lim, depth + 1, budget),
+                    };
+                    fields.push((s.name.clone(), value));
+                    continue;
+                }
+            };
             let name = match (&m.name, m.base) {
                 (Some(n), false) => n.clone(),
                 _ => format!("<{}>", self.type_name(m.ty)),
@@ -696,6 +756,12 @@ impl InfoTree {
         }
         Plain::Obj(fields)
     }
+}
+
+/// What plain data may still cost, and the static members it already holds.
+struct Budget {
+    left: usize,
+    seen: Seen,
 }
 
 fn scalar_plain(s: Scalar) -> Plain {

@@ -58,6 +58,19 @@ pub struct Member {
     pub artificial: bool,
 }
 
+/// A C++ static data member: declared inside its class, stored (if anywhere) in a variable of
+/// its own, whose DIE names this declaration by DW_AT_specification.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StaticMember {
+    pub name: String,
+    pub ty: Option<TypeId>,
+    /// The declaration's DIE (`DW_TAG_member` in DWARF 4, `DW_TAG_variable` in DWARF 5).
+    pub decl: usize,
+    /// The index in `members` of the member it is declared before (`members.len()`: after
+    /// them all), so it prints in declaration order.
+    pub before: usize,
+}
+
 /// One variant of a Rust enum (`DW_TAG_variant`): the discriminant value that selects it
 /// (none for the default variant) and the member holding its fields.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,6 +103,8 @@ pub enum Kind {
     Aggregate {
         kind: AggKind,
         members: Vec<Member>,
+        /// C++ static data members, in no object's bytes (none for C and Rust).
+        statics: Vec<StaticMember>,
         variants: Option<VariantPart>,
         /// Generic parameters (`DW_TAG_template_type_parameter`): `T` of a Rust `Vec<T>`.
         params: Vec<(String, Option<TypeId>)>,
@@ -376,6 +391,7 @@ fn plus_uconst(expr: &gimli::Expression<super::tree::Reader>, enc: gimli::Encodi
 
 fn aggregate(unit: &UnitHandle, die: &Die, kind: AggKind) -> Kind {
     let mut members = Vec::new();
+    let mut statics = Vec::new();
     let mut variants = None;
     let mut params = Vec::new();
     for child in children(unit, die) {
@@ -386,14 +402,19 @@ fn aggregate(unit: &UnitHandle, die: &Die, kind: AggKind) -> Kind {
                 }
             }
             gimli::DW_TAG_member | gimli::DW_TAG_inheritance => {
-                // Static members have no location in the object.
+                // A static member (DWARF 4 spelling) has no location in the object.
                 if unit.flag(&child, gimli::DW_AT_external)
                     || (unit.flag(&child, gimli::DW_AT_declaration)
                         && child.tag() == gimli::DW_TAG_member)
                 {
+                    statics.extend(static_member(unit, &child, members.len()));
                     continue;
                 }
                 members.push(member(unit, &child));
+            }
+            // DWARF 5 declares static members as variables inside the class.
+            gimli::DW_TAG_variable => {
+                statics.extend(static_member(unit, &child, members.len()));
             }
             gimli::DW_TAG_variant_part if variants.is_none() => {
                 variants = Some(variant_part(unit, &child));
@@ -404,10 +425,20 @@ fn aggregate(unit: &UnitHandle, die: &Die, kind: AggKind) -> Kind {
     Kind::Aggregate {
         kind,
         members,
+        statics,
         variants,
         params,
         declaration: unit.flag(die, gimli::DW_AT_declaration),
     }
+}
+
+fn static_member(unit: &UnitHandle, die: &Die, before: usize) -> Option<StaticMember> {
+    Some(StaticMember {
+        name: unit.string(die, gimli::DW_AT_name)?,
+        ty: unit.reference(die, gimli::DW_AT_type).map(TypeId),
+        decl: unit.global(die.offset()),
+        before,
+    })
 }
 
 fn variant_part(unit: &UnitHandle, die: &Die) -> VariantPart {

@@ -3,6 +3,7 @@
 //! serves printing (`render`) and navigation from scripts.
 
 use super::location::{Gone, Place};
+use super::statics::statics_before;
 use super::tree::InfoTree;
 use super::types::{Encoding, Kind, Member, Type, TypeId};
 
@@ -14,6 +15,17 @@ pub trait Target {
     fn read(&self, addr: u64, buf: &mut [u8]) -> bool;
     /// `add` or `add+0x4` for a code address.
     fn symbolize(&self, addr: u64) -> Option<String>;
+    /// The load bias of the module whose DWARF describes the values: where a static
+    /// member's storage is (its definition gives a link-time address). `None`: unknown, and
+    /// such a member reads as unavailable.
+    fn load_bias(&self) -> Option<u64> {
+        None
+    }
+    /// The address of `offset` in that module's thread-local block (a `thread_local`
+    /// static member), for the selected thread.
+    fn tls_address(&self, _offset: u64) -> Option<u64> {
+        None
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -127,7 +139,7 @@ impl InfoTree {
             .strip(v.ty)
             .ok_or_else(|| format!("void has no member '{name}'"))?;
         let ty = self.complete(ty);
-        if let Some(found) = self.find_member(&v, &ty, name, 0) {
+        if let Some(found) = self.find_member(&v, &ty, name, t, 0) {
             return Ok(found);
         }
         if let Some(found) = self.rust_member(&v, &ty, name, t) {
@@ -144,12 +156,25 @@ impl InfoTree {
         })
     }
 
-    fn find_member(&self, v: &Value, ty: &Type, name: &str, depth: usize) -> Option<Value> {
-        let Kind::Aggregate { members, .. } = &ty.kind else {
+    fn find_member(
+        &self,
+        v: &Value,
+        ty: &Type,
+        name: &str,
+        t: &dyn Target,
+        depth: usize,
+    ) -> Option<Value> {
+        let Kind::Aggregate {
+            members, statics, ..
+        } = &ty.kind
+        else {
             return None;
         };
         if let Some(m) = members.iter().find(|m| m.name.as_deref() == Some(name)) {
             return Some(self.member_value(v, m));
+        }
+        if let Some(s) = statics.iter().find(|s| s.name == name) {
+            return Some(self.static_value(ty, s, t));
         }
         if depth > 8 {
             return None;
@@ -158,7 +183,7 @@ impl InfoTree {
         for m in members.iter().filter(|m| m.name.is_none() || m.base) {
             let inner = self.member_value(v, m);
             let Some(mt) = self.strip(m.ty) else { continue };
-            if let Some(found) = self.find_member(&inner, &mt, name, depth + 1) {
+            if let Some(found) = self.find_member(&inner, &mt, name, t, depth + 1) {
                 return Some(found);
             }
         }
@@ -197,10 +222,14 @@ impl InfoTree {
     }
 
     fn collect_names(&self, ty: &Type, out: &mut Vec<String>, depth: usize) {
-        let Kind::Aggregate { members, .. } = &ty.kind else {
+        let Kind::Aggregate {
+            members, statics, ..
+        } = &ty.kind
+        else {
             return;
         };
-        for m in members {
+        for (i, m) in members.iter().enumerate() {
+            out.extend(statics_before(statics, i).map(|s| s.name.clone()));
             match &m.name {
                 Some(n) if !m.base => out.push(n.clone()),
                 _ if depth < 8 => {
@@ -211,6 +240,7 @@ impl InfoTree {
                 _ => {}
             }
         }
+        out.extend(statics_before(statics, members.len()).map(|s| s.name.clone()));
     }
 
     /// Follows pointers and references (at most a few levels) to a non-pointer value, as
