@@ -548,9 +548,13 @@ fn cpp_references_classes_and_qualified_names() {
         parse_num(&t["big"])
     );
     let sq = scry.ok("state.var('sq')");
+    // The static member prints where the class declares it, with the program's count.
     assert!(
         sq.starts_with("{<geo::Shape>: {_vptr.Shape: 0x")
-            && sq.ends_with(", sides: 4}, side: 2.5}"),
+            && sq.ends_with(&format!(
+                ", sides: 4}}, side: 2.5, static made: {}}}",
+                t["made"]
+            )),
         "{sq}"
     );
     // The vtable pointer names the object's dynamic type, as gdb's does (Itanium ABI: it
