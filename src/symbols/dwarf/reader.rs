@@ -40,6 +40,11 @@ impl DwarfReader {
         self.bytes.release(start..end);
     }
 
+    /// The window's bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        self.slice()
+    }
+
     fn slice(&self) -> &[u8] {
         (*self.bytes)
             .as_ref()

@@ -29,7 +29,7 @@ struct UnitSpan {
 }
 
 pub(crate) struct InfoTree {
-    dwarf: Arc<gimli::Dwarf<Reader>>,
+    pub(super) dwarf: Arc<gimli::Dwarf<Reader>>,
     spans: OnceLock<Vec<UnitSpan>>,
     units: Mutex<HashMap<usize, Arc<gimli::Unit<Reader>>>>,
     pub(super) types: Mutex<HashMap<usize, Arc<Type>>>,
