@@ -89,26 +89,47 @@ impl Session {
                 "no code for {file}:{line} in the line tables (is the line inside a function?)"
             )));
         }
-        match self.symbols.resolve(expr) {
-            Ok(addr) => Ok(addr.0),
-            Err(_) if self.refresh_symbols_on_miss() => Ok(self.symbols.resolve(expr)?.0),
-            Err(e) => Err(e.into()),
+        match self.try_resolve_symbol(expr)? {
+            Some(addr) => Ok(addr),
+            None => Err(self.symbols.unknown_in(expr).into()),
         }
+    }
+
+    /// A symbol expression's address, the module list read again once if the name is not in
+    /// it; `Ok(None)` for a name no module has, without the suggestions an error carries.
+    fn try_resolve_symbol(&mut self, expr: &str) -> Result<Option<u64>> {
+        if let Some(addr) = self.symbols.try_resolve(expr)? {
+            return Ok(Some(addr.0));
+        }
+        if self.refresh_symbols_on_miss() {
+            return Ok(self.symbols.try_resolve(expr)?.map(|a| a.0));
+        }
+        Ok(None)
     }
 
     /// Where a breakpoint on `spec` goes: a function named alone (`walk`, `lib:f`) stops after
     /// its prologue, where its arguments are in their declared places (as gdb and lldb do);
     /// any other form (`f+0`, an address, `file.c:line`) is taken exactly.
     pub fn resolve_breakpoint(&mut self, spec: &str) -> Result<u64> {
-        let addr = match self.resolve(spec) {
-            Ok(a) => a,
-            // A function with no code of its own (inlined into every caller) stops at
-            // each inlined copy; the lowest is the breakpoint's address.
-            Err(e) if names_a_function(spec) => {
-                let sites = self.inlined_function_sites(spec);
-                return sites.first().copied().ok_or(e);
+        let addr = if source_line_expr(spec).is_some() {
+            self.resolve(spec)?
+        } else {
+            match self.try_resolve_symbol(spec)? {
+                Some(a) => a,
+                // A function with no code of its own (inlined into every caller) stops at
+                // each inlined copy; the lowest is the breakpoint's address.
+                None => {
+                    let sites = if names_a_function(spec) {
+                        self.inlined_copies(spec)
+                    } else {
+                        Vec::new()
+                    };
+                    return match sites.first() {
+                        Some(&a) => Ok(a),
+                        None => Err(self.symbols.unknown_in(spec).into()),
+                    };
+                }
             }
-            Err(e) => return Err(e),
         };
         if !names_a_function(spec) {
             return Ok(addr);
@@ -127,9 +148,14 @@ impl Session {
     /// The entries of the inlined copies of the function a breakpoint spec names, when no
     /// symbol has that name (see `SymbolStore::inlined_function_sites`).
     pub(super) fn inlined_function_sites(&mut self, spec: &str) -> Vec<u64> {
-        if !names_a_function(spec) || self.symbols.resolve(spec.trim()).is_ok() {
+        if !names_a_function(spec) || !matches!(self.symbols.try_resolve(spec.trim()), Ok(None)) {
             return Vec::new();
         }
+        self.inlined_copies(spec)
+    }
+
+    /// The entries of the inlined copies of the function `spec` names (no symbol checked).
+    fn inlined_copies(&mut self, spec: &str) -> Vec<u64> {
         self.symbols
             .inlined_function_sites(function_of_spec(spec), super::points::MAX_INLINED_SITES)
             .into_iter()

@@ -39,6 +39,17 @@ impl SymbolStore {
     /// `libc.so.6:puts`, `0x401136`, `4198710`, `libc.so.6:0x29d90` (file address).
     /// Names are searched in the executable first, then libraries in order.
     pub fn resolve(&self, text: &str) -> Result<RuntimeAddr, SymbolError> {
+        match self.try_resolve(text)? {
+            Some(addr) => Ok(addr),
+            None => Err(self.unknown_in(text)),
+        }
+    }
+
+    /// `resolve`, with `Ok(None)` for a name no module (or no module the expression names)
+    /// has, where `resolve` works out suggestions: they compare the name with every symbol
+    /// (for a large C++ program, demangling them all), which a caller with another way to
+    /// find the name, or another try after a refresh, should not pay for each time.
+    pub fn try_resolve(&self, text: &str) -> Result<Option<RuntimeAddr>, SymbolError> {
         let e = expr::parse(text)?;
         let base = match e.base {
             Base::Addr(a) => a,
@@ -56,16 +67,37 @@ impl SymbolStore {
                     // `libc.so.6+0x8e8d9`, as `symbolize` names an address no symbol covers.
                     None if module.is_none() => match self.module_named(name) {
                         Some(m) => m.bias.0,
-                        None => return Err(self.unknown(&scope, name)),
+                        None => return Ok(None),
                     },
-                    None => return Err(self.unknown(&scope, name)),
+                    None => return Ok(None),
                 }
             }
         };
         let total = i128::from(base) + e.offset;
-        u64::try_from(total).map(RuntimeAddr).map_err(|_| {
-            SymbolError::BadExpr(format!("'{}' is outside the address space", text.trim()))
-        })
+        u64::try_from(total)
+            .map(|a| Some(RuntimeAddr(a)))
+            .map_err(|_| {
+                SymbolError::BadExpr(format!("'{}' is outside the address space", text.trim()))
+            })
+    }
+
+    /// The error for an expression `try_resolve` found no symbol for, with suggestions.
+    pub fn unknown_in(&self, text: &str) -> SymbolError {
+        let e = match expr::parse(text) {
+            Ok(e) => e,
+            Err(e) => return e,
+        };
+        let Base::Symbol { module, name } = e.base else {
+            return SymbolError::BadExpr(format!("'{}' names no symbol", text.trim()));
+        };
+        let scope = match module {
+            Some(prefix) => match self.modules_matching(prefix) {
+                Ok(scope) => scope,
+                Err(e) => return e,
+            },
+            None => self.modules.iter().collect(),
+        };
+        self.unknown(&scope, name)
     }
 
     fn unknown(&self, scope: &[&LoadedModule], name: &str) -> SymbolError {

@@ -148,6 +148,18 @@ fn pie_and_libc_from_synthetic_maps() {
         }
         other => panic!("{other:?}"),
     }
+    // Without the suggestions: a miss is `None`, a hit its address, a bad expression an error.
+    assert_eq!(store.try_resolve("mian"), Ok(None));
+    assert_eq!(store.try_resolve("prog:mian"), Ok(None));
+    assert_eq!(store.try_resolve("main"), Ok(Some(RuntimeAddr(main_rt))));
+    assert!(matches!(
+        store.try_resolve("nolib:main"),
+        Err(SymbolError::BadExpr(_))
+    ));
+    assert_eq!(
+        store.unknown_in("prog:mian").to_string(),
+        "unknown symbol 'mian' (did you mean main?)"
+    );
     assert!(matches!(
         store.resolve("nolib:main"),
         Err(SymbolError::BadExpr(_))
