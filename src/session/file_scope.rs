@@ -56,9 +56,7 @@ fn functions_in_file(store: &SymbolStore, file: &str, func: &str) -> Vec<Runtime
     let names = |raw: &str| {
         raw == func
             || needles.as_ref().is_some_and(|needles| {
-                needles
-                    .iter()
-                    .all(|alts| alts.iter().any(|n| raw.contains(n.as_str())))
+                demangle::spells_path(raw, needles)
                     && demangle::demangle(raw)
                         .is_some_and(|d| demangle::strip_signature(&d) == func)
             })

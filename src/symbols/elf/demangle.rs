@@ -68,6 +68,15 @@ pub fn path_needles(query: &str) -> Option<Vec<Vec<String>>> {
         .collect()
 }
 
+/// Whether the raw name `raw` is mangled and spells every component of a path, as
+/// `path_needles` gives them: a symbol that does not cannot demangle to that path.
+pub fn spells_path(raw: &str, needles: &[Vec<String>]) -> bool {
+    looks_mangled(raw)
+        && needles
+            .iter()
+            .all(|alts| alts.iter().any(|n| raw.contains(n.as_str())))
+}
+
 /// The name to show for `raw`: demangled when possible, else `raw` itself.
 pub fn display(raw: &str) -> Cow<'_, str> {
     match demangle(raw) {

@@ -244,18 +244,7 @@ impl NameTable {
     /// path, then `preference`, then symbol order.
     fn scan_demangled(&self, syms: &[Symbol], query: &str, needles: &[Vec<String>]) -> Option<u32> {
         let mut best: Option<(bool, u32)> = None;
-        for (i, s) in self.covered(syms).iter().enumerate() {
-            let raw = &*s.name;
-            if !demangle::looks_mangled(raw)
-                || !needles
-                    .iter()
-                    .all(|alts| alts.iter().any(|n| raw.contains(n.as_str())))
-            {
-                continue;
-            }
-            let Some(d) = demangle::demangle(raw) else {
-                continue;
-            };
+        for (i, s, d) in self.spelling(syms, needles) {
             let bare_only = if d == query {
                 false
             } else if demangle::strip_signature(&d) == query {
@@ -263,7 +252,6 @@ impl NameTable {
             } else {
                 continue;
             };
-            let i = i as u32;
             let better = best.is_none_or(|(b_bare, b)| {
                 (bare_only, preference(s)) < (b_bare, preference(&syms[b as usize]))
             });
@@ -294,6 +282,21 @@ impl NameTable {
         best
     }
 
+    /// The symbols whose raw names spell every component of a path (see
+    /// `demangle::spells_path`), with their index and demangled name: the only ones a look-up
+    /// by that path demangles before the demangled table exists.
+    fn spelling<'a>(
+        &'a self,
+        syms: &'a [Symbol],
+        needles: &'a [Vec<String>],
+    ) -> impl Iterator<Item = (u32, &'a Symbol, String)> + 'a {
+        self.covered(syms)
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| demangle::spells_path(&s.name, needles))
+            .filter_map(|(i, s)| Some((i as u32, s, demangle::demangle(&s.name)?)))
+    }
+
     /// `unique_suffix` before the demangled table exists, for a plain path: every component
     /// of `query` is spelled in the raw name of any symbol whose path ends in it (see
     /// `path_needles`), so only those are demangled. Same answer as the table: `None` when
@@ -306,22 +309,10 @@ impl NameTable {
         needles: &[Vec<String>],
     ) -> Option<u32> {
         let mut best: Option<(u32, String)> = None;
-        for (i, s) in self.covered(syms).iter().enumerate() {
-            let raw = &*s.name;
-            if !demangle::looks_mangled(raw)
-                || !needles
-                    .iter()
-                    .all(|alts| alts.iter().any(|n| raw.contains(n.as_str())))
-            {
-                continue;
-            }
-            let Some(d) = demangle::demangle(raw) else {
-                continue;
-            };
+        for (i, s, d) in self.spelling(syms, needles) {
             if !is_path_suffix(demangle::strip_signature(&d), query) {
                 continue;
             }
-            let i = i as u32;
             match &best {
                 Some((b, _)) if syms[*b as usize].addr != s.addr => return None,
                 Some((b, b_name))
