@@ -233,6 +233,19 @@ impl Session {
         self.row_vars(&frames, &row, fs_base, fpu.as_ref())
     }
 
+    /// Whether the function at `fn_pc` returns nothing by its DWARF (`void`: no return type
+    /// on its DIE or the declaration it completes). False where DWARF does not say.
+    pub fn returns_void(&mut self, fn_pc: u64) -> bool {
+        let found = (|| {
+            let module = self.symbols.module_at(RuntimeAddr(fn_pc))?;
+            let dwarf = module.file.dwarf()?;
+            let chain = dwarf.scopes_at(module.bias.to_file(RuntimeAddr(fn_pc)))?;
+            let (unit, die) = dwarf.tree.entry(chain.function)?;
+            Some(dwarf.tree.name_and_type(&unit, &die).1.is_none())
+        })();
+        found.unwrap_or(false)
+    }
+
     /// What a function returned when its DWARF return type is floating point (the psABI
     /// returns `float` and `double` in xmm0, `long double` in st0); `None` for any other
     /// type, whose value is rax. `fn_pc` is an address inside the function.
@@ -659,6 +672,7 @@ impl Session {
         }
         match &t.kind {
             Kind::Base(Encoding::Float) => "float",
+            Kind::Base(Encoding::ComplexFloat) => "complex",
             Kind::Base(Encoding::Bool) => "bool",
             Kind::Base(Encoding::SignedChar | Encoding::UnsignedChar | Encoding::Utf) => "char",
             Kind::Base(_) => "int",

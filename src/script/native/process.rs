@@ -353,8 +353,12 @@ pub(super) fn install<'js>(
         info.breakpoint_name = None;
         if reason == "finish" {
             info.reason = Some(crate::session::Reason::Finish);
-            info.returned = session.regs().ok().map(|r| r.rax);
-            if let Some(pc) = fn_pc.0 {
+            // A void function's rax is whatever it last held: no value to show.
+            let void = fn_pc.0.is_some_and(|pc| session.returns_void(pc as u64));
+            if !void {
+                info.returned = session.regs().ok().map(|r| r.rax);
+            }
+            if let Some(pc) = fn_pc.0.filter(|_| !void) {
                 info.returned_float = session.float_return(pc as u64);
             }
         } else {

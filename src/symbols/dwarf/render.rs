@@ -136,6 +136,16 @@ impl InfoTree {
         if !matches!(ty.kind, Kind::Aggregate { .. } | Kind::Array { .. }) {
             return v.clone();
         }
+        // A flexible array member shows where it is: its struct stays in memory.
+        if let Kind::Aggregate { members, .. } = &ty.kind {
+            let flexible = members.last().is_some_and(|m| {
+                self.strip(m.ty)
+                    .is_some_and(|mt| matches!(mt.kind, Kind::Array { .. }) && mt.size.is_none())
+            });
+            if flexible {
+                return v.clone();
+            }
+        }
         match self.value_size(v) {
             Some(n) if n <= PREFETCH => match self.bytes(v, t) {
                 Ok(bytes) => Value {
@@ -181,6 +191,22 @@ impl InfoTree {
                 Ok(target) => self.write(&target, t, lim, depth + 1, out),
                 Err(e) => out.push(&bracket(&e)),
             },
+            // A flexible array member (`char data[]`) has no size of its own: as gdb, it is
+            // its address, with the C string there for a character array.
+            Kind::Array { elem, .. } if self.value_size(v).is_none() => {
+                let Place::Memory(addr) = v.place else {
+                    out.push("<array of unknown size>");
+                    return;
+                };
+                match self.text_kind(*elem) {
+                    Some(kind) => match self.read_string(addr, kind, lim.chars, t) {
+                        Some(s) if depth == 0 => out.push(&format!("{addr:#x} {s}")),
+                        Some(s) => out.push(&s),
+                        None => out.push(&format!("{addr:#x} <unreadable>")),
+                    },
+                    None => out.push(&format!("{addr:#x}")),
+                }
+            }
             Kind::Array { elem, .. } => {
                 if let Some(kind) = self.text_kind(*elem) {
                     match self.bytes(v, t) {
@@ -490,6 +516,11 @@ impl InfoTree {
             Scalar::Signed(n) => n.to_string(),
             Scalar::Unsigned(n) => n.to_string(),
             Scalar::Float(f) => float_text(f, ty.size == Some(4)),
+            // gdb's spelling: `1.5 + 2i`, `1.5 + -2i`.
+            Scalar::Complex(re, im) => {
+                let single = ty.size == Some(8);
+                format!("{} + {}i", float_text(re, single), float_text(im, single))
+            }
             Scalar::Bool(b) => b.to_string(),
             Scalar::Char(c, enc) => format!("{c} {}", char_literal(c as u32, enc)),
             Scalar::Pointer(p) => format!("{p:#x}"),
@@ -769,6 +800,10 @@ fn scalar_plain(s: Scalar) -> Plain {
         Scalar::Signed(n) | Scalar::Enum(n) => Plain::Int(n),
         Scalar::Unsigned(n) => Plain::UInt(n),
         Scalar::Float(f) => Plain::Float(f),
+        Scalar::Complex(re, im) => Plain::Obj(vec![
+            ("real".to_string(), Plain::Float(re)),
+            ("imag".to_string(), Plain::Float(im)),
+        ]),
         Scalar::Bool(b) => Plain::Bool(b),
         Scalar::Char(c, _) => Plain::Int(i128::from(c)),
         Scalar::Pointer(p) => Plain::UInt(u128::from(p)),

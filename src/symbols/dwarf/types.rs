@@ -35,6 +35,8 @@ pub enum Encoding {
     UnsignedChar,
     /// `char8_t`, `char16_t`, `char32_t`, Rust `char`: Unicode code units.
     Utf,
+    /// C's `_Complex float/double/long double`: the real part, then the imaginary one.
+    ComplexFloat,
     Other,
 }
 
@@ -291,6 +293,7 @@ fn encoding(die: &Die) -> Encoding {
             gimli::DW_ATE_signed_char => Encoding::SignedChar,
             gimli::DW_ATE_unsigned_char => Encoding::UnsignedChar,
             gimli::DW_ATE_UTF => Encoding::Utf,
+            gimli::DW_ATE_complex_float => Encoding::ComplexFloat,
             _ => Encoding::Other,
         },
         _ => Encoding::Other,

@@ -49,6 +49,8 @@ pub enum Scalar {
     Char(i64, Encoding),
     Pointer(u64),
     Enum(i128),
+    /// A `_Complex` number: real and imaginary parts.
+    Complex(f64, f64),
 }
 
 impl Value {
@@ -421,6 +423,9 @@ pub fn shift(place: &Place, offset: u64) -> Place {
 
 /// Decodes the bytes of a scalar type.
 pub fn decode(ty: &Type, bytes: &[u8], bits: Option<(u64, u64)>) -> Scalar {
+    if ty.kind == Kind::Base(Encoding::ComplexFloat) {
+        return complex(bytes);
+    }
     let mut raw = [0u8; 16];
     let n = bytes.len().min(16);
     raw[..n].copy_from_slice(&bytes[..n]);
@@ -455,10 +460,25 @@ pub fn decode(ty: &Type, bytes: &[u8], bits: Option<(u64, u64)>) -> Scalar {
             Encoding::Bool => Scalar::Bool(word != 0),
             Encoding::SignedChar => Scalar::Char(signed(word) as i64, *enc),
             Encoding::UnsignedChar | Encoding::Utf => Scalar::Char(word as i64, *enc),
-            Encoding::Unsigned | Encoding::Other => Scalar::Unsigned(word),
+            Encoding::Unsigned | Encoding::Other | Encoding::ComplexFloat => {
+                Scalar::Unsigned(word)
+            }
         },
         _ => Scalar::Unsigned(word),
     }
+}
+
+/// A `_Complex` value's two halves by its size: two floats (8 bytes), two doubles (16), two
+/// x87 long doubles (32, each in 16 bytes).
+fn complex(bytes: &[u8]) -> Scalar {
+    let half = bytes.len() / 2;
+    let part = |b: &[u8]| match half {
+        4 => f64::from(f32::from_le_bytes(b[..4].try_into().unwrap_or([0; 4]))),
+        8 => f64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8])),
+        16 => f80_to_f64(&b[..10]),
+        _ => f64::NAN,
+    };
+    Scalar::Complex(part(&bytes[..half]), part(&bytes[half..]))
 }
 
 /// The nearest f64 to an x87 80-bit extended value.

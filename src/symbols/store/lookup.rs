@@ -260,6 +260,45 @@ fn find_in<'a>(
 ) -> Option<(&'a LoadedModule, &'a Symbol, RuntimeAddr)> {
     find_with(scope, |m| m.file.symbols().lookup_name_exact(name))
         .or_else(|| find_with(scope, |m| m.file.symbols().lookup_name(name)))
+        .or_else(|| find_clone(scope, name))
+}
+
+/// A function the compiler kept only as specialised copies (`weigh.constprop.0.isra.0`,
+/// `f.part.0`), named as the source names it, as gdb does from the copy's DWARF origin: the
+/// copy at the lowest address in the first module that has one. A `.cold` split-off part
+/// is never the function's entry.
+fn find_clone<'a>(
+    scope: &[&'a LoadedModule],
+    name: &str,
+) -> Option<(&'a LoadedModule, &'a Symbol, RuntimeAddr)> {
+    if name.is_empty() || name.contains(['.', ' ', '(']) {
+        return None;
+    }
+    scope.iter().find_map(|&m| {
+        m.file
+            .symbols()
+            .iter()
+            .filter(|s| s.kind == SymKind::Func && is_clone_of(&s.name, name))
+            .min_by_key(|s| s.addr.0)
+            .map(|s| (m, s, m.bias.to_runtime(s.addr)))
+    })
+}
+
+/// Whether `raw` is `name` followed only by GCC's clone suffixes (`.constprop.N`, `.isra.N`,
+/// `.part.N`, `.lto_priv.N`, `.localalias`), each a word or a number.
+fn is_clone_of(raw: &str, name: &str) -> bool {
+    let Some(rest) = raw.strip_prefix(name).and_then(|r| r.strip_prefix('.')) else {
+        return false;
+    };
+    let mut words = 0;
+    for part in rest.split('.') {
+        match part {
+            "constprop" | "isra" | "part" | "lto_priv" | "localalias" => words += 1,
+            p if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => {}
+            _ => return false,
+        }
+    }
+    words > 0
 }
 
 fn find_with<'a>(
@@ -279,4 +318,21 @@ fn find_with<'a>(
         local.get_or_insert(hit);
     }
     local
+}
+
+#[cfg(test)]
+mod clone_names {
+    use super::is_clone_of;
+
+    #[test]
+    fn only_gcc_clone_suffixes_name_the_function() {
+        assert!(is_clone_of("weigh.constprop.0.isra.0", "weigh"));
+        assert!(is_clone_of("f.part.0", "f"));
+        assert!(is_clone_of("f.isra.12", "f"));
+        assert!(!is_clone_of("f.cold", "f"));
+        assert!(!is_clone_of("f.part.0.cold", "f"));
+        assert!(!is_clone_of("fx.part.0", "f"));
+        assert!(!is_clone_of("f", "f"));
+        assert!(!is_clone_of("f.0", "f"));
+    }
 }

@@ -1,0 +1,74 @@
+//! C99 values that are not plain scalars, printed as gdb prints them: `_Complex` numbers
+//! (`1.5 + -2.25i`) and flexible array members (their address; a character array's string).
+
+mod common;
+
+use std::collections::HashMap;
+use std::process::Command;
+
+use common::{fixture, Scry};
+
+fn truth(scry: &mut Scry) -> HashMap<String, String> {
+    scry.ok("output()")
+        .lines()
+        .filter_map(|l| l.strip_prefix("truth "))
+        .flat_map(|l| l.split(' '))
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// gdb's `print` of each expression at a breakpoint on `handle` (`None` without gdb).
+fn gdb_prints(exe: &std::path::Path, exprs: &[&str]) -> Option<Vec<String>> {
+    let mut cmd = Command::new("gdb");
+    cmd.args(["-batch", "-nx", "-iex", "set debuginfod enabled off"])
+        .args(["-ex", "break handle", "-ex", "run"]);
+    for e in exprs {
+        cmd.args(["-ex", &format!("print {e}")]);
+    }
+    let out = cmd.arg(exe).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let values: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with('$'))
+        .filter_map(|l| l.split_once(" = ").map(|(_, v)| v.to_string()))
+        .collect();
+    assert_eq!(values.len(), exprs.len(), "{text}");
+    Some(values)
+}
+
+#[test]
+fn complex_numbers_and_flexible_array_members_print_as_gdb_prints_them() {
+    let exe = fixture("complexflex");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('handle')");
+    assert!(scry.ok("cont()").starts_with("breakpoint 1 at "));
+    let t = truth(&mut scry);
+    // The program's own creal/cimag, spelled `re + imi` as gdb does.
+    let z = t["z"].replace('+', " + ");
+    let zf = t["zf"].replace('+', " + ");
+    assert_eq!(z, "1.5 + -2.25i");
+    assert_eq!(scry.ok("state.value('r->z')"), z);
+    assert_eq!(scry.ok("state.value('r->zf')"), zf);
+    assert_eq!(
+        scry.ok("state.value('*r')"),
+        format!("{{kind: 3, z: {z}, zf: {zf}}}")
+    );
+    assert_eq!(scry.ok("state.var('r').deref().z.kind"), "complex");
+    assert_eq!(
+        scry.ok("JSON.stringify(state.var('r').deref().z)"),
+        r#"{"real":1.5,"imag":-2.25}"#
+    );
+    // A flexible array member is where it is: the address the program printed.
+    let data = &t["data"];
+    assert_eq!(scry.ok("state.value('m->data')"), format!("{data} \"hello\""));
+    assert_eq!(scry.ok("state.value('*m')"), "{len: 5, data: \"hello\"}");
+    let items = &t["items"];
+    assert_eq!(scry.ok("state.value('v->items')"), *items);
+    assert_eq!(scry.ok("state.value('*v')"), format!("{{n: 2, items: {items}}}"));
+    assert_eq!(scry.ok("state.value('v->items[1]')"), "8");
+    // gdb on the same binary (its own process, so compare what does not move with ASLR off).
+    if let Some(g) = gdb_prints(&exe, &["r->z", "r->zf", "v->items[1]"]) {
+        assert_eq!(g, vec![z.clone(), zf.clone(), "8".to_string()]);
+    }
+}
