@@ -61,11 +61,17 @@ fn complex_numbers_and_flexible_array_members_print_as_gdb_prints_them() {
     );
     // A flexible array member is where it is: the address the program printed.
     let data = &t["data"];
-    assert_eq!(scry.ok("state.value('m->data')"), format!("{data} \"hello\""));
+    assert_eq!(
+        scry.ok("state.value('m->data')"),
+        format!("{data} \"hello\"")
+    );
     assert_eq!(scry.ok("state.value('*m')"), "{len: 5, data: \"hello\"}");
     let items = &t["items"];
     assert_eq!(scry.ok("state.value('v->items')"), *items);
-    assert_eq!(scry.ok("state.value('*v')"), format!("{{n: 2, items: {items}}}"));
+    assert_eq!(
+        scry.ok("state.value('*v')"),
+        format!("{{n: 2, items: {items}}}")
+    );
     assert_eq!(scry.ok("state.value('v->items[1]')"), "8");
     // gdb on the same binary (its own process, so compare what does not move with ASLR off).
     if let Some(g) = gdb_prints(&exe, &["r->z", "r->zf", "v->items[1]"]) {

@@ -52,7 +52,10 @@ fn a_cloned_function_is_found_by_its_source_name() {
     assert!(stop.contains(&summarize), "{stop}");
     // The breakpoint is where gdb puts `break summarize`.
     if let Some(g) = gdb_break(&exe, "summarize") {
-        assert!(stop.contains(&format!("{:#x}", bias + g)), "{stop} vs gdb {g:#x}");
+        assert!(
+            stop.contains(&format!("{:#x}", bias + g)),
+            "{stop} vs gdb {g:#x}"
+        );
     }
     assert!(scry.ok("state.unwind(1)").contains("n=1001"));
     // summarize is void: rax after it is noise, not a value.

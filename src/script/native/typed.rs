@@ -130,7 +130,9 @@ fn primitive<'js>(ctx: &Ctx<'js>, host: &Host, v: &TypedValue, hint: &str) -> R<
         Some(Scalar::Unsigned(n)) => int_to_js(ctx, n as i128),
         Some(Scalar::Float(f)) => Ok(Value::new_number(ctx.clone(), f)),
         // Two numbers are no Number: the text (`1.5 + 2i`), NaN where a number is asked for.
-        Some(Scalar::Complex(..)) if hint == "number" => Ok(Value::new_number(ctx.clone(), f64::NAN)),
+        Some(Scalar::Complex(..)) if hint == "number" => {
+            Ok(Value::new_number(ctx.clone(), f64::NAN))
+        }
         Some(Scalar::Complex(..)) => text(&session),
         Some(Scalar::Bool(b)) => Ok(Value::new_bool(ctx.clone(), b)),
         Some(Scalar::Char(c, _)) => Ok(Value::new_number(ctx.clone(), c as f64)),

@@ -460,9 +460,7 @@ pub fn decode(ty: &Type, bytes: &[u8], bits: Option<(u64, u64)>) -> Scalar {
             Encoding::Bool => Scalar::Bool(word != 0),
             Encoding::SignedChar => Scalar::Char(signed(word) as i64, *enc),
             Encoding::UnsignedChar | Encoding::Utf => Scalar::Char(word as i64, *enc),
-            Encoding::Unsigned | Encoding::Other | Encoding::ComplexFloat => {
-                Scalar::Unsigned(word)
-            }
+            Encoding::Unsigned | Encoding::Other | Encoding::ComplexFloat => Scalar::Unsigned(word),
         },
         _ => Scalar::Unsigned(word),
     }
