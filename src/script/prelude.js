@@ -737,6 +737,9 @@
     if (start === null) throw new ScryError('next(): no line information at pc; use step()');
     let startFn = first.functions[level];
     let sp0 = N.reg('rsp');
+    // Back in a caller mid-line: the callee's line until the caller's first row begins (see
+    // below), as gdb keeps the line it stepped in until then.
+    let calleeLine = null;
     N.run_begin(timeoutOf(opts));
     try {
       for (;;) {
@@ -773,6 +776,7 @@
           const line = back.lines[back.lines.length - 1];
           if (line === null || line === undefined || N.at_line_start()) return asStop(N.stop_as('step'));
           level = back.lines.length - 1;
+          calleeLine = start;
           start = line;
           startFn = back.functions[level];
           sp0 = N.reg('rsp');
@@ -785,8 +789,22 @@
           continue;
         }
         const here = f.lines[level];
-        if (here === null || here === start) continue;
         const deeper = f.lines.length - 1 - level;
+        if (calleeLine !== null && deeper === 0 && here !== null && N.at_row_start()) {
+          // The first row to begin after the return address decides the line, as in gdb: a
+          // statement row of another line than the callee's ends the step; a row that is no
+          // statement (-O2 scheduling) becomes the line being stepped, so the caller's next
+          // statement row, even one of the line the call was on, ends it.
+          const was = calleeLine;
+          calleeLine = null;
+          if (N.at_statement()) {
+            if (here !== was) return asStop(N.stop_as('step'));
+          } else {
+            start = here;
+            continue;
+          }
+        }
+        if (here === null || here === start) continue;
         // A new line counts where its row is a statement boundary, as in gdb: -O2 code
         // interleaves lines, and a row that is no statement is scheduling, not a step.
         if (deeper === 0 && N.at_statement()) return asStop(N.stop_as('step'));

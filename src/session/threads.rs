@@ -314,6 +314,11 @@ impl Session {
         self.symbols.starts_statement(RuntimeAddr(pc))
     }
 
+    /// Whether a line-table row (statement or not) begins exactly at `pc`.
+    pub fn at_row_start(&self, pc: u64) -> bool {
+        self.symbols.starts_row(RuntimeAddr(pc))
+    }
+
     /// Whether a stepper may stop at `pc`: its line-table row is a statement boundary.
     pub fn at_statement(&self, pc: u64) -> bool {
         self.symbols.is_statement(RuntimeAddr(pc))

@@ -501,6 +501,13 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
+    def!(n, ctx, "at_row_start", move |ctx: Ctx<'js>| -> R<'js> {
+        let mut session = h.session_mut(&ctx)?;
+        let pc = session.pc().map_err(|e| throw(&ctx, e))?;
+        Ok(Value::new_bool(ctx.clone(), session.at_row_start(pc)))
+    });
+
+    let h = host.clone();
     def!(n, ctx, "at_statement", move |ctx: Ctx<'js>| -> R<'js> {
         let mut session = h.session_mut(&ctx)?;
         let pc = session.pc().map_err(|e| throw(&ctx, e))?;

@@ -65,6 +65,15 @@ impl DwarfInfo {
         .unwrap_or(true)
     }
 
+    /// Whether any line-table row, statement or not, begins exactly at `addr`: where gdb's
+    /// stepper, back in a caller, takes the line it is in. False where the tables do not say.
+    pub fn starts_row(&self, addr: FileAddr) -> bool {
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            self.stmt_line(addr.0).is_some_and(|row| row.starts)
+        }))
+        .unwrap_or(false)
+    }
+
     /// Whether a statement row begins exactly at `addr`: where a stepper that arrives in the
     /// middle of a line (returning into its caller) may stop, as gdb's. True where the tables
     /// do not say.

@@ -102,6 +102,17 @@ impl SymbolStore {
             .is_none_or(|d| d.starts_statement(module.bias.to_file(addr)))
     }
 
+    /// Whether any line-table row begins exactly at a runtime address (see
+    /// `DwarfInfo::starts_row`).
+    pub fn starts_row(&self, addr: RuntimeAddr) -> bool {
+        self.module_at(addr).is_some_and(|module| {
+            module
+                .file
+                .dwarf()
+                .is_some_and(|d| d.starts_row(module.bias.to_file(addr)))
+        })
+    }
+
     /// Source positions of a runtime address: innermost inlined frame first, then its callers
     /// within the same physical frame, last the real function. Without DWARF, the ELF symbol
     /// covering the address gives one location with only `function` set; with neither, the
