@@ -52,7 +52,10 @@ fn complex_numbers_and_flexible_array_members_print_as_gdb_prints_them() {
     assert_eq!(scry.ok("state.value('r->zf')"), zf);
     assert_eq!(
         scry.ok("state.value('*r')"),
-        format!("{{kind: 3, z: {z}, zf: {zf}}}")
+        format!(
+            "{{kind: 3, z: {z}, zf: {zf}, bad: {}, badf: {}}}",
+            t["bad"], t["badf"]
+        )
     );
     assert_eq!(scry.ok("state.var('r').deref().z.kind"), "complex");
     assert_eq!(
@@ -73,8 +76,12 @@ fn complex_numbers_and_flexible_array_members_print_as_gdb_prints_them() {
         format!("{{n: 2, items: {items}}}")
     );
     assert_eq!(scry.ok("state.value('v->items[1]')"), "8");
+    // NaNs keep their sign and mantissa bits, as the program computed them from the bits.
+    assert_eq!(scry.ok("state.value('r->bad')"), t["bad"]);
+    assert_eq!(scry.ok("state.value('r->badf')"), t["badf"]);
     // gdb on the same binary (its own process, so compare what does not move with ASLR off).
-    if let Some(g) = gdb_prints(&exe, &["r->z", "r->zf", "v->items[1]"]) {
-        assert_eq!(g, vec![z.clone(), zf.clone(), "8".to_string()]);
+    if let Some(g) = gdb_prints(&exe, &["r->z", "r->zf", "v->items[1]", "r->bad", "r->badf"]) {
+        let want = [&z, &zf, "8", &t["bad"], &t["badf"]];
+        assert_eq!(g, want.map(str::to_string).to_vec());
     }
 }

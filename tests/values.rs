@@ -585,6 +585,11 @@ fn cpp_references_classes_and_qualified_names() {
         scry.ok("state.var('(anonymous namespace)::hidden')"),
         t["hidden"]
     );
+    // In a path, quoted as gdb's `print '(anonymous namespace)::hidden'` needs it.
+    assert_eq!(
+        scry.ok(r#"state.value("'(anonymous namespace)::hidden'")"#),
+        t["hidden"]
+    );
     // A pointer to a type this unit only declares: the definition comes from the other unit.
     assert_eq!(
         scry.num("state.var('opaque').value"),

@@ -171,6 +171,11 @@ impl Parser<'_> {
             return Err(format!("empty file name at column {}", open + 1));
         }
         self.at = open + len + 2;
+        // gdb's quoting of a whole C++ name that has spaces or parentheses in it:
+        // `'(anonymous namespace)::counter'`, then members and indexes as after any name.
+        if !self.s[self.at..].starts_with(b"::") && file.contains("::") {
+            return Ok(Path::Name(file.trim().to_string()));
+        }
         if !self.s[self.at..].starts_with(b"::") {
             return Err(format!(
                 "expected '::' after '{file}' at column {} ('file.c'::name)",
@@ -282,6 +287,10 @@ mod tests {
                 file: "src/a b.c".into(),
                 name: "ns::x".into()
             }))
+        );
+        assert_eq!(
+            parse("'(anonymous namespace)::counter'.hits").unwrap(),
+            Path::Member(name("(anonymous namespace)::counter"), "hits".into())
         );
         assert_eq!(
             parse("a[b->c]").unwrap(),

@@ -851,7 +851,16 @@ fn unclosed(text: &str) -> String {
 /// digits.
 pub fn float_text(f: f64, single: bool) -> String {
     if f.is_nan() {
-        return "nan".into();
+        // gdb's spelling keeps the sign and the mantissa bits: x86's default NaN (0.0/0.0)
+        // is `-nan(0x8000000000000)`, a payload-carrying one tells where it came from.
+        let (negative, mantissa) = if single {
+            let b = (f as f32).to_bits();
+            (b >> 31 != 0, u64::from(b & 0x7f_ffff))
+        } else {
+            let b = f.to_bits();
+            (b >> 63 != 0, b & ((1 << 52) - 1))
+        };
+        return format!("{}nan({mantissa:#x})", if negative { "-" } else { "" });
     }
     if f.is_infinite() {
         return if f > 0.0 { "inf".into() } else { "-inf".into() };
@@ -1146,6 +1155,29 @@ mod tests {
         assert_eq!(float_text(4.1776755297e-314, false), "4.1776755297e-314");
         assert_eq!(float_text(f64::from_bits(1), false), "5e-324");
         assert_eq!(float_text(1e300, false), "1e300");
+        // NaNs as gdb prints them: sign and mantissa bits.
+        assert_eq!(
+            float_text(f64::from_bits(0xfff8_0000_0000_0000), false),
+            "-nan(0x8000000000000)"
+        );
+        assert_eq!(
+            float_text(f64::from_bits(0x7ff0_0000_0000_0001), false),
+            "nan(0x1)"
+        );
+        assert_eq!(
+            float_text(
+                f64::from(std::hint::black_box(f32::from_bits(0xffc0_0000))),
+                true
+            ),
+            "-nan(0x400000)"
+        );
+        assert_eq!(
+            float_text(
+                f64::from(std::hint::black_box(f32::from_bits(0x7fc0_0001))),
+                true
+            ),
+            "nan(0x400001)"
+        );
         assert_eq!(float_text(-f64::MAX, false), "-1.7976931348623157e308");
         assert_eq!(float_text(1.0e-40f32 as f64, true), "1e-40");
         assert_eq!(char_literal(b'q' as u32, Encoding::SignedChar), "'q'");
