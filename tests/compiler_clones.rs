@@ -64,6 +64,11 @@ fn a_cloned_function_is_found_by_its_source_name() {
     assert!(!fin.contains("returned"), "{fin}");
     let stop = scry.ok("cont()");
     assert!(stop.contains(&weigh), "{stop}");
+    // The clone no longer receives `st` itself (GCC describes it by DW_OP_GNU_parameter_ref):
+    // its value is what main's call site passed, as gdb shows it.
+    let st_here = scry.ok("state.value('st')");
+    let n_here = scry.ok("state.value('st->n')");
+    let factor = scry.ok("state.value('factor')");
     let fin = scry.ok("finish()");
     scry.ok("cont()");
     let out = scry.ok("output()");
@@ -73,4 +78,14 @@ fn a_cloned_function_is_found_by_its_source_name() {
         .and_then(|s| s.split(' ').next())
         .expect("the program prints w");
     assert!(fin.ends_with(&format!("returned {w}")), "{fin} vs {w}");
+    let field = |key: &str| {
+        out.split(&format!(" {key}="))
+            .nth(1)
+            .and_then(|s| s.split_whitespace().next())
+            .unwrap_or_else(|| panic!("the program prints {key}: {out}"))
+            .to_string()
+    };
+    assert_eq!(parse_num(&st_here), parse_num(&field("st")), "{st_here}");
+    assert_eq!(n_here, field("n"));
+    assert_eq!(factor, "4");
 }

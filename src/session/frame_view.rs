@@ -9,7 +9,7 @@ use super::tailcalls::tail_frames;
 use super::values::tls_block;
 use super::*;
 use crate::os::fpregs::FpRegs;
-use crate::symbols::dwarf::callsite::{single_register, Callee};
+use crate::symbols::dwarf::callsite::{single_register, Callee, Passed};
 use crate::symbols::dwarf::location::{self as loc, FrameAccess};
 use crate::symbols::dwarf::reader::DwarfReader as Reader;
 use crate::symbols::dwarf::tree::UnitHandle;
@@ -100,17 +100,54 @@ impl<'a> FrameView<'a> {
         frame.lookup_pc().checked_sub(off)
     }
 
-    /// The value DWARF register `reg` had when the frame at (`index`, `tail`) called the
-    /// frame inside it: the call site at `site_pc` (`after`: a return address; else the jump
-    /// itself) of the function holding `lookup`, evaluated in that frame. With `callee`, the
-    /// call site must be proven to have called the function beginning there.
+    /// The argument `which` as the caller passed it: from the call site of the frame a tail
+    /// call erased just outside this one, else from the caller's call site to this function.
+    fn passed_by_caller(&self, which: Passed) -> Option<u64> {
+        if self.depth >= MAX_ENTRY_DEPTH {
+            return None;
+        }
+        let erased = tail_frames(self.store, self.frames, self.index);
+        if let Some(outer) = erased.get(self.tail) {
+            let after = outer.lookup != outer.pc;
+            return self.call_site_entry(
+                outer.pc.0,
+                outer.lookup.0,
+                after,
+                which,
+                self.index,
+                self.tail + 1,
+                None,
+            );
+        }
+        let callee = if erased.is_empty() {
+            Some(self.function_entry()?)
+        } else {
+            None
+        };
+        let caller = self.frames.get(self.index + 1)?;
+        self.call_site_entry(
+            caller.pc,
+            caller.pc.saturating_sub(1),
+            true,
+            which,
+            self.index + 1,
+            0,
+            callee,
+        )
+    }
+
+    /// The argument `which` (in a register, or for a formal parameter) as the frame at
+    /// (`index`, `tail`) passed it to the frame inside it: the call site at `site_pc`
+    /// (`after`: a return address; else the jump itself) of the function holding `lookup`,
+    /// evaluated in that frame. With `callee`, the call site must be proven to have called
+    /// the function beginning there.
     #[allow(clippy::too_many_arguments)]
     fn call_site_entry(
         &self,
         site_pc: u64,
         lookup: u64,
         after: bool,
-        reg: u16,
+        which: Passed,
         index: usize,
         tail: usize,
         callee: Option<u64>,
@@ -137,7 +174,7 @@ impl<'a> FrameView<'a> {
                 return None;
             }
         }
-        let value = dwarf.tree.call_site_param(&chain.unit, site, reg)?;
+        let value = dwarf.tree.call_site_param(&chain.unit, site, which)?;
         // A value the caller keeps in its frame (`DW_OP_fbreg -64`: an array it passed)
         // needs the caller's frame base.
         let frame_base = chain
@@ -239,37 +276,11 @@ impl FrameAccess for FrameView<'_> {
         if self.at_entry && self.tail == 0 {
             return self.register(reg).map(|b| le(&b));
         }
-        if self.depth >= MAX_ENTRY_DEPTH {
-            return None;
-        }
-        let erased = tail_frames(self.store, self.frames, self.index);
-        if let Some(outer) = erased.get(self.tail) {
-            let after = outer.lookup != outer.pc;
-            return self.call_site_entry(
-                outer.pc.0,
-                outer.lookup.0,
-                after,
-                reg,
-                self.index,
-                self.tail + 1,
-                None,
-            );
-        }
-        let callee = if erased.is_empty() {
-            Some(self.function_entry()?)
-        } else {
-            None
-        };
-        let caller = self.frames.get(self.index + 1)?;
-        self.call_site_entry(
-            caller.pc,
-            caller.pc.saturating_sub(1),
-            true,
-            reg,
-            self.index + 1,
-            0,
-            callee,
-        )
+        self.passed_by_caller(Passed::InRegister(reg))
+    }
+
+    fn parameter_ref(&self, param: usize, _unit: &UnitHandle) -> Option<u64> {
+        self.passed_by_caller(Passed::Parameter(param))
     }
 
     fn bias(&self) -> u64 {

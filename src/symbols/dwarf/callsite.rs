@@ -15,6 +15,15 @@ const DW_TAG_GNU_CALL_SITE_PARAMETER: gimli::DwTag = gimli::DwTag(0x410a);
 const DW_AT_GNU_CALL_SITE_VALUE: gimli::DwAt = gimli::DwAt(0x2111);
 const DW_AT_GNU_CALL_SITE_TARGET: gimli::DwAt = gimli::DwAt(0x2113);
 
+/// Which argument of a call a caller's call site is asked about.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Passed {
+    /// The one passed in this DWARF register (`DW_OP_entry_value(DW_OP_regN)`).
+    InRegister(u16),
+    /// The one for this formal parameter DIE (`DW_OP_GNU_parameter_ref`).
+    Parameter(usize),
+}
+
 /// What a call site says it called.
 #[derive(Clone, Debug)]
 pub(crate) enum Callee {
@@ -74,13 +83,12 @@ impl InfoTree {
         }
     }
 
-    /// The expression call site `site` (a DIE of `unit`) gives for the parameter it passed
-    /// in DWARF register `reg`.
+    /// The expression call site `site` (a DIE of `unit`) gives for the parameter `which`.
     pub(crate) fn call_site_param(
         &self,
         unit: &UnitHandle,
         site: usize,
-        reg: u16,
+        which: Passed,
     ) -> Option<Expression<Reader>> {
         find_below(unit, site, |entry, depth| {
             let tag = entry.tag();
@@ -90,10 +98,19 @@ impl InfoTree {
             {
                 return None;
             }
-            let Some(AttributeValue::Exprloc(loc)) = entry.attr_value(gimli::DW_AT_location) else {
-                return None;
+            let matches = match which {
+                Passed::InRegister(reg) => match entry.attr_value(gimli::DW_AT_location) {
+                    Some(AttributeValue::Exprloc(loc)) => single_register(&loc, unit) == Some(reg),
+                    _ => false,
+                },
+                // DWARF 5 names the parameter; GCC's DWARF 4 extension, by abstract origin.
+                Passed::Parameter(param) => {
+                    unit.reference(entry, gimli::DW_AT_call_parameter)
+                        .or_else(|| unit.reference(entry, gimli::DW_AT_abstract_origin))
+                        == Some(param)
+                }
             };
-            if single_register(&loc, unit) != Some(reg) {
+            if !matches {
                 return None;
             }
             let value = entry
@@ -226,14 +243,17 @@ int main(int argc, char **argv) {
         // mid(7): rdi (DWARF 5) holds the constant.
         let value = dwarf
             .tree
-            .call_site_param(&unit, site, 5)
+            .call_site_param(&unit, site, Passed::InRegister(5))
             .expect("rdi's value");
         let op = value.operations(unit.encoding()).next().unwrap().unwrap();
         assert!(
             matches!(op, Operation::UnsignedConstant { value: 7 }),
             "{op:?}"
         );
-        assert!(dwarf.tree.call_site_param(&unit, site, 4).is_none());
+        assert!(dwarf
+            .tree
+            .call_site_param(&unit, site, Passed::InRegister(4))
+            .is_none());
         // A return address is not a call instruction's address.
         assert!(site_in("main", direct, false).is_none());
         if let Some((pc, _)) = indirect {

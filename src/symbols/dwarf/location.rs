@@ -31,6 +31,12 @@ pub(crate) trait FrameAccess {
     /// What `DW_OP_entry_value(expr)` yields: the value `expr` had when the function was
     /// entered, when the caller's call site tells (or pc is still at the entry).
     fn entry_value(&self, expr: &Expression<Reader>, unit: &UnitHandle) -> Option<u64>;
+    /// What `DW_OP_GNU_parameter_ref(param)` yields: the value the caller's call site passed
+    /// for the formal parameter `param` (a DIE), how GCC describes an argument of a clone
+    /// (`f.isra.0`) that no longer receives it. `None` where no call site tells.
+    fn parameter_ref(&self, _param: usize, _unit: &UnitHandle) -> Option<u64> {
+        None
+    }
     /// The module's load bias (link-time addresses in expressions are relocated by it).
     fn bias(&self) -> u64;
 }
@@ -264,8 +270,13 @@ fn run(
                 })?;
                 eval.resume_with_base_type(vt).map_err(bad)?
             }
+            EvaluationResult::RequiresParameterRef(off) => {
+                match frame.parameter_ref(unit.global(off), unit) {
+                    Some(v) => eval.resume_with_parameter_ref(v).map_err(bad)?,
+                    None => return Err(Gone::OptimizedOut),
+                }
+            }
             EvaluationResult::RequiresAtLocation(_)
-            | EvaluationResult::RequiresParameterRef(_)
             | EvaluationResult::RequiresWasmLocal { .. }
             | EvaluationResult::RequiresWasmGlobal { .. }
             | EvaluationResult::RequiresWasmStack { .. } => {
