@@ -29,6 +29,7 @@ impl Session {
                 self.symbols.add_vdso(bytes);
             }
         }
+        self.line_frames_seen.clear();
         self.last_maps_refresh = Some(Instant::now());
         self.ran_since_maps_refresh = false;
     }

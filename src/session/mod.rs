@@ -31,6 +31,7 @@ pub mod tls;
 mod values;
 pub mod watchpoints;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -279,6 +280,9 @@ pub struct Session {
     /// breakpoint are not entered yet: the stop is in the function itself, as in gdb.
     /// The name is the breakpoint's function: a call of it is never hidden.
     entry_inlines: Option<(Tid, u64, String, Option<usize>)>,
+    /// `line_frames` by pc, for a stepper that passes the same instructions of a loop
+    /// thousands of times; emptied whenever the module list is read again.
+    line_frames_seen: HashMap<u64, Arc<LineFrames>>,
     signal_modes: [SignalMode; 65],
     thread_events: bool,
     /// Stops listeners decide on: reported with only their thread stopped.
@@ -325,6 +329,7 @@ impl Session {
             last_signal: None,
             carried_notes: Vec::new(),
             entry_inlines: None,
+            line_frames_seen: HashMap::new(),
             signal_modes,
             thread_events: false,
             nonstop: NonStop::default(),

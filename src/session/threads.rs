@@ -281,9 +281,14 @@ impl Session {
     }
 
     /// The selected thread's frames at its pc as a line stepper sees them (see `LineFrames`).
-    pub fn line_frames(&mut self) -> Result<LineFrames> {
+    pub fn line_frames(&mut self) -> Result<Arc<LineFrames>> {
         let pc = self.pc()?;
         let hidden = self.hidden_inlines(pc)?;
+        if let Some(seen) = self.line_frames_seen.get(&pc) {
+            if seen.hidden == hidden {
+                return Ok(seen.clone());
+            }
+        }
         let mut locations = self.symbols.locations(RuntimeAddr(pc));
         locations.reverse();
         let short = |l: &Location| {
@@ -291,12 +296,24 @@ impl Session {
             let file = file.rsplit('/').next().unwrap_or(file);
             Some(format!("{file}:{}", l.line?))
         };
-        Ok(LineFrames {
+        // Only an inlined call can begin at pc: with none there (most steps), the DIE walk
+        // that counts them is not done at all.
+        let entries = if locations.len() > 1 {
+            self.symbols.inlined_entries_at(RuntimeAddr(pc), "")
+        } else {
+            0
+        };
+        let frames = Arc::new(LineFrames {
             lines: locations.iter().map(short).collect(),
             functions: locations.iter().map(|l| l.function.clone()).collect(),
-            entries: self.symbols.inlined_entries_at(RuntimeAddr(pc), ""),
+            entries,
             hidden,
-        })
+        });
+        if self.line_frames_seen.len() >= LINE_FRAMES_KEPT {
+            self.line_frames_seen.clear();
+        }
+        self.line_frames_seen.insert(pc, frames.clone());
+        Ok(frames)
     }
 
     /// Presents the selected thread's stop as in the frame `n` inlined calls out from the
@@ -385,6 +402,9 @@ impl Session {
         ))
     }
 }
+
+/// `line_frames` answers kept at most: a loop's instructions, many times over.
+const LINE_FRAMES_KEPT: usize = 4096;
 
 /// The frames at a pc, outermost (the physical function) first: each one's source line
 /// (`file.c:5`; for a frame with an inlined call below it, the line making that call) and

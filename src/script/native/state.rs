@@ -486,8 +486,8 @@ pub(super) fn install<'js>(
             .line_frames()
             .map_err(|e| throw(&ctx, e))?;
         let o = Object::new(ctx.clone())?;
-        o.put("lines", frames.lines)?;
-        o.put("functions", frames.functions)?;
+        o.put("lines", frames.lines.clone())?;
+        o.put("functions", frames.functions.clone())?;
         o.put("entries", frames.entries as f64)?;
         o.put("hidden", frames.hidden as f64)?;
         Ok(o.into_value())
