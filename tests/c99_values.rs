@@ -3,39 +3,7 @@
 
 mod common;
 
-use std::collections::HashMap;
-use std::process::Command;
-
-use common::{fixture, Scry};
-
-fn truth(scry: &mut Scry) -> HashMap<String, String> {
-    scry.ok("output()")
-        .lines()
-        .filter_map(|l| l.strip_prefix("truth "))
-        .flat_map(|l| l.split(' '))
-        .filter_map(|kv| kv.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
-/// gdb's `print` of each expression at a breakpoint on `handle` (`None` without gdb).
-fn gdb_prints(exe: &std::path::Path, exprs: &[&str]) -> Option<Vec<String>> {
-    let mut cmd = Command::new("gdb");
-    cmd.args(["-batch", "-nx", "-iex", "set debuginfod enabled off"])
-        .args(["-ex", "break handle", "-ex", "run"]);
-    for e in exprs {
-        cmd.args(["-ex", &format!("print {e}")]);
-    }
-    let out = cmd.arg(exe).output().ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let values: Vec<String> = text
-        .lines()
-        .filter(|l| l.starts_with('$'))
-        .filter_map(|l| l.split_once(" = ").map(|(_, v)| v.to_string()))
-        .collect();
-    assert_eq!(values.len(), exprs.len(), "{text}");
-    Some(values)
-}
+use common::{fixture, gdb_prints, truth, Scry};
 
 #[test]
 fn complex_numbers_and_flexible_array_members_print_as_gdb_prints_them() {
@@ -80,7 +48,11 @@ fn complex_numbers_and_flexible_array_members_print_as_gdb_prints_them() {
     assert_eq!(scry.ok("state.value('r->bad')"), t["bad"]);
     assert_eq!(scry.ok("state.value('r->badf')"), t["badf"]);
     // gdb on the same binary (its own process, so compare what does not move with ASLR off).
-    if let Some(g) = gdb_prints(&exe, &["r->z", "r->zf", "v->items[1]", "r->bad", "r->badf"]) {
+    if let Some(g) = gdb_prints(
+        &exe,
+        "handle",
+        &["r->z", "r->zf", "v->items[1]", "r->bad", "r->badf"],
+    ) {
         let want = [&z, &zf, "8", &t["bad"], &t["badf"]];
         assert_eq!(g, want.map(str::to_string).to_vec());
     }

@@ -60,8 +60,7 @@ fn printed(output: &str, key: &str) -> u64 {
 }
 
 fn line_of(text: &str) -> u32 {
-    let src = include_str!("../fixtures/splitdebug.c");
-    src.lines().position(|l| l.contains(text)).unwrap() as u32 + 1
+    common::line_of(include_str!("../fixtures/splitdebug.c"), text) as u32
 }
 
 /// Stops at `scale` by name and checks what only the debug file knows: the name, the line,

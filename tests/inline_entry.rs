@@ -13,11 +13,7 @@ const SOURCE: &str = include_str!("../fixtures/inline_entry.c");
 
 /// The 1-based line of the fixture whose text contains `needle`.
 fn line_of(needle: &str) -> usize {
-    SOURCE
-        .lines()
-        .position(|l| l.contains(needle))
-        .map(|i| i + 1)
-        .unwrap_or_else(|| panic!("no line with {needle:?}"))
+    common::line_of(SOURCE, needle)
 }
 
 /// gdb's answers to `commands` at a breakpoint on `location`, or None without gdb.
@@ -143,13 +139,7 @@ fn stop_line(stop: &str) -> Option<usize> {
 #[test]
 fn next_steps_over_inlined_calls_line_by_line_as_gdb() {
     const NEXT_SOURCE: &str = include_str!("../fixtures/next_inline.c");
-    let line = |needle: &str| {
-        NEXT_SOURCE
-            .lines()
-            .position(|l| l.contains(needle))
-            .map(|i| i + 1)
-            .unwrap()
-    };
+    let line = |needle: &str| common::line_of(NEXT_SOURCE, needle);
     let exe = fixture_with("next_inline", &["-g", "-O2"]);
     let mut scry = Scry::spawn(&exe, &[]);
     scry.ok("breakpoint.set('work')");

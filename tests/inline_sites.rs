@@ -10,11 +10,7 @@ use common::{fixture_with, Scry};
 const SOURCE: &str = include_str!("../fixtures/inline_twice.c");
 
 fn line_of(needle: &str) -> usize {
-    SOURCE
-        .lines()
-        .position(|l| l.contains(needle))
-        .map(|i| i + 1)
-        .unwrap_or_else(|| panic!("no line with {needle:?}"))
+    common::line_of(SOURCE, needle)
 }
 
 /// The values the fixture printed: `left=3 right=21 left=25 c=12`.

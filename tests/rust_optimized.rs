@@ -4,43 +4,19 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use common::Scry;
 
 const SOURCE: &str = include_str!("../fixtures/rust/ledger.rs");
 
-fn ledger() -> PathBuf {
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("rust/ledger_o2");
-    static BUILT: std::sync::Once = std::sync::Once::new();
-    BUILT.call_once(|| {
-        std::fs::create_dir_all(out.parent().unwrap()).unwrap();
-        let tmp = out.with_extension(format!("tmp{}", std::process::id()));
-        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/rust/ledger.rs");
-        let status = Command::new("rustc")
-            .args(["-g", "-C", "opt-level=2", "-o"])
-            .arg(&tmp)
-            .arg(src)
-            .status()
-            .expect("rustc runs");
-        assert!(status.success());
-        std::fs::rename(&tmp, &out).unwrap();
-    });
-    out
-}
-
 fn line_of(needle: &str) -> usize {
-    SOURCE
-        .lines()
-        .position(|l| l.contains(needle))
-        .map(|i| i + 1)
-        .unwrap_or_else(|| panic!("no line with {needle:?}"))
+    common::line_of(SOURCE, needle)
 }
 
 #[test]
 fn a_function_breakpoint_and_finish_in_optimized_rust() {
-    let exe = ledger();
+    let exe = common::rust_fixture("ledger", "2");
     let mut scry = Scry::spawn(&exe, &[]);
     scry.ok("breakpoint.set('ledger::audit')");
     let stop = scry.ok("cont()");

@@ -3,62 +3,11 @@
 
 mod common;
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-use common::Scry;
-
-/// Builds `sources` (under fixtures/) with `compiler` into one binary called `name`.
-fn build(name: &str, compiler: &str, sources: &[&str]) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixtures");
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join(name);
-    let tmp = out.with_extension(format!("tmp{}", std::process::id()));
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    let status = Command::new(compiler)
-        .args(["-g", "-O0", "-o"])
-        .arg(&tmp)
-        .args(sources.iter().map(|s| fixtures.join(s)))
-        .status()
-        .expect("the compiler runs");
-    assert!(status.success(), "building {name} failed");
-    std::fs::rename(&tmp, &out).unwrap();
-    out
-}
-
-fn truth(scry: &mut Scry) -> HashMap<String, String> {
-    scry.ok("output()")
-        .lines()
-        .filter_map(|l| l.strip_prefix("truth "))
-        .flat_map(|l| l.split(' '))
-        .filter_map(|kv| kv.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
-/// gdb's `print` of each expression at a breakpoint on `stop` (`None` without gdb).
-fn gdb_prints(exe: &Path, stop: &str, exprs: &[&str]) -> Option<Vec<String>> {
-    let mut cmd = Command::new("gdb");
-    cmd.args(["-batch", "-nx", "-iex", "set debuginfod enabled off"])
-        .args(["-ex", &format!("break {stop}"), "-ex", "run"]);
-    for e in exprs {
-        cmd.args(["-ex", &format!("print {e}")]);
-    }
-    let out = cmd.arg(exe).output().ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let values: Vec<String> = text
-        .lines()
-        .filter(|l| l.starts_with('$'))
-        .filter_map(|l| l.split_once(" = ").map(|(_, v)| v.to_string()))
-        .collect();
-    assert_eq!(values.len(), exprs.len(), "{text}");
-    Some(values)
-}
+use common::{fixture_from, gdb_prints, truth, Scry};
 
 #[test]
 fn cpp_enumerators_are_qualified_as_gdb_prints_them() {
-    let exe = build("enums_cpp", "c++", &["enums.cpp"]);
+    let exe = fixture_from("enums_cpp", "c++", &["-g", "-O0"], &["enums.cpp"]);
     let mut scry = Scry::spawn(&exe, &[]);
     scry.ok("breakpoint.set('paint')");
     assert!(scry.ok("cont()").starts_with("breakpoint 1 at "));
@@ -104,9 +53,10 @@ fn cpp_enumerators_are_qualified_as_gdb_prints_them() {
 
 #[test]
 fn a_file_names_which_static_a_path_means() {
-    let exe = build(
+    let exe = fixture_from(
         "file_statics",
         "cc",
+        &["-g", "-O0"],
         &["file_statics.c", "file_statics_other.c"],
     );
     let mut scry = Scry::spawn(&exe, &[]);

@@ -9,36 +9,19 @@ mod common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
 
-use common::{parse_num, Scry};
+use common::{fixture_from, gdb_prints, parse_num, truth, Scry};
 
-/// Builds the fixture's two units with g++ at -O0 and `-gdwarf-<version>`, once per run
-/// (the tests of this file share the binary).
+/// The fixture's two units built with g++ at -O0 and `-gdwarf-<version>`.
 fn build(version: u8) -> PathBuf {
-    static BUILT: [OnceLock<PathBuf>; 2] = [OnceLock::new(), OnceLock::new()];
-    BUILT[usize::from(version == 5)]
-        .get_or_init(|| compile(version))
-        .clone()
-}
-
-fn compile(version: u8) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixtures");
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join(format!("static_members_dwarf{version}"));
-    let tmp = out.with_extension(format!("tmp{}", std::process::id()));
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    let status = Command::new("g++")
-        .args(["-O0", &format!("-gdwarf-{version}"), "-o"])
-        .arg(&tmp)
-        .arg(fixtures.join("static_members.cpp"))
-        .arg(fixtures.join("static_members_other.cpp"))
-        .status()
-        .expect("g++ runs");
-    assert!(status.success(), "building static_members failed");
-    std::fs::rename(&tmp, &out).unwrap();
-    out
+    let flags = ["-O0".to_string(), format!("-gdwarf-{version}")];
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    fixture_from(
+        &format!("static_members_dwarf{version}"),
+        "g++",
+        &flags,
+        &["static_members.cpp", "static_members_other.cpp"],
+    )
 }
 
 /// scry stopped in `use(&c)`, and the fixture's own `truth` line.
@@ -46,34 +29,8 @@ fn stopped(exe: &Path) -> (Scry, HashMap<String, String>) {
     let mut scry = Scry::spawn(exe, &[]);
     scry.ok("breakpoint.set('use')");
     assert!(scry.ok("cont()").starts_with("breakpoint 1 at "));
-    let truth = scry
-        .ok("output()")
-        .lines()
-        .filter_map(|l| l.strip_prefix("truth "))
-        .flat_map(|l| l.split(' '))
-        .filter_map(|kv| kv.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    let truth = truth(&mut scry);
     (scry, truth)
-}
-
-/// gdb's `print` of each expression at a breakpoint on `use` (`None` without gdb).
-fn gdb_prints(exe: &Path, exprs: &[&str]) -> Option<Vec<String>> {
-    let mut cmd = Command::new("gdb");
-    cmd.args(["-batch", "-nx", "-iex", "set debuginfod enabled off"])
-        .args(["-ex", "break use", "-ex", "run"]);
-    for e in exprs {
-        cmd.args(["-ex", &format!("print {e}")]);
-    }
-    let out = cmd.arg(exe).output().ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let values: Vec<String> = text
-        .lines()
-        .filter(|l| l.starts_with('$'))
-        .filter_map(|l| l.split_once(" = ").map(|(_, v)| v.to_string()))
-        .collect();
-    assert_eq!(values.len(), exprs.len(), "{text}");
-    Some(values)
 }
 
 /// gdb's spelling in scry's: `name: value`, and a static already printed as `<shown above>`.
@@ -128,7 +85,7 @@ fn prints_as_gdb_does(version: u8) {
     if version == 4 {
         assert_eq!(ours[3], "{a: 8, static never: <optimized out>}");
     }
-    if let Some(gdb) = gdb_prints(&exe, &PRINTED) {
+    if let Some(gdb) = gdb_prints(&exe, "use", &PRINTED) {
         let gdb: Vec<String> = gdb.iter().map(|v| as_scry(v)).collect();
         assert_eq!(ours, gdb);
     }

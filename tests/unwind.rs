@@ -3,8 +3,6 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use common::{fixture, fixture_with, Scry};
 
 /// Names of the listed frames, innermost first (`main+0x15` -> `main`).
@@ -108,30 +106,9 @@ fn coroutine_stack_ends_cleanly() {
     assert_eq!(unique.len() as u64, frames, "no frame repeats: {listing}");
 }
 
-fn rust_fixture() -> PathBuf {
-    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("fixtures")
-        .join("rust_chain");
-    static BUILT: std::sync::Once = std::sync::Once::new();
-    BUILT.call_once(|| {
-        std::fs::create_dir_all(out.parent().unwrap()).unwrap();
-        let tmp = out.with_extension(format!("tmp{}", std::process::id()));
-        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/rust/chain.rs");
-        let status = std::process::Command::new("rustc")
-            .args(["-g", "-C", "opt-level=1", "-o"])
-            .arg(&tmp)
-            .arg(src)
-            .status()
-            .expect("rustc runs");
-        assert!(status.success());
-        std::fs::rename(&tmp, &out).unwrap();
-    });
-    out
-}
-
 #[test]
 fn rust_binary_names_are_demangled() {
-    let mut scry = Scry::spawn(&rust_fixture(), &[]);
+    let mut scry = Scry::spawn(&common::rust_fixture("chain", "1"), &[]);
     scry.ok("breakpoint.set('chain::deep::inner')");
     assert!(scry.ok("cont()").starts_with("breakpoint 1 at"));
     let names: Vec<String> = names(&mut scry)

@@ -8,18 +8,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
-use common::{fixture, fixture_with, load_bias, nm_address, parse_num, Scry};
-
-/// The fixture's `truth name=value` lines, from its captured output.
-fn truth(scry: &mut Scry) -> HashMap<String, String> {
-    let out = scry.ok("output()");
-    out.lines()
-        .filter_map(|l| l.strip_prefix("truth "))
-        .flat_map(|l| l.split(' '))
-        .filter_map(|kv| kv.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
+use common::{fixture, fixture_with, load_bias, nm_address, parse_num, truth, Scry};
 
 /// scry at the first stop in `walk` of fixtures/types.c built with `flags`, with its truth.
 fn at_walk(flags: &[&str]) -> (Scry, HashMap<String, String>) {
@@ -399,30 +388,6 @@ fn unwind_rows_and_locals_share_one_numbering_with_inlined_calls() {
     }
 }
 
-/// fixtures/rust/values.rs built once per opt level.
-fn rust_values(opt: &str) -> std::path::PathBuf {
-    static BUILT: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("fixtures")
-        .join(format!("rust_values_o{opt}"));
-    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
-    if !built.iter().any(|b| b == opt) {
-        std::fs::create_dir_all(out.parent().unwrap()).unwrap();
-        let tmp = out.with_extension(format!("tmp{}", std::process::id()));
-        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/rust/values.rs");
-        let status = Command::new("rustc")
-            .args(["-g", "-C", &format!("opt-level={opt}"), "-o"])
-            .arg(&tmp)
-            .arg(src)
-            .status()
-            .expect("rustc runs");
-        assert!(status.success());
-        std::fs::rename(&tmp, &out).unwrap();
-        built.push(opt.to_string());
-    }
-    out
-}
-
 /// The fixture's `truth name=value` lines (values may hold spaces).
 fn rust_truth(scry: &mut Scry) -> HashMap<String, String> {
     scry.ok("output()")
@@ -441,7 +406,7 @@ fn as_scry(debug: &str) -> String {
 
 #[test]
 fn rust_values_by_their_dwarf_layout() {
-    let mut scry = Scry::spawn(&rust_values("0"), &[]);
+    let mut scry = Scry::spawn(&common::rust_fixture("values", "0"), &[]);
     scry.ok("breakpoint.set('values::inspect')");
     assert!(scry.ok("cont()").starts_with("breakpoint 1 at "));
     let t = rust_truth(&mut scry);
@@ -498,7 +463,7 @@ fn rust_values_by_their_dwarf_layout() {
 
 #[test]
 fn optimized_rust_never_guesses() {
-    let mut scry = Scry::spawn(&rust_values("2"), &[]);
+    let mut scry = Scry::spawn(&common::rust_fixture("values", "2"), &[]);
     scry.ok("breakpoint.set('values::inspect')");
     assert!(scry.ok("cont()").starts_with("breakpoint 1 at "));
     let t = rust_truth(&mut scry);

@@ -19,41 +19,118 @@ pub const RESPONSE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Builds `fixtures/<name>.c` with `flags` once per test run; returns the binary's path.
 pub fn fixture_with(name: &str, flags: &[&str]) -> PathBuf {
-    static BUILT: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
-    let key = format!("{name}{}", flags.join(""));
-    let built = BUILT.get_or_init(|| Mutex::new(HashMap::new()));
-    let mut built = built.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(path) = built.get(&key) {
-        return path.clone();
-    }
-    let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixtures");
-    std::fs::create_dir_all(&out_dir).unwrap();
     let suffix: String = flags
         .iter()
         .map(|f| f.trim_start_matches('-').replace(['=', '/'], "_"))
         .collect::<Vec<_>>()
         .join("_");
-    let out = out_dir.join(if suffix.is_empty() {
+    let out = if suffix.is_empty() {
         name.to_string()
     } else {
         format!("{name}_{suffix}")
-    });
-    let src = Path::new(FIXTURES).join(format!("{name}.c"));
+    };
+    built_once(&out, |partial| {
+        let src = Path::new(FIXTURES).join(format!("{name}.c"));
+        let status = Command::new("cc")
+            .args(flags)
+            .arg("-o")
+            .arg(partial)
+            .arg(&src)
+            .arg("-lpthread")
+            .status()
+            .expect("cc runs");
+        assert!(status.success(), "building fixture {name} failed");
+    })
+}
+
+/// Builds `fixtures/rust/<name>.rs` with `rustc -g -C opt-level=<opt>` once per test run.
+pub fn rust_fixture(name: &str, opt: &str) -> PathBuf {
+    built_once(&format!("rust_{name}_o{opt}"), |partial| {
+        let src = Path::new(FIXTURES).join("rust").join(format!("{name}.rs"));
+        let status = Command::new("rustc")
+            .args(["-g", "-C", &format!("opt-level={opt}"), "-o"])
+            .arg(partial)
+            .arg(&src)
+            .status()
+            .expect("rustc runs");
+        assert!(status.success(), "building fixture rust/{name}.rs failed");
+    })
+}
+
+/// Builds `sources` (files under fixtures/) with `compiler` and `flags` into one binary
+/// `out`, once per test run: programs of several units, C++, or a chosen DWARF version.
+pub fn fixture_from(out: &str, compiler: &str, flags: &[&str], sources: &[&str]) -> PathBuf {
+    built_once(out, |partial| {
+        let status = Command::new(compiler)
+            .args(flags)
+            .arg("-o")
+            .arg(partial)
+            .args(sources.iter().map(|s| Path::new(FIXTURES).join(s)))
+            .status()
+            .expect("the compiler runs");
+        assert!(status.success(), "building {out} failed");
+    })
+}
+
+/// The `name=value` pairs of the lines a fixture printed as `truth name=value ...`: the
+/// program's own account of its values, to check scry's against.
+pub fn truth(scry: &mut Scry) -> HashMap<String, String> {
+    scry.ok("output()")
+        .lines()
+        .filter_map(|l| l.strip_prefix("truth "))
+        .flat_map(|l| l.split(' '))
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// The binary `fixtures/<out>` under the target's temporary directory, made by `build` (given
+/// the path to write) the first time this test binary asks for it.
+fn built_once(out: &str, build: impl FnOnce(&Path)) -> PathBuf {
+    static BUILT: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut built = built.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(path) = built.get(out) {
+        return path.clone();
+    }
+    let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixtures");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let path = out_dir.join(out);
     // Other test binaries may build the same fixture at the same time while tests run it: build
     // under a private name and rename into place, so the path never names a half-written file.
-    let partial = out.with_extension(format!("partial{}", std::process::id()));
-    let status = Command::new("cc")
-        .args(flags)
-        .arg("-o")
-        .arg(&partial)
-        .arg(&src)
-        .arg("-lpthread")
-        .status()
-        .expect("cc runs");
-    assert!(status.success(), "building fixture {name} failed");
-    std::fs::rename(&partial, &out).unwrap();
-    built.insert(key, out.clone());
-    out
+    let partial = path.with_extension(format!("partial{}", std::process::id()));
+    build(&partial);
+    std::fs::rename(&partial, &path).unwrap();
+    built.insert(out.to_string(), path.clone());
+    path
+}
+
+/// The 1-based number of the first line of `source` containing `needle`.
+pub fn line_of(source: &str, needle: &str) -> usize {
+    source
+        .lines()
+        .position(|l| l.contains(needle))
+        .map(|i| i + 1)
+        .unwrap_or_else(|| panic!("no line with {needle:?}"))
+}
+
+/// gdb's `print` of each expression at a breakpoint on `stop` (`None` without gdb).
+pub fn gdb_prints(exe: &Path, stop: &str, exprs: &[&str]) -> Option<Vec<String>> {
+    let mut cmd = Command::new("gdb");
+    cmd.args(["-batch", "-nx", "-iex", "set debuginfod enabled off"])
+        .args(["-ex", &format!("break {stop}"), "-ex", "run"]);
+    for e in exprs {
+        cmd.args(["-ex", &format!("print {e}")]);
+    }
+    let out = cmd.arg(exe).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let values: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with('$'))
+        .filter_map(|l| l.split_once(" = ").map(|(_, v)| v.to_string()))
+        .collect();
+    assert_eq!(values.len(), exprs.len(), "{text}");
+    Some(values)
 }
 
 /// The default build: debug info, no optimisation.
