@@ -485,3 +485,94 @@ fn a_program_that_stops_its_tracer_does_not_freeze_scry() {
         "{out}"
     );
 }
+
+// ---- what a launcher hands down ------------------------------------------------------
+
+/// `program` started by a launcher that, with `ignoring`, ignores SIGHUP, SIGINT, SIGPIPE and
+/// SIGTERM and blocks SIGUSR2; without, leaves them at their defaults and blocks nothing (the
+/// test runner itself ignores SIGPIPE, as every Rust program does).
+fn launched(program: &std::path::Path, args: &[&str], ignoring: bool) -> Command {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(program);
+    command.args(args);
+    // SAFETY: between fork and exec the closure only calls async-signal-safe functions.
+    unsafe {
+        command.pre_exec(move || {
+            let handler = if ignoring {
+                libc::SIG_IGN
+            } else {
+                libc::SIG_DFL
+            };
+            for sig in [libc::SIGHUP, libc::SIGINT, libc::SIGPIPE, libc::SIGTERM] {
+                libc::signal(sig, handler);
+            }
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            if ignoring {
+                libc::sigaddset(&mut set, libc::SIGUSR2);
+            }
+            libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+            Ok(())
+        });
+    }
+    command
+}
+
+#[test]
+fn a_spawned_program_inherits_the_dispositions_and_mask_scry_was_started_with() {
+    let bin = fixture("inherited_signals");
+    let native = launched(&bin, &[], true).output().unwrap();
+    let expected = String::from_utf8(native.stdout).unwrap();
+    assert_eq!(
+        expected,
+        "ignored: HUP INT PIPE TERM blocked: 12\nwrite=-1 errno=Broken pipe\n"
+    );
+    assert_eq!(native.status.code(), Some(7));
+    let scry_path = std::path::Path::new(common::SCRY);
+    let program = ["--", bin.to_str().unwrap()];
+    let mut scry = Scry::start_command(launched(scry_path, &program, true));
+    // The ignored SIGPIPE changes nothing in the program, so it is no stop either.
+    assert!(scry.ok("cont()").starts_with("exited with code 7"));
+    assert_eq!(scry.ok("output()"), expected.trim_end());
+    // Started with the defaults, the program gets the defaults: scry's own SIG_IGN of
+    // SIGPIPE and its handlers are not handed down.
+    let native = launched(&bin, &[], false).output().unwrap();
+    assert_eq!(
+        String::from_utf8(native.stdout).unwrap(),
+        "ignored: blocked:\n"
+    );
+    let mut plain = Scry::start_command(launched(scry_path, &program, false));
+    assert!(plain.ok("cont()").starts_with("signal SIGPIPE"));
+    assert!(plain.ok("cont()").starts_with("killed by SIGPIPE"));
+    assert_eq!(plain.ok("output()"), "ignored: blocked:");
+}
+
+#[test]
+fn traps_the_program_makes_itself_reach_its_handler() {
+    // Its own trap flag (TRAP_TRACE while scry did not step it) and a perf breakpoint with
+    // sigtrap=1 (TRAP_PERF): the program's, each delivered as often as alone.
+    let bin = fixture("own_sigtraps");
+    let expected = alone(&bin, &[]);
+    if expected.contains("perf=-1") {
+        eprintln!("perf hardware breakpoints are not available here: the trap flag only");
+    } else {
+        assert_eq!(expected, "tf=1 code=2 perf=5\n");
+    }
+    let stops = under_scry(
+        &bin,
+        &[],
+        "",
+        "let s, n = 0; do { s = cont(); n++ } while (s.reason === 'signal' && s.signal === 'SIGTRAP'); s",
+    );
+    assert_eq!(stops, expected.trim_end(), "continuing each SIGTRAP stop");
+    let passed = under_scry(&bin, &[], "handle_signal('SIGTRAP', 'pass')", "cont()");
+    assert_eq!(passed, expected.trim_end(), "SIGTRAP passed");
+    // With scry's own breakpoint and steps in the same run, the counts stay the same.
+    let mixed = under_scry(
+        &bin,
+        &[],
+        "handle_signal('SIGTRAP', 'pass'); breakpoint.set('on_trap'); cont(); step(); step()",
+        "breakpoint.remove(1); cont()",
+    );
+    assert_eq!(mixed, expected.trim_end(), "with a breakpoint and steps");
+}

@@ -209,19 +209,24 @@ impl Inferior {
         Ok(())
     }
 
-    /// A stopped thread that can run an injected call: not at a system call's entry, not
-    /// about to receive a signal, not stuck. The selected thread first.
+    /// A stopped thread that can run an injected call (see [`injectable`](Self::injectable)).
+    /// The selected thread first.
     fn injectable_thread(&self) -> Option<Tid> {
-        let ok = |tid: &Tid| {
-            self.threads.get(tid).is_some_and(|t| {
-                t.state == RunState::Stopped
-                    && t.stuck.is_none()
-                    && !(t.stop_kind == StopKind::Signal && t.pending_signal != 0)
-            }) && !self.catch.at_entry.contains(tid)
-        };
         std::iter::once(self.selected)
             .chain(self.threads.keys().copied())
-            .find(ok)
+            .find(|&tid| self.injectable(tid))
+    }
+
+    /// Whether `tid` can run an injected call: stopped between instructions or at a system
+    /// call's exit, not inside a call the kernel has yet to finish (a ptrace event or a
+    /// system call's entry), not about to receive a signal, not stuck.
+    pub(super) fn injectable(&self, tid: Tid) -> bool {
+        self.threads.get(&tid).is_some_and(|t| {
+            t.state == RunState::Stopped
+                && t.stuck.is_none()
+                && t.stop_kind != StopKind::InSyscall
+                && !(t.stop_kind == StopKind::Signal && t.pending_signal != 0)
+        }) && !self.catch.at_entry.contains(&tid)
     }
 
     fn install_trace_filter(&mut self, set: &SysSet) -> Result<(), Refused> {

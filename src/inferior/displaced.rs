@@ -179,7 +179,7 @@ impl Inferior {
     ) -> Result<Option<(RawRegs, i32)>, OsError> {
         let mut deferred = 0;
         loop {
-            ptrace::single_step(tid, 0)?;
+            self.single_step(tid, 0)?;
             self.mark_running_raw(tid);
             let event = loop {
                 match wait(tid, false)? {

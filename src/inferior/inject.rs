@@ -8,7 +8,6 @@
 //! memory live on the thread's own stack below its red zone, saved and restored around the
 //! call, so other threads (which may be running) never see anything change.
 
-use super::thread::StopKind;
 use super::Inferior;
 use crate::os::maps;
 use crate::os::memory::ProcMem;
@@ -82,14 +81,11 @@ impl Inferior {
         build: impl FnOnce(u64) -> (Vec<u8>, [u64; 6]),
     ) -> Result<(i64, Vec<u8>), OsError> {
         // Resuming a signal-delivery-stop to run the call would drop its signal (and
-        // re-sending it later would make a second one).
-        if self
-            .threads
-            .get(&tid)
-            .is_some_and(|t| t.stop_kind == StopKind::Signal && t.pending_signal != 0)
-        {
+        // re-sending it later would make a second one); resuming a thread inside a system
+        // call finishes that call first, with the injected registers.
+        if !self.injectable(tid) {
             return Err(OsError::Spawn(format!(
-                "thread {tid} is about to receive a signal"
+                "thread {tid} cannot run an injected system call now (it is inside a system call or about to receive a signal)"
             )));
         }
         let gadget = self.syscall_gadget()?;

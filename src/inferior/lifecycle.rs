@@ -133,6 +133,8 @@ impl Inferior {
         self.remove_all_sites();
         self.clear_all_watches();
         for tid in self.thread_ids() {
+            // A hit taken at the stop above leaves its status bits; the program starts clean.
+            let _ = ptrace::write_debugreg(tid, crate::os::debugregs::DR6, 0);
             let sig = self.take_signal(tid);
             match ptrace::detach(tid, sig) {
                 Ok(()) => {}

@@ -236,6 +236,11 @@ pub struct Inferior {
     rendezvous: Option<u64>,
     /// Which system calls are caught, and how (see `catch`).
     catch: catch::Catch,
+    /// Breakpoint sites removed while some thread ran (gdb's moribund locations): a thread
+    /// may have executed the int3 already and report it late. Such a trap is scry's, undone
+    /// and never delivered. Forgotten once every thread has been stopped and its queued
+    /// traps taken.
+    moribund: Vec<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -274,6 +279,7 @@ impl Inferior {
             rendezvous: None,
             catch: catch::Catch::default(),
             run_deadline: None,
+            moribund: Vec::new(),
         })
     }
 
@@ -403,6 +409,9 @@ impl Inferior {
         // The loader's rendezvous stays while scry follows the loader.
         if Some(addr) == self.rendezvous {
             return Ok(());
+        }
+        if self.sites.contains(addr) && !self.running_tids().is_empty() {
+            self.moribund.push(addr);
         }
         match self.sites.remove(addr) {
             Some(orig) if !self.dead && self.int3_in_memory(addr) => self.mem.write(addr, &[orig]),

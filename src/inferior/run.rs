@@ -296,9 +296,11 @@ impl Inferior {
         // A job-control stop outlives the debugger's resume: the thread waits for SIGCONT
         // (PTRACE_CONT would make it run while its process is stopped).
         let resumed = if group_stopped && sig == 0 {
-            ptrace::listen(tid).or_else(|_| ptrace::cont(tid, 0))
+            ptrace::listen(tid).or_else(|_| self.resume_request(tid, 0))
+        } else if sig != 0 {
+            self.deliver_signal(tid, sig)
         } else {
-            self.resume_request(tid, sig)
+            self.resume_request(tid, 0)
         };
         match resumed {
             Ok(()) => {}
@@ -310,6 +312,31 @@ impl Inferior {
             thread.mark_running();
         }
         Ok(())
+    }
+
+    /// PTRACE_SINGLESTEP, remembered: the trap it ends with is scry's.
+    pub(super) fn single_step(&mut self, tid: Tid, sig: i32) -> Result<(), OsError> {
+        ptrace::single_step(tid, sig)?;
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.stepped = true;
+        }
+        Ok(())
+    }
+
+    /// Whether a SIGTRAP with positive `code` (raised by the CPU or the kernel, not sent by
+    /// a process) that is not an int3 is one of scry's: the end of its single step, or a
+    /// watch hit of its debug registers (also one of a watchpoint removed since). Every other
+    /// one is the program's: its own trap flag or `icebp` when scry did not step the thread,
+    /// a perf event with sigtrap (TRAP_PERF), a branch trap.
+    pub(super) fn trap_is_ours(&self, tid: Tid, code: i32) -> bool {
+        match code {
+            // A signal delivered by a step stops at its handler with code SIGTRAP.
+            ptrace::TRAP_TRACE | ptrace::TRAP_BRKPT | libc::SIGTRAP => {
+                self.threads.get(&tid).is_some_and(|t| t.stepped)
+            }
+            ptrace::TRAP_HWBKPT => true,
+            _ => false,
+        }
     }
 
     pub(super) fn take_signal(&mut self, tid: Tid) -> i32 {
@@ -349,7 +376,7 @@ impl Inferior {
         lifted: bool,
     ) -> Result<Stop, OsError> {
         let sig = self.take_signal(tid);
-        ptrace::single_step(tid, sig)?;
+        self.single_step(tid, sig)?;
         self.mark(tid, RunState::Running, StopKind::Event);
         // A passing signal that arrives while the int3 is out waits until the instruction
         // under it has run: delivered now, the handler would return onto the re-armed int3
@@ -394,7 +421,7 @@ impl Inferior {
                     if stop.is_final() || event.tid() == tid {
                         return Ok(stop);
                     }
-                    self.queued.push_back(stop);
+                    self.hold_stop(stop);
                 }
                 if !self.threads.contains_key(&tid) {
                     return Ok(Stop::ThreadExit { tid });
@@ -407,12 +434,14 @@ impl Inferior {
                     ..
                 } => {
                     let info = ptrace::sig_info(tid)?;
-                    // A positive si_code other than SI_KERNEL is the trap flag firing: the
-                    // step is done. SI_KERNEL is an int3; si_code <= 0 a SIGTRAP sent by a
-                    // process. Both are handled like any trap of the program's own.
-                    if info.code > 0 && info.code != SI_KERNEL {
+                    // The trap flag firing (or a watch hit on the way): the step is done.
+                    // SI_KERNEL is an int3; si_code <= 0 a SIGTRAP sent by a process; a
+                    // perf event's trap the program's. Those are handled like any trap of
+                    // the program's own.
+                    if self.trap_is_ours(tid, info.code) {
                         self.mark(tid, RunState::Stopped, StopKind::Event);
                         self.after_our_trap(tid);
+                        self.after_step_trap(tid);
                         let slots = self.take_watch_hits(tid)?;
                         if slots != 0 {
                             return Ok(Stop::Watchpoint { tid, slots });
@@ -430,11 +459,14 @@ impl Inferior {
                 }
                 WaitEvent::Signal { signal, .. } if pass(signal) && lifted => {
                     *deferred = signal;
-                    ptrace::single_step(tid, 0)?;
+                    self.single_step(tid, 0)?;
                 }
                 WaitEvent::Signal { signal, .. } if pass(signal) => {
                     // Delivered as part of this step: the step ends at the handler's entry.
-                    ptrace::single_step(tid, signal)?;
+                    self.single_step(tid, signal)?;
+                    if signal == libc::SIGTRAP {
+                        self.entering_handler(tid);
+                    }
                 }
                 WaitEvent::Signal { .. } | WaitEvent::Exec { .. } => {
                     return Ok(self
@@ -446,12 +478,12 @@ impl Inferior {
                 | WaitEvent::Vfork { .. }
                 | WaitEvent::VforkDone { .. } => {
                     self.handle(event, Mode::Hold, pass)?;
-                    ptrace::single_step(tid, 0)?;
+                    self.single_step(tid, 0)?;
                     self.mark(tid, RunState::Running, StopKind::Event);
                 }
                 // A stale PTRACE_INTERRUPT or a group-stop: the instruction has not run yet.
                 _ => {
-                    ptrace::single_step(tid, 0)?;
+                    self.single_step(tid, 0)?;
                 }
             }
         }
@@ -495,20 +527,33 @@ impl Inferior {
                 }
                 continue;
             };
-            match self.handle(event, Mode::Hold, pass)? {
-                Some(Stop::Breakpoint { tid, .. }) => {
-                    if let Some(t) = self.threads.get_mut(&tid) {
-                        t.rewound = true;
-                    }
-                }
-                None => {}
-                Some(stop) => self.queued.push_back(stop),
+            if let Some(stop) = self.handle(event, Mode::Hold, pass)? {
+                self.hold_stop(stop);
             }
         }
         if !self.dead && !self.threads.contains_key(&self.selected) {
             self.forget_zombies();
         }
+        if self.running_tids().is_empty() {
+            // Every thread stopped with its queued traps taken: no late int3 can come.
+            self.moribund.clear();
+        }
         Ok(())
+    }
+
+    /// Books a stop of a thread other than the one the run is about, while everything is
+    /// being held: queued for the next report, except a breakpoint hit, which was undone (pc
+    /// rewound) and simply happens again when the thread runs, so a breakpoint removed
+    /// meanwhile is never reported.
+    fn hold_stop(&mut self, stop: Stop) {
+        match stop {
+            Stop::Breakpoint { tid, .. } => {
+                if let Some(t) = self.threads.get_mut(&tid) {
+                    t.rewound = true;
+                }
+            }
+            stop => self.queued.push_back(stop),
+        }
     }
 
     /// Threads that have not answered PTRACE_INTERRUPT: one in an uninterruptible wait
@@ -630,6 +675,12 @@ impl Inferior {
             self.early_children.push(tid);
             return Ok(None);
         }
+        // A thread let go to take a queued trap is flushed once: if it comes back at an
+        // interrupt again, the trap is not coming.
+        let flushed = self
+            .threads
+            .get_mut(&tid)
+            .is_some_and(|t| std::mem::take(&mut t.flushing));
         if let Some(t) = self.threads.get_mut(&tid) {
             // Any report but a group-stop means the thread is out of it (SIGCONT came).
             t.group_stop = match event {
@@ -657,18 +708,28 @@ impl Inferior {
                         self.after_our_trap(tid);
                         return Ok(Some(Stop::Breakpoint { tid, addr: pc - 1 }));
                     }
+                    if pc > 0 && self.moribund.contains(&(pc - 1)) && !self.int3_in_memory(pc - 1) {
+                        // The int3 of a breakpoint removed since: undone, as if never hit.
+                        if crate::os::wait::trace_enabled() {
+                            eprintln!("scry: late trap of removed site {:#x} in {tid}", pc - 1);
+                        }
+                        self.set_pc(tid, pc - 1)?;
+                        self.after_our_trap(tid);
+                        self.continue_or_hold(tid, mode)?;
+                        return Ok(None);
+                    }
                 }
                 let slots = self.take_watch_hits(tid)?;
                 if slots != 0 {
                     self.after_our_trap(tid);
                     return Ok(Some(Stop::Watchpoint { tid, slots }));
                 }
-                // A positive si_code other than SI_KERNEL is a trap of the debug hardware or of
-                // ptrace itself (a single step finishing late, e.g. reported at the exit of a
-                // system call that was interrupted): scry's own, never the program's, whose
-                // SIGTRAPs come from int3 (SI_KERNEL) or kill/raise (si_code <= 0).
-                if info.code > 0 && info.code != SI_KERNEL {
+                // A trap of the debug hardware or of ptrace itself that is scry's (a single
+                // step finishing late, at the exit of a system call that was interrupted, or
+                // a hit of a watchpoint removed since): never delivered.
+                if self.trap_is_ours(tid, info.code) {
                     self.after_our_trap(tid);
+                    self.after_step_trap(tid);
                     self.continue_or_hold(tid, mode)?;
                     return Ok(None);
                 }
@@ -711,7 +772,7 @@ impl Inferior {
                 }
                 let announce =
                     self.report_threads && !std::mem::replace(&mut thread.announced, true);
-                self.continue_or_hold(tid, mode)?;
+                self.continue_or_hold_as(tid, mode, StopKind::InSyscall)?;
                 Ok(announce.then_some(Stop::ThreadStart { tid: new_tid }))
             }
             WaitEvent::Exec { .. } => {
@@ -721,7 +782,7 @@ impl Inferior {
             WaitEvent::Fork { .. } if self.follow_fork == FollowFork::Both => {
                 let child = ptrace::event_msg(tid)? as Tid;
                 self.hold_child(child)?;
-                self.continue_or_hold(tid, mode)?;
+                self.continue_or_hold_as(tid, mode, StopKind::InSyscall)?;
                 Ok(None)
             }
             WaitEvent::Fork { .. } if self.follow_fork == FollowFork::Child => {
@@ -734,13 +795,13 @@ impl Inferior {
                 let child = ptrace::event_msg(tid)? as Tid;
                 let shared_memory = matches!(event, WaitEvent::Vfork { .. });
                 self.release_child(child, shared_memory)?;
-                self.continue_or_hold(tid, mode)?;
+                self.continue_or_hold_as(tid, mode, StopKind::InSyscall)?;
                 Ok(None)
             }
             WaitEvent::VforkDone { .. } => {
                 // The vfork child has exec'd or exited: the memory is the parent's alone again.
                 self.restore_lifted_sites();
-                self.continue_or_hold(tid, mode)?;
+                self.continue_or_hold_as(tid, mode, StopKind::InSyscall)?;
                 Ok(None)
             }
             WaitEvent::SyscallStop { .. } | WaitEvent::Seccomp { .. } => {
@@ -751,7 +812,7 @@ impl Inferior {
                 self.continue_or_hold(tid, mode)?;
                 Ok(None)
             }
-            WaitEvent::EventStop { .. } => {
+            WaitEvent::EventStop { signal, .. } => {
                 let fresh = self.threads.get(&tid).is_none_or(|t| t.fresh);
                 self.mark(tid, RunState::Stopped, StopKind::Event);
                 if fresh {
@@ -761,6 +822,13 @@ impl Inferior {
                     if self.dr7 != 0 {
                         self.program_debugregs(tid)?;
                     }
+                }
+                if mode == Mode::Hold
+                    && signal == libc::SIGTRAP
+                    && !flushed
+                    && self.flush_trap(tid)?
+                {
+                    return Ok(None);
                 }
                 self.continue_or_hold(tid, mode)?;
                 Ok(None)
@@ -772,11 +840,48 @@ impl Inferior {
         }
     }
 
+    /// A thread held at an interrupt stop with a hardware trap still queued (it hit an int3
+    /// or a watchpoint just as it was interrupted: the kernel reports the interrupt first).
+    /// Left so, its pc would sit past an int3 that may be gone by the time it runs, and the
+    /// trap would reach the program (its handler, or its death) after a breakpoint was
+    /// removed or at detach. So it is let go at once to take the trap: the next report is
+    /// that SIGTRAP, before any instruction of the program's, booked like any other (the pc
+    /// rewound, the watch hit queued). True when it was let go.
+    fn flush_trap(&mut self, tid: Tid) -> Result<bool, OsError> {
+        let pending = match ptrace::pending_trap(tid) {
+            Ok(p) => p,
+            Err(e) if e.is_gone() => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        // si_code > 0: raised by the CPU or the kernel, not sent by a process (those wait
+        // their turn as the program's own). A blocked one would not come at once.
+        let Some(info) = pending.filter(|i| i.code > 0) else {
+            return Ok(false);
+        };
+        let _ = info;
+        if ptrace::get_sigmask(tid).is_ok_and(|m| m & (1 << (libc::SIGTRAP - 1)) != 0) {
+            return Ok(false);
+        }
+        // Plain PTRACE_CONT: the thread stops at the trap before it runs or reaches a
+        // system-call stop, and how it was last resumed (a step of scry's whose trap this
+        // may be, reported at the exit of the call it interrupted) must stay known.
+        match ptrace::cont(tid, 0) {
+            Ok(()) => {}
+            Err(e) if e.is_gone() => return Ok(false),
+            Err(e) => return Err(e),
+        }
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.mark_running();
+            t.flushing = true;
+        }
+        Ok(true)
+    }
+
     /// A signal the user lets through without a stop: delivered now while running, held
     /// for the thread's next resume otherwise.
     fn pass_signal(&mut self, tid: Tid, signal: i32, mode: Mode) -> Result<Option<Stop>, OsError> {
         if mode == Mode::Running {
-            self.resume_request(tid, signal)?;
+            self.deliver_signal(tid, signal)?;
             self.mark(tid, RunState::Running, StopKind::Event);
         } else {
             self.hold_signal(tid, signal);
@@ -785,7 +890,12 @@ impl Inferior {
     }
 
     fn continue_or_hold(&mut self, tid: Tid, mode: Mode) -> Result<(), OsError> {
-        self.mark(tid, RunState::Stopped, StopKind::Event);
+        self.continue_or_hold_as(tid, mode, StopKind::Event)
+    }
+
+    /// Like [`continue_or_hold`](Self::continue_or_hold) for a stop of `kind`.
+    fn continue_or_hold_as(&mut self, tid: Tid, mode: Mode, kind: StopKind) -> Result<(), OsError> {
+        self.mark(tid, RunState::Stopped, kind);
         if mode == Mode::Running {
             self.resume(tid)?;
         }
@@ -906,10 +1016,14 @@ impl Inferior {
         self.scratch = None;
         self.partial = None;
         self.rendezvous = None;
+        self.moribund.clear();
         self.syscall_gadget = None;
         self.trap_guard = None;
         self.threads.clear();
-        self.threads.insert(self.pid, Thread::new_stopped(self.pid));
+        // Stopped inside execve, which finishes when the thread is resumed.
+        let mut leader = Thread::new_stopped(self.pid);
+        leader.stop_kind = StopKind::InSyscall;
+        self.threads.insert(self.pid, leader);
         self.selected = self.pid;
         self.mem = crate::os::memory::ProcMem::open(self.pid)?;
         Ok(())

@@ -167,6 +167,9 @@ impl Inferior {
     /// call's exit is awaited or every call is traced that way, PTRACE_CONT otherwise.
     pub(super) fn resume_request(&mut self, tid: Tid, sig: i32) -> Result<(), OsError> {
         self.catch.at_entry.remove(&tid);
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.stepped = false;
+        }
         if self.catch.mode == CatchMode::Ptrace
             || self.catch.awaiting.contains_key(&tid)
             || self.catch.interrupted.contains_key(&tid)

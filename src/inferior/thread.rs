@@ -15,6 +15,11 @@ pub enum StopKind {
     Event,
     /// A signal-delivery-stop: resuming passes `pending_signal`.
     Signal,
+    /// A ptrace event reported from inside a system call (clone, fork, vfork, vfork-done,
+    /// exec): resuming finishes that call, so no injected call can run here (its registers
+    /// would be taken for the unfinished call's: a clone made twice, a thread on another's
+    /// stack).
+    InSyscall,
 }
 
 pub struct Thread {
@@ -42,6 +47,15 @@ pub struct Thread {
     /// stopping signal. Resuming it listens for SIGCONT instead of running it, as the
     /// process would stay stopped without a debugger.
     pub group_stop: Option<i32>,
+    /// It was let go from an interrupt stop to take a trap still queued for it (see
+    /// `flush_trap`); cleared at its next stop of any other kind.
+    pub flushing: bool,
+    /// Its last resume was a single step of scry's: a step trap (TRAP_TRACE, or TRAP_BRKPT
+    /// at a system call's exit) is scry's. Otherwise such a trap is the program's own (it
+    /// set the trap flag itself, or executed `icebp`).
+    pub stepped: bool,
+    /// It is being stepped into the program's own SIGTRAP handler (see `deliver_signal`).
+    pub entering_handler: bool,
 }
 
 impl Thread {
@@ -58,6 +72,9 @@ impl Thread {
             rewound: false,
             stuck: None,
             group_stop: None,
+            flushing: false,
+            stepped: false,
+            entering_handler: false,
         }
     }
 

@@ -6,6 +6,7 @@ pub mod alloc;
 pub mod debugregs;
 pub mod fpregs;
 pub mod guardian;
+pub mod inherited;
 pub mod interrupt;
 pub mod keeper;
 pub mod mapped;

@@ -188,6 +188,47 @@ pub fn sig_info(tid: Tid) -> Result<SigInfo, OsError> {
     })
 }
 
+/// The SIGTRAP waiting in `tid`'s own queue, if one is (not the process's shared queue:
+/// every trap the CPU raises is queued on its thread). A thread can hold one while it
+/// reports something else: the kernel takes a PTRACE_INTERRUPT before the signals pending,
+/// so a thread that hit an int3 just as it was interrupted stops with its pc past the int3
+/// and the trap still to come.
+pub fn pending_trap(tid: Tid) -> Result<Option<SigInfo>, OsError> {
+    // struct ptrace_peeksiginfo_args { u64 off; u32 flags; s32 nr; }; flags 0 = the thread's
+    // private queue. A siginfo is 128 bytes: signo at 0, code at 8, the fault address at 16.
+    const SIGINFO: usize = 128;
+    const MAX: usize = 8;
+    let args: [u64; 2] = [0, (MAX as u64) << 32];
+    let mut infos = [[0u8; SIGINFO]; MAX];
+    // SAFETY: the kernel reads the 16-byte argument block and writes at most `nr` (= MAX)
+    // siginfos into the buffer we own.
+    let n = unsafe {
+        libc::ptrace(
+            libc::PTRACE_PEEKSIGINFO,
+            tid,
+            args.as_ptr(),
+            infos.as_mut_ptr(),
+        )
+    };
+    if n < 0 {
+        return Err(OsError::Ptrace {
+            what: "peeksiginfo",
+            tid,
+            errno: nix::Error::last(),
+        });
+    }
+    let field =
+        |b: &[u8; SIGINFO], at: usize| i32::from_ne_bytes(b[at..at + 4].try_into().unwrap());
+    Ok(infos[..(n as usize).min(MAX)]
+        .iter()
+        .find(|b| field(b, 0) == libc::SIGTRAP)
+        .map(|b| SigInfo {
+            signo: libc::SIGTRAP,
+            code: field(b, 8),
+            addr: u64::from_ne_bytes(b[16..24].try_into().unwrap()),
+        }))
+}
+
 /// Byte offset of debug register `index` inside `struct user`.
 fn debugreg_offset(index: usize) -> usize {
     std::mem::offset_of!(libc::user, u_debugreg) + 8 * index

@@ -65,6 +65,7 @@ pub fn spawn_traced(req: &SpawnRequest) -> Result<Spawned, OsError> {
     let mut env_ptrs: Vec<*const libc::c_char> = env.iter().map(|e| e.as_ptr()).collect();
     env_ptrs.push(std::ptr::null());
 
+    let inherited = super::inherited::Inherited::at_start();
     let (out_r, out_w) = pipe()?;
     let (err_r, err_w) = pipe()?;
     let (exec_r, exec_w) = pipe()?;
@@ -81,14 +82,15 @@ pub fn spawn_traced(req: &SpawnRequest) -> Result<Spawned, OsError> {
     };
 
     // SAFETY: the child only calls async-signal-safe functions (dup2, chdir, personality,
-    // raise, execve, write, _exit) on memory prepared above.
+    // raise, execve, write, _exit, signal, sigprocmask) on memory prepared above.
     let fork_result = unsafe { fork() }.map_err(|e| OsError::Spawn(format!("fork: {e}")))?;
     let child = match fork_result {
         ForkResult::Child => unsafe {
             libc::setpgid(0, 0);
-            // Rust's runtime ignores SIGPIPE in scry, and an ignored disposition survives
-            // exec: without this the program would get EPIPE where it would have died.
-            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+            // scry's own dispositions (Rust's runtime ignores SIGPIPE; scry catches SIGINT,
+            // SIGTERM, SIGHUP, SIGALRM) and mask are not the program's: it gets what scry
+            // inherited, SIG_IGN included (exec keeps an ignored disposition).
+            inherited.apply_in_child();
             libc::dup2(stdin_child.as_raw_fd(), 0);
             libc::dup2(out_w.as_raw_fd(), 1);
             libc::dup2(err_w.as_raw_fd(), 2);

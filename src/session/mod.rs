@@ -239,6 +239,9 @@ pub struct ThreadRow {
 pub enum SignalMode {
     Stop,
     Pass,
+    /// The default for signals that stop: a stop, unless the program ignores the signal
+    /// (SIG_IGN), when it has no effect on the program and passes without one.
+    StopUnlessIgnored,
 }
 
 struct Target {
@@ -305,7 +308,7 @@ pub struct Session {
 impl Session {
     pub fn new(config: Config) -> Self {
         let capture = Arc::new(Mutex::new(Capture::new(config.capture_limit)));
-        let mut signal_modes = [SignalMode::Stop; 65];
+        let mut signal_modes = [SignalMode::StopUnlessIgnored; 65];
         for (sig, mode) in signal_modes.iter_mut().enumerate() {
             if signals::passes_silently(sig as i32) {
                 *mode = SignalMode::Pass;

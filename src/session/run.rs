@@ -25,7 +25,16 @@ impl Session {
     /// Which signals pass without a stop, as the inferior asks.
     pub(super) fn pass_fn(&self) -> impl Fn(i32) -> bool {
         let modes = self.signal_modes;
-        move |sig: i32| modes.get(sig as usize) == Some(&SignalMode::Pass)
+        let pid = self.target.as_ref().map(|t| t.inferior.pid());
+        move |sig: i32| match modes.get(sig as usize) {
+            Some(SignalMode::Pass) => true,
+            // Read only when such a signal comes (one status read per signal).
+            Some(SignalMode::StopUnlessIgnored) => pid
+                .and_then(procfs::status_text)
+                .and_then(|s| procfs::signal_set(&s, "SigIgn"))
+                .is_some_and(|ign| (1..=64).contains(&sig) && ign & (1 << (sig - 1)) != 0),
+            _ => false,
+        }
     }
 
     /// Stops every thread if only the last event's thread is stopped (inside a listener of a

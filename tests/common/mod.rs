@@ -179,8 +179,15 @@ pub struct Scry {
 
 impl Scry {
     pub fn start(args: &[&str]) -> Scry {
-        let mut child = Command::new(SCRY)
-            .args(args)
+        let mut command = Command::new(SCRY);
+        command.args(args);
+        Scry::start_command(command)
+    }
+
+    /// scry started by `command` (a `Command::new(SCRY)` with arguments and whatever else the
+    /// test sets on it: dispositions, environment).
+    pub fn start_command(mut command: Command) -> Scry {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -1,0 +1,103 @@
+//! Trust under threads: a multithreaded program runs under scry as it does alone, through
+//! breakpoints that come and go, watchpoints, and detach. These are races: each test repeats
+//! its run a few times here; `benches/stress_threads` repeats them 50 times and more.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{fixture_with, Scry};
+
+fn moribund() -> std::path::PathBuf {
+    fixture_with("moribund_breakpoint", &["-g", "-O1"])
+}
+
+/// The program's last line under scry, after `script` ran it to its end.
+fn run_to_end(args: &[&str], chunks: &[&str]) -> (String, String) {
+    let mut scry = Scry::spawn(&moribund(), args);
+    let mut end = String::new();
+    for chunk in chunks {
+        end = scry.ok(chunk);
+    }
+    let out = scry.ok("output()");
+    (end, out)
+}
+
+#[test]
+fn a_breakpoint_removed_between_stops_leaves_every_thread_intact() {
+    // Natively: bad=0 traps=0. Before the fix, a thread caught at the int3 as it was
+    // interrupted went on past it (hot+1) once the breakpoint was gone, and took scry's trap.
+    for handler in ["1", "0", "1"] {
+        let (end, out) = run_to_end(
+            &["0.8", handler],
+            &[
+                "breakpoint.set('hot')",
+                "for (let i = 0; i < 5; i++) { const s = cont(); if (s.reason !== 'breakpoint') throw new Error(String(s)) }",
+                "breakpoint.remove(1)",
+                "cont({timeout: 30})",
+            ],
+        );
+        assert!(
+            end.starts_with("exited with code 0"),
+            "handler={handler}: {end}"
+        );
+        assert_eq!(out, "bad=0 traps=0 called=1", "handler={handler}");
+    }
+}
+
+#[test]
+fn a_breakpoint_removed_by_a_listener_while_threads_run_never_traps_the_program() {
+    // The listener removes the breakpoint while the other seven threads run on: some of them
+    // have executed the int3 already and report it after it is gone.
+    for _ in 0..3 {
+        let (end, out) = run_to_end(
+            &["0.8", "0"],
+            &[
+                "ctx.n = 0; breakpoint.set('hot'); addEventListener('breakpoint', e => { if (++ctx.n === 300) breakpoint.remove(1); return 'continue' })",
+                "const s = cont({timeout: 30}); `${s.reason} ${s.code} ${ctx.n}`",
+            ],
+        );
+        assert_eq!(end, "exited 0 300");
+        assert_eq!(out, "bad=0 traps=0 called=1");
+    }
+}
+
+#[test]
+fn detach_after_watchpoint_hits_in_many_threads_leaves_the_program_alive() {
+    let bin = fixture_with("watch_detach", &["-g", "-O1"]);
+    for round in 0..3 {
+        let mut child = Command::new(&bin)
+            .arg("1.2")
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let mut scry = Scry::start(&["-p", &child.id().to_string()]);
+        scry.ok("watchpoint.set('a', 'w'); watchpoint.set(symbol('a') + 8, 'rw', 'a1', {len: 8})");
+        // A breakpoint and a step in the mix on later rounds.
+        if round > 0 {
+            scry.ok("breakpoint.set('f')");
+        }
+        scry.ok("for (let i = 0; i < 12; i++) cont()");
+        if round > 0 {
+            scry.ok("step()");
+        }
+        assert_eq!(scry.ok("detach().reason"), "detached");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "the program never ended");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut out = String::new();
+        std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+        assert!(
+            status.success(),
+            "round {round}: the program died after detach: {status:?}"
+        );
+        assert_eq!(out, "done counted=1\n");
+    }
+}
