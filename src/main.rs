@@ -64,6 +64,7 @@ struct Cli {
 static ALLOC: scry::os::alloc::HugeBlocks = scry::os::alloc::HugeBlocks;
 
 fn main() -> ExitCode {
+    scry::os::protect_self();
     // scry's binary started again to let system calls through for programs it let go.
     if let Some(code) = scry::session::syscalls::keeper_main() {
         return ExitCode::from(code as u8);

@@ -423,11 +423,11 @@ fn gdb_reads_a_gcore_written_core_and_names_the_same_frames() {
 }
 
 #[test]
-fn gcore_defaults_to_core_pid_here_and_works_read_only() {
+fn gcore_defaults_to_core_pid_here() {
     let dir = temp_path("gcore-cwd");
     std::fs::create_dir_all(&dir).unwrap();
     let mut child = Command::new(SCRY)
-        .args(["--read-only", "--", fixture("crash").to_str().unwrap()])
+        .args(["--", fixture("crash").to_str().unwrap()])
         .current_dir(&dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -463,6 +463,68 @@ fn gcore_defaults_to_core_pid_here_and_works_read_only() {
     assert!(scry
         .err("gcore()")
         .contains("gcore() writes a core of a live process"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn gcore_never_replaces_what_it_was_not_asked_to() {
+    let dir = temp_path("gcore-refusals");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut scry = Scry::spawn(&fixture("crash"), &[]);
+    scry.ok("cont()");
+    let taken = dir.join("taken");
+    std::fs::write(&taken, "keep me").unwrap();
+    let p = taken.to_str().unwrap();
+    let err = scry.err(&format!("gcore({p:?})"));
+    assert!(
+        err.contains("exists; gcore(") && err.contains("{overwrite: true}"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&taken).unwrap(), "keep me");
+    let w = scry.ok(&format!("gcore({p:?}, {{overwrite: true}}).path"));
+    assert_eq!(w, p);
+    assert!(std::fs::read(&taken).unwrap().starts_with(b"\x7fELF"));
+    // A device, a directory or a link is never replaced, even when asked.
+    let link = dir.join("link");
+    std::os::unix::fs::symlink(&taken, &link).unwrap();
+    for path in ["/dev/full", dir.to_str().unwrap(), link.to_str().unwrap()] {
+        let err = scry.err(&format!("gcore({path:?}, {{overwrite: true}})"));
+        assert!(err.contains("is not a regular file"), "{path}: {err}");
+    }
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata("/dev/full")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    assert!(scry
+        .err("gcore({overwrite: 1})")
+        .contains("overwrite must be true or false"));
+    assert!(scry
+        .err("gcore({force: true})")
+        .contains("unknown option 'force'"));
+    // A deadline that passes leaves nothing behind, and says how to allow longer.
+    let late = dir.join("late");
+    let err = scry.err(&format!(
+        "gcore({:?}, {{timeout: 0.000001}})",
+        late.to_str().unwrap()
+    ));
+    assert!(
+        err.contains("the deadline passed") && err.contains("{timeout: secs}"),
+        "{err}"
+    );
+    assert!(!late.exists());
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        2,
+        "no partial file left"
+    );
+    // A read-only session writes nothing, on disk either.
+    let mut ro = Scry::start(&["--read-only", "--", fixture("crash").to_str().unwrap()]);
+    let err = ro.err(&format!("gcore({:?})", dir.join("ro").to_str().unwrap()));
+    assert!(
+        err.contains("read-only session: cannot write a core file"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 

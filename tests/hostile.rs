@@ -444,3 +444,60 @@ fn script_side_errors_say_what_to_do() {
         "live\tfalse\nnote\tno process yet: spawn(path) or attach(pid)"
     );
 }
+
+/// `loop.c` compiled as a file named `name` in a scratch directory whose path the debug
+/// information rewrites to `dir` (`-fdebug-prefix-map`): the program's source is then
+/// `dir/name` for every debugger.
+fn with_source_at(dir: &str, name: &str) -> std::path::PathBuf {
+    let scratch = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("hostile-src-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/loop.c");
+    std::fs::copy(src, scratch.join(name)).unwrap();
+    let exe = scratch.join("prog");
+    let status = std::process::Command::new("cc")
+        .current_dir(&scratch)
+        .args(["-g", "-O0", "-x", "c", name, "-o"])
+        .arg(&exe)
+        .arg(format!("-fdebug-prefix-map={}={dir}", scratch.display()))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    exe
+}
+
+#[test]
+fn a_source_path_naming_a_device_or_scrys_stdin_is_refused_at_once() {
+    // Debug info saying the source is /dev/stdin (scry's own protocol input), /dev/zero
+    // (endless) and a FIFO (open blocks): each is refused in one line, and the chunks after
+    // it are still read.
+    let fifo_dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("hostile-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&fifo_dir).unwrap();
+    let fifo = fifo_dir.join("pipe.c");
+    let _ = std::fs::remove_file(&fifo);
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    for (dir, name) in [
+        ("/dev", "stdin"),
+        ("/dev", "zero"),
+        (fifo_dir.to_str().unwrap(), "pipe.c"),
+    ] {
+        let exe = with_source_at(dir, name);
+        let mut scry = Scry::spawn(&exe, &["3"]);
+        scry.ok("breakpoint.set('add'); cont()");
+        let started = std::time::Instant::now();
+        let err = scry.err("state.source()");
+        assert!(
+            err.contains(&format!("{dir}/{name}")) && err.contains("not a regular file"),
+            "{err}"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        // Nothing of the protocol was swallowed.
+        assert_eq!(scry.ok("1 + 1"), "2");
+        assert!(scry.ok("cont()").starts_with("breakpoint 1"));
+    }
+}

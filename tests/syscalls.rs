@@ -429,8 +429,33 @@ fn after_detach_the_filtered_program_runs_as_without_scry() {
     }
     assert!(stop.contains("= 3 at"), "{stop}");
     assert_eq!(proc_status_field(pid, "Seccomp"), "2");
-    assert_eq!(scry.ok("detach()"), "detached");
+    // The filter stays for life, and detach says so, naming the keeper it now depends on.
+    let detached = scry.ok("detach()");
+    let keeper: i32 = detached
+        .strip_prefix(&format!(
+            "detached [process {pid} keeps scry's seccomp filter for life: its openat calls now pass through keeper process "
+        ))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{detached}"));
+    assert!(
+        detached.contains("(killed, those calls fail with ENOSYS)"),
+        "{detached}"
+    );
     assert_eq!(proc_status_field(pid, "TracerPid"), "0");
+    // A `pkill scry` (SIGTERM), a hang-up or a Ctrl-C does not take the keeper away.
+    for sig in ["TERM", "HUP", "INT"] {
+        assert!(Command::new("kill")
+            .args([&format!("-{sig}"), &keeper.to_string()])
+            .status()
+            .unwrap()
+            .success());
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        std::path::Path::new(&format!("/proc/{keeper}")).exists(),
+        "the keeper survived SIGTERM, SIGHUP and SIGINT"
+    );
     // Its remaining opens run (the keeper answers for scry's filter): never ENOSYS.
     let text = common::wait_for_file(&file, Duration::from_secs(20));
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -457,10 +482,39 @@ fn after_detach_the_filtered_program_runs_as_without_scry() {
 }
 
 #[test]
-fn after_privileges_are_dropped_the_filter_needs_no_new_privs() {
+fn after_privileges_are_dropped_no_filter_unless_no_new_privs_is_accepted() {
+    // By default, nothing permanent: an unprivileged program is traced with PTRACE_SYSCALL,
+    // its no_new_privs flag untouched, and syscall.list() says why.
     let mut scry = Scry::spawn(&program(), &["dropuid", "/nope", "/etc/hostname"]);
     let pid = scry.target_pid();
     scry.ok("breakpoint.set('open_one')");
+    assert!(scry.ok("cont()").starts_with("breakpoint 1"));
+    scry.ok("breakpoint.remove(1); syscall.catch('openat')");
+    let stop = scry.ok("cont()");
+    assert!(
+        stop.starts_with("syscall openat(AT_FDCWD, \"/nope\""),
+        "{stop}"
+    );
+    assert_eq!(proc_status_field(pid, "NoNewPrivs"), "0");
+    assert_eq!(proc_status_field(pid, "Seccomp"), "0");
+    let list = scry.ok("syscall.list()");
+    assert!(
+        list.contains("mode: ptrace")
+            && list.contains("config.syscall_filter = 'seccomp' accepts that"),
+        "{list}"
+    );
+    assert!(scry
+        .ok("cont()")
+        .starts_with("syscall openat(AT_FDCWD, \"/etc/hostname\""));
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert!(scry
+        .err("config.syscall_filter = 'fast'")
+        .contains("config.syscall_filter must be 'auto', 'seccomp' or 'ptrace'"));
+
+    // Accepted: the filter, with the flag set for it.
+    let mut scry = Scry::spawn(&program(), &["dropuid", "/nope", "/etc/hostname"]);
+    let pid = scry.target_pid();
+    scry.ok("config.syscall_filter = 'seccomp'; breakpoint.set('open_one')");
     assert!(scry.ok("cont()").starts_with("breakpoint 1"));
     // The program now runs unprivileged (as nobody when started as root).
     scry.ok("breakpoint.remove(1); syscall.catch('openat')");

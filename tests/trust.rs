@@ -576,3 +576,44 @@ fn traps_the_program_makes_itself_reach_its_handler() {
     );
     assert_eq!(mixed, expected.trim_end(), "with a breakpoint and steps");
 }
+
+#[test]
+fn a_program_that_ptrace_attaches_scry_cannot_hold_it() {
+    let bin = fixture("attach_tracer");
+    // With CAP_SYS_PTRACE (root) the attach succeeds and holds scry in a stop no signal
+    // ends: the guardian ends the program instead, and the stop says so.
+    if unsafe { libc_geteuid() } == 0 {
+        let mut scry = Scry::spawn(&bin, &[]);
+        let started = std::time::Instant::now();
+        let stop = scry.ok("cont({timeout: 20})");
+        assert!(
+            stop.starts_with("killed by SIGKILL [process ")
+                && stop.contains("ptrace-attached scry and held it stopped"),
+            "{stop}"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert_eq!(scry.ok("1 + 1"), "2", "the session goes on");
+    }
+    // Without it the attach is refused (scry is not dumpable), and the program goes on as it
+    // does when its parent cannot be traced.
+    if unsafe { libc_geteuid() } != 0 || !std::path::Path::new("/usr/bin/setpriv").exists() {
+        return;
+    }
+    let mut command = Command::new("/usr/bin/setpriv");
+    command.args([
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        common::SCRY,
+        "--",
+    ]);
+    command.arg(&bin);
+    let mut scry = Scry::start_command(command);
+    assert!(scry
+        .ok("cont({timeout: 20})")
+        .starts_with("exited with code 0"));
+    assert_eq!(
+        scry.ok("output()"),
+        "attach=-1 errno=Operation not permitted\ndone"
+    );
+}

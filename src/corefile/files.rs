@@ -59,11 +59,7 @@ impl MappedFile {
 /// Opens only regular files: a path from a core may name a device, where even `open` can
 /// block or have effects.
 fn open_regular(path: &Path) -> Option<File> {
-    if !std::fs::metadata(path).ok()?.is_file() {
-        return None;
-    }
-    let f = File::open(path).ok()?;
-    f.metadata().ok()?.is_file().then_some(f)
+    crate::os::files::open_regular(path).ok()
 }
 
 fn file_build_id(path: &Path) -> Option<Vec<u8>> {

@@ -27,6 +27,8 @@ const NR_CLOSE: u64 = 3;
 const NR_PRCTL: u64 = 157;
 const NR_SECCOMP: u64 = 317;
 const EACCES: i64 = 13;
+/// The capability bit a seccomp filter needs without no_new_privs.
+const CAP_SYS_ADMIN: u32 = 21;
 /// Filters scry stacks in one process before it switches to PTRACE_SYSCALL (the kernel
 /// caps a process's filters at 32768 instructions in all).
 const MAX_FILTERS: usize = 32;
@@ -75,6 +77,9 @@ pub(super) struct Catch {
     pub note: Option<String>,
     /// An injected prctl set no_new_privs: an unprivileged program needs it for a filter.
     pub set_no_new_privs: bool,
+    /// The user accepted setting no_new_privs for a filter (`config.syscall_filter =
+    /// 'seccomp'`): a change the program keeps for life.
+    pub no_new_privs_allowed: bool,
     pub awaiting: BTreeMap<Tid, Pending>,
     /// Caught calls whose exit returned a restart code (scry's interrupt or a signal
     /// stopped them). Either the kernel runs them again (their next entry is the same call,
@@ -110,6 +115,7 @@ impl Catch {
             filters: self.filters,
             no_seccomp: self.no_seccomp.clone(),
             set_no_new_privs: self.set_no_new_privs,
+            no_new_privs_allowed: self.no_new_privs_allowed,
             ..Catch::default()
         }
     }
@@ -123,6 +129,11 @@ impl Inferior {
             self.catch.exit = exit;
             self.catch.dirty = true;
         }
+    }
+
+    /// Whether scry may set the program's no_new_privs flag to install a filter.
+    pub fn allow_no_new_privs(&mut self, allowed: bool) {
+        self.catch.no_new_privs_allowed = allowed;
     }
 
     /// Caught calls stop through PTRACE_SYSCALL only: nothing is installed in the program.
@@ -240,6 +251,20 @@ impl Inferior {
                 "{MAX_FILTERS} filters stacked already"
             )));
         }
+        // The kernel installs a filter for a process with CAP_SYS_ADMIN or no_new_privs set.
+        // Setting the flag is for life (setuid programs it starts later lose their
+        // privilege, also after scry has gone), so it takes the user's word.
+        let status = crate::os::procfs::status_text(self.pid).unwrap_or_default();
+        let field = |key: &str| crate::os::procfs::status_field(&status, key);
+        let nnp = field("NoNewPrivs").is_some_and(|v| v.trim() == "1");
+        let admin = field("CapEff")
+            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+            .is_some_and(|caps| caps & (1 << CAP_SYS_ADMIN) != 0);
+        if !nnp && !admin && !self.catch.no_new_privs_allowed {
+            return Err(Refused::Never(
+                "the program runs unprivileged, and a filter would need its no_new_privs flag set, which it keeps for life (setuid programs it starts would lose their privilege); config.syscall_filter = 'seccomp' accepts that".into(),
+            ));
+        }
         let Some(tid) = self.injectable_thread() else {
             return Err(Refused::Later(
                 "every thread is stopped at a system call's entry; the filter waits for the next run".into(),
@@ -307,13 +332,14 @@ impl Inferior {
 
     /// Before scry lets this process go: its calls that scry's filter traces are passed to
     /// the keeper, which lets them run (see the module comment). An error means nothing
-    /// was changed and the process must not be let go.
-    pub(super) fn release_catch(&mut self) -> Result<(), OsError> {
+    /// was changed and the process must not be let go. Returns what the process keeps for
+    /// life, said in a note, when it carries a filter.
+    pub(super) fn release_catch(&mut self) -> Result<Option<String>, OsError> {
         self.catch.awaiting.clear();
         self.catch.interrupted.clear();
         self.catch.last.clear();
         if self.catch.covered.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         let refuse = |why: String| {
             OsError::Spawn(format!(
@@ -337,12 +363,38 @@ impl Inferior {
             t.regs = None;
         }
         match result.map_err(|e| refuse(e.to_string()))? {
-            Ok(()) => Ok(()),
+            Ok(keeper) => Ok(Some(self.kept_for_life(keeper))),
             Err(signal) => {
                 self.hold_signal(tid, signal);
                 Err(refuse("a signal arrived meanwhile; try again".into()))
             }
         }
+    }
+
+    /// What a process let go with scry's filter keeps: the filter (for life), the keeper it
+    /// depends on, and no_new_privs if scry set it.
+    fn kept_for_life(&self, keeper: Tid) -> String {
+        let shown: Vec<String> = self
+            .catch
+            .covered
+            .iter()
+            .take(4)
+            .map(crate::os::syscalls::name)
+            .collect();
+        let more = self.catch.covered.len().saturating_sub(shown.len());
+        let calls = match more {
+            0 => shown.join(", "),
+            n => format!("{} and {n} more", shown.join(", ")),
+        };
+        let nnp = if self.catch.set_no_new_privs {
+            "; its no_new_privs flag, set for the filter, stays set"
+        } else {
+            ""
+        };
+        format!(
+            "process {} keeps scry's seccomp filter for life: its {calls} calls now pass through keeper process {keeper}, which lives as long as the program and ignores every signal but SIGKILL (killed, those calls fail with ENOSYS){nnp}",
+            self.pid
+        )
     }
 
     /// Before scry follows a fork child and lets the parent go: the parent carries scry's
@@ -356,7 +408,7 @@ impl Inferior {
         }
         let result = self
             .run_to_syscall_exit(forker)
-            .and_then(|()| self.release_catch());
+            .and_then(|()| self.release_catch().map(drop));
         if let Err(e) = result {
             self.catch.warnings.push(format!(
                 "the fork parent {} carries scry's seccomp filter and could not be handed to the keeper ({e}): its caught system calls fail with ENOSYS",
@@ -405,7 +457,7 @@ impl Inferior {
             let mem = ProcMem::open(child)?;
             let saved = ptrace::get_regs(child)?;
             match pass_through(child, child, &mem, gadget, &saved, &self.catch.covered)? {
-                Ok(()) => Ok(()),
+                Ok(_) => Ok(()),
                 Err(signal) => {
                     // Queued again: the child gets it once let go.
                     let _ = ptrace::tgkill(child, child, signal);
@@ -439,8 +491,8 @@ fn probe_take_fd(pid: Tid) -> Result<(), OsError> {
 }
 
 /// Stacks the USER_NOTIF twin of scry's filter in `pid` (through thread `tid`), takes its
-/// listener out of the process and gives it to the keeper. `Ok(Err(signal))`: a signal for
-/// the thread arrived first and nothing was changed.
+/// listener out of the process and gives it to the keeper, whose pid it returns.
+/// `Ok(Err(signal))`: a signal for the thread arrived first and nothing was changed.
 fn pass_through(
     pid: Tid,
     tid: Tid,
@@ -448,7 +500,7 @@ fn pass_through(
     gadget: u64,
     saved: &crate::os::regs::RawRegs,
     covered: &SysSet,
-) -> Result<Result<(), i32>, OsError> {
+) -> Result<Result<Tid, i32>, OsError> {
     keeper::ready()?;
     let program = seccomp::program(covered, seccomp::RET_USER_NOTIF);
     let flags = seccomp::FLAG_TSYNC | seccomp::FLAG_NEW_LISTENER | seccomp::FLAG_TSYNC_ESRCH;
@@ -475,6 +527,5 @@ fn pass_through(
     let _ = run_syscall(tid, mem, gadget, saved, NR_CLOSE, 0, |_| {
         (Vec::new(), [fd as u64, 0, 0, 0, 0, 0])
     });
-    keeper::hand_over(listener?)?;
-    Ok(Ok(()))
+    Ok(Ok(keeper::hand_over(listener?)?))
 }

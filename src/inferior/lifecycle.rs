@@ -122,14 +122,15 @@ impl Inferior {
     }
 
     /// Restores every breakpoint byte and lets every thread go, passing on signals it was
-    /// about to receive.
-    pub fn detach(&mut self) -> Result<(), OsError> {
+    /// about to receive. Returns what the process keeps of scry's for life, if anything (its
+    /// seccomp filter), for the user to be told.
+    pub fn detach(&mut self) -> Result<Option<String>, OsError> {
         if self.dead {
-            return Ok(());
+            return Ok(None);
         }
         self.stop_all(&|_| false)?;
         // Refused (nothing changed) when the process could not run safely without scry.
-        self.release_catch()?;
+        let kept = self.release_catch()?;
         self.remove_all_sites();
         self.clear_all_watches();
         for tid in self.thread_ids() {
@@ -144,7 +145,7 @@ impl Inferior {
         }
         self.threads.clear();
         self.dead = true;
-        Ok(())
+        Ok(kept)
     }
 
     /// SIGKILLs the process and reaps it.
@@ -203,7 +204,7 @@ impl Drop for Inferior {
         }
         let _ = match self.origin {
             Origin::Spawned => self.kill().map(|_| ()),
-            Origin::Attached => self.detach(),
+            Origin::Attached => self.detach().map(drop),
         };
     }
 }

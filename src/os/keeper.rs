@@ -34,6 +34,8 @@ const SECCOMP_GET_ACTION_AVAIL: libc::c_long = 2;
 struct Keeper {
     socket: OwnedFd,
     served: usize,
+    /// Its process id (it says so first thing), for the note at detach.
+    pid: Tid,
 }
 
 static KEEPER: Mutex<Option<Keeper>> = Mutex::new(None);
@@ -105,8 +107,9 @@ pub fn ready() -> Result<(), OsError> {
     Ok(())
 }
 
-/// Gives a seccomp listener to the keeper (started if none runs, or if it died).
-pub fn hand_over(listener: OwnedFd) -> Result<(), OsError> {
+/// Gives a seccomp listener to the keeper (started if none runs, or if it died); returns
+/// the keeper's process id.
+pub fn hand_over(listener: OwnedFd) -> Result<Tid, OsError> {
     let mut keeper = KEEPER.lock().unwrap_or_else(|e| e.into_inner());
     for _ in 0..2 {
         if keeper.as_ref().is_none_or(|k| k.served >= PER_KEEPER) {
@@ -115,7 +118,7 @@ pub fn hand_over(listener: OwnedFd) -> Result<(), OsError> {
         let k = keeper.as_mut().expect("just started");
         if send_fd(k.socket.as_raw_fd(), listener.as_raw_fd()).is_ok() {
             k.served += 1;
-            return Ok(());
+            return Ok(k.pid);
         }
         // The keeper is gone (killed?): start another one.
         *keeper = None;
@@ -251,10 +254,32 @@ fn start() -> Result<Keeper, OsError> {
     // SAFETY: reaping the intermediate child we just forked.
     unsafe { libc::waitpid(first, &mut status, 0) };
     drop(theirs);
+    let pid = read_pid(&ours).ok_or_else(|| {
+        OsError::Spawn("starting the keeper: it did not say its process id within 5 s".into())
+    })?;
     Ok(Keeper {
         socket: ours,
         served: 0,
+        pid,
     })
+}
+
+/// The keeper's first message: its pid, 4 bytes. Waits at most 5 s.
+fn read_pid(socket: &OwnedFd) -> Option<Tid> {
+    let mut poll = libc::pollfd {
+        fd: socket.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: poll and recv use the struct and buffer we own.
+    unsafe {
+        if libc::poll(&mut poll, 1, 5000) != 1 {
+            return None;
+        }
+        let mut bytes = [0u8; 4];
+        let n = libc::recv(poll.fd, bytes.as_mut_ptr().cast(), 4, 0);
+        (n == 4).then(|| Tid::from_ne_bytes(bytes))
+    }
 }
 
 /// The keeper's main loop: receive listeners from scry, answer every notification with
@@ -267,6 +292,24 @@ pub fn serve() -> i32 {
     let mut listeners: Vec<OwnedFd> = Vec::new();
     // SAFETY: naming this process for ps; the name is a static NUL-terminated string.
     unsafe { libc::prctl(libc::PR_SET_NAME, ARGV0.as_ptr()) };
+    // Programs depend on it for as long as they live: a `pkill scry` or a terminal's hang-up
+    // must not take it away from them (only SIGKILL can). It ends on its own when the last
+    // of them has exited.
+    for sig in [
+        libc::SIGTERM,
+        libc::SIGINT,
+        libc::SIGHUP,
+        libc::SIGQUIT,
+        libc::SIGPIPE,
+        libc::SIGUSR1,
+        libc::SIGUSR2,
+    ] {
+        // SAFETY: sets a disposition; no handler runs.
+        unsafe { libc::signal(sig, libc::SIG_IGN) };
+    }
+    let pid = std::process::id() as Tid;
+    // SAFETY: sends 4 bytes we own on our socket.
+    unsafe { libc::send(socket.as_raw_fd(), pid.to_ne_bytes().as_ptr().cast(), 4, 0) };
     loop {
         if !scry_open && listeners.is_empty() {
             return 0;

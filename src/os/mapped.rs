@@ -2,10 +2,9 @@
 //! libraries and debug files (tens or hundreds of megabytes, of which a session touches a
 //! fraction). The only place scry maps a file or advises the kernel about a mapping.
 
-use std::fs::File;
 use std::path::Path;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use memmap2::{Mmap, UncheckedAdvice};
 
 /// x86-64 pages: what `madvise` works in.
@@ -20,14 +19,8 @@ impl MappedFile {
     /// maps and from debug directories, and may name devices, where even `open` can block
     /// or have effects.
     pub fn open_regular(path: &Path) -> anyhow::Result<MappedFile> {
-        let meta = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
-        if !meta.is_file() {
-            bail!("{}: not a regular file", path.display());
-        }
-        let file = File::open(path).with_context(|| format!("{}", path.display()))?;
-        if !file.metadata().map(|m| m.is_file()).unwrap_or(false) {
-            bail!("{}: not a regular file", path.display());
-        }
+        let file = super::files::open_regular(path)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         // SAFETY: the mapping is private and read-only. If another process truncates the
         // file while we hold it, reads past the new end fault; executables and libraries in
         // use are replaced by rename rather than rewritten in place, so this is the accepted

@@ -4,6 +4,7 @@
 pub mod affinity;
 pub mod alloc;
 pub mod debugregs;
+pub mod files;
 pub mod fpregs;
 pub mod guardian;
 pub mod inherited;
@@ -28,6 +29,15 @@ use std::fmt;
 
 /// A kernel thread id (a process id is its leader's tid).
 pub type Tid = i32;
+
+/// Makes scry unattachable by the programs it debugs: a process that is not dumpable can be
+/// ptrace-attached only by one with CAP_SYS_PTRACE (a program that attached to its debugger
+/// would stop it and deadlock the session). It also means scry leaves no core dump. Called
+/// first thing in every process of scry's binary (exec resets it).
+pub fn protect_self() {
+    // SAFETY: a prctl with integer arguments on the calling process.
+    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+}
 
 /// scry's effective user and group ids (what a spawned program runs as).
 pub fn effective_ids() -> (u32, u32) {

@@ -82,7 +82,7 @@ pub fn spawn_traced(req: &SpawnRequest) -> Result<Spawned, OsError> {
     };
 
     // SAFETY: the child only calls async-signal-safe functions (dup2, chdir, personality,
-    // raise, execve, write, _exit, signal, sigprocmask) on memory prepared above.
+    // raise, execve, write, _exit, signal, sigprocmask, prctl) on memory prepared above.
     let fork_result = unsafe { fork() }.map_err(|e| OsError::Spawn(format!("fork: {e}")))?;
     let child = match fork_result {
         ForkResult::Child => unsafe {
@@ -91,6 +91,9 @@ pub fn spawn_traced(req: &SpawnRequest) -> Result<Spawned, OsError> {
             // SIGTERM, SIGHUP, SIGALRM) and mask are not the program's: it gets what scry
             // inherited, SIG_IGN included (exec keeps an ignored disposition).
             inherited.apply_in_child();
+            // scry is not dumpable (see `protect_self`), and a fork inherits that until exec:
+            // the child must be seizable before it execs.
+            libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
             libc::dup2(stdin_child.as_raw_fd(), 0);
             libc::dup2(out_w.as_raw_fd(), 1);
             libc::dup2(err_w.as_raw_fd(), 2);

@@ -82,8 +82,9 @@ core(path, program?) or `scry --core CORE [PROGRAM]` reads a core file: its firs
 mapped files (symbols, and code the kernel left out of the core) come from PROGRAM and the
   paths the process had, or config.sysroot / config.solib_dirs (--sysroot, --solib-dir),
   checked against the core's build ids; status().problems says what is missing
-gcore(path = 'core.PID') writes a core of the stopped process (every thread, the last
-  stop's signal, its mappings' bytes; gdb reads it) -> {path, size, threads}",
+gcore(path = 'core.PID', {overwrite, timeout}?) writes a core of the stopped process
+  (every thread, the last stop's signal, its mappings' bytes; gdb reads it) -> {path, size,
+  threads}; an existing file is replaced only with {overwrite: true}",
     ),
     (
         "state",
@@ -129,7 +130,10 @@ event fields: phase ('entry'|'exit') nr name args (6 raw values) call (the text)
 a syscall listener returning 'continue' lets the run go on; meanwhile only its thread stops
 cost: a spawned program gets a seccomp filter, so only caught calls stop; an attached one is
   traced with PTRACE_SYSCALL: every system call stops twice. syscall.list() says which
-after detach(), a keeper process lets the filtered calls run: never ENOSYS",
+config.syscall_filter: 'auto' (default: a filter unless the program is unprivileged, where
+  it would need no_new_privs set for life), 'seccomp' (a filter, setting it), 'ptrace' (never)
+a filter stays in the program for life: after detach() a keeper process lets its calls run
+  (never ENOSYS) as long as the program lives; detach()'s line says so",
     ),
     (
         "break",

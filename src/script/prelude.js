@@ -875,7 +875,7 @@
 
   // ---- settings and the persistent ctx ------------------------------------------------------
   const configTarget = {};
-  for (const k of ['timeout', 'script_timeout', 'output_limit', 'aslr', 'read_only', 'debug_dirs', 'stop_at', 'follow_fork', 'sysroot', 'solib_dirs']) {
+  for (const k of ['timeout', 'script_timeout', 'output_limit', 'aslr', 'read_only', 'debug_dirs', 'stop_at', 'follow_fork', 'sysroot', 'solib_dirs', 'syscall_filter']) {
     Object.defineProperty(configTarget, k, {
       enumerable: true,
       get: () => N.config_get(k),
@@ -915,9 +915,15 @@
     if (program !== undefined && typeof program !== 'string') throw new TypeError('core(path, program?): program must be a string');
     return asStop(program === undefined ? N.core_open(path) : N.core_open(path, program));
   });
-  define('gcore', (path) => {
-    if (path !== undefined && typeof path !== 'string') throw new TypeError('gcore(path?): path must be a string');
-    return result(path === undefined ? N.gcore() : N.gcore(path));
+  define('gcore', (path, opts) => {
+    if (opts === undefined && path !== null && typeof path === 'object') { opts = path; path = undefined; }
+    if (path !== undefined && typeof path !== 'string') throw new TypeError('gcore(path?, {overwrite, timeout}?): path must be a string');
+    if (opts === undefined) opts = {};
+    if (typeof opts !== 'object' || opts === null) throw new TypeError('gcore: options must be an object such as {overwrite: true}');
+    for (const k of Object.keys(opts)) if (k !== 'overwrite' && k !== 'timeout') throw new TypeError(`gcore: unknown option '${k}' (overwrite, timeout)`);
+    if (opts.overwrite !== undefined && typeof opts.overwrite !== 'boolean') throw new TypeError('gcore: overwrite must be true or false');
+    if (opts.timeout !== undefined && typeof opts.timeout !== 'number') throw new TypeError('gcore: timeout must be a number of seconds');
+    return result(N.gcore(path, opts.overwrite, opts.timeout));
   });
   define('detach', () => {
     noReentry('detach');

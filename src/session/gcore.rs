@@ -1,8 +1,9 @@
 //! `gcore()`: a core file of the stopped process, for gdb or a later `scry --core`. Every
 //! thread's registers, the signal of the last stop, the process's identity, its auxiliary
 //! vector, its file mappings and the bytes of every readable mapping, all read through the
-//! same reads as `state` (so breakpoint bytes are the program's own). Writing a file is no
-//! change to the target, so a read-only session may do it.
+//! same reads as `state` (so breakpoint bytes are the program's own). The file never
+//! replaces anything unless asked (and never a device, a directory or a link), and a
+//! read-only session writes none: it changes nothing, on disk either.
 
 use std::path::{Path, PathBuf};
 
@@ -22,6 +23,15 @@ pub struct CoreWritten {
     pub skipped: Vec<Tid>,
     /// Readable mappings that could only be read in part.
     pub short: usize,
+}
+
+/// How `gcore()` may write.
+#[derive(Debug, Clone, Copy)]
+pub struct GcoreOptions {
+    /// Replace an existing regular file at the path.
+    pub overwrite: bool,
+    /// When the writing gives up (a large process takes seconds).
+    pub deadline: Instant,
 }
 
 /// `/proc/PID/stat`'s fields after the command name: state, ppid, pgrp, session, and (the
@@ -104,11 +114,16 @@ impl Session {
     /// Writes a core of the stopped process to `path` (default `core.PID` in the current
     /// directory), replacing any file there. The selected thread comes first, with the
     /// signal of the last stop when that was a signal.
-    pub fn gcore(&mut self, path: Option<&Path>) -> Result<CoreWritten> {
+    pub fn gcore(&mut self, path: Option<&Path>, opts: GcoreOptions) -> Result<CoreWritten> {
         if let Some(name) = self.core_name() {
             return Err(SessionError::Invalid(format!(
                 "this session is a core file ({name}): gcore() writes a core of a live process"
             )));
+        }
+        if self.config.read_only {
+            return Err(SessionError::Invalid(
+                "read-only session: cannot write a core file (--read-only writes nothing, on disk either)".into(),
+            ));
         }
         let pid = self.inferior()?.pid();
         // Inside a listener only the event's thread is stopped; a core holds every thread's
@@ -118,6 +133,7 @@ impl Session {
         let path = path
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from(format!("core.{pid}")));
+        check_core_path(&path, opts.overwrite)?;
         let selected = self.process()?.selected();
         let mut tids = self.process()?.thread_ids();
         tids.sort_by_key(|t| *t != selected);
@@ -179,7 +195,7 @@ impl Session {
             files,
             mappings,
         };
-        let written = self.write_core_file(&path, &snapshot)?;
+        let written = self.write_core_file(&path, &snapshot, opts)?;
         Ok(CoreWritten {
             path,
             size: written.size,
@@ -191,8 +207,23 @@ impl Session {
 
     /// Writes under a temporary name beside `path` and renames it into place, so a failed or
     /// interrupted write leaves no half-written core under the name asked for.
-    fn write_core_file(&self, path: &Path, snapshot: &Snapshot) -> Result<writer::Written> {
+    fn write_core_file(
+        &self,
+        path: &Path,
+        snapshot: &Snapshot,
+        opts: GcoreOptions,
+    ) -> Result<writer::Written> {
+        let late = std::cell::Cell::new(false);
         let fail = |e: std::io::Error| {
+            if late.get() {
+                return SessionError::Invalid(format!(
+                    "gcore: the deadline passed before {} was written, so nothing was (gcore(path, {{timeout: secs}}) allows longer)",
+                    path.display()
+                ));
+            }
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                return exists(path);
+            }
             SessionError::Invalid(format!("gcore: cannot write {}: {e}", path.display()))
         };
         let name = path.file_name().ok_or_else(|| {
@@ -206,12 +237,47 @@ impl Session {
         let file = std::fs::File::create(&partial).map_err(fail)?;
         let process = self.process_ref()?;
         let mut read = |addr: u64, buf: &mut [u8]| process.read_memory_partial(addr, buf);
-        let result = writer::write(&file, snapshot, &mut read, &signal_pending)
-            .and_then(|w| std::fs::rename(&partial, path).map(|()| w));
+        let cancelled = || {
+            if Instant::now() >= opts.deadline {
+                late.set(true);
+            }
+            late.get() || signal_pending()
+        };
+        let result = writer::write(&file, snapshot, &mut read, &cancelled).and_then(|w| {
+            if opts.overwrite {
+                std::fs::rename(&partial, path)
+            } else {
+                crate::os::files::rename_noreplace(&partial, path)
+            }
+            .map(|()| w)
+        });
         if result.is_err() {
             let _ = std::fs::remove_file(&partial);
         }
         result.map_err(fail)
+    }
+}
+
+fn exists(path: &Path) -> SessionError {
+    SessionError::Invalid(format!(
+        "gcore: {} exists; gcore('{}', {{overwrite: true}}) replaces it",
+        path.display(),
+        path.display()
+    ))
+}
+
+/// Where a core may go: a new name, or an existing regular file when `overwrite` says so.
+/// Never a device, a directory or a symbolic link (renaming over one would replace the node
+/// itself: `/dev/full` made a regular file).
+fn check_core_path(path: &Path, overwrite: bool) -> Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Err(_) => Ok(()),
+        Ok(meta) if !meta.file_type().is_file() => Err(SessionError::Invalid(format!(
+            "gcore: {} is not a regular file (a device, directory or link), and a core never replaces one",
+            path.display()
+        ))),
+        Ok(_) if !overwrite => Err(exists(path)),
+        Ok(_) => Ok(()),
     }
 }
 

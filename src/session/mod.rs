@@ -51,7 +51,7 @@ use breakpoints::BreakpointTable;
 pub use breakpoints::{Breakpoint, BreakpointRef};
 use capture::{Capture, Pump, SharedCapture};
 pub use error::SessionError;
-pub use gcore::CoreWritten;
+pub use gcore::{CoreWritten, GcoreOptions};
 pub use lookup::check_debug_dirs;
 pub use overview::Overview;
 pub use processes::ProcessRow;
@@ -114,6 +114,41 @@ pub struct Config {
     pub sysroot: Option<PathBuf>,
     /// Folders holding copies of a core's mapped files, by name or build id.
     pub solib_dirs: Vec<PathBuf>,
+    /// How caught system calls are made to stop (see `SyscallFilter`).
+    pub syscall_filter: SyscallFilter,
+}
+
+/// How caught system calls stop in a spawned program (`config.syscall_filter`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SyscallFilter {
+    /// A seccomp filter when installing one changes nothing else for good (the program is
+    /// privileged or already has no_new_privs), else PTRACE_SYSCALL.
+    #[default]
+    Auto,
+    /// A seccomp filter, setting no_new_privs for it if the program is unprivileged.
+    Seccomp,
+    /// PTRACE_SYSCALL only: nothing is ever installed in the program.
+    Ptrace,
+}
+
+impl SyscallFilter {
+    pub fn name(self) -> &'static str {
+        match self {
+            SyscallFilter::Auto => "auto",
+            SyscallFilter::Seccomp => "seccomp",
+            SyscallFilter::Ptrace => "ptrace",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<SyscallFilter> {
+        [
+            SyscallFilter::Auto,
+            SyscallFilter::Seccomp,
+            SyscallFilter::Ptrace,
+        ]
+        .into_iter()
+        .find(|f| f.name() == text)
+    }
 }
 
 impl Default for Config {
@@ -130,6 +165,7 @@ impl Default for Config {
             follow_fork: FollowFork::Parent,
             sysroot: None,
             solib_dirs: Vec::new(),
+            syscall_filter: SyscallFilter::Auto,
         }
     }
 }
@@ -495,18 +531,20 @@ impl Session {
         if self.target.is_none() && self.held.is_empty() {
             return Err(self.no_process());
         }
+        let mut notes = Vec::new();
         if let Some(target) = self.target.as_mut() {
             // An error leaves the process traced and stopped as it was (a refusal changes
             // nothing; `kill()` still ends it).
-            target.inferior.detach()?;
+            notes.extend(target.inferior.detach()?);
             self.target = None;
             self.ended = Some("detached".into());
             self.forget_process();
         }
         // Held processes carry none of scry's bytes; each is let go as it is.
-        self.detach_held()?;
+        notes.extend(self.detach_held()?);
         Ok(StopInfo {
             reason: Some(Reason::Detached),
+            notes,
             ..Default::default()
         })
     }
@@ -545,7 +583,7 @@ impl Session {
         if let Some(mut target) = self.target.take() {
             let _ = match target.inferior.origin() {
                 Origin::Spawned => target.inferior.kill().map(|_| ()),
-                Origin::Attached => target.inferior.detach(),
+                Origin::Attached => target.inferior.detach().map(drop),
             };
         }
         self.release_held(false);

@@ -177,18 +177,20 @@ impl Session {
             let _ = if kill || t.inferior.origin() == Origin::Spawned {
                 t.inferior.kill().map(|_| ())
             } else {
-                t.inferior.detach()
+                t.inferior.detach().map(drop)
             };
         }
     }
 
     /// Detaches every held process (for `detach()`), all or nothing per process: one that
     /// cannot be let go stays held and its error is returned.
-    pub(super) fn detach_held(&mut self) -> Result<()> {
+    /// Returns what each keeps of scry's for life (see `Inferior::detach`).
+    pub(super) fn detach_held(&mut self) -> Result<Vec<String>> {
         let mut first_error = None;
+        let mut kept = Vec::new();
         for mut t in std::mem::take(&mut self.held) {
             match t.inferior.detach() {
-                Ok(()) => {}
+                Ok(note) => kept.extend(note),
                 Err(e) => {
                     first_error.get_or_insert(e);
                     self.held.push(t);
@@ -197,7 +199,7 @@ impl Session {
         }
         match first_error {
             Some(e) => Err(e.into()),
-            None => Ok(()),
+            None => Ok(kept),
         }
     }
 

@@ -246,6 +246,11 @@ impl Session {
             }
             Stop::Killed { signal } => {
                 info.signal = Some(signal);
+                if let Some(pid) = crate::os::guardian::ended_attacker() {
+                    info.notes.push(format!(
+                        "process {pid} ptrace-attached scry and held it stopped: scry's guardian ended it, the only way out"
+                    ));
+                }
                 Reason::Killed
             }
         });

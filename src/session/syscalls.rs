@@ -202,6 +202,12 @@ impl Session {
         Some(t.inferior.syscall_catch_mode())
     }
 
+    /// `config.syscall_filter`: for catches from now on (a filter already installed stays).
+    pub fn set_syscall_filter(&mut self, filter: SyscallFilter) {
+        self.config.syscall_filter = filter;
+        self.push_syscall_catch();
+    }
+
     /// Tells the inferior what every catch together wants (applied at its next continue).
     pub(super) fn push_syscall_catch(&mut self) {
         let mut entry = SysSet::default();
@@ -215,11 +221,18 @@ impl Session {
             }
         }
         let read_only = self.config.read_only;
+        let filter = self.config.syscall_filter;
         if let Some(t) = &mut self.target {
             if read_only {
                 t.inferior
                     .forbid_seccomp("a read-only session changes nothing in the program");
             }
+            if filter == SyscallFilter::Ptrace {
+                t.inferior
+                    .forbid_seccomp("config.syscall_filter is 'ptrace'");
+            }
+            t.inferior
+                .allow_no_new_privs(filter == SyscallFilter::Seccomp);
             t.inferior.set_syscall_catch(entry, exit);
         }
     }

@@ -5,6 +5,9 @@ use crate::symbols::dwarf::Location;
 
 /// How far `stack_top` unwinds looking for a stack's first frame.
 const STACK_TOP_FRAMES: usize = 4096;
+/// The largest source file read (the biggest generated sources, sqlite3.c and the like, are
+/// a few tens of MB).
+const SOURCE_LIMIT: u64 = 64 << 20;
 
 impl Session {
     // ---- threads, stacks, thread-locals ------------------------------------------------------
@@ -353,9 +356,12 @@ impl Session {
             .filter(|l| l.file.is_some() && l.line.is_some())
             .ok_or_else(|| SessionError::Invalid(format!("no line information for {pc:#x}")))?;
         let (path, line) = (loc.file.unwrap_or_default(), loc.line.unwrap_or(0));
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            SessionError::Invalid(format!("{path}:{line}: cannot read the source: {e}"))
-        })?;
+        // The path is the program's word: it may name a FIFO, a device or scry's own stdin.
+        let text = crate::os::files::read_regular(std::path::Path::new(&path), SOURCE_LIMIT)
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .map_err(|e| {
+                SessionError::Invalid(format!("{path}:{line}: cannot read the source: {e}"))
+            })?;
         let first = line.saturating_sub(context).max(1);
         let rows = text
             .lines()

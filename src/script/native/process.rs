@@ -208,12 +208,35 @@ pub(super) fn install<'js>(
 
     let h = host.clone();
     def!(n, ctx, "gcore", move |ctx: Ctx<'js>,
-                                path: Opt<String>|
+                                path: Opt<Value<'js>>,
+                                overwrite: Opt<Value<'js>>,
+                                timeout: Opt<Value<'js>>|
           -> R<'js> {
+        let given = |v: Opt<Value<'js>>| v.0.filter(|v| !v.is_undefined() && !v.is_null());
         let started = Instant::now();
-        let written = h
-            .session_mut(&ctx)?
-            .gcore(path.0.as_deref().map(std::path::Path::new));
+        let mut session = h.session_mut(&ctx)?;
+        let limit = match given(timeout) {
+            Some(v) => v
+                .as_number()
+                .and_then(|secs| crate::session::seconds(secs, MAX_DEADLINE))
+                .ok_or_else(|| {
+                    throw(
+                        &ctx,
+                        format!(
+                            "gcore: timeout must be a positive number of seconds, got {}",
+                            values::describe(&ctx, &v)
+                        ),
+                    )
+                })?,
+            None => session.config.timeout,
+        };
+        let opts = crate::session::GcoreOptions {
+            overwrite: given(overwrite).and_then(|v| v.as_bool()).unwrap_or(false),
+            deadline: started + limit,
+        };
+        let path: Option<String> = given(path).and_then(|v| v.as_string()?.to_string().ok());
+        let written = session.gcore(path.as_deref().map(std::path::Path::new), opts);
+        drop(session);
         // Writing a large process takes a while; it is not the script's time.
         finish_run(&h, started);
         let w = written.map_err(|e| throw(&ctx, e))?;
@@ -571,6 +594,9 @@ pub(super) fn install<'js>(
             "follow_fork" => {
                 rquickjs::String::from_str(ctx.clone(), c.follow_fork.name())?.into_value()
             }
+            "syscall_filter" => {
+                rquickjs::String::from_str(ctx.clone(), c.syscall_filter.name())?.into_value()
+            }
             "debug_dirs" | "solib_dirs" => {
                 let list = if key == "debug_dirs" {
                     &c.debug_dirs
@@ -696,6 +722,16 @@ pub(super) fn install<'js>(
                         ))
                     }
                 }
+            }
+            "syscall_filter" => {
+                let bad = || {
+                    throw(
+                        &ctx,
+                        "config.syscall_filter must be 'auto', 'seccomp' or 'ptrace'",
+                    )
+                };
+                let text = v.as_string().ok_or_else(bad)?.to_string()?;
+                s.set_syscall_filter(crate::session::SyscallFilter::parse(&text).ok_or_else(bad)?);
             }
             _ => return Err(throw(&ctx, format!("no setting '{key}'"))),
         }
