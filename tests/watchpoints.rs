@@ -172,3 +172,82 @@ fn detach_clears_debug_registers() {
         "the program finished normally after detach"
     );
 }
+
+fn watch_access() -> std::path::PathBuf {
+    common::fixture_with("watch_access", &["-g", "-O1"])
+}
+
+#[test]
+fn a_write_of_the_same_value_is_a_write_and_no_read_watch_hit() {
+    // The instruction says whether it wrote, not the value: `v = 5` over 5 is a write.
+    let mut scry = Scry::spawn(&watch_access(), &["same"]);
+    scry.ok("watchpoint.set('v', 'r')");
+    let stop = scry.ok("cont()");
+    assert!(
+        stop.starts_with("watchpoint 1 read ")
+            && stop.contains(" read_it+")
+            && stop.contains("by read_it: mov eax,"),
+        "a read watch stops at the read only: {stop}"
+    );
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    let mut scry = Scry::spawn(&watch_access(), &["same"]);
+    scry.ok("watchpoint.set('v', 'rw')");
+    let first = scry.ok("ctx.s = cont()");
+    assert!(
+        first.starts_with("watchpoint 1 write ") && first.contains("by write_same: mov dword ptr"),
+        "{first}"
+    );
+    assert_eq!(
+        scry.ok("state.symbol_at(ctx.s.insn_addr)")
+            .split('+')
+            .next(),
+        Some("write_same")
+    );
+    let second = scry.ok("cont()");
+    assert!(second.starts_with("watchpoint 1 read "), "{second}");
+}
+
+#[test]
+fn the_culprit_is_the_instruction_that_ends_at_pc() {
+    // After `jne` with displacement 0xf2, decoding backwards finds a REPNE store one byte
+    // early; the store is the instruction right after the two-byte jne.
+    let bin = watch_access();
+    let mut scry = Scry::spawn(&bin, &["jne"]);
+    scry.ok("watchpoint.set('flag', 'w')");
+    let stop = scry.ok("ctx.s = cont()");
+    assert!(stop.starts_with("watchpoint 1 write "), "{stop}");
+    let bias = common::load_bias(scry.target_pid(), &bin);
+    let insns = common::objdump_function(&bin, "store_after_jne");
+    let jne = insns
+        .iter()
+        .position(|(_, text)| text.starts_with("jne"))
+        .expect("the fixture's jne");
+    let store = insns[jne + 1].0 + bias;
+    assert_eq!(scry.num("ctx.s.insn_addr"), store, "{stop}");
+    assert_eq!(
+        scry.ok("String(line_at(ctx.s.insn_addr))"),
+        scry.ok("String(line_at(state.pc - 1))")
+    );
+}
+
+#[test]
+fn each_hit_is_reported_with_the_thread_that_trapped() {
+    // Two threads write one counter, each from its own function: every hit's thread, pc and
+    // instruction agree, whether listeners let the run go on or each hit is a stop.
+    let bin = watch_access();
+    let mut scry = Scry::spawn(&bin, &["threads", "200"]);
+    scry.ok("ctx.m = {}; watchpoint.set('counter', 'w'); addEventListener('watchpoint', e => { const f = state.symbol_at(e.insn_addr).split('+')[0]; (ctx.m[e.tid] = ctx.m[e.tid] || {})[f] = 1; return 'continue' })");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    let seen =
+        scry.ok("Object.values(ctx.m).map(o => Object.keys(o).sort().join(',')).sort().join(' ')");
+    assert_eq!(seen, "bump_a bump_b");
+    let mut scry = Scry::spawn(&bin, &["threads", "200"]);
+    scry.ok("ctx.m = {}; watchpoint.set('counter', 'w')");
+    scry.ok("for (let i = 0; i < 80; i++) { const s = cont(); if (s.reason !== 'watchpoint') break; const f = state.symbol_at(s.insn_addr).split('+')[0] + '/' + state.symbol_at(state.pc).split('+')[0]; (ctx.m[s.tid] = ctx.m[s.tid] || {})[f] = 1 }");
+    let seen =
+        scry.ok("Object.values(ctx.m).map(o => Object.keys(o).sort().join(',')).sort().join(' ')");
+    assert!(
+        seen == "bump_a/bump_a bump_b/bump_b" || seen == "bump_a/bump_a" || seen == "bump_b/bump_b",
+        "one function per thread: {seen}"
+    );
+}

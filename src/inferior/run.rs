@@ -72,7 +72,7 @@ impl Inferior {
     /// Steps the selected thread by one instruction; the others stay stopped.
     pub fn step(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
         self.all_stop(pass)?;
-        if let Some(stop) = self.queued.pop_front() {
+        if let Some(stop) = self.next_queued() {
             return Ok(stop);
         }
         let tid = self.selected;
@@ -105,6 +105,14 @@ impl Inferior {
         self.stop_all(pass)?;
         self.mark_event_thread(&stop);
         Ok(stop)
+    }
+
+    /// The oldest stop kept while everything was stopped, its thread selected: what is read
+    /// at a stop (registers, the instruction of a watch hit) is that thread's.
+    fn next_queued(&mut self) -> Option<Stop> {
+        let stop = self.queued.pop_front()?;
+        self.mark_event_thread(&stop);
+        Some(stop)
     }
 
     fn mark_event_thread(&mut self, stop: &Stop) {
@@ -160,7 +168,7 @@ impl Inferior {
             }
             return self.run_until_event(deadline, pass, nonstop);
         }
-        if let Some(stop) = self.queued.pop_front() {
+        if let Some(stop) = self.next_queued() {
             return Ok(stop);
         }
         self.cont_all(deadline, pass, nonstop)
@@ -201,7 +209,7 @@ impl Inferior {
             }
         }
         self.stop_all(pass)?;
-        if let Some(stop) = self.queued.pop_front() {
+        if let Some(stop) = self.next_queued() {
             return Ok(stop);
         }
         for tid in self.thread_ids() {

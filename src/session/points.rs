@@ -95,7 +95,7 @@ impl Session {
     }
 
     /// Books the hits of the fired slots; describes the first one a user sees.
-    pub(super) fn watch_hit(&mut self, slots: u8) -> Result<Option<WatchReport>> {
+    pub(super) fn watch_hit(&mut self, tid: Tid, slots: u8) -> Result<Option<WatchReport>> {
         let mut report = None;
         for slot in 0..debugregs::SLOTS {
             if slots & (1 << slot) == 0 {
@@ -111,12 +111,20 @@ impl Session {
                 continue;
             };
             let now = self.read_memory(w.addr, w.len as usize)?;
-            let Some(hit) = self.watchpoints.hit(slot, now) else {
+            // A write watch traps on writes only. A read/write one traps on both, and
+            // whether this access wrote is the instruction's to say (a write of the value
+            // already there is a write); the value is the guess only when the instruction
+            // cannot tell.
+            let culprit = match w.kind {
+                WatchKind::Write => None,
+                _ => self.culprit(tid, w.addr, w.len).ok().flatten(),
+            };
+            let wrote = culprit.as_ref().and_then(|c| c.wrote);
+            let Some(hit) = self.watchpoints.hit(slot, now, wrote) else {
                 continue;
             };
             if report.is_none() {
-                // The culprit instruction is found when someone asks (see `find_culprit`).
-                report = Some(WatchReport {
+                let mut r = WatchReport {
                     id: hit.id,
                     name: w.name.clone(),
                     is_write: hit.is_write,
@@ -125,7 +133,15 @@ impl Session {
                     old: hit.old,
                     new: hit.new,
                     ..WatchReport::default()
-                });
+                };
+                // Otherwise the culprit instruction is found when someone asks (see
+                // `find_culprit`).
+                if let Some(c) = culprit {
+                    r.culprit_searched = true;
+                    r.insn_symbol = self.symbolize(c.addr);
+                    (r.insn_addr, r.insn_text) = (Some(c.addr), c.text);
+                }
+                report = Some(r);
             }
         }
         Ok(report)
@@ -134,43 +150,72 @@ impl Session {
     /// Finds the instruction that made a watchpoint's access, once, while the target is still
     /// at that stop (decoding it costs more than the stop itself, so only on demand).
     pub fn find_culprit(&mut self, info: &mut StopInfo) {
+        let Some(tid) = info.tid else { return };
         let Some(w) = info.watch.as_mut() else { return };
         if w.culprit_searched || !self.is_live() {
             return;
         }
         w.culprit_searched = true;
         let (addr, len) = (w.addr, w.len);
-        if let Ok((insn_addr, insn_text)) = self.culprit(addr, len) {
-            let insn_symbol = insn_addr.and_then(|a| self.symbolize(a));
+        if let Ok(Some(c)) = self.culprit(tid, addr, len) {
+            let insn_symbol = self.symbolize(c.addr);
             if let Some(w) = info.watch.as_mut() {
-                (w.insn_addr, w.insn_text, w.insn_symbol) = (insn_addr, insn_text, insn_symbol);
+                (w.insn_addr, w.insn_text, w.insn_symbol) = (Some(c.addr), c.text, insn_symbol);
             }
         }
     }
 
-    /// The instruction that made the access: the trap leaves pc just past it.
-    pub(super) fn culprit(&mut self, addr: u64, len: u64) -> Result<(Option<u64>, Option<String>)> {
-        let regs = self.regs()?;
+    /// The instruction of thread `tid` that made the access to `[addr, addr + len)`: the trap
+    /// leaves pc just past it. Decoded forward from the start of the function holding it
+    /// (an instruction boundary), so the instruction found is the one that ends at pc;
+    /// only where no function is known is it guessed backwards.
+    pub(super) fn culprit(&mut self, tid: Tid, addr: u64, len: u64) -> Result<Option<Culprit>> {
+        let regs = *self.inferior()?.regs(tid)?;
         let pc = regs.rip;
-        let from = pc.saturating_sub(culprit::MAX_INSN as u64);
-        let mut code = vec![0u8; (pc - from) as usize];
-        let inferior = self.inferior()?;
-        // The bytes right before pc may start on an unmapped page: keep what is readable.
-        let mut skip = 0;
-        while skip < code.len()
-            && inferior
-                .read_memory(from + skip as u64, &mut code[skip..])
-                .is_err()
-        {
-            skip += 1;
-        }
-        let code = &code[skip..];
         let reg = |r: iced_x86::Register| register_value(&regs, r);
-        let Some(start) = culprit::accessing_instruction(code, pc, (addr, len), &reg) else {
-            return Ok((None, None));
+        let boundary = self
+            .symbols
+            .symbol_at(RuntimeAddr(pc.saturating_sub(1)))
+            .map(|(_, _, off)| pc - 1 - off)
+            .filter(|&start| pc - start <= FORWARD_DECODE_LIMIT);
+        let inferior = self.inferior()?;
+        let forward = boundary.and_then(|start| {
+            let mut code = vec![0u8; (pc - start) as usize];
+            inferior.read_memory(start, &mut code).ok()?;
+            culprit::instruction_ending_at(&code, start, pc)
+        });
+        let start = match forward {
+            Some(start) => start,
+            None => {
+                let from = pc.saturating_sub(culprit::MAX_INSN as u64);
+                let mut code = vec![0u8; (pc - from) as usize];
+                // The bytes right before pc may start on an unmapped page: keep what is
+                // readable.
+                let mut skip = 0;
+                while skip < code.len()
+                    && inferior
+                        .read_memory(from + skip as u64, &mut code[skip..])
+                        .is_err()
+                {
+                    skip += 1;
+                }
+                let Some(start) =
+                    culprit::accessing_instruction(&code[skip..], pc, (addr, len), &reg)
+                else {
+                    return Ok(None);
+                };
+                start
+            }
         };
+        let mut bytes = vec![0u8; (pc - start) as usize];
+        inferior.read_memory(start, &mut bytes)?;
+        let wrote = culprit::wrote(&bytes, start, (addr, len), &reg);
         let text = self.disasm(start, 1)?.into_iter().next().map(|i| i.text);
-        Ok((Some(start), text))
+        Ok(Some(Culprit {
+            addr: start,
+            text,
+            wrote,
+        }))
     }
 
     // ---- breakpoints -------------------------------------------------------------------
@@ -324,6 +369,18 @@ impl Session {
 }
 
 /// A 64-bit register's value for address arithmetic in the disassembler.
+/// The instruction that made a watched access.
+pub(super) struct Culprit {
+    pub addr: u64,
+    pub text: Option<String>,
+    /// Whether it wrote the watched bytes (`None`: it cannot be told).
+    pub wrote: Option<bool>,
+}
+
+/// How far back from pc a function's start may be for the culprit to be decoded forward
+/// from it (a function of 64 KiB decodes in well under a millisecond).
+const FORWARD_DECODE_LIMIT: u64 = 64 << 10;
+
 fn register_value(regs: &RawRegs, r: iced_x86::Register) -> Option<u64> {
     use iced_x86::Register as X;
     Some(match r.full_register() {

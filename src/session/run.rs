@@ -229,7 +229,7 @@ impl Session {
             }
             Stop::ThreadExit { .. } => Reason::ThreadExit,
             Stop::ThreadStart { .. } => Reason::ThreadStart,
-            Stop::Watchpoint { slots, .. } => match self.watch_hit(slots)? {
+            Stop::Watchpoint { tid, slots } => match self.watch_hit(tid, slots)? {
                 Some(report) => {
                     info.watch = Some(report);
                     Reason::Watchpoint

@@ -105,16 +105,19 @@ impl WatchTable {
         &self.list
     }
 
-    /// Books a hit on `slot` given the bytes there now. `None` when the access is not one
-    /// the watchpoint reports (a value-changing access on a read watch).
-    pub fn hit(&mut self, slot: usize, now: Vec<u8>) -> Option<Hit> {
+    /// Books a hit on `slot` given the bytes there now and, when the instruction that made
+    /// the access says, whether it wrote them. `None` when the access is not one the
+    /// watchpoint reports (a write on a read watch). Without the instruction's word, a
+    /// changed value counts as a write and an unchanged one as a read.
+    pub fn hit(&mut self, slot: usize, now: Vec<u8>, wrote: Option<bool>) -> Option<Hit> {
         let w = self.by_slot_mut(slot)?;
         let changed = now != w.last;
         let old = std::mem::replace(&mut w.last, now.clone());
+        let wrote = wrote.unwrap_or(changed);
         let is_write = match w.kind {
             WatchKind::Write => true,
-            WatchKind::ReadWrite => changed,
-            WatchKind::Read if changed => return None,
+            WatchKind::ReadWrite => wrote,
+            WatchKind::Read if wrote => return None,
             WatchKind::Read => false,
         };
         w.hits += 1;
@@ -150,20 +153,24 @@ mod tests {
     fn hits_track_old_values_and_kinds() {
         let mut t = WatchTable::default();
         t.add(watch(WatchKind::ReadWrite));
-        let a = t.hit(0, vec![1, 0, 0, 0]).unwrap();
+        let a = t.hit(0, vec![1, 0, 0, 0], None).unwrap();
         assert!(a.is_write);
         assert_eq!(a.old, vec![0; 4]);
-        let b = t.hit(0, vec![1, 0, 0, 0]).unwrap();
+        let b = t.hit(0, vec![1, 0, 0, 0], None).unwrap();
         assert!(!b.is_write, "an unchanged value is a read");
         assert_eq!(t.list()[0].hits, 2);
     }
 
     #[test]
-    fn read_watches_skip_changing_accesses() {
+    fn read_watches_skip_writes() {
         let mut t = WatchTable::default();
         t.add(watch(WatchKind::Read));
-        assert!(t.hit(0, vec![2, 0, 0, 0]).is_none());
+        // Without the instruction's word, a changed value is taken for a write.
+        assert!(t.hit(0, vec![2, 0, 0, 0], None).is_none());
         assert_eq!(t.list()[0].hits, 0);
-        assert!(t.hit(0, vec![2, 0, 0, 0]).is_some());
+        assert!(t.hit(0, vec![2, 0, 0, 0], None).is_some());
+        // The instruction's word wins: a write of the same value is still a write.
+        assert!(t.hit(0, vec![2, 0, 0, 0], Some(true)).is_none());
+        assert!(!t.hit(0, vec![3, 0, 0, 0], Some(false)).unwrap().is_write);
     }
 }

@@ -36,6 +36,73 @@ pub fn accessing_instruction(
     best.map(|(_, start)| start)
 }
 
+/// `code` holds the bytes from `start`, a known instruction boundary (the start of the
+/// function, say), up to `pc`. Returns the start of the instruction that ends exactly at pc,
+/// found by decoding forward: unlike guessing backwards, no byte of another instruction can
+/// pass for its start (a `jne` whose displacement is 0xf2 reads as a REPNE prefix one byte
+/// early). `None` when the decoding does not land on pc (data in the code, or `start` was no
+/// boundary).
+pub fn instruction_ending_at(code: &[u8], start: u64, pc: u64) -> Option<u64> {
+    let mut decoder = Decoder::with_ip(64, code, start, DecoderOptions::NONE);
+    let mut insn = Instruction::default();
+    while decoder.can_decode() {
+        decoder.decode_out(&mut insn);
+        if insn.is_invalid() {
+            return None;
+        }
+        if insn.next_ip() == pc {
+            return Some(insn.ip());
+        }
+        if insn.next_ip() > pc {
+            return None;
+        }
+    }
+    None
+}
+
+/// How the instruction in `bytes` (at `ip`) accessed `watched`, with registers as they are
+/// after it ran: `Some(true)` it wrote there, `Some(false)` it only read, `None` it cannot
+/// be told (its operands' addresses moved with it, as a string instruction's, and it both
+/// reads and writes memory).
+pub fn wrote(
+    bytes: &[u8],
+    ip: u64,
+    (addr, len): (u64, u64),
+    reg: &dyn Fn(Register) -> Option<u64>,
+) -> Option<bool> {
+    let mut decoder = Decoder::with_ip(64, bytes, ip, DecoderOptions::NONE);
+    let insn = decoder.decode();
+    if insn.is_invalid() {
+        return None;
+    }
+    let mut factory = InstructionInfoFactory::new();
+    let info = factory.info(&insn);
+    let writes = |a: OpAccess| {
+        matches!(
+            a,
+            OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite
+        )
+    };
+    let (mut on_watch, mut any_write, mut any_read) = (None::<bool>, false, false);
+    for mem in info.used_memory() {
+        let w = writes(mem.access());
+        any_write |= w;
+        any_read |= !w || matches!(mem.access(), OpAccess::ReadWrite | OpAccess::ReadCondWrite);
+        let size = mem.memory_size().size().max(1) as u64;
+        let hits = mem
+            .virtual_address(0, |r, _, _| reg(r))
+            .is_some_and(|a| a < addr.saturating_add(len) && addr < a.saturating_add(size));
+        if hits {
+            on_watch = Some(on_watch.unwrap_or(false) | w);
+        }
+    }
+    on_watch.or(match (any_write, any_read) {
+        (true, false) => Some(true),
+        (false, true) => Some(false),
+        _ => None,
+    })
+}
+
 fn score(
     info: &mut InstructionInfoFactory,
     insn: &Instruction,
@@ -74,6 +141,37 @@ mod tests {
         let pc = 0x1006;
         let start = accessing_instruction(&code, pc, (0x1016, 4), &|_| None);
         assert_eq!(start, Some(0x1000));
+    }
+
+    #[test]
+    fn forward_decoding_is_not_fooled_by_a_displacement_byte() {
+        // jne +0xf2 (75 f2), then mov byte ptr [rip+0x2f58], 0 (c6 05 58 2f 00 00 00):
+        // decoded backwards from the end, f2 05 ... can pass for a REPNE-prefixed store one
+        // byte early; forward from the jne there is only one reading.
+        let code = [0x75, 0xf2, 0xc6, 0x05, 0x58, 0x2f, 0x00, 0x00, 0x00];
+        let pc = 0x1000 + code.len() as u64;
+        assert_eq!(instruction_ending_at(&code, 0x1000, pc), Some(0x1002));
+        assert_eq!(instruction_ending_at(&code, 0x1000, pc - 1), None);
+    }
+
+    #[test]
+    fn tells_writes_from_reads() {
+        // Segment bases are 0 in 64-bit code; no other register is needed here.
+        let none = |r: Register| r.is_segment_register().then_some(0);
+        // mov dword ptr [rip+0x10], eax at 0x1000 (6 bytes): writes 0x1016.
+        let store = [0x89, 0x05, 0x10, 0x00, 0x00, 0x00];
+        assert_eq!(wrote(&store, 0x1000, (0x1016, 4), &none), Some(true));
+        // mov eax, dword ptr [rip+0x10]: reads it.
+        let load = [0x8b, 0x05, 0x10, 0x00, 0x00, 0x00];
+        assert_eq!(wrote(&load, 0x1000, (0x1016, 4), &none), Some(false));
+        // add dword ptr [rip+0x10], 1: reads and writes it: a write.
+        let add = [0x83, 0x05, 0x10, 0x00, 0x00, 0x00, 0x01];
+        assert_eq!(wrote(&add, 0x1000, (0x1017, 4), &none), Some(true));
+        // rep movsb with registers already moved on: it reads and writes, neither here.
+        assert_eq!(
+            wrote(&[0xf3, 0xa4], 0x1000, (0x9000, 1), &|_| Some(0)),
+            None
+        );
     }
 
     #[test]
