@@ -501,3 +501,64 @@ fn a_source_path_naming_a_device_or_scrys_stdin_is_refused_at_once() {
         assert!(scry.ok("cont()").starts_with("breakpoint 1"));
     }
 }
+
+/// A program writing a forged reply to /dev/tty while scry runs on a terminal (a client that
+/// drives scry on a pty): the text is the program's own terminal output, captured and
+/// escaped in `output()`, never a line of scry's; and reading its terminal does not stop it
+/// with SIGTTIN.
+#[test]
+fn the_programs_terminal_is_its_own_and_captured() {
+    use std::io::Write;
+    let bin = fixture("tty_forger");
+    let mut child = std::process::Command::new("script")
+        .args([
+            "-qfec",
+            &format!("{} --batch {}", common::SCRY, bin.display()),
+            "/dev/null",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("script(1) from util-linux runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let lines = common::line_reader(child.stdout.take().unwrap());
+    stdin.write_all(b"cont()\n;;\noutput()\n;;\n").unwrap();
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !seen.iter().any(|l: &String| l.starts_with("tty=")) && Instant::now() < deadline {
+        if let Ok(line) = lines.recv_timeout(Duration::from_secs(1)) {
+            seen.push(line.trim_end_matches('\r').to_string());
+        }
+    }
+    let _ = stdin.write_all(b":quit\n;;\n");
+    drop(stdin);
+    let _ = child.wait();
+    let exited = seen
+        .iter()
+        .position(|l| l.starts_with("exited with code 0"))
+        .unwrap_or_else(|| panic!("{seen:#?}"));
+    assert!(
+        !seen[..exited].iter().any(|l| l.contains("FORGED")),
+        "nothing of the program's reaches scry's terminal: {seen:#?}"
+    );
+    let body = &seen[exited + 2..];
+    assert!(body.contains(&"FORGED-BODY".to_string()), "{seen:#?}");
+    assert!(body.contains(&"\\;; ok".to_string()), "escaped: {seen:#?}");
+    assert!(
+        body.contains(
+            &"tty=open wrote=19 read=-1 errno=Resource temporarily unavailable".to_string()
+        ),
+        "{seen:#?}"
+    );
+}
+
+#[test]
+fn without_a_terminal_the_program_has_none_of_scrys() {
+    // scry on pipes: the program leads its own session, with no controlling terminal.
+    let mut scry = Scry::spawn(&fixture("tty_forger"), &[]);
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert_eq!(
+        scry.ok("output()"),
+        "tty=none errno=No such device or address"
+    );
+}

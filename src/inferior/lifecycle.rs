@@ -12,6 +12,8 @@ use crate::os::{procfs, ptrace, OsError, Tid};
 pub struct SpawnOutput {
     pub stdout: OwnedFd,
     pub stderr: OwnedFd,
+    /// The program's own terminal, when it got one.
+    pub tty: Option<crate::os::pty::Pty>,
 }
 
 /// How long the dynamic loader may take to reach the program's entry point.
@@ -30,6 +32,7 @@ impl Inferior {
         let output = SpawnOutput {
             stdout: spawned.stdout,
             stderr: spawned.stderr,
+            tty: spawned.tty,
         };
         let mut inferior = Inferior::new(spawned.pid, Origin::Spawned, &[spawned.pid])?;
         let stop = if at_loader {

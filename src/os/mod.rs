@@ -16,6 +16,7 @@ pub mod memory;
 pub mod pipe;
 pub mod procfs;
 pub mod ptrace;
+pub mod pty;
 pub mod regs;
 pub mod seccomp;
 pub mod signals;

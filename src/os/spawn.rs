@@ -25,12 +25,17 @@ pub struct SpawnRequest {
     /// Bytes the target reads on stdin; `None` gives it /dev/null.
     pub stdin: Option<Vec<u8>>,
     pub disable_aslr: bool,
+    /// Give the program a terminal of its own (a pty) as its controlling terminal: scry runs
+    /// at one. Either way the program leads a new session, so it never reaches scry's.
+    pub own_terminal: bool,
 }
 
 pub struct Spawned {
     pub pid: Tid,
     pub stdout: OwnedFd,
     pub stderr: OwnedFd,
+    /// Its terminal, when it got one (`own_terminal`).
+    pub tty: Option<super::pty::Pty>,
 }
 
 fn cstring(s: &[u8], what: &str) -> Result<CString, OsError> {
@@ -66,6 +71,12 @@ pub fn spawn_traced(req: &SpawnRequest) -> Result<Spawned, OsError> {
     env_ptrs.push(std::ptr::null());
 
     let inherited = super::inherited::Inherited::at_start();
+    let tty = if req.own_terminal {
+        Some(super::pty::Pty::open()?)
+    } else {
+        None
+    };
+    let tty_path = tty.as_ref().map(|t| t.slave.clone());
     let (out_r, out_w) = pipe()?;
     let (err_r, err_w) = pipe()?;
     let (exec_r, exec_w) = pipe()?;
@@ -82,11 +93,13 @@ pub fn spawn_traced(req: &SpawnRequest) -> Result<Spawned, OsError> {
     };
 
     // SAFETY: the child only calls async-signal-safe functions (dup2, chdir, personality,
-    // raise, execve, write, _exit, signal, sigprocmask, prctl) on memory prepared above.
+    // raise, execve, write, _exit, signal, sigprocmask, prctl, setsid, open, ioctl) on memory prepared above.
     let fork_result = unsafe { fork() }.map_err(|e| OsError::Spawn(format!("fork: {e}")))?;
     let child = match fork_result {
         ForkResult::Child => unsafe {
-            libc::setpgid(0, 0);
+            // A session of its own (and so a process group of its own): scry's terminal is
+            // not its controlling terminal, a terminal of its own may be.
+            super::pty::new_session(tty_path.as_ref());
             // scry's own dispositions (Rust's runtime ignores SIGPIPE; scry catches SIGINT,
             // SIGTERM, SIGHUP, SIGALRM) and mask are not the program's: it gets what scry
             // inherited, SIG_IGN included (exec keeps an ignored disposition).
@@ -145,6 +158,7 @@ pub fn spawn_traced(req: &SpawnRequest) -> Result<Spawned, OsError> {
         pid: child,
         stdout: out_r,
         stderr: err_r,
+        tty,
     })
 }
 

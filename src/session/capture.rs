@@ -104,12 +104,22 @@ pub type SharedCapture = Arc<Mutex<Capture>>;
 /// and what it takes to know the drain has caught up.
 pub struct Pump {
     file: Arc<File>,
+    /// Kept open for as long as the pump (a terminal's other end; see `os::pty`).
+    _hold: Option<OwnedFd>,
     /// Held by the helper thread from taking bytes out of the pipe until they are in the
     /// buffer: once `settle` holds it and the pipe is empty, every byte written is captured.
     draining: Arc<Mutex<()>>,
 }
 
 impl Pump {
+    /// Drains a program's terminal (`master`, with scry's `hold` on the other end) into
+    /// `capture`, as its stdout.
+    pub fn start_terminal(master: OwnedFd, hold: OwnedFd, capture: SharedCapture) -> Pump {
+        let mut pump = Pump::start(master, capture);
+        pump._hold = Some(hold);
+        pump
+    }
+
     /// Drains `fd` into `capture` until the write end closes.
     pub fn start(fd: OwnedFd, capture: SharedCapture) -> Pump {
         let file = Arc::new(File::from(fd));
@@ -145,7 +155,11 @@ impl Pump {
                 }
             }
         });
-        Pump { file, draining }
+        Pump {
+            file,
+            _hold: None,
+            draining,
+        }
     }
 
     /// Moves every byte written to the pipe so far into the buffer, so a stop never reports

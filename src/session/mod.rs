@@ -466,6 +466,7 @@ impl Session {
             cwd: spec.cwd.clone(),
             stdin: spec.stdin.clone(),
             disable_aslr: !self.config.aslr,
+            own_terminal: crate::os::pty::stdin_is_terminal(),
         };
         self.capture
             .lock()
@@ -477,6 +478,13 @@ impl Session {
             Pump::start(output.stdout, self.capture.clone()),
             Pump::start(output.stderr, self.capture.clone()),
         ];
+        if let Some(tty) = output.tty {
+            self.pumps.push(Pump::start_terminal(
+                tty.master,
+                tty.hold,
+                self.capture.clone(),
+            ));
+        }
         let pid = inferior.pid();
         let mut info = self.start_target(inferior, spec.program, stop)?;
         // A script's interpreter is known only now.
