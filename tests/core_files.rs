@@ -810,3 +810,34 @@ fn gcore_inside_a_logpoint_listener_holds_every_thread() {
         "true"
     );
 }
+
+#[test]
+fn a_core_opened_with_another_program_says_so_even_without_build_ids() {
+    let crash = fixture_with("crash", &["-g", "-O0", "-Wl,--build-id=none"]);
+    let other = fixture_with("loop", &["-g", "-O0", "-Wl,--build-id=none"]);
+    let dir = temp_path("wrong-program");
+    std::fs::create_dir_all(&dir).unwrap();
+    let core = dir.join("crash.core");
+    let mut scry = Scry::spawn(&crash, &[]);
+    assert!(scry.ok("cont()").starts_with("signal SIGSEGV"));
+    scry.ok(&format!("gcore({:?})", core.to_str().unwrap()));
+    drop(scry);
+    let core = core.to_str().unwrap();
+    // The right program: nothing to say.
+    let mut right = Scry::start(&["--core", core, crash.to_str().unwrap()]);
+    assert_eq!(right.ok("status().problems.length"), "0");
+    // Another one: the first stop and status().problems say it, naming the program.
+    let mut wrong = Scry::start(&["--core", core, other.to_str().unwrap()]);
+    let problems = wrong.ok("status().problems.join('\\n')");
+    assert!(
+        problems.contains(&format!(
+            "{} is not the program that dumped this core (its ELF headers differ",
+            other.display()
+        )),
+        "{problems}"
+    );
+    assert!(wrong
+        .ok("String(status().stop)")
+        .contains("is not the program that dumped this core"));
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -761,3 +761,60 @@ fn named_sessions_and_mcp_sessions_have_views_too() {
     call(3, "scry_stop", serde_json::json!({}));
     wait_closed(url.port);
 }
+
+#[test]
+fn silent_connections_without_the_token_never_keep_the_page_out() {
+    let mut scry = Scry::start(&["--view", "0", "--", fixture("loop").to_str().unwrap()]);
+    let url = view_url(&mut scry);
+    // 40 connections opened and left silent, and 8 that trickle a byte now and then: the
+    // page still loads at once, every time.
+    let mut idle: Vec<TcpStream> = (0..40)
+        .filter_map(|_| TcpStream::connect(("127.0.0.1", url.port)).ok())
+        .collect();
+    let mut trickle: Vec<TcpStream> = (0..8)
+        .filter_map(|_| TcpStream::connect(("127.0.0.1", url.port)).ok())
+        .collect();
+    for round in 0..5 {
+        for s in &mut trickle {
+            let _ = s.write_all(b"G");
+        }
+        let started = Instant::now();
+        let page = get(url.port, &format!("/{}/", url.token));
+        assert_eq!(page.status, 200, "round {round}: {}", page.head);
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "round {round}: {:?}",
+            started.elapsed()
+        );
+        idle.extend(TcpStream::connect(("127.0.0.1", url.port)).ok());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    // A head that trickles in for longer than its deadline is dropped.
+    let mut slow = TcpStream::connect(("127.0.0.1", url.port)).unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let started = Instant::now();
+    let mut buf = [0u8; 64];
+    let mut closed = false;
+    while started.elapsed() < Duration::from_secs(8) {
+        if slow.write_all(b"G").is_err() {
+            closed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        slow.set_nonblocking(true).unwrap();
+        let r = slow.read(&mut buf);
+        slow.set_nonblocking(false).unwrap();
+        if matches!(r, Ok(0)) {
+            closed = true;
+            break;
+        }
+    }
+    assert!(closed, "the trickling connection was never closed");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(idle);
+}

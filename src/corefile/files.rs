@@ -86,6 +86,26 @@ fn dumped_build_id(core: &CoreImage, start: u64) -> Option<Vec<u8>> {
     elf::build_id(&read)
 }
 
+/// The core's copy of the start of the file mapped at `start` (file offset 0): up to a page,
+/// as much as the core holds.
+fn dumped_head(core: &CoreImage, start: u64) -> Option<Vec<u8>> {
+    let seg = core.segment_at(start)?;
+    let within = start - seg.vaddr;
+    let n = seg.present.checked_sub(within)?.min(4096) as usize;
+    let mut buf = vec![0u8; n];
+    (n >= 64 && core.read_file(seg.offset + within, &mut buf) == n).then_some(buf)
+}
+
+/// Whether `path` starts with the bytes the core dumped of its first page: the ELF header
+/// and program headers (a program without a build id is told apart by them). `None` when
+/// either cannot be read.
+fn same_head(path: &Path, head: &[u8]) -> Option<bool> {
+    let f = open_regular(path)?;
+    let mut mine = vec![0u8; head.len()];
+    let n = read_fully(&f, 0, &mut mine);
+    (n >= 64).then(|| mine[..n] == head[..n])
+}
+
 /// The path of the executable among the mapped files: the one holding the entry point
 /// (AT_ENTRY), or failing that the program headers (AT_PHDR); else the first mapping.
 pub fn executable_path(core: &CoreImage) -> Option<String> {
@@ -137,7 +157,19 @@ pub fn resolve(
             .flatten()
             .take(4)
             .find_map(|start| dumped_build_id(core, *start));
-        let (local, note) = find_copy(&f.path, exe == Some(f.path.as_str()), &build_id, search);
+        let is_exe = exe == Some(f.path.as_str());
+        // Without build ids the dumped headers tell the program apart.
+        let head = if is_exe && build_id.is_none() {
+            first_pages
+                .get(f.path.as_str())
+                .into_iter()
+                .flatten()
+                .take(4)
+                .find_map(|start| dumped_head(core, *start))
+        } else {
+            None
+        };
+        let (local, note) = find_copy(&f.path, is_exe, &build_id, head.as_deref(), search);
         out.push(MappedFile {
             core_path: f.path.clone(),
             local,
@@ -158,6 +190,7 @@ fn find_copy(
     path: &str,
     is_exe: bool,
     want: &Option<Vec<u8>>,
+    head: Option<&[u8]>,
     search: &FileSearch,
 ) -> (Option<PathBuf>, Option<String>) {
     let name = Path::new(path).file_name().map(PathBuf::from);
@@ -170,6 +203,18 @@ fn find_copy(
                 hex(&have),
                 hex(w)
             )),
+            (Some(w), None) => Some(format!(
+                "{} has no build id but the program that dumped this core had {}: it is not that program, names and lines may be wrong",
+                program.display(),
+                hex(w)
+            )),
+            (None, _) => match head.and_then(|h| same_head(program, h)) {
+                Some(false) => Some(format!(
+                    "{} is not the program that dumped this core (its ELF headers differ from those in the core): names and lines may be wrong",
+                    program.display()
+                )),
+                _ => None,
+            },
             _ => None,
         };
         return (Some(program.clone()), note);
@@ -249,10 +294,10 @@ mod tests {
             program: Some(PathBuf::from("/bin/sh")),
             ..Default::default()
         };
-        let (local, note) = find_copy("/elsewhere/app", true, &None, &search);
+        let (local, note) = find_copy("/elsewhere/app", true, &None, None, &search);
         assert_eq!(local, Some(PathBuf::from("/bin/sh")));
         assert!(note.is_none());
-        let (local, note) = find_copy("/no/such/libx.so", false, &None, &search);
+        let (local, note) = find_copy("/no/such/libx.so", false, &None, None, &search);
         assert!(local.is_none());
         assert!(note.unwrap().contains("--sysroot DIR or --solib-dir DIR"));
     }
@@ -262,13 +307,13 @@ mod tests {
         // /bin/sh has some build id; ask for another.
         let search = FileSearch::default();
         let want = Some(vec![0xde, 0xad, 0xbe, 0xef]);
-        let (local, note) = find_copy("/bin/sh", false, &want, &search);
+        let (local, note) = find_copy("/bin/sh", false, &want, None, &search);
         if file_build_id(Path::new("/bin/sh")).is_some() {
             assert!(local.is_none());
             assert!(note.unwrap().contains("another build"));
         }
         // Without a build id in the core, the path is taken as it is.
-        let (local, _) = find_copy("/bin/sh", false, &None, &search);
+        let (local, _) = find_copy("/bin/sh", false, &None, None, &search);
         assert_eq!(local, Some(PathBuf::from("/bin/sh")));
     }
 
@@ -281,7 +326,7 @@ mod tests {
             solib_dirs: vec![dir.clone()],
             ..Default::default()
         };
-        let (local, _) = find_copy("/opt/app/lib/libfoo.so", false, &None, &search);
+        let (local, _) = find_copy("/opt/app/lib/libfoo.so", false, &None, None, &search);
         assert_eq!(local, Some(dir.join("libfoo.so")));
         std::fs::remove_dir_all(&dir).unwrap();
     }

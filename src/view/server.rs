@@ -2,10 +2,11 @@
 //! starts with the session's token; there are four of them under it (the page, its script,
 //! its style sheet, the event stream), all GET, none reading a body or touching the target.
 
-use std::io::Write;
-use std::net::{TcpListener, TcpStream};
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::board::{Cursor, Shared, MIN_INTERVAL};
@@ -18,8 +19,12 @@ const STYLE: &str = include_str!("page/view.css");
 
 /// Connections served at once; more are told to come back later.
 const MAX_CONNECTIONS: usize = 32;
-/// How long a client may take to send its request head.
-const READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// Connections that have not yet shown the token, at most: beyond that the oldest of them
+/// is closed for the new one, so connections opened and left silent (without the token,
+/// nobody's page) can never keep the real page out.
+const MAX_UNPROVEN: usize = 8;
+/// How long a client may take to send its whole request head.
+const HEAD_DEADLINE: Duration = Duration::from_secs(2);
 /// A page that stops reading is dropped after this long (its thread, never the engine, waits).
 const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// A comment line this often keeps proxies from closing an idle stream and finds dead peers.
@@ -40,11 +45,58 @@ impl Drop for Slot {
     }
 }
 
+/// The connections that have not shown the token yet, oldest first: a handle to close each.
+#[derive(Default)]
+struct Unproven {
+    next: u64,
+    waiting: VecDeque<(u64, TcpStream)>,
+}
+
+type SharedUnproven = Arc<Mutex<Unproven>>;
+
+impl Unproven {
+    /// Books connection `stream`; closes the oldest unproven one when there are too many, or
+    /// when every slot is taken (`full`). Returns its number, or `None` when nothing could be
+    /// made room for.
+    fn admit(&mut self, stream: &TcpStream, full: bool) -> Option<u64> {
+        if self.waiting.len() >= MAX_UNPROVEN || full {
+            let (_, oldest) = self.waiting.pop_front()?;
+            let _ = oldest.shutdown(Shutdown::Both);
+        }
+        let handle = stream.try_clone().ok()?;
+        self.next += 1;
+        self.waiting.push_back((self.next, handle));
+        Some(self.next)
+    }
+
+    fn proven(&mut self, id: u64) {
+        self.waiting.retain(|(n, _)| *n != id);
+    }
+}
+
+/// The request head must come whole before a deadline, however slowly it trickles.
+struct Deadlined<'a> {
+    stream: &'a mut TcpStream,
+    deadline: Instant,
+}
+
+impl Read for Deadlined<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        self.stream.set_read_timeout(Some(left))?;
+        self.stream.read(buf)
+    }
+}
+
 impl Server {
     pub fn run(self) {
         crate::os::timer::block_signals_in_helper_thread();
         let token: Arc<str> = self.token.into();
         let active = Arc::new(AtomicUsize::new(0));
+        let unproven: SharedUnproven = Arc::default();
         for stream in self.listener.incoming() {
             if self.shared.is_closed() {
                 break;
@@ -57,20 +109,34 @@ impl Server {
                     continue;
                 }
             };
-            if active.fetch_add(1, Ordering::Relaxed) >= MAX_CONNECTIONS {
-                active.fetch_sub(1, Ordering::Relaxed);
+            let full = active.load(Ordering::Relaxed) >= MAX_CONNECTIONS;
+            let admitted = unproven
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .admit(&stream, full);
+            let Some(id) = admitted else {
                 let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
                 let _ = http::error(&mut stream, 503, "too many connections");
                 continue;
-            }
+            };
+            active.fetch_add(1, Ordering::Relaxed);
             let slot = Slot(active.clone());
-            let (token, shared) = (token.clone(), self.shared.clone());
+            let (token, shared, unproven) = (token.clone(), self.shared.clone(), unproven.clone());
             let spawned = std::thread::Builder::new()
                 .name("scry-view".into())
                 .spawn(move || {
                     crate::os::timer::block_signals_in_helper_thread();
                     let _slot = slot;
-                    serve(stream, &token, &shared);
+                    serve(stream, &token, &shared, &|| {
+                        unproven
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .proven(id)
+                    });
+                    unproven
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .proven(id);
                 });
             if spawned.is_err() {
                 std::thread::sleep(Duration::from_millis(50));
@@ -79,11 +145,15 @@ impl Server {
     }
 }
 
-fn serve(mut stream: TcpStream, token: &str, shared: &Arc<Shared>) {
-    let _ = stream.set_read_timeout(Some(READ_TIMEOUT));
+/// `proven`: called once the request has shown the token.
+fn serve(mut stream: TcpStream, token: &str, shared: &Arc<Shared>, proven: &dyn Fn()) {
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
     let _ = stream.set_nodelay(true);
-    let request = match http::read_request(&mut stream) {
+    let head = http::read_request(&mut Deadlined {
+        stream: &mut stream,
+        deadline: Instant::now() + HEAD_DEADLINE,
+    });
+    let request = match head {
         Ok(r) => r,
         Err(BadRequest::Gone) => return,
         Err(BadRequest::Refused(status, why)) => {
@@ -104,6 +174,7 @@ fn serve(mut stream: TcpStream, token: &str, shared: &Arc<Shared>) {
         );
         return;
     }
+    proven();
     let head_only = request.method == "HEAD";
     if request.method != "GET" && !head_only {
         let _ = http::error(&mut stream, 405, "the view is read-only: GET only");
