@@ -98,3 +98,16 @@ fn next_goes_line_by_line_over_calls() {
     again.ok("breakpoint.set('loop.c:15'); cont(); breakpoint.remove(1); breakpoint.set('add')");
     assert!(again.ok("next()").starts_with("breakpoint 2 at "));
 }
+
+#[test]
+fn remove_event_listener_without_a_function_removes_every_one_of_the_type() {
+    let mut scry = Scry::spawn(&fixture("loop"), &["3"]);
+    scry.ok("ctx.n = 0; addEventListener('step', e => { ctx.n++ }); addEventListener('step', e => { ctx.n++ })");
+    assert_eq!(scry.ok("removeEventListener('step')"), "2");
+    scry.ok("step(3)");
+    assert_eq!(scry.ok("ctx.n"), "0", "no step listener is left");
+    assert!(scry
+        .err("removeEventListener('step', 3)")
+        .contains("fn must be the function given to addEventListener"));
+    assert_eq!(scry.ok("removeEventListener('step')"), "0");
+}

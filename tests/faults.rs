@@ -351,3 +351,28 @@ fn every_signal_of_a_storm_is_seen_once_and_delivered() {
         "scry saw exactly the signals the program received"
     );
 }
+
+#[test]
+fn a_cut_response_keeps_its_error_and_its_limit() {
+    let mut scry = Scry::start(&["--output-limit", "300"]);
+    let r = scry.eval(
+        "for (let i = 0; i < 100; i++) print('line ' + i); throw new Error('the real reason')",
+    );
+    assert!(!r.ok);
+    assert!(r.body.len() <= 300, "{} bytes: {}", r.body.len(), r.body);
+    let lines: Vec<&str> = r.body.lines().collect();
+    assert_eq!(
+        lines.last(),
+        Some(&"error: Error: the real reason"),
+        "{}",
+        r.body
+    );
+    assert!(
+        lines[lines.len() - 2].starts_with("[scry: response cut after "),
+        "{}",
+        r.body
+    );
+    // A response that succeeds stays within the limit with its note too.
+    let r = scry.eval("for (let i = 0; i < 100; i++) print('line ' + i)");
+    assert!(r.ok && r.body.len() <= 300, "{} bytes", r.body.len());
+}

@@ -525,7 +525,14 @@ fn the_programs_terminal_is_its_own_and_captured() {
     stdin.write_all(b"cont()\n;;\noutput()\n;;\n").unwrap();
     let mut seen = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !seen.iter().any(|l: &String| l.starts_with("tty=")) && Instant::now() < deadline {
+    // Until the status line of the second answer, output()'s.
+    while seen
+        .iter()
+        .filter(|l: &&String| l.starts_with(";; ok"))
+        .count()
+        < 2
+        && Instant::now() < deadline
+    {
         if let Ok(line) = lines.recv_timeout(Duration::from_secs(1)) {
             seen.push(line.trim_end_matches('\r').to_string());
         }

@@ -617,3 +617,38 @@ fn a_program_that_ptrace_attaches_scry_cannot_hold_it() {
         "attach=-1 errno=Operation not permitted\ndone"
     );
 }
+
+#[test]
+fn a_fault_signal_sent_by_kill_names_its_sender_not_an_address() {
+    let mut scry = Scry::spawn(&fixture("kill_self"), &[]);
+    let pid = scry.target_pid();
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("signal SIGSEGV at "), "{stop}");
+    assert!(!stop.contains("fault_addr"), "{stop}");
+    assert!(stop.contains(&format!("[sent by process {pid}]")), "{stop}");
+    assert_eq!(scry.ok("String(cont())"), "killed by SIGSEGV");
+}
+
+#[test]
+fn a_register_write_reads_back_what_the_kernel_kept() {
+    let mut scry = Scry::spawn(&fixture("loop"), &["1"]);
+    let kept = {
+        scry.ok("state.registers.eflags = 0xffffffff");
+        scry.num("state.registers.eflags")
+    };
+    assert_ne!(
+        kept, 0xffff_ffff,
+        "reserved and privileged bits never stick"
+    );
+    assert_eq!(kept & 0x2, 0x2, "bit 1 is always set");
+    assert_eq!(kept & (3 << 12), 0, "IOPL cannot be raised");
+    // The same value from a fresh read of the kernel's registers.
+    assert_eq!(scry.num("state.registers.eflags"), kept);
+    assert_eq!(
+        {
+            scry.ok("state.registers.eflags = 0x246");
+            scry.num("state.registers.eflags")
+        },
+        0x246
+    );
+}

@@ -193,3 +193,34 @@ fn breakpoints_by_file_and_line() {
         .err("breakpoint.set('other.c:9', {pending: false})")
         .contains("no loaded module has code from other.c"));
 }
+
+#[test]
+fn a_callers_register_is_written_where_its_callee_saved_it() {
+    let bin = fixture_with("frame_regs", &["-g", "-O1"]);
+    let mut scry = Scry::spawn(&bin, &["2"]);
+    assert!(scry
+        .ok("breakpoint.set('leaf'); cont()")
+        .starts_with("breakpoint 1"));
+    // outer keeps `kept` (2 * 7 + 1) in rbx; middle saved it before using rbx itself.
+    assert_eq!(scry.ok("state.frame(2).registers.rbx"), "15");
+    assert_eq!(
+        scry.ok("state.frame(2).registers.rbx = 1000; state.frame(2).registers.rbx"),
+        "1000"
+    );
+    // middle's own rbx (the live register: leaf did not save it) is untouched.
+    assert_eq!(scry.ok("state.frame(1).registers.rbx"), "2");
+    assert!(scry
+        .err("state.frame(2).registers.rsp = 5")
+        .contains("frame 2's rsp is computed, not kept anywhere"));
+    assert!(scry
+        .err("state.frame(1).registers.rax = 5")
+        .contains("frame 1's rax is not known"));
+    assert_eq!(scry.ok("String(state.frame(1).registers.rax)"), "undefined");
+    // Frame 0's registers are the thread's.
+    scry.ok("state.frame(0).registers.rdi = 4");
+    assert_eq!(scry.ok("state.registers.rdi"), "4");
+    scry.ok("state.registers.rdi = 2; breakpoint.remove(1)");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    // The program itself says what it kept.
+    assert_eq!(scry.ok("output()"), "kept=1000 r=128");
+}

@@ -148,6 +148,16 @@ impl CoreProcess {
         Some((t.status.tid, t.signal()?))
     }
 
+    /// Whether the core holds the crash's whole siginfo (NT_SIGINFO): without it, the
+    /// signal's code and fault address are not known.
+    pub fn crash_siginfo_known(&self) -> bool {
+        self.image
+            .notes
+            .threads
+            .first()
+            .is_some_and(|t| t.siginfo.is_some_and(|s| s.signo > 0))
+    }
+
     /// The command name: NT_PRPSINFO's for the main thread (threads are not named in a core).
     pub fn thread_name(&self, tid: Tid) -> Option<String> {
         let p = self.process_info()?;

@@ -354,6 +354,18 @@ impl Inferior {
         Ok(())
     }
 
+    /// Writes `regs` into `tid` and returns what the kernel kept: it silently masks what a
+    /// program may not set (eflags' reserved and privileged bits, for one), and what is read
+    /// later must be that, not what was asked.
+    pub fn set_regs_read_back(&mut self, tid: Tid, regs: &RawRegs) -> Result<RawRegs, OsError> {
+        ptrace::set_regs(tid, regs)?;
+        let kept = ptrace::get_regs(tid)?;
+        if let Some(thread) = self.threads.get_mut(&tid) {
+            thread.regs = Some(kept);
+        }
+        Ok(kept)
+    }
+
     pub fn pc(&mut self, tid: Tid) -> Result<u64, OsError> {
         Ok(self.regs(tid)?.rip)
     }

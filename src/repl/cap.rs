@@ -19,6 +19,20 @@ pub fn split(text: &str, limit: usize) -> (&str, &str) {
     text.split_at(cut)
 }
 
+/// A failed chunk's body split into what it printed and the error that ended it (from its
+/// last line starting `error: ` to the end), when that error is at most `max` bytes.
+pub fn error_tail(body: &str, max: usize) -> (&str, &str) {
+    let at = if body.starts_with("error: ") {
+        Some(0)
+    } else {
+        body.rfind("\nerror: ").map(|i| i + 1)
+    };
+    match at {
+        Some(i) if body.len() - i <= max => body.split_at(i),
+        _ => (body, ""),
+    }
+}
+
 pub fn cut_note(shown: usize, rest: usize, marker: &str) -> String {
     let _ = marker;
     format!("[scry: response cut after {shown} bytes; {rest} more bytes: send :more to read them]")
@@ -27,6 +41,17 @@ pub fn cut_note(shown: usize, rest: usize, marker: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_error_is_the_tail() {
+        assert_eq!(
+            error_tail("a\nb\nerror: boom\n    at x\n", 100),
+            ("a\nb\n", "error: boom\n    at x\n")
+        );
+        assert_eq!(error_tail("error: x\n", 100), ("", "error: x\n"));
+        assert_eq!(error_tail("no error here\n", 100), ("no error here\n", ""));
+        assert_eq!(error_tail("a\nerror: long\n", 3), ("a\nerror: long\n", ""));
+    }
 
     #[test]
     fn cuts_on_lines_and_chars() {

@@ -6,7 +6,10 @@
 //! itself so, a script printed it) would end the response early and shift every later answer.
 //! Such a line is sent with a backslash in front: `\;; ok`. A line that already starts with
 //! backslashes and then the marker gets one more, so the escaping can be undone exactly (drop
-//! one backslash from every line matching `^\\+MARKER`).
+//! one backslash from every line matching `^\\+MARKER`). Blanks (space, tab, `\r`) between
+//! the line's start and the marker count as nothing: a client that trims lines would take
+//! ` ;; ok` for a status line too, so it is sent as `\ ;; ok` (undone by the same rule with
+//! blanks allowed before the marker).
 //!
 //! **Terminals.** Target bytes could carry escape sequences (retitle the window, move the
 //! cursor, rewrite what was printed). At a terminal every C0 control but tab and newline, DEL,
@@ -20,7 +23,12 @@ pub fn guard_status_lines(body: &str, marker: &str) -> String {
     }
     let mut out = String::with_capacity(body.len() + 16);
     for line in body.split_inclusive('\n') {
-        if line.trim_start_matches('\\').starts_with(marker) {
+        // Blanks before the marker too: a client that trims lines would see it start one.
+        if line
+            .trim_start_matches('\\')
+            .trim_start_matches([' ', '\t', '\r'])
+            .starts_with(marker)
+        {
             out.push('\\');
         }
         out.push_str(line);
@@ -48,6 +56,14 @@ pub fn neutralize_controls(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blanks_before_the_marker_do_not_hide_a_status_line() {
+        let body = " ;; ok\n\t;; error\n\r;; ok\n  x ;;\n";
+        let guarded = guard_status_lines(body, ";;");
+        assert_eq!(guarded, "\\ ;; ok\n\\\t;; error\n\\\r;; ok\n  x ;;\n");
+        assert!(guarded.lines().all(|l| !l.trim_start().starts_with(";;")));
+    }
 
     #[test]
     fn forged_status_lines_are_escaped_reversibly() {

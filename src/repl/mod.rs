@@ -133,7 +133,7 @@ impl Repl {
             if crate::session::termination().is_some() {
                 break;
             }
-            let body = escape::neutralize_controls(&self.capped(response.body));
+            let body = escape::neutralize_controls(&self.capped(response.body, response.ok));
             if !body.is_empty() {
                 writeln!(out, "{}", body.trim_end_matches('\n'))?;
             }
@@ -155,7 +155,7 @@ impl Repl {
     fn respond_as(&mut self, chunk: &str, file: &str) -> Option<(String, bool)> {
         let response = self.handle(chunk, file)?;
         let ok = response.ok;
-        Some((self.finished_body(response.body), ok))
+        Some((self.finished_body(response.body, ok), ok))
     }
 
     /// One chunk: a `:command` or JavaScript. `None` means quit.
@@ -203,19 +203,30 @@ impl Repl {
         }
     }
 
-    /// Applies the response cap, keeping the rest for `:more`.
-    fn capped(&mut self, body: String) -> String {
+    /// Applies the response cap, keeping the rest for `:more`. The whole answer, the note
+    /// saying it was cut included, stays within the limit; the error that ended a failed
+    /// chunk is never the part cut away.
+    fn capped(&mut self, body: String, ok: bool) -> String {
         let limit = self.engine.with_session(|s| s.config.output_limit);
-        let (shown, rest) = cap::split(&body, limit);
-        if rest.is_empty() {
+        if body.len() <= limit {
             return body;
         }
+        let (main, tail) = if ok {
+            (&body[..], "")
+        } else {
+            cap::error_tail(&body, limit / 2)
+        };
+        // The note's numbers are at most the body's length: its room is known before the cut.
+        let note_room = cap::cut_note(body.len(), body.len(), &self.marker).len() + 2;
+        let budget = limit.saturating_sub(note_room + tail.len() + 1).max(1);
+        let (shown, rest) = cap::split(main, budget);
         let mut text = shown.to_string();
         if !text.ends_with('\n') {
             text.push('\n');
         }
         text.push_str(&cap::cut_note(shown.len(), rest.len(), &self.marker));
         text.push('\n');
+        text.push_str(tail);
         self.more = rest.to_string();
         text
     }
@@ -223,8 +234,8 @@ impl Repl {
     /// A response body as it is sent: capped (the rest kept for `:more`, which is sent
     /// through here again), no line that passes for a status line, and ending in a newline
     /// unless empty.
-    fn finished_body(&mut self, body: String) -> String {
-        let body = self.capped(body);
+    fn finished_body(&mut self, body: String, ok: bool) -> String {
+        let body = self.capped(body, ok);
         let mut body = escape::guard_status_lines(&body, &self.marker);
         if !body.is_empty() && !body.ends_with('\n') {
             body.push('\n');
@@ -233,7 +244,7 @@ impl Repl {
     }
 
     fn write_framed(&mut self, response: Response, out: &mut impl Write) -> std::io::Result<()> {
-        let body = self.finished_body(response.body);
+        let body = self.finished_body(response.body, response.ok);
         self.write_status(&body, response.ok, out)
     }
 

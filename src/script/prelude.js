@@ -210,6 +210,8 @@
   // ---- registers and flags ---------------------------------------------------------------
   const REGS = N.reg_names();
   const FLAGS = ['c', 'p', 'a', 'z', 's', 't', 'i', 'd', 'o'];
+  // The registers an unwound frame can know, DWARF's x86-64 general registers.
+  const FRAME_REGS = ['rax', 'rdx', 'rcx', 'rbx', 'rsi', 'rdi', 'rbp', 'rsp', 'r8', 'r9', 'r10', 'r11', 'r12', 'r13', 'r14', 'r15', 'rip'];
   function registers(prev) {
     const o = {};
     for (const r of REGS) {
@@ -438,6 +440,28 @@
       const rows = N.unwind(Math.min(n + 1, MAX_FRAMES), true, false).rows;
       const f = rows[n];
       if (!f) throw new ScryError(`no frame ${n}: the stack has ${rows.length} frame${rows.length === 1 ? '' : 's'}, #0 to #${rows.length - 1} (state.unwind() lists them)`);
+      // Assigning a register writes where that frame keeps it (a saved slot, or the live
+      // register), then reads the frame again.
+      const known = f.registers;
+      const regs = {};
+      for (const r of FRAME_REGS) {
+        if (!hasOwn(known, r)) continue;
+        defineProperty(regs, r, {
+          __proto__: null,
+          enumerable: true,
+          get: () => known[r],
+          set: (v) => {
+            N.set_frame_reg(n, r, v);
+            const again = N.unwind(Math.min(n + 1, MAX_FRAMES), true, false).rows[n];
+            field(known, r, again ? own(again.registers, r) : v);
+          },
+        });
+      }
+      // The registers a frame does not know read as undefined, and writing one says why.
+      for (const r of FRAME_REGS) {
+        if (!hasOwn(regs, r)) defineProperty(regs, r, { __proto__: null, enumerable: false, get: () => undefined, set: (v) => N.set_frame_reg(n, r, v) });
+      }
+      field(f, 'registers', guard(`state.frame(${n}).registers`, regs));
       return result(f);
     },
     thread_local(name) {
@@ -491,13 +515,23 @@
     if (type === 'thread') N.thread_events(true);
     listening();
   }
+  // With a function: that one, true if it was there. Without: every listener of the type,
+  // and how many there were (so `removeEventListener('step')` does what it says).
   function removeEventListener(type, fn) {
     checkType(type);
-    const i = listeners[type].indexOf(fn);
-    if (i >= 0) listeners[type].splice(i, 1);
+    let removed;
+    if (fn === undefined) {
+      removed = listeners[type].length;
+      listeners[type].length = 0;
+    } else {
+      if (typeof fn !== 'function') throw new TypeError(`removeEventListener('${type}', fn): fn must be the function given to addEventListener (or leave it out to remove every '${type}' listener)`);
+      const i = listeners[type].indexOf(fn);
+      if (i >= 0) listeners[type].splice(i, 1);
+      removed = i >= 0;
+    }
     if (type === 'thread' && listeners.thread.length === 0) N.thread_events(false);
     listening();
-    return i >= 0;
+    return removed;
   }
   // Breakpoints with a condition or a log (`breakpoint.set(at, {if, log})`), by id.
   const bpOptions = new Map();

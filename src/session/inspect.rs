@@ -65,8 +65,8 @@ impl Session {
         regs::set_register(&mut raw, index, value);
         let inferior = self.inferior()?;
         let tid = inferior.selected();
-        inferior.set_regs(tid, &raw)?;
-        self.snapshot.note_regs(&raw);
+        let kept = inferior.set_regs_read_back(tid, &raw)?;
+        self.snapshot.note_regs(&kept);
         Ok(())
     }
 

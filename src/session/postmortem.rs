@@ -156,8 +156,8 @@ impl Session {
                 info.reason = Some(Reason::Signal);
                 info.tid = Some(tid);
                 info.signal = Some(sig.signo);
-                if signals::has_fault_addr(sig.signo) {
-                    info.fault_addr = Some(sig.addr);
+                if core.process.crash_siginfo_known() {
+                    super::run::signal_origin(&mut info, sig.signo, sig.code, sig.addr);
                 }
             }
             None => {

@@ -213,12 +213,13 @@ impl Session {
                 Reason::Breakpoint
             }
             Stop::Signal {
-                signal, fault_addr, ..
+                signal,
+                code,
+                fault_addr,
+                ..
             } => {
                 info.signal = Some(signal);
-                if signals::has_fault_addr(signal) {
-                    info.fault_addr = Some(fault_addr);
-                }
+                signal_origin(&mut info, signal, code, fault_addr);
                 Reason::Signal
             }
             Stop::Timeout { .. } => Reason::Timeout,
@@ -318,5 +319,20 @@ impl Session {
             .ok_or_else(|| SessionError::Invalid(format!("no signal {signal}")))?;
         *slot = mode;
         Ok(())
+    }
+}
+
+/// What a signal's siginfo says of where it came from: the faulting address of a fault the
+/// CPU raised (si_code > 0), or the process that sent it with kill(), tgkill() or
+/// sigqueue() (si_code <= 0, where the field a fault address would be in holds the
+/// sender's pid), which the stop line then names instead of a made-up address.
+pub(super) fn signal_origin(info: &mut StopInfo, signal: i32, code: i32, addr: u64) {
+    if code > 0 {
+        if signals::has_fault_addr(signal) {
+            info.fault_addr = Some(addr);
+        }
+    } else if matches!(code, 0 | -1 | -6) {
+        info.notes
+            .push(format!("sent by process {}", addr as u32 as i32));
     }
 }

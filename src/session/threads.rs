@@ -383,6 +383,51 @@ impl Session {
             .symbolize_return(RuntimeAddr(pc), RuntimeAddr(lookup))
     }
 
+    /// Writes register `name` of frame `row` (a row of `unwind()`): where that frame's value
+    /// lives, as the unwind found it: the live register when no callee saved it (frame 0's
+    /// included), else the stack slot a callee saved it in (its CFI, the frame-pointer
+    /// chain, or a signal frame's context). A value computed rather than kept (a caller's
+    /// rsp is its callee's CFA) or lost (caller-saved registers across a call) has nowhere
+    /// to go: an error says so.
+    pub fn set_frame_register(&mut self, row: usize, name: &str, value: u64) -> Result<()> {
+        self.check_writable("write a register")?;
+        let Some(dwarf) = DWARF_NAMES.iter().position(|n| *n == name) else {
+            return Err(SessionError::Invalid(format!(
+                "frame {row}: no register '{name}' in a frame (a frame knows {})",
+                DWARF_NAMES.join(" ")
+            )));
+        };
+        let (rows, _) = self.unwind(row + 1, true)?;
+        let Some(r) = rows.get(row) else {
+            return Err(SessionError::Invalid(format!(
+                "no frame {row}: the stack has {} frames",
+                rows.len()
+            )));
+        };
+        if r.tail_call {
+            return Err(SessionError::Invalid(format!(
+                "frame {row} was erased by a tail call (rebuilt from call-site information): it has no registers of its own"
+            )));
+        }
+        let physical = r.physical;
+        let (frames, _) = self.physical_frames(physical + 1)?;
+        let frame = frames.get(physical).ok_or_else(|| {
+            SessionError::Invalid(format!("frame {row}: the stack changed while unwinding"))
+        })?;
+        if frame.regs.get(dwarf as u16).is_none() {
+            return Err(SessionError::Invalid(format!(
+                "frame {row}'s {name} is not known (a caller-saved register does not survive a call), so there is nothing to write"
+            )));
+        }
+        match frame.regs.loc(dwarf as u16) {
+            unwind::Loc::Live => self.set_register(name, value),
+            unwind::Loc::At(addr) => self.write_memory(addr, &value.to_le_bytes()),
+            unwind::Loc::Unknown => Err(SessionError::Invalid(format!(
+                "frame {row}'s {name} is computed, not kept anywhere (the unwind derives it: a caller's rsp is its callee's frame address), so it cannot be written"
+            ))),
+        }
+    }
+
     /// The selected thread's physical frames (no inlined rows) and why the walk stopped.
     pub(super) fn physical_frames(
         &mut self,
@@ -396,7 +441,7 @@ impl Session {
         ];
         // The order above is DWARF's register numbering (0 = rax, 1 = rdx, ...).
         for (dwarf, value) in values.into_iter().enumerate() {
-            frame0.set(dwarf as u16, value);
+            frame0.set_at(dwarf as u16, value, unwind::Loc::Live);
         }
         let process = self.process_ref()?;
         let read = |addr: u64, buf: &mut [u8]| process.read_memory(addr, buf).is_ok();

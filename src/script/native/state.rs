@@ -204,6 +204,19 @@ pub(super) fn install<'js>(
             .map_err(|e| throw(&ctx, e))
     });
 
+    let h = host.clone();
+    def!(n, ctx, "set_frame_reg", move |ctx: Ctx<'js>,
+                                        frame: f64,
+                                        name: String,
+                                        v: Value<'js>|
+          -> rquickjs::Result<()> {
+        let value = values::to_u64_bits(&ctx, &v)
+            .map_err(|e| throw(&ctx, format!("frame({frame}).registers.{name}: {e}")))?;
+        h.session_mut(&ctx)?
+            .set_frame_register(frame as usize, &name, value)
+            .map_err(|e| throw(&ctx, e))
+    });
+
     def!(n, ctx, "reg_names", move || -> Vec<&'static str> {
         REGISTER_NAMES.to_vec()
     });

@@ -12,7 +12,7 @@ use gimli::{
 };
 
 use super::eh_hdr::{parse_hdr, HdrTable};
-use super::regs::{read_u64, MemReader, UnwindRegs, NREGS, RA, RSP};
+use super::regs::{read_u64, Loc, MemReader, UnwindRegs, NREGS, RA, RSP};
 use crate::symbols::elf::sections::{eh_frame_phdr, read_sections, SectionInfo};
 use crate::symbols::elf::{ElfImage, SharedBytes};
 
@@ -400,6 +400,21 @@ where
     if matches!(ra_rule, RegisterRule::Undefined) {
         return Ok(CfiStep::Outermost);
     }
+    // Where the caller's value lives: the slot a rule reads it from, or wherever the
+    // callee's own value is when it is left as it was.
+    let loc_of = |n: u16, rule: &RegisterRule<usize>| -> Loc {
+        match rule {
+            RegisterRule::SameValue => env.regs.loc(n),
+            RegisterRule::Register(r) => env.regs.loc(r.0),
+            RegisterRule::Offset(o) => cfa.checked_add_signed(*o).map_or(Loc::Unknown, Loc::At),
+            RegisterRule::Expression(e) => e
+                .get(section)
+                .ok()
+                .and_then(|expr| eval_expr(Evaluation::new(expr.0, encoding), Some(cfa), env).ok())
+                .map_or(Loc::Unknown, Loc::At),
+            _ => Loc::Unknown,
+        }
+    };
     let mut caller = UnwindRegs::default();
     for n in 0..NREGS as u16 {
         if n == RA {
@@ -410,19 +425,22 @@ where
             RegisterRule::SameValue => env.regs.get(n),
             // The caller's stack pointer is the CFA unless a rule says otherwise.
             RegisterRule::Undefined if n == RSP => Some(cfa),
-            rule => apply(rule),
+            ref rule => apply(rule.clone()),
         };
         caller.vals[usize::from(n)] = value;
-    }
-    caller.vals[usize::from(RA)] = if ra_column.0 == RA {
-        apply(ra_rule)
-    } else {
-        // An unusual return-address column: its rule yields the caller's pc all the same.
-        match ra_rule {
-            RegisterRule::SameValue => env.regs.get(ra_column.0),
-            rule => apply(rule),
+        if value.is_some() {
+            caller.locs[usize::from(n)] = loc_of(n, &rule);
         }
+    }
+    let ra_from = if ra_column.0 == RA { RA } else { ra_column.0 };
+    caller.vals[usize::from(RA)] = match ra_rule {
+        // An unusual return-address column: its rule yields the caller's pc all the same.
+        RegisterRule::SameValue if ra_column.0 != RA => env.regs.get(ra_column.0),
+        ref rule => apply(rule.clone()),
     };
+    if caller.vals[usize::from(RA)].is_some() {
+        caller.locs[usize::from(RA)] = loc_of(ra_from, &ra_rule);
+    }
     Ok(CfiStep::Caller(Box::new(caller)))
 }
 

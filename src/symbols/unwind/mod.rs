@@ -12,7 +12,7 @@ mod walk;
 mod tests;
 
 pub use cfi::CfiTables;
-pub use regs::{MemReader, UnwindRegs, NREGS, RA, RBP, RSP};
+pub use regs::{Loc, MemReader, UnwindRegs, NREGS, RA, RBP, RSP};
 pub use walk::{unwind, Frame, FrameSource, UnwindLimits};
 
 use crate::symbols::addr::{LoadBias, RuntimeAddr};

@@ -9,7 +9,7 @@ use std::panic::AssertUnwindSafe;
 use std::path::Path;
 
 use super::cfi::{self, CfiError, CfiStep, CfiTables};
-use super::regs::{read_u64, MemReader, UnwindRegs, RA, RBP, RSP};
+use super::regs::{read_u64, Loc, MemReader, UnwindRegs, RA, RBP, RSP};
 use super::CodeMap;
 use crate::symbols::addr::RuntimeAddr;
 use crate::symbols::elf::ElfImage;
@@ -325,10 +325,11 @@ fn signal_frame(cur: &Frame, mem: MemReader<'_>) -> Step {
         return Step::Stop(format!("signal context at {base:#x} unreadable: stopped"));
     }
     let mut regs = UnwindRegs::default();
-    for (chunk, &reg) in buf.chunks_exact(8).zip(GREGS_TO_DWARF.iter()) {
+    for (i, (chunk, &reg)) in buf.chunks_exact(8).zip(GREGS_TO_DWARF.iter()).enumerate() {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        regs.set(reg, u64::from_le_bytes(word));
+        // sigreturn loads the interrupted frame's registers from this very slot.
+        regs.set_at(reg, u64::from_le_bytes(word), Loc::At(base + 8 * i as u64));
     }
     Step::Caller(Box::new(regs), FrameSource::SignalFrame)
 }
@@ -343,8 +344,8 @@ fn frame_pointer(cur: &Frame, mem: MemReader<'_>) -> Option<UnwindRegs> {
     let saved_rbp = read_u64(mem, rbp)?;
     let ret = read_u64(mem, rbp.checked_add(8)?)?;
     let mut regs = UnwindRegs::default();
-    regs.set(RA, ret);
+    regs.set_at(RA, ret, Loc::At(rbp + 8));
     regs.set(RSP, rbp.checked_add(16)?);
-    regs.set(RBP, saved_rbp);
+    regs.set_at(RBP, saved_rbp, Loc::At(rbp));
     Some(regs)
 }
