@@ -5,7 +5,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{fixture, Scry};
+use common::{fixture, fixture_with, Scry};
 
 /// What the fixture prints when it runs alone.
 fn alone(binary: &std::path::Path, args: &[&str]) -> String {
@@ -188,7 +188,8 @@ fn code_the_program_rewrites_under_a_breakpoint_is_its_own() {
     let bin = fixture("rewrite");
     assert_eq!(alone(&bin, &[]), "c=42\n");
     let mut scry = Scry::spawn(&bin, &[]);
-    scry.ok("breakpoint.set('f'); breakpoint.set('patched')");
+    // Int3 breakpoints: what the program writes over one is its own code.
+    scry.ok("breakpoint.set('f', {hardware: false}); breakpoint.set('patched', {hardware: false})");
     assert!(scry.ok("cont()").starts_with("breakpoint 2"));
     // The program's new bytes, not the saved original under the int3.
     assert_eq!(scry.ok("state.memory('f').bytes(6)"), "b82a000000c3");
@@ -651,4 +652,74 @@ fn a_register_write_reads_back_what_the_kernel_kept() {
         },
         0x246
     );
+}
+
+#[test]
+fn an_int3_the_program_writes_at_a_breakpoint_is_its_own() {
+    // The breakpoint on f is a debug register: the program reads f's own first byte, and
+    // the int3 it writes there itself reaches its handler (after the breakpoint's stop).
+    let bin = fixture_with("own_int3", &["-g", "-O1"]);
+    let expected = alone(&bin, &[]);
+    assert!(expected.starts_with("b=500 hits=1 first="), "{expected}");
+    let mut scry = Scry::spawn(&bin, &[]);
+    scry.ok("breakpoint.set('f')");
+    assert_eq!(scry.ok("breakpoint.list()[0].site"), "hw");
+    let stop = scry.ok("cont()");
+    assert!(
+        stop.starts_with("breakpoint 1 at ") && stop.contains(" f "),
+        "{stop}"
+    );
+    let own = scry.ok("cont()");
+    assert!(
+        own.starts_with("signal SIGTRAP at "),
+        "the program's own int3: {own}"
+    );
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert_eq!(scry.ok("output()"), expected.trim_end());
+    // An int3 breakpoint (asked for, or when no debug register is free) is what cannot be
+    // hidden: the program reads it and takes it for its own.
+    let forced = under_scry(
+        &bin,
+        &[],
+        "breakpoint.set('f', {hardware: false})",
+        "let s; do { s = cont() } while (s.reason === 'breakpoint' || s.reason === 'signal'); s",
+    );
+    assert!(forced.contains("first=cc"), "{forced}");
+}
+
+#[test]
+fn breakpoints_take_debug_registers_then_int3_and_give_them_to_watchpoints() {
+    let bin = fixture("loop");
+    let mut scry = Scry::spawn(&bin, &["3"]);
+    // Five instructions of main: four debug registers, then an int3.
+    scry.ok("ctx.at = state.disasm(5, symbol('main')).map(i => i.addr); for (const a of ctx.at) breakpoint.set(a)");
+    assert_eq!(
+        scry.ok("breakpoint.list().map(b => b.site).join(' ')"),
+        "hw hw hw hw int3"
+    );
+    assert!(scry
+        .err("breakpoint.set('add', {hardware: true})")
+        .contains("no free debug register for a breakpoint"));
+    // Reads show the program's code under every kind of site.
+    let bias = common::load_bias(scry.target_pid(), &bin);
+    let main = scry.num("symbol('main')");
+    let on_disk = common::file_bytes(&bin, main - bias, 16);
+    let hex: String = on_disk.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(scry.ok("state.memory(symbol('main')).bytes(16)"), hex);
+    // A watchpoint takes the newest breakpoint's register; that one goes on as an int3.
+    scry.ok("watchpoint.set('counter', 'w')");
+    assert_eq!(
+        scry.ok("breakpoint.list().map(b => b.site).join(' ')"),
+        "hw hw hw int3 int3"
+    );
+    scry.ok("for (let i = 1; i <= 5; i++) breakpoint.remove(i); breakpoint.set('add')");
+    assert_eq!(scry.ok("breakpoint.list()[0].site"), "hw");
+    assert!(scry.ok("cont()").starts_with("breakpoint 6 at "));
+    assert!(scry.ok("cont()").starts_with("watchpoint 1 write "));
+    assert!(scry
+        .err("breakpoint.set('main', {hardware: 1})")
+        .contains("hardware must be true (a debug register) or false (an int3)"));
+    scry.ok("breakpoint.remove(6); watchpoint.remove(1)");
+    assert!(scry.ok("cont()").starts_with("exited with code 3"));
+    assert_eq!(scry.ok("output()"), "total=3 calls=3");
 }

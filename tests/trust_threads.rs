@@ -28,11 +28,17 @@ fn run_to_end(args: &[&str], chunks: &[&str]) -> (String, String) {
 fn a_breakpoint_removed_between_stops_leaves_every_thread_intact() {
     // Natively: bad=0 traps=0. Before the fix, a thread caught at the int3 as it was
     // interrupted went on past it (hot+1) once the breakpoint was gone, and took scry's trap.
-    for handler in ["1", "0", "1"] {
+    // A debug register (the default) and an int3, each with and without the handler.
+    for (handler, site) in [
+        ("1", "{}"),
+        ("0", "{hardware: false}"),
+        ("1", "{hardware: false}"),
+    ] {
+        let set = format!("breakpoint.set('hot', {site})");
         let (end, out) = run_to_end(
             &["0.8", handler],
             &[
-                "breakpoint.set('hot')",
+                set.as_str(),
                 "for (let i = 0; i < 5; i++) { const s = cont(); if (s.reason !== 'breakpoint') throw new Error(String(s)) }",
                 "breakpoint.remove(1)",
                 "cont({timeout: 30})",
@@ -40,9 +46,9 @@ fn a_breakpoint_removed_between_stops_leaves_every_thread_intact() {
         );
         assert!(
             end.starts_with("exited with code 0"),
-            "handler={handler}: {end}"
+            "handler={handler} {site}: {end}"
         );
-        assert_eq!(out, "bad=0 traps=0 called=1", "handler={handler}");
+        assert_eq!(out, "bad=0 traps=0 called=1", "handler={handler} {site}");
     }
 }
 
@@ -50,11 +56,12 @@ fn a_breakpoint_removed_between_stops_leaves_every_thread_intact() {
 fn a_breakpoint_removed_by_a_listener_while_threads_run_never_traps_the_program() {
     // The listener removes the breakpoint while the other seven threads run on: some of them
     // have executed the int3 already and report it after it is gone.
-    for _ in 0..3 {
+    for site in ["{}", "{hardware: false}", "{hardware: false}"] {
+        let set = format!("ctx.n = 0; breakpoint.set('hot', {site}); addEventListener('breakpoint', e => {{ if (++ctx.n === 300) breakpoint.remove(1); return 'continue' }})");
         let (end, out) = run_to_end(
             &["0.8", "0"],
             &[
-                "ctx.n = 0; breakpoint.set('hot'); addEventListener('breakpoint', e => { if (++ctx.n === 300) breakpoint.remove(1); return 'continue' })",
+                set.as_str(),
                 "const s = cont({timeout: 30}); `${s.reason} ${s.code} ${ctx.n}`",
             ],
         );

@@ -83,6 +83,7 @@ impl Inferior {
         // Resuming a signal-delivery-stop to run the call would drop its signal (and
         // re-sending it later would make a second one); resuming a thread inside a system
         // call finishes that call first, with the injected registers.
+        self.forbid_if_read_only("run a system call in the program")?;
         if !self.injectable(tid) {
             return Err(OsError::Spawn(format!(
                 "thread {tid} cannot run an injected system call now (it is inside a system call or about to receive a signal)"

@@ -24,9 +24,12 @@ impl Inferior {
     /// libraries by then, so their symbols can take breakpoints at once.
     /// `at_loader`: stop at the very first instruction instead (the dynamic loader's, before
     /// it maps any library or runs any constructor).
+    /// `read_only`: the inferior never writes the program (see `forbid_if_read_only`), from
+    /// the run to its entry point on.
     pub fn spawn(
         req: &SpawnRequest,
         at_loader: bool,
+        read_only: bool,
     ) -> Result<(Inferior, SpawnOutput, Stop), OsError> {
         let spawned = spawn_traced(req)?;
         let output = SpawnOutput {
@@ -35,6 +38,7 @@ impl Inferior {
             tty: spawned.tty,
         };
         let mut inferior = Inferior::new(spawned.pid, Origin::Spawned, &[spawned.pid])?;
+        inferior.read_only = read_only;
         let stop = if at_loader {
             Stop::Loader { tid: spawned.pid }
         } else {
@@ -153,6 +157,7 @@ impl Inferior {
 
     /// SIGKILLs the process and reaps it.
     pub fn kill(&mut self) -> Result<Stop, OsError> {
+        self.forbid_if_read_only("kill the program")?;
         if self.dead {
             return Ok(Stop::Killed {
                 signal: libc::SIGKILL,
@@ -205,6 +210,8 @@ impl Drop for Inferior {
         if self.dead {
             return;
         }
+        // A session's end takes back what it started, read-only or not.
+        self.read_only = false;
         let _ = match self.origin {
             Origin::Spawned => self.kill().map(|_| ()),
             Origin::Attached => self.detach().map(drop),

@@ -236,6 +236,12 @@ pub struct Inferior {
     rendezvous: Option<u64>,
     /// Which system calls are caught, and how (see `catch`).
     catch: catch::Catch,
+    /// Breakpoint sites held in a debug register (an execute watch) instead of an int3, by
+    /// address: the slot. Their code stays the program's own, byte for byte.
+    hw_sites: BTreeMap<u64, usize>,
+    /// Never write the program's memory (`--read-only`): a site is a debug register or
+    /// nothing, and no debug register is taken from a breakpoint for a watchpoint.
+    pub read_only: bool,
     /// Breakpoint sites removed while some thread ran (gdb's moribund locations): a thread
     /// may have executed the int3 already and report it late. Such a trap is scry's, undone
     /// and never delivered. Forgotten once every thread has been stopped and its queued
@@ -280,6 +286,8 @@ impl Inferior {
             catch: catch::Catch::default(),
             run_deadline: None,
             moribund: Vec::new(),
+            hw_sites: BTreeMap::new(),
+            read_only: false,
         })
     }
 
@@ -358,6 +366,7 @@ impl Inferior {
     /// program may not set (eflags' reserved and privileged bits, for one), and what is read
     /// later must be that, not what was asked.
     pub fn set_regs_read_back(&mut self, tid: Tid, regs: &RawRegs) -> Result<RawRegs, OsError> {
+        self.forbid_if_read_only("write a register")?;
         ptrace::set_regs(tid, regs)?;
         let kept = ptrace::get_regs(tid)?;
         if let Some(thread) = self.threads.get_mut(&tid) {
@@ -390,22 +399,98 @@ impl Inferior {
         n
     }
 
+    /// The one check of `--read-only` at the boundary with the program: every write to its
+    /// memory (int3 bytes included), its registers (but for what it cannot see, RF), its
+    /// life (kill) and every call injected into it comes through here.
+    pub(crate) fn forbid_if_read_only(&self, what: &str) -> Result<(), OsError> {
+        if self.read_only {
+            return Err(OsError::Spawn(format!(
+                "read-only session: cannot {what} (--read-only leaves the program's memory, registers and life as they are)"
+            )));
+        }
+        Ok(())
+    }
+
     /// Writes target memory; bytes under a breakpoint become its saved original instead.
     pub fn write_memory(&mut self, addr: u64, bytes: &[u8]) -> Result<(), OsError> {
+        self.forbid_if_read_only("write memory")?;
         let mut buf = bytes.to_vec();
         self.sites.patch_write(addr, &mut buf);
         self.mem.write(addr, &buf)
     }
 
     pub fn has_site(&self, addr: u64) -> bool {
-        self.sites.contains(addr)
+        self.sites.contains(addr) || self.hw_sites.contains_key(&addr)
     }
 
-    /// Writes an int3 at `addr` (idempotent).
+    /// Whether the site at `addr` is a debug register (`Some(true)`) or an int3.
+    pub fn site_is_hardware(&self, addr: u64) -> Option<bool> {
+        if self.hw_sites.contains_key(&addr) {
+            Some(true)
+        } else {
+            self.sites.contains(addr).then_some(false)
+        }
+    }
+
+    /// A site of scry's own (the entry point, the loader's rendezvous, `finish()`'s return
+    /// address): an int3, which leaves the debug registers to the user, unless the session
+    /// is read-only (then a debug register). Idempotent.
     pub fn insert_site(&mut self, addr: u64) -> Result<(), OsError> {
-        if self.sites.contains(addr) {
+        if self.has_site(addr) {
             return Ok(());
         }
+        if self.read_only {
+            return self.insert_hw_site(addr);
+        }
+        self.insert_int3(addr)
+    }
+
+    /// A user breakpoint's site: by default a debug register while one is free (the
+    /// program's code stays its own: its reads of it, and an int3 it writes there itself,
+    /// are as without scry), else an int3 (refused when read-only). `hardware`: `Some(true)`
+    /// a debug register or an error, `Some(false)` an int3. Idempotent.
+    pub fn insert_user_site(&mut self, addr: u64, hardware: Option<bool>) -> Result<(), OsError> {
+        if self.has_site(addr) {
+            return Ok(());
+        }
+        match hardware {
+            Some(true) => self.insert_hw_site(addr),
+            Some(false) => self.insert_int3(addr),
+            None => match self.insert_hw_site(addr) {
+                Ok(()) => Ok(()),
+                Err(e) if self.read_only => Err(e),
+                Err(_) => self.insert_int3(addr),
+            },
+        }
+    }
+
+    /// An execute watch on `addr` in a free debug register of every thread.
+    fn insert_hw_site(&mut self, addr: u64) -> Result<(), OsError> {
+        let Some(slot) = self.watch.iter().position(|w| w.is_none()) else {
+            return Err(OsError::Spawn(format!(
+                "no free debug register for a breakpoint at {addr:#x} (4 in all, shared with watchpoints){}",
+                if self.read_only {
+                    ": a read-only session writes no int3"
+                } else {
+                    ""
+                }
+            )));
+        };
+        self.set_watch(
+            slot,
+            WatchSlot {
+                addr,
+                len: 1,
+                access: Access::Execute,
+            },
+        )?;
+        self.hw_sites.insert(addr, slot);
+        Ok(())
+    }
+
+    /// Writes an int3 at `addr`.
+    fn insert_int3(&mut self, addr: u64) -> Result<(), OsError> {
+        self.forbid_if_read_only("write an int3 (a breakpoint takes a debug register instead)")?;
         let mut orig = [0u8];
         self.mem.read(addr, &mut orig)?;
         self.mem
@@ -422,12 +507,21 @@ impl Inferior {
         if Some(addr) == self.rendezvous {
             return Ok(());
         }
-        if self.sites.contains(addr) && !self.running_tids().is_empty() {
-            self.moribund.push(addr);
+        self.push_moribund(addr);
+        if let Some(slot) = self.hw_sites.remove(&addr) {
+            self.clear_watch(slot);
+            return Ok(());
         }
         match self.sites.remove(addr) {
             Some(orig) if !self.dead && self.int3_in_memory(addr) => self.mem.write(addr, &[orig]),
             _ => Ok(()),
+        }
+    }
+
+    /// Remembers a site removed while threads run (see `moribund`).
+    fn push_moribund(&mut self, addr: u64) {
+        if self.has_site(addr) && !self.running_tids().is_empty() {
+            self.moribund.push(addr);
         }
     }
 
@@ -445,6 +539,9 @@ impl Inferior {
     /// Forgets the site at `addr` without writing anything: its memory is gone (the library
     /// holding it was unloaded).
     pub fn forget_site(&mut self, addr: u64) {
+        if let Some(slot) = self.hw_sites.remove(&addr) {
+            self.clear_watch(slot);
+        }
         self.sites.remove(addr);
     }
 
@@ -462,16 +559,29 @@ impl Inferior {
 
     fn remove_all_sites(&mut self) {
         self.rendezvous = None;
-        for addr in self.sites.addrs() {
+        let hw: Vec<u64> = self.hw_sites.keys().copied().collect();
+        for addr in self.sites.addrs().into_iter().chain(hw) {
             let _ = self.remove_site(addr);
         }
     }
 
     // ---- hardware watchpoints ----------------------------------------------------------
 
-    /// A free debug register slot, if any.
-    pub fn free_watch_slot(&self) -> Option<usize> {
-        self.watch.iter().position(|w| w.is_none())
+    /// A free debug register slot for a watchpoint, if any. When breakpoints hold them all,
+    /// the newest such breakpoint moves to an int3 to make room (not in a read-only
+    /// session, which writes no int3).
+    pub fn free_watch_slot(&mut self) -> Option<usize> {
+        if let Some(free) = self.watch.iter().position(|w| w.is_none()) {
+            return Some(free);
+        }
+        if self.read_only {
+            return None;
+        }
+        let (&addr, &slot) = self.hw_sites.iter().max_by_key(|(_, &slot)| slot)?;
+        self.insert_int3(addr).ok()?;
+        self.hw_sites.remove(&addr);
+        self.clear_watch(slot);
+        Some(slot)
     }
 
     /// Arms `slot` on every thread (debug registers are per thread).
@@ -519,12 +629,58 @@ impl Inferior {
 
     /// Writes the armed slots and DR7 into one thread. DR7 goes last (and first to 0) so the
     /// CPU never sees an enabled slot with a stale address.
+    ///
+    /// Only the armed slots' address registers are written: the kernel backs each address
+    /// register ptrace touches with a perf breakpoint that keeps its slot taken for the
+    /// thread's life, so writing all four would leave the program none of its own
+    /// (`perf_event_open` of a hardware breakpoint failing with ENOSPC).
     fn program_debugregs(&mut self, tid: Tid) -> Result<(), OsError> {
         ptrace::write_debugreg(tid, debugregs::DR7, 0)?;
         for (slot, watch) in self.watch.iter().enumerate() {
-            ptrace::write_debugreg(tid, slot, watch.map(|w| w.addr).unwrap_or(0))?;
+            if let Some(w) = watch {
+                ptrace::write_debugreg(tid, slot, w.addr)?;
+            }
         }
-        ptrace::write_debugreg(tid, debugregs::DR7, self.dr7)
+        if self.dr7 != 0 {
+            ptrace::write_debugreg(tid, debugregs::DR7, self.dr7)?;
+        }
+        Ok(())
+    }
+
+    /// After a SIGTRAP: a hit of a breakpoint held in a debug register, when one fired at
+    /// the thread's pc (the CPU stops before the instruction, so nothing is rewound), else
+    /// the data watchpoints that fired (DR6, cleared for the next trap).
+    fn take_debug_trap(&mut self, tid: Tid) -> Result<Option<Stop>, OsError> {
+        let slots = self.take_watch_hits(tid)?;
+        if slots == 0 {
+            return Ok(None);
+        }
+        let exec = |w: &Option<WatchSlot>| w.is_some_and(|w| w.access == Access::Execute);
+        let breakpoints = (0..debugregs::SLOTS)
+            .filter(|&i| slots & (1 << i) != 0 && exec(&self.watch[i]))
+            .fold(0u8, |m, i| m | (1 << i));
+        let data = slots & !breakpoints;
+        if data != 0 {
+            return Ok(Some(Stop::Watchpoint { tid, slots: data }));
+        }
+        let pc = self.pc(tid)?;
+        if self.hw_sites.contains_key(&pc) {
+            return Ok(Some(Stop::Breakpoint { tid, addr: pc }));
+        }
+        Ok(None)
+    }
+
+    /// Makes a thread stopped at a breakpoint held in a debug register trap there again when
+    /// it runs (its hit was undone): the CPU set RF on the hit, which would let it through.
+    fn rearm_hw_hit(&mut self, tid: Tid) {
+        const RF: u64 = 1 << 16;
+        if let Ok(&regs) = self.regs(tid) {
+            if self.hw_sites.contains_key(&regs.rip) && regs.eflags & RF != 0 {
+                let mut regs = regs;
+                regs.eflags &= !RF;
+                let _ = self.set_regs(tid, &regs);
+            }
+        }
     }
 
     /// After a SIGTRAP: which armed slots fired (DR6), clearing DR6 for the next trap.

@@ -383,6 +383,7 @@ impl Inferior {
         pass: PassFn,
         lifted: bool,
     ) -> Result<Stop, OsError> {
+        let from = self.pc(tid)?;
         let sig = self.take_signal(tid);
         self.single_step(tid, sig)?;
         self.mark(tid, RunState::Running, StopKind::Event);
@@ -390,7 +391,7 @@ impl Inferior {
         // under it has run: delivered now, the handler would return onto the re-armed int3
         // and the breakpoint would count a second hit for one arrival.
         let mut deferred = 0;
-        let stop = self.step_loop(tid, deadline, pass, lifted, &mut deferred)?;
+        let stop = self.step_loop(tid, from, deadline, pass, lifted, &mut deferred)?;
         if deferred != 0 && !self.dead && self.threads.contains_key(&tid) {
             let pending = self
                 .threads
@@ -404,9 +405,11 @@ impl Inferior {
         Ok(stop)
     }
 
+    /// `from`: where the step began.
     fn step_loop(
         &mut self,
         tid: Tid,
+        from: u64,
         deadline: Instant,
         pass: PassFn,
         lifted: bool,
@@ -450,12 +453,23 @@ impl Inferior {
                         self.mark(tid, RunState::Stopped, StopKind::Event);
                         self.after_our_trap(tid);
                         self.after_step_trap(tid);
-                        let slots = self.take_watch_hits(tid)?;
-                        if slots != 0 {
-                            return Ok(Stop::Watchpoint { tid, slots });
+                        match self.take_debug_trap(tid)? {
+                            // A breakpoint in a debug register at the instruction being
+                            // stepped: the CPU stops before it runs; with RF set the step
+                            // goes through (a step from a breakpoint is not its hit).
+                            Some(Stop::Breakpoint { addr, .. }) if addr == from => {
+                                let mut regs = *self.regs(tid)?;
+                                regs.eflags |= 1 << 16;
+                                self.set_regs(tid, &regs)?;
+                                self.single_step(tid, 0)?;
+                                self.mark(tid, RunState::Running, StopKind::Event);
+                                continue;
+                            }
+                            Some(stop) => return Ok(stop),
+                            None => {}
                         }
                         let pc = self.pc(tid)?;
-                        return Ok(if self.sites.contains(pc) {
+                        return Ok(if self.has_site(pc) {
                             Stop::Breakpoint { tid, addr: pc }
                         } else {
                             Stop::Step { tid }
@@ -556,6 +570,7 @@ impl Inferior {
     fn hold_stop(&mut self, stop: Stop) {
         match stop {
             Stop::Breakpoint { tid, .. } => {
+                self.rearm_hw_hit(tid);
                 if let Some(t) = self.threads.get_mut(&tid) {
                     t.rewound = true;
                 }
@@ -727,10 +742,9 @@ impl Inferior {
                         return Ok(None);
                     }
                 }
-                let slots = self.take_watch_hits(tid)?;
-                if slots != 0 {
+                if let Some(stop) = self.take_debug_trap(tid)? {
                     self.after_our_trap(tid);
-                    return Ok(Some(Stop::Watchpoint { tid, slots }));
+                    return Ok(Some(stop));
                 }
                 // A trap of the debug hardware or of ptrace itself that is scry's (a single
                 // step finishing late, at the exit of a system call that was interrupted, or
@@ -1021,6 +1035,10 @@ impl Inferior {
     /// exec replaced the image: old breakpoint bytes, threads and the mem fd are stale.
     fn after_exec(&mut self) -> Result<(), OsError> {
         self.sites = Default::default();
+        // exec emptied the debug registers too.
+        self.hw_sites.clear();
+        self.watch = Default::default();
+        self.dr7 = 0;
         self.scratch = None;
         self.partial = None;
         self.rendezvous = None;

@@ -94,6 +94,8 @@ impl Inferior {
             return;
         };
         let action = guard.action;
+        // A default disposition reset to the default is unchanged.
+        let was_default = !guard.ignored && !guard.caught;
         // A thread that blocked SIGTRAP since the run began (inside the program's handler):
         // the kernel took the handler away, which says the signal was blocked there.
         let blocked = guard.blocked.contains(&tid)
@@ -107,10 +109,28 @@ impl Inferior {
                 let _ = ptrace::set_sigmask(tid, mask | SIGTRAP_BIT);
             }
         }
-        if let (true, Some(mut action)) = (reset, action) {
-            let _ = self.inject_syscall(tid, NR_RT_SIGACTION, &mut action, |at| {
-                [libc::SIGTRAP as u64, at, 0, 8, 0, 0]
-            });
+        let restored = match (reset, action) {
+            (false, _) => true,
+            (true, Some(mut action)) => self
+                .inject_syscall(tid, NR_RT_SIGACTION, &mut action, |at| {
+                    [libc::SIGTRAP as u64, at, 0, 8, 0, 0]
+                })
+                .is_ok(),
+            (true, None) => was_default,
+        };
+        if !restored {
+            // Said, never silent: the program will find SIG_DFL where it set its own.
+            let why = if self.read_only {
+                "a read-only session cannot put it back"
+            } else {
+                "scry could not put it back"
+            };
+            let note = format!(
+                "a trap of scry's in thread {tid} made the kernel reset the program's SIGTRAP disposition to the default (it was ignored or blocked there), and {why}"
+            );
+            if !self.catch.warnings.contains(&note) {
+                self.catch.warnings.push(note);
+            }
         }
     }
 }

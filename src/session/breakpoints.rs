@@ -12,6 +12,9 @@ pub struct Breakpoint {
     /// What the user asked for (`main+4`), for listings.
     pub spec: String,
     pub hits: u64,
+    /// How it stops (`{hardware}`): `Some(true)` a debug register, `Some(false)` an int3,
+    /// `None` a debug register while one is free.
+    pub hardware: Option<bool>,
     /// Its int3 is in the current process. Breakpoints outlive a process: when it ends they
     /// wait, and the next spawn/attach/exec re-arms them from `spec`.
     pub armed: bool,
@@ -51,6 +54,7 @@ impl BreakpointTable {
             name,
             spec,
             hits: 0,
+            hardware: None,
             armed: true,
         });
         id

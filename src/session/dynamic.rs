@@ -27,6 +27,11 @@ impl Session {
     /// A static program has no loader: nothing to follow.
     pub(super) fn follow_loader(&mut self) {
         self.r_debug = None;
+        // Read-only: the rendezvous would take one of the four debug registers for good;
+        // libraries are seen at the next stop instead.
+        if self.config.read_only {
+            return;
+        }
         let (Some(brk), Some(r_debug)) = (
             self.symbols.lookup_raw("_dl_debug_state"),
             self.symbols.lookup_raw("_r_debug"),
@@ -121,26 +126,37 @@ impl Session {
     /// Arms every pending breakpoint whose location now resolves (hit counts kept).
     pub(super) fn arm_pending(&mut self) {
         for i in 0..self.breakpoints.list().len() {
-            let bp = &self.breakpoints.list()[i];
-            if bp.armed {
-                continue;
-            }
-            let spec = bp.spec.clone();
-            let Ok(addr) = self.resolve_breakpoint(&spec) else {
-                continue;
-            };
-            if self.check_code_address(addr).is_err() {
-                continue;
-            }
-            let Ok(inferior) = self.inferior() else {
-                return;
-            };
-            if inferior.insert_site(addr).is_ok() {
-                let bp = &mut self.breakpoints.list_mut()[i];
-                bp.addr = addr;
-                bp.armed = true;
-                self.arm_more_sites(i);
+            if !self.breakpoints.list()[i].armed {
+                self.arm_breakpoint(i);
             }
         }
+    }
+
+    /// Arms breakpoint `i` in the current process from what the user wrote (its location
+    /// resolved again: a symbol may have moved), every site of it. The one way a breakpoint
+    /// is armed after it was set: in a library that loads, in a new process, after exec.
+    /// False when it cannot be armed (it waits).
+    pub(super) fn arm_breakpoint(&mut self, i: usize) -> bool {
+        let Some(bp) = self.breakpoints.list().get(i) else {
+            return false;
+        };
+        let (spec, hardware) = (bp.spec.clone(), bp.hardware);
+        let Ok(addr) = self.resolve_breakpoint(&spec) else {
+            return false;
+        };
+        if self.check_code_address(addr).is_err() {
+            return false;
+        }
+        let Ok(inferior) = self.inferior() else {
+            return false;
+        };
+        if inferior.insert_user_site(addr, hardware).is_err() {
+            return false;
+        }
+        let bp = &mut self.breakpoints.list_mut()[i];
+        bp.addr = addr;
+        bp.armed = true;
+        self.arm_more_sites(i);
+        true
     }
 }

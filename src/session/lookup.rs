@@ -200,19 +200,8 @@ impl Session {
     pub(super) fn rearm(&mut self) {
         self.push_syscall_catch();
         for i in 0..self.breakpoints.list().len() {
-            let spec = self.breakpoints.list()[i].spec.clone();
-            let Ok(addr) = self.resolve_breakpoint(&spec) else {
-                continue;
-            };
-            let Ok(inferior) = self.inferior() else {
-                return;
-            };
-            if inferior.insert_site(addr).is_ok() {
-                let bp = &mut self.breakpoints.list_mut()[i];
-                bp.addr = addr;
-                bp.armed = true;
-                bp.hits = 0;
-                self.arm_more_sites(i);
+            if self.arm_breakpoint(i) {
+                self.breakpoints.list_mut()[i].hits = 0;
             }
         }
         for i in 0..self.watchpoints.list().len() {

@@ -473,7 +473,7 @@ impl Session {
             .expect("capture lock")
             .restart(self.config.capture_limit);
         let at_loader = spec.at_loader.unwrap_or(self.config.stop_at_loader);
-        let (inferior, output, stop) = Inferior::spawn(&request, at_loader)?;
+        let (inferior, output, stop) = Inferior::spawn(&request, at_loader, self.config.read_only)?;
         self.pumps = vec![
             Pump::start(output.stdout, self.capture.clone()),
             Pump::start(output.stderr, self.capture.clone()),
@@ -509,7 +509,8 @@ impl Session {
                 SessionError::Invalid(format!("attach: cannot debug process {pid}: {why}"))
             })?;
         }
-        let (inferior, stop) = Inferior::attach(pid)?;
+        let (mut inferior, stop) = Inferior::attach(pid)?;
+        inferior.read_only = self.config.read_only;
         let program = procfs::exe_path(pid)
             .map(|p| p.display().to_string())
             .unwrap_or_default();
@@ -559,6 +560,11 @@ impl Session {
 
     /// Kills the selected process and every held one.
     pub fn kill(&mut self) -> Result<StopInfo> {
+        if self.config.read_only && self.core.is_none() {
+            return Err(SessionError::Invalid(
+                "read-only session: cannot kill the program (--read-only leaves its life as it is; detach() lets it go)".into(),
+            ));
+        }
         let Some(mut target) = self.target.take() else {
             if self.held.is_empty() {
                 return Err(self.no_process());
@@ -589,6 +595,8 @@ impl Session {
     pub fn release(&mut self) {
         self.core = None;
         if let Some(mut target) = self.target.take() {
+            // The end of a session takes back what it started, read-only or not.
+            target.inferior.read_only = false;
             let _ = match target.inferior.origin() {
                 Origin::Spawned => target.inferior.kill().map(|_| ()),
                 Origin::Attached => target.inferior.detach().map(drop),

@@ -222,12 +222,14 @@ impl Session {
 
     /// `force`: write the int3 even where it is not provably the start of an instruction
     /// in code (see `placement`); refused in a read-only session.
+    /// `hardware`: see `Breakpoint::hardware`.
     pub fn breakpoint_set(
         &mut self,
         addr: u64,
         name: Option<String>,
         spec: String,
         force: bool,
+        hardware: Option<bool>,
     ) -> Result<u32> {
         if let Some(refusal) = self.core_refusal("stop at a breakpoint: nothing runs") {
             return Err(refusal);
@@ -244,15 +246,20 @@ impl Session {
         } else {
             self.check_code_address(addr)?;
         }
-        self.inferior()?.insert_site(addr).map_err(|e| match e {
-            crate::os::OsError::Unmapped { .. } | crate::os::OsError::Unwritable { .. } => {
-                SessionError::Invalid(format!(
-                    "cannot set a breakpoint at {addr:#x}: address not mapped"
-                ))
-            }
-            other => other.into(),
-        })?;
+        self.inferior()?
+            .insert_user_site(addr, hardware)
+            .map_err(|e| match e {
+                crate::os::OsError::Unmapped { .. } | crate::os::OsError::Unwritable { .. } => {
+                    SessionError::Invalid(format!(
+                        "cannot set a breakpoint at {addr:#x}: address not mapped"
+                    ))
+                }
+                other => other.into(),
+            })?;
         let id = self.breakpoints.add(addr, name, spec);
+        if let Some(bp) = self.breakpoints.list_mut().last_mut() {
+            bp.hardware = hardware;
+        }
         if !force {
             let i = self.breakpoints.list().len() - 1;
             self.arm_more_sites(i);
@@ -267,7 +274,7 @@ impl Session {
         let Some(bp) = self.breakpoints.list().get(i) else {
             return;
         };
-        let addr = bp.addr;
+        let (addr, hardware) = (bp.addr, bp.hardware);
         let spec = bp.spec.clone();
         let sites: Vec<u64> = match source_line_expr(&spec) {
             Some((file, line)) => self
@@ -287,7 +294,7 @@ impl Session {
             let Ok(inferior) = self.inferior() else {
                 break;
             };
-            if inferior.insert_site(a).is_ok() {
+            if inferior.insert_user_site(a, hardware).is_ok() {
                 more.push(a);
             }
         }
@@ -335,6 +342,7 @@ impl Session {
         name: Option<String>,
         spec: String,
         why: &SessionError,
+        hardware: Option<bool>,
     ) -> Result<(u32, String)> {
         if let Some(n) = &name {
             if self.breakpoints.name_taken(n) {
@@ -344,6 +352,9 @@ impl Session {
             }
         }
         let id = self.breakpoints.add_pending(name, spec.clone());
+        if let Some(bp) = self.breakpoints.list_mut().last_mut() {
+            bp.hardware = hardware;
+        }
         let hint = match why {
             SessionError::Symbol(crate::symbols::SymbolError::Unknown { suggestions, .. })
                 if !suggestions.is_empty() =>
@@ -359,6 +370,12 @@ impl Session {
     }
 
     /// The program wrote over this breakpoint's int3: it no longer stops anything.
+    /// Whether the breakpoint at `addr` is held in a debug register (`Some(true)`) or is an
+    /// int3 (`None` when nothing is armed there).
+    pub fn breakpoint_is_hardware(&mut self, addr: u64) -> Option<bool> {
+        self.inferior().ok()?.site_is_hardware(addr)
+    }
+
     pub fn breakpoint_overwritten(&mut self, addr: u64) -> bool {
         self.inferior().is_ok_and(|i| i.site_overwritten(addr))
     }

@@ -174,6 +174,7 @@ impl Session {
     /// one's detached and left running, their code as on disk).
     pub(super) fn release_held(&mut self, kill: bool) {
         for mut t in std::mem::take(&mut self.held) {
+            t.inferior.read_only = false;
             let _ = if kill || t.inferior.origin() == Origin::Spawned {
                 t.inferior.kill().map(|_| ())
             } else {

@@ -19,13 +19,20 @@ pub(super) fn install<'js>(
                 .map(|a| format!("{a:#x}"))
                 .unwrap_or_default(),
         };
-        // The second argument is a name, or options `{name, force, pending}`.
+        // The second argument is a name, or options `{name, force, pending, hardware}`.
+        let mut hardware: Option<bool> = None;
         let (name, force, pending) = match name.0.filter(|v| !v.is_undefined() && !v.is_null()) {
             Some(v) if v.is_object() && !v.is_string() => {
                 let o = v.as_object().expect("checked");
                 let name: Option<String> = o.get("name")?;
                 let force: Option<bool> = o.get("force")?;
                 let pending: Option<bool> = o.get("pending")?;
+                let hw: Value = o.get("hardware")?;
+                if !hw.is_undefined() && !hw.is_null() {
+                    hardware = Some(hw.as_bool().ok_or_else(|| {
+                        throw(&ctx, "breakpoint.set: hardware must be true (a debug register) or false (an int3)")
+                    })?);
+                }
                 (name, force.unwrap_or(false), pending.unwrap_or(true))
             }
             Some(v) => (
@@ -53,7 +60,7 @@ pub(super) fn install<'js>(
                     Err(e) if pending && e.is_not_loaded() => {
                         let (id, note) = h
                             .session_mut(&ctx)?
-                            .breakpoint_pending(name, spec, &e)
+                            .breakpoint_pending(name, spec, &e, hardware)
                             .map_err(|e| throw(&ctx, e))?;
                         h.print(&values::clip_message(&note));
                         return Ok(Value::new_number(ctx.clone(), id as f64));
@@ -65,7 +72,7 @@ pub(super) fn install<'js>(
         };
         let id = h
             .session_mut(&ctx)?
-            .breakpoint_set(addr, name, spec, force)
+            .breakpoint_set(addr, name, spec, force, hardware)
             .map_err(|e| throw(&ctx, e))?;
         Ok(Value::new_number(ctx.clone(), id as f64))
     });
@@ -109,6 +116,14 @@ pub(super) fn install<'js>(
             };
             o.put("symbol", symbol)?;
             o.put("hits", bp.hits as f64)?;
+            // How it stops: a debug register (the code untouched) or an int3.
+            if let Some(hw) = bp
+                .armed
+                .then(|| session.breakpoint_is_hardware(bp.addr))
+                .flatten()
+            {
+                o.put("site", if hw { "hw" } else { "int3" })?;
+            }
             // A `file.c:line` in several inlined copies: every site it stops at.
             if !bp.more.is_empty() {
                 let all = Array::new(ctx.clone())?;
