@@ -1,15 +1,20 @@
 //! Hostile input files: a deterministic mutation run over the ELF loader, the symbol index,
 //! DWARF lines and the CFI unwinder, and over core files (their headers, notes and segment
 //! table, and truncations). Every case must end in an answer or an error, never a panic or a
-//! hang. CI runs a bounded number of cases; `SCRY_FUZZ_CASES` runs more.
+//! hang. CI runs a bounded number of cases; `SCRY_FUZZ_CASES` runs more (`benches/fuzz_long`
+//! runs 100,000 ELF cases and 20,000 core cases; a signal death ends the test process, which
+//! fails it).
 
 mod common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use common::{fixture, fixture_with, Scry};
+
+/// One case taking longer than this is a hang (a healthy one takes a millisecond or two).
+const CASE_BUDGET: Duration = Duration::from_secs(10);
 use scry::corefile::{CoreImage, CoreProcess, FileSearch};
 use scry::os::maps::parse_maps;
 use scry::symbols::unwind::{unwind, UnwindLimits, UnwindRegs};
@@ -178,13 +183,16 @@ fn mutated_binaries_never_panic() {
     let started = Instant::now();
     let mut panics = Vec::new();
     let mut parsed = 0;
+    let mut slowest = (Duration::ZERO, 0);
     for case in 0..cases {
         let original = &originals[case % originals.len()];
         let mutant = mutate(&mut rng, original);
         let mut case_rng = Rng(rng.next() | 1);
+        let began = Instant::now();
         let result = catch_unwind(AssertUnwindSafe(|| {
             exercise(&mut case_rng, &scratch, &mutant)
         }));
+        slowest = slowest.max((began.elapsed(), case));
         match result {
             Ok(true) => parsed += 1,
             Ok(false) => {}
@@ -193,9 +201,17 @@ fn mutated_binaries_never_panic() {
     }
     let _ = std::fs::remove_file(&scratch);
     eprintln!(
-        "malformed input: {cases} cases ({parsed} still parsed and were symbolized, line-looked-up and unwound) in {:.1?}, {} panics",
+        "malformed input: {cases} cases ({parsed} still parsed and were symbolized, line-looked-up and unwound) in {:.1?}, {} panics, slowest case {} in {:.1?}",
         started.elapsed(),
-        panics.len()
+        panics.len(),
+        slowest.1,
+        slowest.0
+    );
+    assert!(
+        slowest.0 < CASE_BUDGET,
+        "case {} took {:?}: a hang",
+        slowest.1,
+        slowest.0
     );
     assert!(
         parsed > cases / 4,
@@ -253,22 +269,34 @@ fn mutated_core_files_never_panic() {
     let started = Instant::now();
     let mut panics = Vec::new();
     let mut opened = 0;
+    let mut slowest = (Duration::ZERO, 0);
     for case in 0..cases {
         let mut mutant = mutate(&mut rng, &original[..head]);
         if rng.below(4) != 0 {
             mutant.extend_from_slice(&original[head..]);
         }
         let mut case_rng = Rng(rng.next() | 1);
-        match catch_unwind(AssertUnwindSafe(|| exercise_core(&mut case_rng, mutant))) {
+        let began = Instant::now();
+        let result = catch_unwind(AssertUnwindSafe(|| exercise_core(&mut case_rng, mutant)));
+        slowest = slowest.max((began.elapsed(), case));
+        match result {
             Ok(true) => opened += 1,
             Ok(false) => {}
             Err(_) => panics.push(case),
         }
     }
     eprintln!(
-        "malformed cores: {cases} cases ({opened} still opened and were read: threads, registers, memory, mappings) in {:.1?}, {} panics",
+        "malformed cores: {cases} cases ({opened} still opened and were read: threads, registers, memory, mappings) in {:.1?}, {} panics, slowest case {} in {:.1?}",
         started.elapsed(),
-        panics.len()
+        panics.len(),
+        slowest.1,
+        slowest.0
+    );
+    assert!(
+        slowest.0 < CASE_BUDGET,
+        "case {} took {:?}: a hang",
+        slowest.1,
+        slowest.0
     );
     assert!(
         opened > cases / 4,

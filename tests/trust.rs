@@ -723,3 +723,11 @@ fn breakpoints_take_debug_registers_then_int3_and_give_them_to_watchpoints() {
     assert!(scry.ok("cont()").starts_with("exited with code 3"));
     assert_eq!(scry.ok("output()"), "total=3 calls=3");
 }
+
+#[test]
+fn stdout_and_stderr_come_back_in_the_order_they_were_written() {
+    let mut scry = Scry::spawn(&fixture("alternating_output"), &[]);
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    let out = scry.ok("output()");
+    assert_eq!(out, "oe".repeat(2000));
+}

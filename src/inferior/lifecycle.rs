@@ -8,10 +8,9 @@ use crate::os::spawn::{spawn_traced, SpawnRequest};
 use crate::os::wait::{wait, WaitEvent, WaitOutcome};
 use crate::os::{procfs, ptrace, OsError, Tid};
 
-/// The read ends of the target's stdout and stderr pipes.
+/// What the target writes: the read end of its stdout-and-stderr pipe, and its terminal.
 pub struct SpawnOutput {
-    pub stdout: OwnedFd,
-    pub stderr: OwnedFd,
+    pub output: OwnedFd,
     /// The program's own terminal, when it got one.
     pub tty: Option<crate::os::pty::Pty>,
 }
@@ -33,8 +32,7 @@ impl Inferior {
     ) -> Result<(Inferior, SpawnOutput, Stop), OsError> {
         let spawned = spawn_traced(req)?;
         let output = SpawnOutput {
-            stdout: spawned.stdout,
-            stderr: spawned.stderr,
+            output: spawned.output,
             tty: spawned.tty,
         };
         let mut inferior = Inferior::new(spawned.pid, Origin::Spawned, &[spawned.pid])?;

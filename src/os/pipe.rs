@@ -30,6 +30,17 @@ pub fn wait_readable(fd: &impl AsRawFd) {
     }
 }
 
+/// Whether `fd` has something to read within `ms` milliseconds.
+pub fn readable_within(fd: &impl AsRawFd, ms: i32) -> bool {
+    let mut pfd = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: polls one pollfd we own.
+    unsafe { libc::poll(&mut pfd, 1, ms) == 1 && pfd.revents & libc::POLLIN != 0 }
+}
+
 /// The write end is closed (POLLHUP), checked without waiting.
 pub fn is_hung_up(fd: &impl AsRawFd) -> bool {
     let mut pfd = libc::pollfd {

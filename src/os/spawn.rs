@@ -32,8 +32,10 @@ pub struct SpawnRequest {
 
 pub struct Spawned {
     pub pid: Tid,
-    pub stdout: OwnedFd,
-    pub stderr: OwnedFd,
+    /// The read end of the one pipe the program's stdout and stderr both write to: one pipe,
+    /// so what is read comes in the order it was written (two pipes drained apart cannot
+    /// say which of two close writes came first).
+    pub output: OwnedFd,
     /// Its terminal, when it got one (`own_terminal`).
     pub tty: Option<super::pty::Pty>,
 }
@@ -78,7 +80,6 @@ pub fn spawn_traced(req: &SpawnRequest) -> Result<Spawned, OsError> {
     };
     let tty_path = tty.as_ref().map(|t| t.slave.clone());
     let (out_r, out_w) = pipe()?;
-    let (err_r, err_w) = pipe()?;
     let (exec_r, exec_w) = pipe()?;
     let (stdin_child, stdin_feed): (OwnedFd, Option<OwnedFd>) = match &req.stdin {
         Some(_) => {
@@ -109,7 +110,7 @@ pub fn spawn_traced(req: &SpawnRequest) -> Result<Spawned, OsError> {
             libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
             libc::dup2(stdin_child.as_raw_fd(), 0);
             libc::dup2(out_w.as_raw_fd(), 1);
-            libc::dup2(err_w.as_raw_fd(), 2);
+            libc::dup2(out_w.as_raw_fd(), 2);
             if let Some(dir) = &cwd {
                 if libc::chdir(dir.as_ptr()) != 0 {
                     report_and_exit(exec_w.as_raw_fd(), STAGE_CHDIR);
@@ -127,7 +128,7 @@ pub fn spawn_traced(req: &SpawnRequest) -> Result<Spawned, OsError> {
         },
         ForkResult::Parent { child } => child.as_raw(),
     };
-    drop((out_w, err_w, exec_w, stdin_child));
+    drop((out_w, exec_w, stdin_child));
 
     let setup = seize_through_exec(child);
     if setup.is_err() {
@@ -156,8 +157,7 @@ pub fn spawn_traced(req: &SpawnRequest) -> Result<Spawned, OsError> {
     }
     Ok(Spawned {
         pid: child,
-        stdout: out_r,
-        stderr: err_r,
+        output: out_r,
         tty,
     })
 }

@@ -8,7 +8,10 @@ use std::io::Read;
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex};
 
-use crate::os::pipe::{is_hung_up, pending_bytes, wait_readable};
+use crate::os::pipe::{is_hung_up, pending_bytes, readable_within, wait_readable};
+
+/// How long a stop waits for a terminal's output still on its way (see `Pump::settle`).
+const TERMINAL_LAG_MS: i32 = 5;
 
 /// Where else the output goes as it arrives (the live view).
 pub type Tee = Arc<dyn Fn(&[u8]) + Send + Sync>;
@@ -169,8 +172,18 @@ impl Pump {
     pub fn settle(&self, capture: &SharedCapture) {
         let _held = self.draining.lock().unwrap_or_else(|e| e.into_inner());
         let mut buf = [0u8; 8192];
-        for _ in 0..128 {
-            let pending = pending_bytes(&*self.file);
+        for round in 0..128 {
+            let mut pending = pending_bytes(&*self.file);
+            // A terminal's output reaches its other end a moment after the write (the kernel
+            // moves it on a worker): what the program wrote just before the stop is given
+            // that moment to arrive.
+            if pending == 0
+                && round == 0
+                && self._hold.is_some()
+                && readable_within(&*self.file, TERMINAL_LAG_MS)
+            {
+                pending = pending_bytes(&*self.file);
+            }
             if pending == 0 {
                 return;
             }

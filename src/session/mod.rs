@@ -474,10 +474,7 @@ impl Session {
             .restart(self.config.capture_limit);
         let at_loader = spec.at_loader.unwrap_or(self.config.stop_at_loader);
         let (inferior, output, stop) = Inferior::spawn(&request, at_loader, self.config.read_only)?;
-        self.pumps = vec![
-            Pump::start(output.stdout, self.capture.clone()),
-            Pump::start(output.stderr, self.capture.clone()),
-        ];
+        self.pumps = vec![Pump::start(output.output, self.capture.clone())];
         if let Some(tty) = output.tty {
             self.pumps.push(Pump::start_terminal(
                 tty.master,
