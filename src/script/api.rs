@@ -69,6 +69,12 @@ helpers: v.addr v.type v.size v.length v.kind v.value (plain JS data) v.keys() v
 numbers: Number(v), v * 2, v > 3 (a pointer is its address); text: String(v), v == 'BLUE',
   s == 'abc'; === compares objects (use v.value)
 no value: <optimized out>, <not yet stored: at function entry>, <unavailable: why>
+printers: C++ std and Rust std containers print as what they hold (vector(5) [7, -3],
+  map(2) {\"a\": 1}, shared_ptr(use 1, weak 0) -> {x: 1}, Rc(strong 1, weak 0) -> 5) and read
+  through it: v[2] v.length m.get('a') [...v] m.entries() sp.x (what it points at);
+  v.$raw: the layout (no printers); corrupt: <invalid: why>; a printer's throw:
+  <printer error: why> for that value only. printers.add('Point', p => `(${p.x}, ${p.y})`)
+  or a RegExp over the qualified type name; a script's printers win over scry's
 a breakpoint on a function stops after its prologue (arguments in place); 'f+0': first byte",
     ),
     (
@@ -165,14 +171,14 @@ pub const API: &[Entry] = &[
     e("run", "status()", "{live, pid, program}"),
     e("run", "core(f,p?) / gcore(f?)", "help('core')"),
     e("state", "state.pc / state.sp / state.tid", "Numbers"),
-    e("state", "state.registers.rax / state.fpu", "rax..r15 rip eflags cs..gs fs/gs_base orig_rax xmm0.f64[0] ymm0 st0 mxcsr; assignable"),
+    e("state", "state.registers.rax / state.fpu", "rax..r15 rip eflags cs..gs fs/gs_base orig_rax xmm0.f64[0] ymm0 st0 mxcsr; writable"),
     e("state", "state.flags.z", "c p a z s t i d o (n=s v=o); assignable"),
     e("state", "state.instruction", "{addr, bytes, mnemonic, operands, text}"),
     e("state", "state.memory(addr).u32()", "u8..u64 i8..f64 array(t,n) u8array(n) bytes(n) str(); write_u32(v).. write_bytes(hex)"),
     e("state", "state.disasm(n=10, addr=pc)", "listing"),
     e("state", "state.source(n=5)", "lines around pc, '>' marks it"),
     e("state", "state.locals(frame=0)", "[{name, type, value, kind}] of a frame"),
-    e("values", "state.var(name, frame=0) / state.value(path, frame=0)", "'r->next->port'"),
+    e("values", "state.var(name, frame=0) / state.value(path, frame=0)", "'r->port'; printers.add()"),
     e("state", "state.symbol_at(addr)", "'main+0x4' or null"),
     e("state", "state.stack", "{top, usable_base, guard_size, kind} of sp's stack"),
     e("state", "state.thread_local(name)", "typed, selected thread; thread_local_addr(name)"),
@@ -181,8 +187,8 @@ pub const API: &[Entry] = &[
     e("state", "symbol(expr) / symbols(filter?, {module, limit}?)", "address of 'main+0x10'; listing"),
     e("state", "modules()", "[{name, base, end, build_id, symbols, debug, ...}]"),
     e("state", "lines('f.c:15') / line_at(addr)", "its addresses / 'f.c:15'"),
-    e("break", "breakpoint.set(where, name? | {name, if, log})", "addr 'sym+off' 'f.c:9' -> id; if/log: e => ...; remove(id|name); list()"),
-    e("break", "watchpoint.set(where, 'w'|'rw'|'r', name?, {len}?)", "hardware, 4 slots; remove(id|name); list()"),
+    e("break", "breakpoint.set(where, name? | {name, if, log})", "addr 'sym+off' 'f.c:9' -> id; if/log: e => ..; remove(id|name); list()"),
+    e("break", "watchpoint.set(where, 'w'|'rw'|'r', name?, {len}?)", "4 hw slots; remove(id|name); list()"),
     e("break", "syscall.catch(what, {phase}?)", "-> id; uncatch(id) list(); help('syscalls')"),
     e("events", "addEventListener(type, fn)", "step breakpoint watchpoint signal syscall thread library exit; removeEventListener"),
     e("events", "fn(e)", "e: reason pc tid state prev ...: help('events')"),
@@ -338,7 +344,12 @@ pub fn global_names() -> Vec<&'static str> {
             (ident && !matches!(head, "return" | "fn" | "e" | "format" | "the")).then_some(head)
         })
         .collect();
-    names.extend(["continue", "removeEventListener", "thread_local"]);
+    names.extend([
+        "continue",
+        "printers",
+        "removeEventListener",
+        "thread_local",
+    ]);
     names.sort_unstable();
     names.dedup();
     names

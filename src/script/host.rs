@@ -1,6 +1,7 @@
 //! What native functions share: the session, the response being built, and the JS budget.
 
 use std::cell::{Cell, Ref, RefCell, RefMut};
+use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -37,6 +38,31 @@ impl Response {
     }
 }
 
+/// Type names looked up at most before the cache starts over.
+const MAX_CLAIMS_CACHED: usize = 4096;
+
+/// Which type names the JS printers claim, by name: a value no printer claims costs no call
+/// into JavaScript. Emptied whenever a printer is added or removed.
+#[derive(Default)]
+pub struct ClaimCache(HashMap<String, bool>);
+
+impl ClaimCache {
+    pub fn get(&self, name: &str) -> Option<bool> {
+        self.0.get(name).copied()
+    }
+
+    pub fn insert(&mut self, name: &str, claimed: bool) {
+        if self.0.len() >= MAX_CLAIMS_CACHED {
+            self.0.clear();
+        }
+        self.0.insert(name.to_string(), claimed);
+    }
+
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
 pub struct Host {
     pub session: RefCell<Session>,
     pub response: RefCell<Response>,
@@ -53,6 +79,7 @@ pub struct Host {
     pub dom: RefCell<DomModel>,
     /// The live view, when one is open.
     pub feed: RefCell<Option<Feed>>,
+    pub pretty_claims: RefCell<ClaimCache>,
 }
 
 impl Host {
@@ -66,6 +93,7 @@ impl Host {
             temp_sites: RefCell::new(Vec::new()),
             dom: RefCell::new(DomModel::default()),
             feed: RefCell::new(None),
+            pretty_claims: RefCell::new(ClaimCache::default()),
         })
     }
 

@@ -26,6 +26,8 @@ use host::Host;
 const PRELUDE: &str = include_str!("prelude.js");
 /// `dom` and `view()`, built on the same native object after the prelude.
 const DOM_PRELUDE: &str = include_str!("dom.js");
+/// `printers` and scry's own printers, built on the same native object after the prelude.
+const PRINTERS_PRELUDE: &str = include_str!("printers.js");
 const PRELUDE_FILE: &str = "<scry>";
 pub const MEMORY_LIMIT_MIB: usize = 256;
 /// QuickJS's own recursion guard; well inside the main thread's 8 MiB stack.
@@ -82,7 +84,17 @@ impl Engine {
             let dom: Function = ctx
                 .eval_with_options(DOM_PRELUDE, opts)
                 .map_err(|e| js_error(&ctx, e))?;
-            dom.call::<_, ()>((native,))
+            dom.call::<_, ()>((native.clone(),))
+                .map_err(|e| js_error(&ctx, e))?;
+            let mut opts = EvalOptions::default();
+            opts.global = true;
+            opts.strict = true;
+            opts.filename = Some(PRELUDE_FILE.into());
+            let printers: Function = ctx
+                .eval_with_options(PRINTERS_PRELUDE, opts)
+                .map_err(|e| js_error(&ctx, e))?;
+            printers
+                .call::<_, ()>((native,))
                 .map_err(|e| js_error(&ctx, e))?;
             Ok(Persistent::save(&ctx, chunk_end))
         })?;

@@ -295,68 +295,115 @@
   // elements and pointees read like plain JS; every read is one native call, so the one
   // place that knows DWARF types is native code. Program names win over the helpers below
   // (a struct member called `size` is the member; `$size` is always the helper).
-  const HELPERS = {
+  // A value whose type a printer claims (printers.js) reads through it: `v[2]`, `v.length`,
+  // `m.get('nuts')`, `for (const x of v)`, `sp.x` (members of what a smart pointer or wrapper
+  // holds); `$raw` is the same value without printers, as gdb's `/r`.
+  const HANDLE = Symbol('scry.handle');
+  const printedOf = (h, raw) => (raw ? null : N.printedOf(h));
+  function* elementsOf(h, raw) {
+    const p = printedOf(h, raw);
+    if (p) {
+      yield* p.iterate();
+      return;
+    }
+    const n = N.val_len(h);
+    if (n === undefined) throw new ScryError(`${N.val_type(h)} is not iterable (it has no elements)`);
+    for (let i = 0; i < n; i++) yield wrap(N.val_index(h, i), raw);
+  }
+  const helpers = (raw) => ({
     __proto__: null,
     addr: (h) => N.val_addr(h),
     type: (h) => N.val_type(h),
     size: (h) => N.val_size(h),
-    value: (h) => N.val_plain(h),
-    length: (h) => N.val_len(h),
+    value: (h) => N.val_plain(h, raw),
+    length: (h) => {
+      const p = printedOf(h, raw);
+      return p ? p.length() : N.val_len(h);
+    },
     kind: (h) => N.val_kind(h),
-    deref: (h) => () => typed(N.val_deref(h)),
-    ref: (h) => () => typed(N.val_ref(h)),
-    member: (h) => (name) => typed(N.val_member(h, String(name))),
-    at: (h) => (i) => typed(N.val_index(h, i)),
+    deref: (h) => () => {
+      const p = printedOf(h, raw);
+      return p && p.holds() ? p.held() : wrap(N.val_deref(h), raw);
+    },
+    ref: (h) => () => wrap(N.val_ref(h), raw),
+    member: (h) => (name) => wrap(N.val_member(h, String(name)), raw),
+    at: (h) => (i) => {
+      const p = printedOf(h, raw);
+      return p ? p.at(i) : wrap(N.val_index(h, i), raw);
+    },
+    get: (h) => (key) => {
+      const p = printedOf(h, raw);
+      if (!p || !p.keyed()) throw new ScryError(`${N.val_type(h)} has no keys: get(key) is for maps (index a sequence with [i])`);
+      return p.get(key);
+    },
+    entries: (h) => () => {
+      const p = printedOf(h, raw);
+      return p && p.keyed() ? [...p.iterate()] : [...elementsOf(h, raw)].map((x, i) => [i, x]);
+    },
     keys: (h) => () => N.val_keys(h),
-    text: (h) => () => N.val_text(h),
-    toString: (h) => () => N.val_text(h),
-    valueOf: (h) => () => N.val_prim(h, 'default'),
-    toJSON: (h) => () => N.val_plain(h),
-  };
+    raw: (h) => wrap(h, true),
+    text: (h) => () => N.val_text(h, raw),
+    toString: (h) => () => N.val_text(h, raw),
+    valueOf: (h) => () => N.val_prim(h, 'default', raw),
+    toJSON: (h) => () => N.val_plain(h, raw),
+  });
   const INDEX = /^(0|[1-9][0-9]*)$/;
-  const valueHandler = {
-    __proto__: null,
-    get(h, k) {
-      if (k === LINE) return N.val_text(h);
-      if (k === Symbol.toPrimitive) return (hint) => N.val_prim(h, hint);
-      if (typeof k === 'symbol') return undefined;
-      if (INDEX.test(k)) return typed(N.val_index(h, Number(k)));
-      if (k.startsWith('$') && hasOwn(HELPERS, k.slice(1))) return HELPERS[k.slice(1)](h);
-      if (k === 'then') return undefined;
-      const members = N.val_keys(h);
-      if (members.includes(k)) return typed(N.val_member(h, k));
-      if (hasOwn(HELPERS, k)) return HELPERS[k](h);
-      return typed(N.val_member(h, k));
-    },
-    has(h, k) {
-      if (typeof k === 'symbol') return k === LINE || k === Symbol.toPrimitive;
-      return N.val_keys(h).includes(k) || hasOwn(HELPERS, k) || k.startsWith('$');
-    },
-    ownKeys(h) {
-      return N.val_keys(h);
-    },
-    getOwnPropertyDescriptor(h, k) {
-      if (typeof k !== 'string' || !N.val_keys(h).includes(k)) return undefined;
-      return { __proto__: null, value: typed(N.val_member(h, k)), enumerable: true, configurable: true, writable: false };
-    },
-    set(h, k) {
-      throw new ScryError(`cannot assign '${String(k)}' of ${N.val_type(h)}: typed values are read-only (write with state.memory(v.$addr).write_...())`);
-    },
-    defineProperty(h, k) {
-      throw new ScryError(`cannot define '${String(k)}' on a typed value`);
-    },
-    deleteProperty(h, k) {
-      throw new ScryError(`cannot delete '${String(k)}' of a typed value`);
-    },
-    getPrototypeOf() {
-      return null;
-    },
-    setPrototypeOf() {
-      throw new ScryError('cannot change the prototype of a typed value');
-    },
+  const makeHandler = (raw) => {
+    const HELPERS = helpers(raw);
+    return {
+      __proto__: null,
+      get(h, k) {
+        if (k === LINE) return N.val_text(h, raw);
+        if (k === HANDLE) return h;
+        if (k === Symbol.toPrimitive) return (hint) => N.val_prim(h, hint, raw);
+        if (k === Symbol.iterator) return () => elementsOf(h, raw);
+        if (typeof k === 'symbol') return undefined;
+        if (INDEX.test(k)) return HELPERS.at(h)(Number(k));
+        if (k.startsWith('$') && hasOwn(HELPERS, k.slice(1))) return HELPERS[k.slice(1)](h);
+        if (k === 'then') return undefined;
+        const members = N.val_keys(h);
+        if (members.includes(k)) return wrap(N.val_member(h, k), raw);
+        if (hasOwn(HELPERS, k)) return HELPERS[k](h);
+        // A smart pointer or wrapper lends the members of what it holds (`sp.x`, `rc.len`).
+        const p = printedOf(h, raw);
+        if (p && p.holds()) return p.held()[k];
+        return wrap(N.val_member(h, k), raw);
+      },
+      has(h, k) {
+        if (typeof k === 'symbol') return k === LINE || k === Symbol.toPrimitive || k === Symbol.iterator;
+        return N.val_keys(h).includes(k) || hasOwn(HELPERS, k) || k.startsWith('$');
+      },
+      ownKeys(h) {
+        return N.val_keys(h);
+      },
+      getOwnPropertyDescriptor(h, k) {
+        if (typeof k !== 'string' || !N.val_keys(h).includes(k)) return undefined;
+        return { __proto__: null, value: wrap(N.val_member(h, k), raw), enumerable: true, configurable: true, writable: false };
+      },
+      set(h, k) {
+        throw new ScryError(`cannot assign '${String(k)}' of ${N.val_type(h)}: typed values are read-only (write with state.memory(v.$addr).write_...())`);
+      },
+      defineProperty(h, k) {
+        throw new ScryError(`cannot define '${String(k)}' on a typed value`);
+      },
+      deleteProperty(h, k) {
+        throw new ScryError(`cannot delete '${String(k)}' of a typed value`);
+      },
+      getPrototypeOf() {
+        return null;
+      },
+      setPrototypeOf() {
+        throw new ScryError('cannot change the prototype of a typed value');
+      },
+    };
   };
+  const valueHandler = makeHandler(false);
+  const rawHandler = makeHandler(true);
   function typed(h) {
     return h === undefined || h === null ? h : new Proxy(h, valueHandler);
+  }
+  function wrap(h, raw) {
+    return h === undefined || h === null ? h : new Proxy(h, raw ? rawHandler : valueHandler);
   }
   function localsOf(frame) {
     const rows = N.frame_vars(frame);
@@ -923,6 +970,8 @@
 
   // For dom.js, which builds `dom` on the same native object.
   N.ScryError = ScryError;
+  N.typed = typed;
+  N.HANDLE = HANDLE;
   N.nearest = nearest;
 
   define('print', N.print);

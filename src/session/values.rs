@@ -11,10 +11,11 @@ use super::frame_view::{FrameView, MAX_ENTRY_DEPTH};
 use super::*;
 use crate::os::fpregs::FpRegs;
 use crate::symbols::dwarf::path::{self, Path};
+use crate::symbols::dwarf::pretty::Pretty;
 use crate::symbols::dwarf::tree::InfoTree;
 use crate::symbols::dwarf::types::Encoding;
 use crate::symbols::dwarf::{FrameVar, Kind, Limits, Place, Plain, Scalar, Target, Value};
-use crate::symbols::{FileAddr, LoadedModule, ModuleFile};
+use crate::symbols::{FileAddr, LoadedModule, ModuleFile, SymKind};
 
 /// A value and the file whose DWARF describes its type.
 #[derive(Clone)]
@@ -57,6 +58,7 @@ struct MemTarget<'a> {
     store: &'a SymbolStore,
     module: Option<&'a LoadedModule>,
     fs_base: u64,
+    pretty: Option<&'a dyn Pretty>,
 }
 
 impl Target for MemTarget<'_> {
@@ -76,6 +78,10 @@ impl Target for MemTarget<'_> {
     fn tls_address(&self, offset: u64) -> Option<u64> {
         let block = tls_block(self.inferior, self.store, self.module?, self.fs_base)?;
         Some(block.wrapping_add(offset))
+    }
+
+    fn pretty(&self) -> Option<&dyn Pretty> {
+        self.pretty
     }
 }
 
@@ -142,7 +148,15 @@ pub(super) fn global_value_or_gone(
     let (_, ty) = debug.name_and_type(&unit, &entry);
     let size = debug.size_of(ty).unwrap_or(8);
     let view = FrameView::frameless(inferior, store, module, fs_base);
-    let place = debug.var_place(&unit, &entry, ty, size, 0, &view, false, || None);
+    let mut place = debug.var_place(&unit, &entry, ty, size, 0, &view, false, || None);
+    if let Place::Memory(_) = place {
+        if !module.is_exe && debug.is_external(&unit, &entry) {
+            let (name, _) = debug.name_and_type(&unit, &entry);
+            if let Some(copy) = name.and_then(|n| executable_copy(store, &n)) {
+                place = Place::Memory(copy.0);
+            }
+        }
+    }
     Some(TypedValue {
         file: module.file.clone(),
         value: Value {
@@ -151,6 +165,18 @@ pub(super) fn global_value_or_gone(
             bits: None,
         },
     })
+}
+
+/// Where the executable keeps its own copy of a library's exported variable: a program
+/// that uses `optind` or `__progname` gets a copy in its own data (an `R_X86_64_COPY`
+/// relocation, or any definition of the same name, which interposes on the library's), and
+/// the library's code reads and writes that copy through its GOT, never its original. As gdb
+/// does, the copy is the variable.
+fn executable_copy(store: &SymbolStore, name: &str) -> Option<RuntimeAddr> {
+    let exe = store.modules().iter().find(|m| m.is_exe)?;
+    let sym = exe.file.image.symbols.lookup_name_raw(name)?;
+    let defined = sym.global && sym.kind == SymKind::Object && sym.addr.0 != 0;
+    defined.then(|| exe.bias.to_runtime(sym.addr))
 }
 
 /// A bug on hostile DWARF costs this answer, not the session.
@@ -337,17 +363,9 @@ impl Session {
             .collect())
     }
 
-    /// `n=0x5555555580e0, c=BLUE` for each row: its parameters, each cut short, the whole
-    /// cut at `ARGS_CHARS`. `None` for a row DWARF does not describe.
-    pub fn frame_args(&mut self, rows: &[FrameRow]) -> Vec<Option<String>> {
-        const ARG_CHARS: usize = 60;
-        const ARGS_CHARS: usize = 160;
-        let limits = Limits {
-            depth: 1,
-            elements: 4,
-            chars: 24,
-            total: ARG_CHARS,
-        };
+    /// The parameters of each row, to be shown by `frame_args_text`. `None` for a row
+    /// DWARF does not describe.
+    pub fn frame_params(&mut self, rows: &[FrameRow]) -> Vec<Option<Vec<(String, TypedValue)>>> {
         let deepest = rows.iter().map(|r| r.physical).max().unwrap_or(0);
         let Ok((frames, _)) = self.physical_frames(deepest + 2 + MAX_ENTRY_DEPTH) else {
             return vec![None; rows.len()];
@@ -357,25 +375,44 @@ impl Session {
         rows.iter()
             .map(|row| {
                 let vars = self.row_vars(&frames, row, fs_base, fpu.as_ref()).ok()?;
-                let params: Vec<&FrameVarRow> = vars.iter().filter(|v| v.param).collect();
-                if params.is_empty() && vars.is_empty() {
+                if vars.is_empty() {
                     return None;
                 }
-                let mut text = String::new();
-                for (i, p) in params.iter().enumerate() {
-                    let value = self
-                        .value_text(&p.value, &limits)
-                        .unwrap_or_else(|e| format!("<{e}>"));
-                    let part = format!("{}{}={value}", if i > 0 { ", " } else { "" }, p.name);
-                    if text.len() + part.len() > ARGS_CHARS {
-                        text.push_str(", …");
-                        break;
-                    }
-                    text.push_str(&part);
-                }
-                Some(text)
+                Some(
+                    vars.into_iter()
+                        .filter(|v| v.param)
+                        .map(|v| (v.name, v.value))
+                        .collect(),
+                )
             })
             .collect()
+    }
+
+    /// `n=0x5555555580e0, c=BLUE`: a row's parameters, each cut short, the whole cut at
+    /// `ARGS_CHARS`, each printed by `text` (`value_text` with the front end's printers).
+    pub fn frame_args_text(
+        params: &[(String, TypedValue)],
+        text_of: &dyn Fn(&TypedValue, &Limits) -> Result<String>,
+    ) -> String {
+        const ARG_CHARS: usize = 60;
+        const ARGS_CHARS: usize = 160;
+        let limits = Limits {
+            depth: 1,
+            elements: 4,
+            chars: 24,
+            total: ARG_CHARS,
+        };
+        let mut text = String::new();
+        for (i, (name, v)) in params.iter().enumerate() {
+            let value = text_of(v, &limits).unwrap_or_else(|e| format!("<{e}>"));
+            let part = format!("{}{name}={value}", if i > 0 { ", " } else { "" });
+            if text.len() + part.len() > ARGS_CHARS {
+                text.push_str(", …");
+                break;
+            }
+            text.push_str(&part);
+        }
+        text
     }
 
     /// The physical frames down to row `n` and that row.
@@ -577,6 +614,16 @@ impl Session {
         v: &TypedValue,
         f: impl FnOnce(&InfoTree, &dyn Target) -> T,
     ) -> Result<T> {
+        self.with_value_printed(v, None, f)
+    }
+
+    /// `with_value`, values printed through `pretty`'s printers.
+    fn with_value_printed<T>(
+        &self,
+        v: &TypedValue,
+        pretty: Option<&dyn Pretty>,
+        f: impl FnOnce(&InfoTree, &dyn Target) -> T,
+    ) -> Result<T> {
         let (inferior, store) = self.live_parts()?;
         let debug = v
             .tree()
@@ -593,6 +640,7 @@ impl Session {
             store,
             module,
             fs_base,
+            pretty,
         };
         guarded(|| f(debug, &target))
     }
@@ -625,12 +673,82 @@ impl Session {
         self.derived(v, r)
     }
 
-    pub fn value_text(&self, v: &TypedValue, limits: &Limits) -> Result<String> {
-        self.with_value(v, |d, t| d.render(&v.value, t, limits))
+    /// What the value prints as, through `pretty`'s printers when given.
+    pub fn value_text(
+        &self,
+        v: &TypedValue,
+        limits: &Limits,
+        pretty: Option<&dyn Pretty>,
+    ) -> Result<String> {
+        self.with_value_printed(v, pretty, |d, t| d.render(&v.value, t, limits))
     }
 
-    pub fn value_plain(&self, v: &TypedValue, limits: &Limits) -> Result<Plain> {
-        self.with_value(v, |d, t| d.plain(&v.value, t, limits))
+    pub fn value_plain(
+        &self,
+        v: &TypedValue,
+        limits: &Limits,
+        pretty: Option<&dyn Pretty>,
+    ) -> Result<Plain> {
+        self.with_value_printed(v, pretty, |d, t| d.plain(&v.value, t, limits))
+    }
+
+    /// A value of the `i`th template parameter of `v`'s type (`T` of `vector<T>`) at
+    /// `addr`: how a printer reads a container's elements.
+    pub fn value_param_at(&self, v: &TypedValue, i: usize, addr: u64) -> Result<TypedValue> {
+        let r = self.with_value(v, |d, _| {
+            d.template_param(v.value.ty, i)
+                .map(|ty| Value::at(ty, addr))
+        })?;
+        self.derived(v, r)
+    }
+
+    /// What a printer prints for `v` (the object a reference leads to) and its type name.
+    pub fn value_printable(&self, v: &TypedValue) -> Option<(String, TypedValue)> {
+        let (name, value) = self.with_value(v, |d, t| d.printable(&v.value, t)).ok()??;
+        Some((
+            name,
+            TypedValue {
+                file: v.file.clone(),
+                value,
+            },
+        ))
+    }
+
+    /// The base-class parts of a C++ object, with their type names.
+    pub fn value_bases(&self, v: &TypedValue) -> Vec<(String, TypedValue)> {
+        let Some(d) = v.tree() else {
+            return Vec::new();
+        };
+        d.bases(&v.value)
+            .into_iter()
+            .map(|(n, value)| {
+                (
+                    n,
+                    TypedValue {
+                        file: v.file.clone(),
+                        value,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// Target memory, read without changing anything the session keeps (printers read
+    /// through it while a value is being printed).
+    pub fn peek_memory(&self, addr: u64, len: usize) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        self.process_ref()?.read_memory(addr, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// The size of `v`'s `i`th template parameter type.
+    pub fn value_param_size(&self, v: &TypedValue, i: usize) -> Result<u64> {
+        let r = self.with_value(v, |d, _| {
+            let ty = d.template_param(v.value.ty, i)?;
+            d.size_of(ty)
+                .ok_or_else(|| format!("{} has no known size", d.type_name(ty)))
+        })?;
+        r.map_err(SessionError::Invalid)
     }
 
     pub fn value_scalar(&self, v: &TypedValue) -> Result<Option<Scalar>> {

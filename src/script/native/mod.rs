@@ -31,6 +31,7 @@ mod fpu;
 mod frame_name;
 mod modules;
 mod points;
+mod pretty;
 mod process;
 mod state;
 mod syscalls;
@@ -137,6 +138,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
     points::install(&n, ctx, host)?;
     modules::install(&n, ctx, host)?;
     typed::install(&n, ctx, host)?;
+    pretty::install(&n, ctx, host)?;
     fpu::install(&n, ctx, host)?;
     dom::install(&n, ctx, host)?;
     syscalls::install(&n, ctx, host)?;

@@ -5,14 +5,14 @@ use crate::session::capture::escape_invalid_utf8;
 
 /// A typed memory access: its size and how the bytes become a JS value.
 #[derive(Clone, Copy)]
-enum Kind {
+pub(super) enum Kind {
     U(u32),
     I(u32),
     F32,
     F64,
 }
 
-fn kind(ctx: &Ctx<'_>, name: &str) -> rquickjs::Result<Kind> {
+pub(super) fn kind(ctx: &Ctx<'_>, name: &str) -> rquickjs::Result<Kind> {
     Ok(match name {
         "u8" => Kind::U(8),
         "u16" => Kind::U(16),
@@ -29,7 +29,7 @@ fn kind(ctx: &Ctx<'_>, name: &str) -> rquickjs::Result<Kind> {
 }
 
 impl Kind {
-    fn size(self) -> usize {
+    pub(super) fn size(self) -> usize {
         match self {
             Kind::U(b) | Kind::I(b) => (b / 8) as usize,
             Kind::F32 => 4,
@@ -37,7 +37,7 @@ impl Kind {
         }
     }
 
-    fn decode<'js>(self, ctx: &Ctx<'js>, bytes: &[u8]) -> R<'js> {
+    pub(super) fn decode<'js>(self, ctx: &Ctx<'js>, bytes: &[u8]) -> R<'js> {
         let mut raw = [0u8; 8];
         raw[..bytes.len()].copy_from_slice(bytes);
         let bits = u64::from_le_bytes(raw);
@@ -613,8 +613,19 @@ pub(super) fn install<'js>(
             frames.truncate(max);
             stopped = Some(format!("stopped at the frame limit ({max})"));
         }
-        let args = if with_args.0.unwrap_or(true) {
-            h.session.borrow_mut().frame_args(&frames)
+        let args: Vec<Option<String>> = if with_args.0.unwrap_or(true) {
+            let params = h.session_mut(&ctx)?.frame_params(&frames);
+            // Printed with the session only read: a printer reads values through it too.
+            let session = h.session_ref(&ctx)?;
+            let text_of = |v: &crate::session::TypedValue,
+                           limits: &crate::symbols::dwarf::Limits| {
+                let printers = super::pretty::JsPretty::new(&ctx, &h, v);
+                session.value_text(v, limits, Some(&printers))
+            };
+            params
+                .iter()
+                .map(|p| p.as_ref().map(|p| Session::frame_args_text(p, &text_of)))
+                .collect()
         } else {
             vec![None; frames.len()]
         };

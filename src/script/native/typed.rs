@@ -7,8 +7,10 @@ use rquickjs::class::{JsClass, Readable, Trace, Tracer};
 use rquickjs::Constructor;
 use rquickjs::{Class, JsLifetime};
 
+use super::pretty::JsPretty;
 use super::*;
 use crate::session::TypedValue;
+use crate::symbols::dwarf::pretty::Pretty;
 use crate::symbols::dwarf::{Limits, Plain, Scalar};
 
 /// The native half of a typed value.
@@ -32,9 +34,9 @@ impl<'js> JsClass<'js> for Handle {
     }
 }
 
-type H<'js> = Class<'js, Handle>;
+pub(super) type H<'js> = Class<'js, Handle>;
 
-fn handle<'js>(ctx: &Ctx<'js>, v: TypedValue) -> R<'js> {
+pub(super) fn handle<'js>(ctx: &Ctx<'js>, v: TypedValue) -> R<'js> {
     Ok(Class::instance(ctx.clone(), Handle(v))?.into_value())
 }
 
@@ -93,12 +95,14 @@ fn plain_to_js<'js>(ctx: &Ctx<'js>, p: &Plain) -> R<'js> {
 /// number: integers, characters, enumerators, floats, pointers (their address). For text
 /// (`String(v)`, `${v}`, `'' + v`, `v == 'BLUE'`) what prints, except that integers and
 /// floats stay numbers and C strings are their characters, so `s == 'other'` compares text.
-fn primitive<'js>(ctx: &Ctx<'js>, host: &Host, v: &TypedValue, hint: &str) -> R<'js> {
+fn primitive<'js>(ctx: &Ctx<'js>, host: &Host, v: &TypedValue, hint: &str, raw: bool) -> R<'js> {
     let session = host.session_ref(ctx)?;
     let limits = Limits::default();
+    let printers = JsPretty::new(ctx, host, v);
+    let pretty = (!raw).then_some(&printers as &dyn Pretty);
     let text = |session: &std::cell::Ref<'_, crate::session::Session>| -> R<'js> {
         session
-            .value_text(v, &limits)
+            .value_text(v, &limits, pretty)
             .map_err(|e| throw(ctx, e))?
             .into_js(ctx)
     };
@@ -113,8 +117,8 @@ fn primitive<'js>(ctx: &Ctx<'js>, host: &Host, v: &TypedValue, hint: &str) -> R<
         Err(_) => return text(&session),
     };
     if hint != "number" {
-        if matches!(kind, "text" | "array" | "pointer") {
-            if let Ok(Plain::Str(s)) = session.value_plain(v, &limits) {
+        if matches!(kind, "text" | "array" | "pointer" | "struct") {
+            if let Ok(Plain::Str(s)) = session.value_plain(v, &limits, pretty) {
                 return s.into_js(ctx);
             }
         }
@@ -215,20 +219,28 @@ pub(super) fn install<'js>(
 
     let h = host.clone();
     def!(n, ctx, "val_text", move |ctx: Ctx<'js>,
-                                   v: H<'js>|
+                                   v: H<'js>,
+                                   raw: Opt<bool>|
           -> rquickjs::Result<String> {
+        let tv = v.borrow().0.clone();
+        let printers = JsPretty::new(&ctx, &h, &tv);
+        let pretty = (!raw.0.unwrap_or(false)).then_some(&printers as &dyn Pretty);
         h.session_ref(&ctx)?
-            .value_text(&v.borrow().0, &Limits::default())
+            .value_text(&tv, &Limits::default(), pretty)
             .map_err(|e| throw(&ctx, e))
     });
 
     let h = host.clone();
     def!(n, ctx, "val_plain", move |ctx: Ctx<'js>,
-                                    v: H<'js>|
+                                    v: H<'js>,
+                                    raw: Opt<bool>|
           -> R<'js> {
+        let tv = v.borrow().0.clone();
+        let printers = JsPretty::new(&ctx, &h, &tv);
+        let pretty = (!raw.0.unwrap_or(false)).then_some(&printers as &dyn Pretty);
         let p = h
             .session_ref(&ctx)?
-            .value_plain(&v.borrow().0, &Limits::default())
+            .value_plain(&tv, &Limits::default(), pretty)
             .map_err(|e| throw(&ctx, e))?;
         plain_to_js(&ctx, &p)
     });
@@ -236,11 +248,12 @@ pub(super) fn install<'js>(
     let h = host.clone();
     def!(n, ctx, "val_prim", move |ctx: Ctx<'js>,
                                    v: H<'js>,
-                                   hint: Opt<String>|
+                                   hint: Opt<String>,
+                                   raw: Opt<bool>|
           -> R<'js> {
         let hint = hint.0.unwrap_or_else(|| "default".into());
         let tv = v.borrow().0.clone();
-        primitive(&ctx, &h, &tv, &hint)
+        primitive(&ctx, &h, &tv, &hint, raw.0.unwrap_or(false))
     });
 
     let h = host.clone();

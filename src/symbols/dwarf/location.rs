@@ -71,6 +71,9 @@ pub enum Place {
     Bytes {
         bytes: Vec<u8>,
         unknown: Vec<(u64, u64)>,
+        /// Where the bytes were copied from, when they are a copy of memory (an aggregate
+        /// read at once before printing): the value still has that address.
+        origin: Option<u64>,
     },
     Gone(Gone),
 }
@@ -80,6 +83,16 @@ impl Place {
         Place::Bytes {
             bytes,
             unknown: Vec::new(),
+            origin: None,
+        }
+    }
+
+    /// A copy of the `bytes` at `addr`.
+    pub fn copied(addr: u64, bytes: Vec<u8>) -> Place {
+        Place::Bytes {
+            bytes,
+            unknown: Vec::new(),
+            origin: Some(addr),
         }
     }
 }
@@ -164,7 +177,7 @@ pub(crate) fn frame_base(
     let expr = select(unit, function, gimli::DW_AT_frame_base, pc).ok()?;
     match evaluate(&expr, unit, frame, None, 8) {
         Place::Memory(a) => Some(a),
-        Place::Bytes { bytes, unknown } if unknown.is_empty() => Some(le_u64(&bytes)),
+        Place::Bytes { bytes, unknown, .. } if unknown.is_empty() => Some(le_u64(&bytes)),
         _ => None,
     }
 }
@@ -363,7 +376,11 @@ fn assemble(pieces: Pieces, frame: &dyn FrameAccess, size: u64) -> Place {
                         } else {
                             Vec::new()
                         };
-                        Place::Bytes { bytes, unknown }
+                        Place::Bytes {
+                            bytes,
+                            unknown,
+                            origin: None,
+                        }
                     }
                     None => Place::Gone(missing_register(register.0)),
                 },
@@ -422,7 +439,11 @@ fn compose(pieces: Pieces, frame: &dyn FrameAccess, size: u64) -> Place {
     if !unknown.is_empty() && unknown.iter().map(|(a, b)| b - a).sum::<u64>() >= total {
         return Place::Gone(Gone::OptimizedOut);
     }
-    Place::Bytes { bytes, unknown }
+    Place::Bytes {
+        bytes,
+        unknown,
+        origin: None,
+    }
 }
 
 fn copy_bits(src: &[u8], src_bit: u64, dst: &mut [u8], dst_bit: u64, bits: u64) {

@@ -22,6 +22,7 @@ pub mod location;
 pub mod names;
 mod nesting;
 pub mod path;
+pub mod pretty;
 pub mod prologue;
 pub mod query;
 pub(crate) mod reader;

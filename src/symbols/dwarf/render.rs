@@ -84,18 +84,18 @@ impl Text {
     }
 }
 
-struct Out {
+pub(super) struct Out {
     s: String,
     limit: usize,
     seen: Seen,
 }
 
 impl Out {
-    fn push(&mut self, text: &str) {
+    pub(super) fn push(&mut self, text: &str) {
         self.s.push_str(text);
     }
 
-    fn full(&self) -> bool {
+    pub(super) fn full(&self) -> bool {
         self.s.len() >= self.limit
     }
 }
@@ -150,7 +150,10 @@ impl InfoTree {
             Some(n) if n <= PREFETCH => match self.bytes(v, t) {
                 Ok(bytes) => Value {
                     ty: v.ty,
-                    place: Place::bytes(bytes),
+                    place: match v.address() {
+                        Some(a) => Place::copied(a, bytes),
+                        None => Place::bytes(bytes),
+                    },
                     bits: v.bits,
                 },
                 Err(_) => v.clone(),
@@ -159,7 +162,14 @@ impl InfoTree {
         }
     }
 
-    fn write(&self, v: &Value, t: &dyn Target, lim: &Limits, depth: usize, out: &mut Out) {
+    pub(super) fn write(
+        &self,
+        v: &Value,
+        t: &dyn Target,
+        lim: &Limits,
+        depth: usize,
+        out: &mut Out,
+    ) {
         if out.full() {
             return;
         }
@@ -222,7 +232,9 @@ impl InfoTree {
             }
             Kind::Aggregate { .. } => {
                 let ty = self.complete(ty.clone());
-                self.write_aggregate(v, &ty, t, lim, depth, out);
+                if !self.write_printed(v, &ty, t, lim, depth, out) {
+                    self.write_aggregate(v, &ty, t, lim, depth, out);
+                }
             }
             Kind::Function { .. } => match v.address() {
                 Some(a) => out.push(&code_pointer(a, t)),
@@ -676,6 +688,14 @@ impl InfoTree {
             }
             Kind::Aggregate { .. } => {
                 let ty = self.complete(ty.clone());
+                if depth < lim.depth * 2 {
+                    let printed = self.plain_printed(v, &ty, t, lim, |c| {
+                        self.plain_at(&self.prefetch(c, t), t, lim, depth + 1, budget)
+                    });
+                    if let Some(p) = printed {
+                        return p;
+                    }
+                }
                 self.plain_aggregate(v, &ty, t, lim, depth, budget)
             }
             _ => match self.bytes(v, t) {
@@ -943,7 +963,7 @@ fn code_pointer(addr: u64, t: &dyn Target) -> String {
     }
 }
 
-fn bracket(e: &str) -> String {
+pub(super) fn bracket(e: &str) -> String {
     if e.starts_with('<') {
         e.to_string()
     } else {
@@ -958,6 +978,17 @@ fn hex_bytes(b: &[u8]) -> String {
     } else {
         shown
     }
+}
+
+/// `bytes` as code units of `unit` bytes (1: UTF-8 where valid, 2: UTF-16, 4: code points),
+/// quoted, NULs shown escaped.
+pub(super) fn quoted_units(bytes: &[u8], unit: usize, max: usize) -> String {
+    let kind = match unit {
+        2 => Text::Utf16,
+        4 => Text::Utf32,
+        _ => Text::Narrow,
+    };
+    string_literal(bytes, kind, max, false, false)
 }
 
 /// A quoted string from code units. `stop_at_nul`: the text ends at the first NUL when only

@@ -171,6 +171,20 @@ impl InfoTree {
 }
 
 impl InfoTree {
+    /// The name printers match: a C++ type's as `type_name` spells it, a Rust type's with
+    /// the modules it is declared in (`std::collections::hash::map::HashMap<i32, ...>`,
+    /// where `type_name` says `HashMap<i32, ...>`), so a program's own `HashMap` is not
+    /// taken for the standard one.
+    pub fn qualified_type_name(&self, id: TypeId) -> String {
+        match self.type_of(id) {
+            Some(t) if t.rust && matches!(t.kind, Kind::Aggregate { .. }) => match &t.name {
+                Some(n) => self.scoped(id, n),
+                None => self.type_name(Some(id)),
+            },
+            _ => self.type_name(Some(id)),
+        }
+    }
+
     /// A C++ type's name with the namespaces and classes it is declared in (`std::vector<int>`).
     fn scoped(&self, id: TypeId, name: &str) -> String {
         match self.scope_path(id) {

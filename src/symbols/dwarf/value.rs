@@ -26,6 +26,10 @@ pub trait Target {
     fn tls_address(&self, _offset: u64) -> Option<u64> {
         None
     }
+    /// The front end's printers, if values are printed through them.
+    fn pretty(&self) -> Option<&dyn super::pretty::Pretty> {
+        None
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,9 +66,13 @@ impl Value {
         }
     }
 
+    /// Where the value is in memory (also when printing works on a copy of it).
     pub fn address(&self) -> Option<u64> {
         match self.place {
             Place::Memory(a) if self.bits.is_none() => Some(a),
+            Place::Bytes {
+                origin: Some(a), ..
+            } if self.bits.is_none() => Some(a),
             _ => None,
         }
     }
@@ -101,7 +109,7 @@ impl InfoTree {
                     Err(format!("cannot read {size} bytes at {at:#x}"))
                 }
             }
-            Place::Bytes { bytes, unknown } => {
+            Place::Bytes { bytes, unknown, .. } => {
                 let end = first + size;
                 if unknown.iter().any(|&(a, b)| a < end && first < b) {
                     return Err(Gone::OptimizedOut.text());
@@ -406,9 +414,14 @@ impl InfoTree {
 pub fn shift(place: &Place, offset: u64) -> Place {
     match place {
         Place::Memory(a) => Place::Memory(a.wrapping_add(offset)),
-        Place::Bytes { bytes, unknown } => {
+        Place::Bytes {
+            bytes,
+            unknown,
+            origin,
+        } => {
             let start = (offset as usize).min(bytes.len());
             Place::Bytes {
+                origin: origin.map(|a| a.wrapping_add(offset)),
                 bytes: bytes[start..].to_vec(),
                 unknown: unknown
                     .iter()
@@ -562,12 +575,14 @@ mod tests {
         let p = Place::Bytes {
             bytes: vec![1, 2, 3, 4],
             unknown: vec![(2, 4)],
+            origin: Some(100),
         };
         assert_eq!(
             shift(&p, 1),
             Place::Bytes {
                 bytes: vec![2, 3, 4],
-                unknown: vec![(1, 3)]
+                unknown: vec![(1, 3)],
+                origin: Some(101),
             }
         );
         assert_eq!(shift(&Place::Memory(10), 6), Place::Memory(16));

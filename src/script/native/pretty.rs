@@ -1,0 +1,319 @@
+//! Printers as the renderer calls them: `Pretty` implemented by calling the JavaScript
+//! printers (`printers.js`) through the two functions it leaves on a fixed global. Which
+//! type names a printer claims is cached here by name until the printers change, so a value
+//! no printer claims costs no call into JavaScript.
+
+use std::sync::Arc;
+
+use rquickjs::{Array, Class, Ctx, Function, Object, Value};
+
+use super::typed::{handle, Handle, H};
+use super::*;
+use crate::session::TypedValue;
+use crate::symbols::dwarf::pretty::{Child, Pretty, Printed, Shape};
+use crate::symbols::dwarf::{Type, Value as DwarfValue};
+use crate::symbols::ModuleFile;
+
+/// The global (fixed at start, before user code) holding `{claims, print}`.
+pub const PRETTY_GLOBAL: &str = "__scryPrinters";
+
+/// The JavaScript printers for values of one module's DWARF.
+pub struct JsPretty<'a, 'js> {
+    ctx: Ctx<'js>,
+    host: &'a Host,
+    file: Arc<ModuleFile>,
+}
+
+impl<'a, 'js> JsPretty<'a, 'js> {
+    pub fn new(ctx: &Ctx<'js>, host: &'a Host, v: &TypedValue) -> JsPretty<'a, 'js> {
+        JsPretty {
+            ctx: ctx.clone(),
+            host,
+            file: v.file.clone(),
+        }
+    }
+
+    fn hook(&self, name: &str) -> Option<Function<'js>> {
+        let o: Object = self.ctx.globals().get(PRETTY_GLOBAL).ok()?;
+        o.get(name).ok()
+    }
+
+    /// The pending exception's message (and clears it, so it cannot leak into the next
+    /// native call's result).
+    fn caught(&self) -> String {
+        let e = self.ctx.catch();
+        if let Some(o) = e.as_object() {
+            if let Ok(m) = o.get::<_, String>("message") {
+                return m;
+            }
+        }
+        e.as_string()
+            .and_then(|s| s.to_string().ok())
+            .unwrap_or_else(|| "interrupted".into())
+    }
+
+    fn child(&self, v: &Value<'js>) -> Child {
+        if let Ok(h) = Class::<Handle>::from_value(v) {
+            let tv = &h.borrow().0;
+            // A value of another module's DWARF cannot be rendered with this one's types.
+            if Arc::ptr_eq(&tv.file, &self.file) {
+                return Child::Value(tv.value.clone());
+            }
+            return Child::Text("<value of another module>".into());
+        }
+        Child::Text(
+            v.as_string()
+                .and_then(|s| s.to_string().ok())
+                .unwrap_or_default(),
+        )
+    }
+}
+
+impl Pretty for JsPretty<'_, '_> {
+    fn claims(&self, _ty: &Type, name: &str) -> bool {
+        if let Some(known) = self.host.pretty_claims.borrow().get(name) {
+            return known;
+        }
+        let Some(claims) = self.hook("claims") else {
+            return false;
+        };
+        let known = match claims.call::<_, bool>((name,)) {
+            Ok(b) => b,
+            Err(_) => {
+                self.caught();
+                false
+            }
+        };
+        self.host.pretty_claims.borrow_mut().insert(name, known);
+        known
+    }
+
+    fn print(&self, v: &DwarfValue, want: usize) -> Result<Printed, String> {
+        let print = self.hook("print").ok_or("printers are not installed")?;
+        let tv = TypedValue {
+            file: self.file.clone(),
+            value: v.clone(),
+        };
+        let h = Class::instance(self.ctx.clone(), Handle(tv)).map_err(|e| e.to_string())?;
+        let r: Value = match print.call((h, want as f64)) {
+            Ok(r) => r,
+            Err(_) => return Err(format!("printer error: {}", self.caught())),
+        };
+        // A string is the printer's failure, said whole by printers.js.
+        if let Some(s) = r.as_string() {
+            return Err(s.to_string().unwrap_or_default());
+        }
+        let a = Array::from_value(r).map_err(|_| "printer error: bad result".to_string())?;
+        let summary: String = a.get(0).unwrap_or_default();
+        let shape = match a.get::<String>(1).unwrap_or_default().as_str() {
+            "list" => Shape::List,
+            "map" => Shape::Map,
+            "pointer" => Shape::Pointer,
+            "value" => Shape::Value,
+            _ => Shape::Summary,
+        };
+        let mut items = Vec::new();
+        if let Ok(list) = a.get::<Array>(2) {
+            for pair in list.iter::<Array>().take(want.max(1)) {
+                let Ok(pair) = pair else { continue };
+                let key: Value = pair
+                    .get(0)
+                    .unwrap_or_else(|_| Value::new_null(self.ctx.clone()));
+                let value: Value = pair
+                    .get(1)
+                    .unwrap_or_else(|_| Value::new_null(self.ctx.clone()));
+                let key = (!key.is_null() && !key.is_undefined()).then(|| self.child(&key));
+                items.push((key, self.child(&value)));
+            }
+        }
+        let more = a
+            .get::<Option<f64>>(3)
+            .ok()
+            .flatten()
+            .filter(|n| n.is_finite() && *n >= 0.0)
+            .map(|n| n as u64);
+        let truncated = a.get::<bool>(4).unwrap_or(false);
+        let text = a.get::<Option<String>>(5).ok().flatten();
+        Ok(Printed {
+            text,
+            summary,
+            shape,
+            items,
+            more,
+            truncated,
+        })
+    }
+}
+
+/// Defines the natives printers read values with. They only read the session (a printer
+/// runs while a value is being printed) and never write the target.
+pub(super) fn install<'js>(
+    n: &Object<'js>,
+    ctx: &Ctx<'js>,
+    host: &Rc<Host>,
+) -> rquickjs::Result<()> {
+    // What printers read containers with: a value of a template parameter's type at an
+    // address, and that type's size.
+    let h = host.clone();
+    def!(n, ctx, "val_param_at", move |ctx: Ctx<'js>,
+                                       v: H<'js>,
+                                       i: f64,
+                                       addr: Value<'js>|
+          -> R<'js> {
+        let addr = values::to_address(&ctx, &addr).map_err(|e| throw(&ctx, e))?;
+        let tv = v.borrow().0.clone();
+        let p = h
+            .session_ref(&ctx)?
+            .value_param_at(&tv, i.max(0.0) as usize, addr)
+            .map_err(|e| throw(&ctx, e))?;
+        handle(&ctx, p)
+    });
+
+    let h = host.clone();
+    def!(n, ctx, "val_param_size", move |ctx: Ctx<'js>,
+                                         v: H<'js>,
+                                         i: f64|
+          -> R<'js> {
+        let tv = v.borrow().0.clone();
+        let size = h
+            .session_ref(&ctx)?
+            .value_param_size(&tv, i.max(0.0) as usize)
+            .map_err(|e| throw(&ctx, e))?;
+        u64_to_js(&ctx, size)
+    });
+
+    // A printer was added or removed: which types are claimed is asked again.
+    let h = host.clone();
+    def!(n, ctx, "printers_changed", move || {
+        h.pretty_claims.borrow_mut().clear();
+    });
+
+    // What a printer is asked for: the object itself (a reference followed) and the
+    // qualified name of its type; undefined for a value no printer can claim.
+    let h = host.clone();
+    def!(n, ctx, "val_printable", move |ctx: Ctx<'js>,
+                                        v: H<'js>|
+          -> R<'js> {
+        let tv = v.borrow().0.clone();
+        let Some((name, obj)) = h.session_ref(&ctx)?.value_printable(&tv) else {
+            return Ok(undefined(&ctx));
+        };
+        let a = Array::new(ctx.clone())?;
+        a.push(name)?;
+        a.push(handle(&ctx, obj)?)?;
+        Ok(a.into_value())
+    });
+
+    // A value of `v`'s type at another address (the next node of a tree).
+    let h = host.clone();
+    def!(n, ctx, "val_as", move |ctx: Ctx<'js>,
+                                 v: H<'js>,
+                                 addr: Value<'js>|
+          -> R<'js> {
+        let addr = values::to_address(&ctx, &addr).map_err(|e| throw(&ctx, e))?;
+        let tv = v.borrow().0.clone();
+        let _ = &h;
+        handle(
+            &ctx,
+            TypedValue {
+                file: tv.file.clone(),
+                value: crate::symbols::dwarf::Value::at(tv.value.ty, addr),
+            },
+        )
+    });
+
+    // The base-class parts of a C++ object: `[type name, value]` each.
+    let h = host.clone();
+    def!(n, ctx, "val_bases", move |ctx: Ctx<'js>,
+                                    v: H<'js>|
+          -> R<'js> {
+        let tv = v.borrow().0.clone();
+        let bases = h.session_ref(&ctx)?.value_bases(&tv);
+        let a = Array::new(ctx.clone())?;
+        for (name, b) in bases {
+            let pair = Array::new(ctx.clone())?;
+            pair.push(name)?;
+            pair.push(handle(&ctx, b)?)?;
+            a.push(pair)?;
+        }
+        Ok(a.into_value())
+    });
+
+    // One number of memory (`u64`, `i32`, ...), read without a session write.
+    let h = host.clone();
+    def!(n, ctx, "val_read", move |ctx: Ctx<'js>,
+                                   at: Value<'js>,
+                                   k: String|
+          -> R<'js> {
+        let k = super::state::kind(&ctx, &k)?;
+        let addr = values::to_address(&ctx, &at).map_err(|e| throw(&ctx, e))?;
+        let bytes = h
+            .session_ref(&ctx)?
+            .peek_memory(addr, k.size())
+            .map_err(|e| throw(&ctx, e))?;
+        k.decode(&ctx, &bytes)
+    });
+
+    // Bytes of memory as an array of numbers (a hash table's control bytes).
+    let h = host.clone();
+    def!(n, ctx, "val_bytes", move |ctx: Ctx<'js>,
+                                    at: Value<'js>,
+                                    len: Value<'js>|
+          -> R<'js> {
+        let addr = values::to_address(&ctx, &at).map_err(|e| throw(&ctx, e))?;
+        let len = values::to_count(&ctx, &len, 1 << 20, "bytes(n)").map_err(|e| throw(&ctx, e))?;
+        let bytes = h
+            .session_ref(&ctx)?
+            .peek_memory(addr, len as usize)
+            .map_err(|e| throw(&ctx, e))?;
+        Ok(rquickjs::TypedArray::<u8>::new(ctx.clone(), bytes)?.into_value())
+    });
+
+    // `count` code units of `unit` bytes at `addr` as scry quotes text, at most `max`
+    // characters shown (a `…` says there were more); and the text itself, unquoted.
+    let h = host.clone();
+    def!(n, ctx, "val_literal", move |ctx: Ctx<'js>,
+                                      at: Value<'js>,
+                                      count: f64,
+                                      unit: f64,
+                                      max: f64|
+          -> R<'js> {
+        let addr = values::to_address(&ctx, &at).map_err(|e| throw(&ctx, e))?;
+        let unit = match unit as usize {
+            u @ (1 | 2 | 4) => u,
+            _ => 1,
+        };
+        let max = (max.max(0.0) as usize).min(1 << 16);
+        let count = count.max(0.0) as u64;
+        let shown = count.min(max as u64 * 4 / unit as u64 + 4) as usize;
+        let bytes = h
+            .session_ref(&ctx)?
+            .peek_memory(addr, shown * unit)
+            .map_err(|e| throw(&ctx, e))?;
+        let mut text = crate::symbols::dwarf::pretty::quoted(&bytes, unit, max);
+        if (shown as u64) < count && !text.ends_with('…') {
+            text.push('…');
+        }
+        let plain = match unit {
+            1 => String::from_utf8_lossy(&bytes).into_owned(),
+            2 => String::from_utf16_lossy(
+                &bytes
+                    .chunks_exact(2)
+                    .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                    .collect::<Vec<_>>(),
+            ),
+            _ => bytes
+                .chunks_exact(4)
+                .map(|c| {
+                    char::from_u32(u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                        .unwrap_or(char::REPLACEMENT_CHARACTER)
+                })
+                .collect(),
+        };
+        let a = Array::new(ctx.clone())?;
+        a.push(text)?;
+        a.push(plain)?;
+        Ok(a.into_value())
+    });
+    Ok(())
+}

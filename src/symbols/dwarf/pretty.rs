@@ -1,0 +1,277 @@
+//! Printers: a value whose type a printer claims (a `std::vector`, a Rust `HashMap`) prints
+//! as what it holds (`vector(5) [7, -3, 12, 40, 5]`) instead of its layout. The printers
+//! themselves live with the front end (scry's are JavaScript, extensible by scripts); this
+//! module is the boundary: the renderer asks the `Target`'s `Pretty` whether a type is
+//! claimed and, if so, for the value's summary and children, which it renders like any
+//! other value, nested printers included. The renderer stays pure: it never knows what a
+//! printer is written in.
+
+use super::render::{bracket, Limits, Out, Plain};
+use super::tree::InfoTree;
+use super::types::Type;
+use super::value::{Target, Value};
+
+/// What a printed value shows after its summary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// Only the summary (`unique_ptr(null)`).
+    Summary,
+    /// `summary [a, b, …]`.
+    List,
+    /// `summary {k: v, …}`.
+    Map,
+    /// `summary -> v` (what a smart pointer points at).
+    Pointer,
+    /// `summary(v)` (the one value a wrapper holds: `optional(42)`).
+    Value,
+}
+
+/// A child of a printed value: a typed value (rendered, printers included) or text the
+/// printer made.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Child {
+    Value(Value),
+    Text(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Printed {
+    pub summary: String,
+    pub shape: Shape,
+    /// Children in order, with their keys for a map.
+    pub items: Vec<(Option<Child>, Child)>,
+    /// Children not produced (the printer was asked for fewer), when it knows how many.
+    pub more: Option<u64>,
+    /// Children remain but the printer does not know how many.
+    pub truncated: bool,
+    /// What a text-like value (a `std::string`) is as plain data: its characters.
+    pub text: Option<String>,
+}
+
+/// The front end's printers, as the renderer sees them.
+pub trait Pretty {
+    /// Whether a printer claims values of `ty` (named `name`, qualified with its
+    /// namespaces and template arguments).
+    fn claims(&self, ty: &Type, name: &str) -> bool;
+    /// The value printed, at most `want` children produced. An error is the printer's own
+    /// failure (`<printer error: …>`) or the container's (`<invalid: …>`), said whole.
+    fn print(&self, v: &Value, want: usize) -> Result<Printed, String>;
+}
+
+impl InfoTree {
+    /// The printer's answer for `v` if its type is claimed.
+    pub(super) fn printed(
+        &self,
+        v: &Value,
+        ty: &Type,
+        t: &dyn Target,
+        want: usize,
+    ) -> Option<Result<Printed, String>> {
+        let pretty = t.pretty()?;
+        let name = self.qualified_type_name(ty.id);
+        if !pretty.claims(ty, &name) {
+            return None;
+        }
+        Some(pretty.print(v, want))
+    }
+
+    /// Writes `v` through its printer; false when no printer claims its type.
+    pub(super) fn write_printed(
+        &self,
+        v: &Value,
+        ty: &Type,
+        t: &dyn Target,
+        lim: &Limits,
+        depth: usize,
+        out: &mut Out,
+    ) -> bool {
+        let want = if depth >= lim.depth { 0 } else { lim.elements };
+        let p = match self.printed(v, ty, t, want) {
+            None => return false,
+            Some(Ok(p)) => p,
+            Some(Err(e)) => {
+                out.push(&bracket(&e));
+                return true;
+            }
+        };
+        out.push(&p.summary);
+        let (open, close) = match p.shape {
+            Shape::Summary => return true,
+            Shape::List => (" [", "]"),
+            Shape::Map => (" {", "}"),
+            Shape::Pointer => (" -> ", ""),
+            Shape::Value => ("(", ")"),
+        };
+        if depth >= lim.depth && matches!(p.shape, Shape::List | Shape::Map) {
+            // Too deep for the children: the summary says how many there are.
+            return true;
+        }
+        out.push(open);
+        for (i, (key, value)) in p.items.iter().enumerate() {
+            if i > 0 {
+                out.push(", ");
+            }
+            if let Some(k) = key {
+                self.write_child(k, t, lim, depth, out);
+                out.push(": ");
+            }
+            self.write_child(value, t, lim, depth, out);
+            if out.full() {
+                break;
+            }
+        }
+        match (p.more, p.truncated) {
+            (Some(n), _) if n > 0 => out.push(&format!(", … {n} more")),
+            (_, true) => out.push(", …"),
+            _ => {}
+        }
+        out.push(close);
+        true
+    }
+
+    fn write_child(&self, c: &Child, t: &dyn Target, lim: &Limits, depth: usize, out: &mut Out) {
+        match c {
+            Child::Value(v) => self.write(v, t, lim, depth + 1, out),
+            Child::Text(s) => out.push(s),
+        }
+    }
+
+    /// `v` as plain data through its printer: a list, an object for a map whose keys are
+    /// text or numbers (else a list of `[key, value]` pairs), what a pointer or wrapper
+    /// holds, or the summary. `None` when no printer claims the type.
+    pub(super) fn plain_printed(
+        &self,
+        v: &Value,
+        ty: &Type,
+        t: &dyn Target,
+        lim: &Limits,
+        mut child: impl FnMut(&Value) -> Plain,
+    ) -> Option<Plain> {
+        let want = (lim.elements).saturating_mul(32);
+        let p = match self.printed(v, ty, t, want)? {
+            Ok(p) => p,
+            Err(e) => return Some(Plain::Missing(e)),
+        };
+        let mut plain = |c: &Child| match c {
+            Child::Value(v) => child(v),
+            Child::Text(s) => Plain::Str(s.clone()),
+        };
+        let more = p.more.unwrap_or(0);
+        Some(match p.shape {
+            Shape::Summary => Plain::Str(p.text.unwrap_or(p.summary)),
+            Shape::List => Plain::List(p.items.iter().map(|(_, v)| plain(v)).collect(), more),
+            Shape::Pointer | Shape::Value => match p.items.first() {
+                Some((_, v)) => plain(v),
+                None => Plain::Null,
+            },
+            Shape::Map => {
+                let pairs: Vec<(Plain, Plain)> = p
+                    .items
+                    .iter()
+                    .map(|(k, v)| (k.as_ref().map_or(Plain::Null, &mut plain), plain(v)))
+                    .collect();
+                let keyed = pairs.iter().all(|(k, _)| {
+                    matches!(
+                        k,
+                        Plain::Str(_) | Plain::Int(_) | Plain::UInt(_) | Plain::Bool(_)
+                    )
+                });
+                if keyed {
+                    Plain::Obj(pairs.into_iter().map(|(k, v)| (key_text(&k), v)).collect())
+                } else {
+                    Plain::List(
+                        pairs
+                            .into_iter()
+                            .map(|(k, v)| Plain::List(vec![k, v], 0))
+                            .collect(),
+                        more,
+                    )
+                }
+            }
+        })
+    }
+}
+
+fn key_text(k: &Plain) -> String {
+    match k {
+        Plain::Str(s) => s.clone(),
+        Plain::Int(n) => n.to_string(),
+        Plain::UInt(n) => n.to_string(),
+        Plain::Bool(b) => b.to_string(),
+        _ => String::new(),
+    }
+}
+
+impl InfoTree {
+    /// The `i`th template parameter of a struct or class type (`T` of `vector<T>`), for
+    /// printers that read a container's elements.
+    pub fn template_param(
+        &self,
+        ty: Option<super::types::TypeId>,
+        i: usize,
+    ) -> Result<Option<super::types::TypeId>, String> {
+        let t = self
+            .strip(ty)
+            .ok_or_else(|| "void has no template parameters".to_string())?;
+        let t = self.complete(t);
+        let super::types::Kind::Aggregate { params, .. } = &t.kind else {
+            return Err(format!("{} has no template parameters", self.type_name(ty)));
+        };
+        match params.get(i) {
+            Some((_, Some(p))) => Ok(Some(*p)),
+            Some((name, None)) => Err(format!("template parameter {name} has no type")),
+            None => Err(format!(
+                "{} has {} template parameter{}, not {}",
+                self.type_name(ty),
+                params.len(),
+                if params.len() == 1 { "" } else { "s" },
+                i + 1
+            )),
+        }
+    }
+}
+
+impl InfoTree {
+    /// What a printer is asked to print for `v`: the struct, class or union it is or that a
+    /// C++ or Rust reference to it leads to, with its qualified type name. `None` for any
+    /// other value (numbers, raw pointers, arrays).
+    pub fn printable(&self, v: &Value, t: &dyn Target) -> Option<(String, Value)> {
+        let mut v = v.clone();
+        for _ in 0..4 {
+            let ty = self.strip(v.ty)?;
+            match &ty.kind {
+                super::types::Kind::Aggregate { .. } => {
+                    return Some((self.qualified_type_name(ty.id), v));
+                }
+                super::types::Kind::Reference { .. } => v = self.deref(&v, t).ok()?,
+                super::types::Kind::Pointer(_) if super::rust::is_rust_ref(&ty) => {
+                    v = self.deref(&v, t).ok()?
+                }
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    /// The base-class parts of a C++ object, with their type names, in declaration order.
+    pub fn bases(&self, v: &Value) -> Vec<(String, Value)> {
+        let Some(ty) = self.strip(v.ty) else {
+            return Vec::new();
+        };
+        let ty = self.complete(ty);
+        let super::types::Kind::Aggregate { members, .. } = &ty.kind else {
+            return Vec::new();
+        };
+        members
+            .iter()
+            .filter(|m| m.base)
+            .map(|m| (self.type_name(m.ty), self.member_value(v, m)))
+            .collect()
+    }
+}
+
+/// `bytes` (code units of `unit` bytes: 1, 2 or 4) as a quoted string, at most `max`
+/// characters shown: how a printer shows a string's text the way scry shows C strings.
+pub fn quoted(bytes: &[u8], unit: usize, max: usize) -> String {
+    super::render::quoted_units(bytes, unit, max)
+}

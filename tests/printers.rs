@@ -1,0 +1,369 @@
+//! Printers: the C++ and Rust standard libraries read as what they hold (fixtures
+//! std_containers.cpp and rust/collections.rs), checked against what each fixture prints of
+//! itself and against gdb 13 with its libstdc++ printers where gdb is installed; values read
+//! through printers in scripts; corrupt containers said to be invalid; printers of scripts.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Command;
+
+use common::Scry;
+
+fn cxx() -> PathBuf {
+    common::fixture_from(
+        "std_containers",
+        "g++",
+        &["-g", "-O0", "-std=c++17"],
+        &["std_containers.cpp"],
+    )
+}
+
+/// `name -> what scry prints` for each expression, in frame 1 (main) at `inspect`.
+fn printed(scry: &mut Scry, names: &[&str]) -> HashMap<String, String> {
+    names
+        .iter()
+        .map(|n| {
+            let text = scry.ok(&format!("String(state.value({n:?}, 1))"));
+            (n.to_string(), text)
+        })
+        .collect()
+}
+
+const CXX_EXPECTED: &[(&str, &str)] = &[
+    ("v", "vector(5, capacity 8) [7, -3, 12, 40, 5]"),
+    ("names", r#"vector(2) ["ann", "bob"]"#),
+    ("flags", "vector<bool>(3) [true, false, true]"),
+    ("arr", "array(3) [1, 2, 3]"),
+    ("dq", "deque(4) [3, 4, 5, 6]"),
+    ("l", "list(3) [1, 2, 3]"),
+    ("fl", "forward_list [9, 8]"),
+    ("m", r#"map(3) {"bolts": 31, "nuts": 8, "washers": 112}"#),
+    ("mm", "multimap(2) {1: 97 'a', 1: 98 'b'}"),
+    ("s", "set(3) [1, 5, 9]"),
+    ("us", "unordered_set(1) [42]"),
+    ("sp", "shared_ptr(use 1, weak 1) -> {x: 10, y: 2.5}"),
+    ("wp", "weak_ptr(use 1, weak 1) -> {x: 10, y: 2.5}"),
+    ("empty_sp", "shared_ptr(null)"),
+    ("up", "unique_ptr -> {x: 3, y: 4.5}"),
+    ("none_up", "unique_ptr(null)"),
+    ("opt", "optional(42)"),
+    ("nothing", "nullopt"),
+    ("var", r#"variant[1]("alt")"#),
+    ("str", r#""a string too long for the small buffer""#),
+    ("small", r#""hi""#),
+    ("points", "vector(2) [{x: 1, y: 0.5}, {x: 2, y: 1.5}]"),
+    (
+        "shop",
+        r#"{stock: map(3) {"bolts": 31, "nuts": 8, "washers": 112}, sizes: vector(2) [38, 40], name: "corner"}"#,
+    ),
+];
+
+#[test]
+fn libstdcxx_containers_print_what_they_hold() {
+    let exe = cxx();
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('inspect')");
+    scry.ok("cont()");
+    let truth = common::truth(&mut scry);
+    assert_eq!(truth["v"], "7,-3,12,40,5");
+    assert_eq!(truth["cap"], "8");
+    let names: Vec<&str> = CXX_EXPECTED.iter().map(|(n, _)| *n).collect();
+    let got = printed(&mut scry, &names);
+    for (name, want) in CXX_EXPECTED {
+        assert_eq!(&got[*name], want, "{name}");
+    }
+    // The order of a hash table is its buckets': the entries, in any order.
+    let um = scry.ok("String(state.value('um', 1))");
+    assert!(
+        um == r#"unordered_map(2) {2: "two", 1: "one"}"#
+            || um == r#"unordered_map(2) {1: "one", 2: "two"}"#,
+        "{um}"
+    );
+    // A long container shows its first elements and says how many more there are.
+    let big = scry.ok("String(state.value('big', 1))");
+    assert!(
+        big.starts_with("vector(100000) [1, 1, ") && big.ends_with(", … 99968 more]"),
+        "{big}"
+    );
+    // Locals and unwind rows print through the printers too (a reference parameter's
+    // object, the summary where a row is short).
+    let locals = scry.ok("state.locals()");
+    assert!(
+        locals.contains("vector(2) [{x: 1, y: 0.5}, {x: 2, y: 1.5}]"),
+        "{locals}"
+    );
+    let rows = scry.ok("state.unwind(1)");
+    assert!(rows.contains("points=vector(2)"), "{rows}");
+
+    // gdb with its printers shows the same elements.
+    let line = common::line_of(
+        include_str!("../fixtures/std_containers.cpp"),
+        "inspect(shop, points);",
+    );
+    let Some(gdb) = common::gdb_prints(
+        &exe,
+        &format!("std_containers.cpp:{line}"),
+        &["v", "names", "dq", "m", "mm", "s", "flags", "str", "points"],
+    ) else {
+        return;
+    };
+    let ours = ["v", "names", "dq", "m", "mm", "s", "flags", "str", "points"];
+    for (name, theirs) in ours.iter().zip(&gdb) {
+        assert_eq!(
+            elements(&got[*name]),
+            gdb_elements(theirs),
+            "{name}: scry {} gdb {theirs}",
+            got[*name]
+        );
+    }
+}
+
+/// `text` without one enclosing pair of brackets or braces.
+fn unwrap_once(text: &str) -> &str {
+    let t = text.strip_prefix(['[', '{']).unwrap_or(text);
+    t.strip_suffix([']', '}']).unwrap_or(t)
+}
+
+/// The elements a scry rendering shows after its summary, `key = value` for maps.
+fn elements(text: &str) -> String {
+    let open = [" [", " {"].iter().filter_map(|o| text.find(o)).min();
+    let body = match open {
+        Some(i) if !text.starts_with(['"', '{']) => &text[i + 1..],
+        _ => text,
+    };
+    unwrap_once(body).replace(": ", " = ")
+}
+
+/// The same of gdb's `std::map with 3 elements = {["bolts"] = 31}`: positions (`[0] = 1`
+/// of a list or set) dropped, keys kept.
+fn gdb_elements(text: &str) -> String {
+    let body = match text.split_once(" = ") {
+        Some((head, rest)) if head.starts_with("std::") => rest,
+        _ => text,
+    };
+    let parts: Vec<&str> = unwrap_once(body).split(", ").collect();
+    let positional = parts
+        .iter()
+        .enumerate()
+        .all(|(i, p)| p.starts_with(&format!("[{i}] = ")));
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if positional {
+                p[format!("[{i}] = ").len()..].to_string()
+            } else {
+                match p.strip_prefix('[').and_then(|p| p.split_once("] = ")) {
+                    Some((k, v)) => format!("{k} = {v}"),
+                    None => p.to_string(),
+                }
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[test]
+fn values_read_through_their_printers() {
+    let mut scry = Scry::spawn(&cxx(), &[]);
+    scry.ok("breakpoint.set('inspect')");
+    scry.ok("cont()");
+    scry.ok("var v = state.var('v', 1), m = state.var('m', 1), sp = state.var('sp', 1)");
+    assert_eq!(scry.ok("v[2] * 2"), "24");
+    assert_eq!(scry.ok("v.length"), "5");
+    assert_eq!(scry.ok("[...v].reduce((a, b) => a + b, 0)"), "61");
+    assert_eq!(scry.ok("JSON.stringify(v)"), "[7,-3,12,40,5]");
+    assert_eq!(scry.ok("m.get('nuts') + 1"), "9");
+    assert_eq!(scry.ok("m.length"), "3");
+    assert_eq!(
+        scry.ok("JSON.stringify(m)"),
+        r#"{"bolts":31,"nuts":8,"washers":112}"#
+    );
+    assert_eq!(
+        scry.ok("[...m].map(([k, x]) => `${k}=${x}`).join(' ')"),
+        r#""bolts"=31 "nuts"=8 "washers"=112"#
+    );
+    assert_eq!(scry.ok("m.entries().length"), "3");
+    // A smart pointer lends the members of what it points at.
+    assert_eq!(scry.ok("sp.x + sp.y"), "12.5");
+    assert_eq!(scry.ok("String(sp.$deref())"), "{x: 10, y: 2.5}");
+    assert_eq!(scry.ok("state.var('up', 1).y"), "4.5");
+    assert_eq!(scry.ok("state.var('opt', 1).$deref() + 1"), "43");
+    assert_eq!(scry.ok("state.var('shop', 1).stock.get('washers')"), "112");
+    assert_eq!(scry.ok("state.var('points', 1)[1].x"), "2");
+    assert_eq!(
+        scry.ok("state.var('str', 1) == 'a string too long for the small buffer'"),
+        "true"
+    );
+    assert_eq!(scry.ok("state.var('names', 1)[1].$value"), "bob");
+    // The layout stays one step away.
+    let raw = scry.ok("String(v.$raw)");
+    assert!(raw.contains("_M_start"), "{raw}");
+    assert_eq!(scry.ok("v.$raw._M_impl._M_start.$kind"), "pointer");
+    // Errors name what was asked and lose nothing.
+    let e = scry.err("m.get('screws')");
+    assert!(e.contains(r#"map(3) has no key "screws""#), "{e}");
+    let e = scry.err("v[5]");
+    assert!(e.contains("index 5 is out of bounds (5 elements)"), "{e}");
+    assert_eq!(scry.ok("v[4]"), "5");
+}
+
+#[test]
+fn corrupt_containers_are_invalid_never_endless() {
+    let mut scry = Scry::spawn(&cxx(), &[]);
+    scry.ok("breakpoint.set('inspect')");
+    scry.ok("cont()");
+    assert_eq!(
+        scry.ok("String(state.value('*bad', 1))"),
+        "<invalid: length 1099511627776>"
+    );
+    let looped = scry.ok("String(state.var('looped', 1))");
+    assert!(
+        looped.starts_with("<invalid: node 0x")
+            && looped.ends_with("is reached twice (the links loop)>"),
+        "{looped}"
+    );
+    let e = scry.err("state.var('looped', 1)[2]");
+    assert!(e.contains("the links loop"), "{e}");
+    // Once the program repaired it, the list reads again.
+    scry.ok("finish()");
+    scry.ok("next()");
+    assert_eq!(scry.ok("String(state.var('looped'))"), "list(3) [1, 2, 3]");
+}
+
+#[test]
+fn scripts_add_printers_that_apply_everywhere() {
+    let mut scry = Scry::spawn(&cxx(), &[]);
+    scry.ok("breakpoint.set('inspect')");
+    scry.ok("cont()");
+    let id = scry.ok("printers.add('Point', (p) => `(${p.x}, ${p.y})`)");
+    assert_eq!(
+        scry.ok("String(state.var('points', 1))"),
+        "vector(2) [(1, 0.5), (2, 1.5)]"
+    );
+    assert_eq!(
+        scry.ok("String(state.var('sp', 1))"),
+        "shared_ptr(use 1, weak 1) -> (10, 2.5)"
+    );
+    // A printer returning children, matched by a RegExp; one that throws spoils only its
+    // own values.
+    scry.ok(
+        "printers.add(/^Shop$/, (s) => ({summary: 'shop ' + s.name.$value, entries: [['sizes', s.sizes]]}))",
+    );
+    assert_eq!(
+        scry.ok("String(state.var('shop', 1))"),
+        "shop corner {sizes: vector(2) [38, 40]}"
+    );
+    scry.ok("printers.add('Point', () => { throw new Error('boom') })");
+    let text = scry.ok("String(state.var('points', 1))");
+    assert_eq!(
+        text,
+        "vector(2) [<printer error: boom>, <printer error: boom>]"
+    );
+    assert_eq!(scry.ok("state.var('v', 1).length"), "5");
+    let list = scry.ok("printers.list()");
+    assert!(list.contains(&format!("{id}\tscript\tPoint")), "{list}");
+    assert!(list.contains("scry\t/^std::vector<bool,/"), "{list}");
+    assert_eq!(scry.ok("printers.remove('Point')"), "2");
+    assert_eq!(
+        scry.ok("String(state.var('points', 1))"),
+        "vector(2) [{x: 1, y: 0.5}, {x: 2, y: 1.5}]"
+    );
+    let e = scry.err("printers.add(42, () => '')");
+    assert!(e.contains("a type name or a RegExp"), "{e}");
+    let e = scry.err("printers.remove('Nope')");
+    assert!(e.contains("no such printer"), "{e}");
+}
+
+#[test]
+fn rust_std_collections_print_what_they_hold() {
+    let exe = common::rust_fixture("collections", "0");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('collections::inspect')");
+    scry.ok("cont()");
+    let truth = common::truth(&mut scry);
+    assert_eq!(truth["nuts"], "8");
+    let expected = [
+        ("words", r#"BTreeSet(3) ["apple", "fig", "pear"]"#),
+        ("ring", "VecDeque(4) [-1, 0, 1, 2]"),
+        ("rc", "Rc(strong 2, weak 1) -> 5"),
+        ("weak", "Weak(strong 2, weak 1) -> 5"),
+        ("shared", "Arc(strong 1, weak 0) -> Mutex([1, 2])"),
+        ("lock", "RwLock(7)"),
+        ("cell", "Cell(3)"),
+        ("refc", r#"RefCell[borrowed 1]("inside")"#),
+        ("nz", "NonZero(9)"),
+        ("path", r#""/tmp/some/where""#),
+        ("os", r#""osstr""#),
+        ("range", "3..7"),
+    ];
+    for (name, want) in expected {
+        assert_eq!(scry.ok(&format!("String(state.var('{name}', 1))")), want);
+    }
+    let squares = scry.ok("String(state.var('squares', 1))");
+    assert!(
+        squares.starts_with("BTreeMap(40) {0: 0, 1: 1, 2: 4, 3: 9,")
+            && squares.ends_with(", … 8 more}"),
+        "{squares}"
+    );
+    assert_eq!(scry.ok("state.var('squares', 1).get(39)"), "1521");
+    assert_eq!(scry.ok("[...state.var('squares', 1)].length"), "40");
+    let stock = scry.ok("String(state.var('stock', 1))");
+    assert!(stock.starts_with("HashMap(3) {"), "{stock}");
+    for entry in [r#""bolts": 31"#, r#""nuts": 8"#, r#""washers": 112"#] {
+        assert!(stock.contains(entry), "{stock}");
+    }
+    assert_eq!(scry.ok("state.var('stock', 1).get('washers')"), "112");
+    assert_eq!(scry.ok("state.var('primes', 1).length"), "3");
+    assert_eq!(scry.ok("state.var('ring', 1)[0]"), "-1");
+    assert_eq!(scry.ok("state.var('rc', 1).$deref() * 2"), "10");
+    assert_eq!(
+        scry.ok("state.var('shared', 1).$deref().$deref().length"),
+        "2"
+    );
+
+    // gdb's Rust printers agree on the ordered ones.
+    let sysroot = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let Some(sysroot) = sysroot else { return };
+    let load = format!("source {sysroot}/lib/rustlib/etc/gdb_load_rust_pretty_printers.py");
+    let Ok(out) = Command::new("gdb")
+        .args([
+            "-batch",
+            "-nx",
+            "-iex",
+            "set debuginfod enabled off",
+            "-ex",
+            &load,
+        ])
+        .args([
+            "-ex",
+            "break collections::inspect",
+            "-ex",
+            "run",
+            "-ex",
+            "up",
+        ])
+        .args(["-ex", "print ring", "-ex", "print words", "-ex", "print rc"])
+        .arg(&exe)
+        .output()
+    else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let values: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with('$'))
+        .filter_map(|l| l.split_once(" = ").map(|(_, v)| v))
+        .collect();
+    if values.len() == 3 {
+        assert!(values[0].ends_with("{-1, 0, 1, 2}"), "{text}");
+        assert!(values[1].ends_with(r#"{"apple", "fig", "pear"}"#), "{text}");
+        assert!(values[2].starts_with("Rc(strong=2, weak=1)"), "{text}");
+    }
+}
