@@ -211,6 +211,42 @@ fn values_read_through_their_printers() {
 }
 
 #[test]
+fn value_paths_step_through_printers() {
+    let mut scry = Scry::spawn(&cxx(), &[]);
+    scry.ok("breakpoint.set('inspect')");
+    let stop = scry.ok("cont()");
+    // The stop line names the function without its parameter types.
+    assert!(stop.contains(" inspect+0x"), "{stop}");
+    assert!(!stop.contains("std::"), "{stop}");
+    let cases = [
+        ("v[2]", "12"),
+        ("m[\"nuts\"]", "8"),
+        ("shop.stock[\"bolts\"]", "31"),
+        ("shop.sizes[1]", "40"),
+        ("sp->x", "10"),
+        ("(*sp).y", "2.5"),
+        ("*opt", "42"),
+        ("up->y", "4.5"),
+        ("points[1].y", "1.5"),
+        ("um[2]", "\"two\""),
+        ("v._M_impl._M_start[1]", "-3"),
+    ];
+    for (path, want) in cases {
+        assert_eq!(
+            scry.ok(&format!("String(state.value({path:?}, 1))")),
+            want,
+            "{path}"
+        );
+    }
+    let e = scry.err("state.value('m[\"screws\"]', 1)");
+    assert!(e.contains(r#"has no key "screws""#), "{e}");
+    let e = scry.err("state.value('v[\"x\"]', 1)");
+    assert!(e.contains("has no keys (index it with [i])"), "{e}");
+    let e = scry.err("state.value('arr_missing[\"x\"]', 1)");
+    assert!(e.contains("no variable"), "{e}");
+}
+
+#[test]
 fn corrupt_containers_are_invalid_never_endless() {
     let mut scry = Scry::spawn(&cxx(), &[]);
     scry.ok("breakpoint.set('inspect')");

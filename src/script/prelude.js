@@ -329,7 +329,10 @@
     member: (h) => (name) => wrap(N.val_member(h, String(name)), raw),
     at: (h) => (i) => {
       const p = printedOf(h, raw);
-      return p ? p.at(i) : wrap(N.val_index(h, i), raw);
+      if (p) return p.at(i);
+      // A Rust tuple's field by position (`pair[1]` is `pair.__1`).
+      if (N.val_kind(h) === 'struct' && N.val_keys(h).includes(`__${i}`)) return wrap(N.val_member(h, `__${i}`), raw);
+      return wrap(N.val_index(h, i), raw);
     },
     get: (h) => (key) => {
       const p = printedOf(h, raw);

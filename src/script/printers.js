@@ -224,9 +224,31 @@
       return errorText(e);
     }
   }
+  // One step of a value path through a printer (`v[2]`, `m["nuts"]`, `sp->x`, `*opt`): the
+  // handle it leads to, or undefined where the layout answers (no printer, or a member the
+  // type itself has).
+  function step(h, op, arg) {
+    const p = N.printedOf(h);
+    if (!p) return undefined;
+    let x;
+    if (op === 'member') {
+      if (N.val_keys(h).includes(arg) || !p.holds()) return undefined;
+      x = p.held()[arg];
+    } else if (op === 'index') x = p.keyed() ? p.get(arg) : p.at(arg);
+    else if (op === 'key') {
+      if (!p.keyed()) throw new ScryError(`${p.summary || p.type} has no keys (index it with [i])`);
+      x = p.get(arg);
+    } else if (op === 'deref') {
+      if (!p.holds()) return undefined;
+      x = p.held();
+    }
+    const out = x !== null && typeof x === 'object' ? x[HANDLE] : undefined;
+    if (out === undefined) throw new ScryError(`${p.summary || p.type}: the printer gave no typed value here`);
+    return out;
+  }
   defineProperty(g, '__scryPrinters', {
     __proto__: null,
-    value: freeze({ __proto__: null, claims: (name) => printerFor(name) !== null, print }),
+    value: freeze({ __proto__: null, claims: (name) => printerFor(name) !== null, print, step }),
   });
 
   // ---- the public API --------------------------------------------------------------------

@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use crate::os::signals::{is_realtime, signal_name};
 use crate::os::Tid;
+use crate::symbols::elf::short_name::short_frame_name;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reason {
@@ -231,7 +232,7 @@ impl StopInfo {
         if let Some(pc) = self.pc {
             let _ = write!(s, " at {pc:#x}");
             if let Some(sym) = &self.symbol {
-                let _ = write!(s, " {sym}");
+                let _ = write!(s, " {}", short_frame_name(sym));
             }
             if let Some(src) = &self.source {
                 let _ = write!(s, " {src}");

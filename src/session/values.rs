@@ -571,6 +571,9 @@ impl Session {
             Path::Number(_) => Err(SessionError::Invalid(
                 "a number is not a value path (use it as an index: a[3])".into(),
             )),
+            Path::Text(_) => Err(SessionError::Invalid(
+                "a quoted string is a map's key, only as an index: stock[\"nuts\"]".into(),
+            )),
             Path::Member(base, m) => {
                 let v = self.eval(base, n)?;
                 self.value_member(&v, m)
@@ -579,6 +582,12 @@ impl Session {
                 let v = self.eval(base, n)?;
                 let i = match index.as_ref() {
                     Path::Number(i) => *i,
+                    Path::Text(key) => {
+                        return Err(SessionError::Invalid(format!(
+                            "{} has no keys: [\"{key}\"] is for maps a printer reads",
+                            self.value_type_name(&v)
+                        )))
+                    }
                     other => {
                         let iv = self.eval(other, n)?;
                         self.value_index_number(&iv)?
@@ -597,7 +606,16 @@ impl Session {
         }
     }
 
-    fn value_index_number(&mut self, v: &TypedValue) -> Result<i64> {
+    /// Where a path starts: the variable it names (a local, global or one file's static).
+    pub fn path_root(&mut self, p: &Path, n: usize) -> Result<TypedValue> {
+        match p {
+            Path::Name(name) => self.lookup_var(name, n),
+            Path::InFile { file, name } => self.lookup_in_file(file, name),
+            other => self.eval(other, n),
+        }
+    }
+
+    pub fn value_index_number(&self, v: &TypedValue) -> Result<i64> {
         match self.value_scalar(v)? {
             Some(Scalar::Signed(i)) => i64::try_from(i).ok(),
             Some(Scalar::Unsigned(u)) => i64::try_from(u).ok(),

@@ -28,7 +28,6 @@ macro_rules! def {
 
 mod dom;
 mod fpu;
-mod frame_name;
 mod modules;
 mod points;
 mod pretty;

@@ -10,6 +10,7 @@ use rquickjs::{Array, Class, Ctx, Function, Object, Value};
 use super::typed::{handle, Handle, H};
 use super::*;
 use crate::session::TypedValue;
+use crate::symbols::dwarf::path::Path;
 use crate::symbols::dwarf::pretty::{Child, Pretty, Printed, Shape};
 use crate::symbols::dwarf::{Type, Value as DwarfValue};
 use crate::symbols::ModuleFile;
@@ -143,6 +144,91 @@ impl Pretty for JsPretty<'_, '_> {
             truncated,
         })
     }
+}
+
+/// A value path (`shop.stock["nuts"]`, `sp->x`, `v[2]`, `*opt`) walked with the printers:
+/// each step a printer claims (an element, a key, what a smart pointer holds) goes through
+/// it, every other step through the value's layout.
+pub fn walk_path<'js>(
+    ctx: &Ctx<'js>,
+    host: &Host,
+    p: &Path,
+    frame: usize,
+) -> rquickjs::Result<TypedValue> {
+    let fail = |e: crate::session::SessionError| throw(ctx, e);
+    match p {
+        Path::Name(_) | Path::InFile { .. } | Path::Number(_) | Path::Text(_) => {
+            host.session_mut(ctx)?.path_root(p, frame).map_err(fail)
+        }
+        Path::Member(base, name) => {
+            let v = walk_path(ctx, host, base, frame)?;
+            let arg = name.as_str().into_js(ctx)?;
+            if let Some(x) = printed_step(ctx, &v, "member", arg)? {
+                return Ok(x);
+            }
+            host.session_ref(ctx)?.value_member(&v, name).map_err(fail)
+        }
+        Path::Index(base, index) => {
+            let v = walk_path(ctx, host, base, frame)?;
+            let (op, arg, i) = match index.as_ref() {
+                Path::Number(i) => ("index", values::i64_to_js(ctx, *i)?, Some(*i)),
+                Path::Text(key) => ("key", key.as_str().into_js(ctx)?, None),
+                other => {
+                    let iv = walk_path(ctx, host, other, frame)?;
+                    let i = host
+                        .session_ref(ctx)?
+                        .value_index_number(&iv)
+                        .map_err(fail)?;
+                    ("index", values::i64_to_js(ctx, i)?, Some(i))
+                }
+            };
+            if let Some(x) = printed_step(ctx, &v, op, arg)? {
+                return Ok(x);
+            }
+            let Some(i) = i else {
+                let name = host.session_ref(ctx)?.value_type_name(&v);
+                return Err(throw(
+                    ctx,
+                    format!("{name} has no keys: [\"...\"] is for maps a printer reads"),
+                ));
+            };
+            host.session_ref(ctx)?.value_index(&v, i).map_err(fail)
+        }
+        Path::Deref(inner) => {
+            let v = walk_path(ctx, host, inner, frame)?;
+            let none = Value::new_undefined(ctx.clone());
+            if let Some(x) = printed_step(ctx, &v, "deref", none)? {
+                return Ok(x);
+            }
+            host.session_ref(ctx)?.value_deref(&v).map_err(fail)
+        }
+        Path::AddressOf(inner) => {
+            let v = walk_path(ctx, host, inner, frame)?;
+            host.session_ref(ctx)?.value_address_of(&v).map_err(fail)
+        }
+    }
+}
+
+/// One path step through the printer of `v`'s type (printers.js `step`): `None` when no
+/// printer claims it or the step is the layout's (a member the type itself has).
+fn printed_step<'js>(
+    ctx: &Ctx<'js>,
+    v: &TypedValue,
+    op: &str,
+    arg: Value<'js>,
+) -> rquickjs::Result<Option<TypedValue>> {
+    let Ok(o) = ctx.globals().get::<_, Object>(PRETTY_GLOBAL) else {
+        return Ok(None);
+    };
+    let step: Function = o.get("step")?;
+    let h = Class::instance(ctx.clone(), Handle(v.clone()))?;
+    let r: Value = step.call((h, op, arg))?;
+    if r.is_undefined() || r.is_null() {
+        return Ok(None);
+    }
+    let h = Class::<Handle>::from_value(&r)?;
+    let tv = h.borrow().0.clone();
+    Ok(Some(tv))
 }
 
 /// Defines the natives printers read values with. They only read the session (a printer

@@ -139,7 +139,7 @@ fn frame_line(f: &crate::session::FrameRow, trampoline: bool, args: Option<&str>
         (_, true) => line.push_str("<signal handler called>"),
         // The arguments follow by name: the parameter types would say it all twice.
         (Some(s), false) if args.is_some() => {
-            line.push_str(&super::frame_name::without_parameters(s))
+            line.push_str(&crate::symbols::elf::short_name::short_frame_name(s))
         }
         (Some(s), false) => line.push_str(s),
         (None, false) => line.push_str("??"),

@@ -196,10 +196,8 @@ pub(super) fn install<'js>(
                                frame: Opt<Value<'js>>|
           -> R<'js> {
         let frame = frame_arg(&ctx, frame, "value(path, frame)")?;
-        let v = h
-            .session_mut(&ctx)?
-            .eval_path(&text, frame)
-            .map_err(|e| throw(&ctx, e))?;
+        let parsed = crate::symbols::dwarf::path::parse(&text).map_err(|e| throw(&ctx, e))?;
+        let v = super::pretty::walk_path(&ctx, &h, &parsed, frame)?;
         handle(&ctx, v)
     });
 

@@ -14,6 +14,8 @@ pub enum Path {
     InFile { file: String, name: String },
     /// An integer literal (only as an index).
     Number(i64),
+    /// A quoted string (only as an index: a map's key, `stock["nuts"]`).
+    Text(String),
     /// `x.m` and `x->m` (a pointer is followed either way).
     Member(Box<Path>, String),
     /// `x[i]`
@@ -100,9 +102,13 @@ impl Parser<'_> {
         let mut cur = self.primary()?;
         loop {
             if self.eat("->") || self.eat(".") {
-                let name = self
-                    .ident()
-                    .ok_or_else(|| format!("expected a member name at column {}", self.at + 1))?;
+                // A tuple's field by position (Rust `pair.1`): the member rustc names `__1`.
+                let name = match self.digits() {
+                    Some(n) => format!("__{n}"),
+                    None => self.ident().ok_or_else(|| {
+                        format!("expected a member name at column {}", self.at + 1)
+                    })?,
+                };
                 cur = Path::Member(Box::new(cur), name);
             } else if self.eat("[") {
                 self.deeper()?;
@@ -131,6 +137,9 @@ impl Parser<'_> {
         self.space();
         if let Some(n) = self.number()? {
             return Ok(Path::Number(n));
+        }
+        if self.s.get(self.at) == Some(&b'"') {
+            return self.text();
         }
         if self.s.get(self.at) == Some(&b'\'') {
             return self.in_file();
@@ -205,6 +214,39 @@ impl Parser<'_> {
             return None;
         }
         Some(String::from_utf8_lossy(&self.s[start..self.at]).into_owned())
+    }
+
+    /// `"text"`, with `\"` and `\\` escaped.
+    fn text(&mut self) -> Result<Path, String> {
+        let open = self.at;
+        let mut out = Vec::new();
+        let mut i = open + 1;
+        loop {
+            match self.s.get(i) {
+                None => return Err(format!("unclosed string at column {}", open + 1)),
+                Some(b'"') => break,
+                Some(b'\\') if matches!(self.s.get(i + 1), Some(b'"' | b'\\')) => {
+                    out.push(self.s[i + 1]);
+                    i += 2;
+                }
+                Some(&b) => {
+                    out.push(b);
+                    i += 1;
+                }
+            }
+        }
+        self.at = i + 1;
+        Ok(Path::Text(String::from_utf8_lossy(&out).into_owned()))
+    }
+
+    /// A run of decimal digits right here (a tuple field's position).
+    fn digits(&mut self) -> Option<String> {
+        self.space();
+        let start = self.at;
+        while self.s.get(self.at).is_some_and(|b| b.is_ascii_digit()) {
+            self.at += 1;
+        }
+        (self.at > start).then(|| String::from_utf8_lossy(&self.s[start..self.at]).into_owned())
     }
 
     fn number(&mut self) -> Result<Option<i64>, String> {

@@ -14,6 +14,7 @@ pub mod index;
 mod names;
 mod plt;
 pub(crate) mod sections;
+pub mod short_name;
 pub mod symbol;
 mod symtab;
 
