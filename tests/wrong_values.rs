@@ -24,3 +24,45 @@ fn copy_relocated_library_globals_read_the_executables_copy() {
     let addr = scry.num("state.var('optind').$addr");
     assert_eq!(addr, scry.num("symbols('optind')[0].addr"));
 }
+
+#[test]
+fn a_lambdas_parameters_are_its_own_never_another_modules_static() {
+    let exe = common::fixture_from(
+        "lambda_params",
+        "g++",
+        &["-g", "-O0"],
+        &["lambda_params.cpp"],
+    );
+    let source = include_str!("../fixtures/lambda_params.cpp");
+    let line = common::line_of(source, "[&calls](int a, int b)");
+    let mut scry = Scry::spawn(&exe, &[]);
+    // The line is main's (the call) and the lambda's (its body): both are locations, the
+    // lambda's past its prologue, where its arguments are in place.
+    scry.ok(&format!("breakpoint.set('lambda_params.cpp:{line}')"));
+    let list = scry.ok("breakpoint.list()");
+    assert!(list.contains("operator()"), "{list}");
+    let mut seen_lambda = false;
+    for _ in 0..4 {
+        let stop = scry.ok("cont()");
+        if !stop.contains("operator()") {
+            continue;
+        }
+        seen_lambda = true;
+        let a = scry.num("Number(state.var('a'))");
+        let b = scry.num("Number(state.var('b'))");
+        assert!(
+            [1, 3, 5, 9].contains(&a) && [1, 3, 5, 9].contains(&b),
+            "{a} {b}"
+        );
+        let locals = scry.ok("state.locals()");
+        for name in ["__closure", "a\t", "b\t", "calls"] {
+            assert!(locals.contains(name), "{locals}");
+        }
+        assert!(!locals.contains("not yet stored"), "{locals}");
+        break;
+    }
+    assert!(seen_lambda, "the lambda's location was hit");
+    // In main, `a` names nothing: libm's file-local static is not an answer.
+    let e = scry.err("state.var('a', 2)");
+    assert!(e.contains("no variable 'a'"), "{e}");
+}

@@ -521,9 +521,16 @@ impl Session {
                 }
             }
         }
-        // The running module's other statics last.
+        // The running module's other statics last. A library's file-local static is never
+        // the answer for a bare name while the program runs elsewhere (libm's `a` is not a
+        // lambda's parameter): gdb does not find it either; the error says where it is.
         statics.sort_by_key(|(m, _)| is_here(m));
+        let mut elsewhere: Option<&str> = None;
         for (module, die) in statics {
+            if !module.is_exe && !is_here(module) {
+                elsewhere.get_or_insert(module.name.as_str());
+                continue;
+            }
             if let Some(v) = read(module, die) {
                 return Ok(v);
             }
@@ -548,6 +555,12 @@ impl Session {
             }
         }
         near.truncate(3);
+        if let Some(module) = elsewhere {
+            return Err(SessionError::Invalid(format!(
+                "no variable '{name}' in this frame or among the globals; {module} has a \
+                 file-local static '{name}' (read one file's static as \"'file.c'::{name}\")"
+            )));
+        }
         Err(SessionError::Invalid(format!(
             "no variable '{name}' in this frame or among the globals (DWARF, -g){}",
             if near.is_empty() {
@@ -844,13 +857,5 @@ impl Session {
 /// Where the body of the function starting at `func` begins (after its prologue); the
 /// function's start when DWARF does not say.
 pub(super) fn body_start(file: &ModuleFile, func: FileAddr) -> FileAddr {
-    const PROLOGUE_BYTES: usize = 16;
-    let Some(dwarf) = file.dwarf() else {
-        return func;
-    };
-    let code = (1..=PROLOGUE_BYTES)
-        .rev()
-        .find_map(|n| file.image.file_bytes(func, n))
-        .unwrap_or_default();
-    dwarf.body_start(func, code).unwrap_or(func)
+    file.body_start(func)
 }

@@ -313,13 +313,28 @@ impl InfoTree {
 }
 
 /// Adds the code ranges of the subprograms among `node`'s children, looking inside
-/// namespaces and types (C++ and Rust nest functions in those) and, for GNU C, functions;
-/// everything else is jumped over by its DW_AT_sibling.
+/// namespaces and types (C++ and Rust nest functions in those), inside function bodies for
+/// the types declared there (a C++ lambda's `operator()` is a member of a class local to
+/// the function that writes it) and, for GNU C, for nested functions; everything else is
+/// jumped over by its DW_AT_sibling.
 fn index_functions(
     unit: &UnitHandle,
     node: gimli::EntriesTreeNode<'_, '_, super::tree::Reader>,
     depth: usize,
     nested_functions: bool,
+    out: &mut FunctionIndex,
+) {
+    index_in(unit, node, depth, nested_functions, false, out)
+}
+
+/// `index_functions` of `node`'s children; `in_body`: `node` is a function body (or a block
+/// in one), whose own subprograms count only as GNU C nested functions.
+fn index_in(
+    unit: &UnitHandle,
+    node: gimli::EntriesTreeNode<'_, '_, super::tree::Reader>,
+    depth: usize,
+    nested_functions: bool,
+    in_body: bool,
     out: &mut FunctionIndex,
 ) {
     let mut children = node.children();
@@ -329,7 +344,7 @@ fn index_functions(
         }
         let die = child.entry();
         let tag = die.tag();
-        if tag == gimli::DW_TAG_subprogram {
+        if tag == gimli::DW_TAG_subprogram && (!in_body || nested_functions) {
             let global = unit.global(die.offset());
             if let Ok(mut ranges) = unit.unit_ref().die_ranges(die) {
                 let mut n = 0;
@@ -344,16 +359,16 @@ fn index_functions(
                 }
             }
         }
-        let nests = match tag {
+        let (nests, body) = match tag {
             gimli::DW_TAG_namespace
             | gimli::DW_TAG_structure_type
             | gimli::DW_TAG_class_type
-            | gimli::DW_TAG_union_type => true,
-            gimli::DW_TAG_subprogram => nested_functions,
-            _ => false,
+            | gimli::DW_TAG_union_type => (true, false),
+            gimli::DW_TAG_subprogram | gimli::DW_TAG_lexical_block => (true, true),
+            _ => (false, false),
         };
         if nests && die.has_children() && depth < MAX_DEPTH {
-            index_functions(unit, child, depth + 1, nested_functions, out);
+            index_in(unit, child, depth + 1, nested_functions, body, out);
         }
     }
 }

@@ -214,6 +214,20 @@ impl ModuleFile {
     }
 
     /// Whether DWARF was found (opens it on first call).
+    /// Where the body of the function starting at `func` begins (after its prologue); the
+    /// function's start when DWARF does not say.
+    pub fn body_start(&self, func: FileAddr) -> FileAddr {
+        const PROLOGUE_BYTES: usize = 16;
+        let Some(dwarf) = self.dwarf() else {
+            return func;
+        };
+        let code = (1..=PROLOGUE_BYTES)
+            .rev()
+            .find_map(|n| self.image.file_bytes(func, n))
+            .unwrap_or_default();
+        dwarf.body_start(func, code).unwrap_or(func)
+    }
+
     pub fn has_dwarf(&self) -> bool {
         self.dwarf().is_some()
     }

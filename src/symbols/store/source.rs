@@ -6,12 +6,10 @@ use crate::symbols::dwarf::Location;
 
 impl SymbolStore {
     /// Where `file:line` begins, in the executable first, then the libraries: the lowest
-    /// address of the first module that has the line. `None` if no line table has it.
+    /// address of the first module that has the line (past the prologue when the line
+    /// begins a function: see `line_breakpoint_sites`). `None` if no line table has it.
     pub fn line_address(&self, file: &str, line: u32) -> Option<RuntimeAddr> {
-        self.modules().iter().find_map(|m| {
-            let first = m.file.line_addresses(file, line).into_iter().min()?;
-            Some(m.bias.to_runtime(first))
-        })
+        self.line_breakpoint_sites(file, line, 1).first().copied()
     }
 
     /// Where a `file:line` breakpoint goes, as gdb places one: in the first module that has
@@ -42,7 +40,13 @@ impl SymbolStore {
                 }
                 seen.push(scope);
             }
-            out.push(m.bias.to_runtime(a));
+            // A line that begins a function (a one-line lambda, `int f() {`): after the
+            // prologue, where the arguments are in place, as gdb places it, when the body
+            // still belongs to the line.
+            let body = m.file.body_start(a);
+            let line_of = |x| m.file.dwarf().and_then(|d| d.line_at(x)).map(|l| l.line);
+            let same_line = body != a && line_of(body) == line_of(a);
+            out.push(m.bias.to_runtime(if same_line { body } else { a }));
         }
         out
     }
