@@ -154,3 +154,30 @@ fn a_function_inlined_into_every_caller_stops_at_each_copy() {
         .ok("breakpoint.set('no_such_function')")
         .contains("pending"));
 }
+
+#[test]
+fn a_function_inlined_and_kept_out_of_line_stops_at_every_copy() {
+    let exe = fixture_with("inline_and_outline", &["-g", "-O2"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('weigh')");
+    let list = scry.ok("breakpoint.list()");
+    let sites = list.matches("0x").count() - 1;
+    if let Some(gdb) = gdb_locations(&exe, "weigh") {
+        assert_eq!(sites, gdb, "scry's locations are gdb's: {list}");
+    }
+    let mut xs = Vec::new();
+    for _ in 0..20 {
+        let stop = scry.ok("cont()");
+        if !stop.starts_with("breakpoint 1") {
+            break;
+        }
+        xs.push(scry.num("Number(state.var('x'))"));
+    }
+    xs.sort_unstable();
+    assert_eq!(
+        xs,
+        vec![0, 0, 1, 1, 2, 2, 3, 3, 100, 101, 102, 103],
+        "every call stops once, each with its own x"
+    );
+    assert!(scry.ok("output()").contains("truth 24 1624 24"));
+}

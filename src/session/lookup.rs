@@ -146,13 +146,27 @@ impl Session {
         Ok(module.bias.to_runtime(body).0)
     }
 
-    /// The entries of the inlined copies of the function a breakpoint spec names, when no
-    /// symbol has that name (see `SymbolStore::inlined_function_sites`).
+    /// The entries of the inlined copies of the function a breakpoint spec names (see
+    /// `SymbolStore::inlined_function_sites`): gdb's further locations of `break weigh`
+    /// when `weigh` was also inlined into its callers. With an out-of-line copy, only the
+    /// copies in that copy's module count.
     pub(super) fn inlined_function_sites(&mut self, spec: &str) -> Vec<u64> {
-        if !names_a_function(spec) || !matches!(self.symbols.try_resolve(spec.trim()), Ok(None)) {
+        if !names_a_function(spec) {
             return Vec::new();
         }
-        self.inlined_copies(spec)
+        let home = match self.symbols.try_resolve(spec.trim()) {
+            Ok(Some(a)) => match self.symbols.module_at(a) {
+                Some(m) => Some((m.start.0, m.end.0)),
+                None => return Vec::new(),
+            },
+            Ok(None) => None,
+            Err(_) => return Vec::new(),
+        };
+        let mut sites = self.inlined_copies(spec);
+        if let Some((start, end)) = home {
+            sites.retain(|&a| start <= a && a < end);
+        }
+        sites
     }
 
     /// The entries of the inlined copies of the function `spec` names (no symbol checked).
