@@ -181,3 +181,29 @@ fn a_function_inlined_and_kept_out_of_line_stops_at_every_copy() {
     );
     assert!(scry.ok("output()").contains("truth 24 1624 24"));
 }
+
+#[test]
+fn inside_an_inlined_helper_the_callers_names_are_found() {
+    let exe = fixture_with("inlined_caller_names", &["-g", "-O2"]);
+    let source = include_str!("../fixtures/inlined_caller_names.c");
+    let line = common::line_of(source, "the helper's line");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok(&format!("breakpoint.set('inlined_caller_names.c:{line}')"));
+    scry.ok("cont()");
+    assert!(scry.ok("state.unwind(1)").contains("[inlined] scaled"));
+    // `v` is the helper's own; `step` and `start` are the function it is inlined in.
+    assert_eq!(scry.num("Number(state.var('v'))"), 3);
+    assert_eq!(scry.num("Number(state.var('step'))"), 7);
+    assert_eq!(scry.num("Number(state.var('start'))"), 3);
+    // In a condition, as a logpoint would ask.
+    scry.ok("breakpoint.remove(1)");
+    scry.ok(&format!(
+        "breakpoint.set('inlined_caller_names.c:{line}', {{if: () => state.var('v') > 20 && state.var('step') == 7}})"
+    ));
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("breakpoint"), "{stop}");
+    assert_eq!(scry.num("Number(state.var('v'))"), 24);
+    scry.ok("breakpoint.remove(2)");
+    scry.ok("cont()");
+    assert!(scry.ok("output()").contains("truth walk=246 step=7"));
+}

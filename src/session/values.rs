@@ -167,6 +167,9 @@ pub(super) fn global_value_or_gone(
     })
 }
 
+/// Inlined calls nested in one physical frame searched at most for a name.
+const MAX_INLINE_ROWS: usize = 16;
+
 /// Where the executable keeps its own copy of a library's exported variable: a program
 /// that uses `optind` or `__progname` gets a copy in its own data (an `R_X86_64_COPY`
 /// relocation, or any definition of the same name, which interposes on the library's), and
@@ -447,17 +450,38 @@ impl Session {
             };
         }
         if !name.contains("::") {
-            if let Ok(vars) = self.frame_vars(n) {
-                if let Some(v) = vars
-                    .into_iter()
-                    .filter(|v| v.name == name)
-                    .max_by_key(|v| v.param as u8)
-                {
-                    return Ok(v.value);
+            if let Some(v) = self.row_var(name, n) {
+                return Ok(v);
+            }
+            // An inlined call's row (an iterator helper the optimizer put where a function
+            // breakpoint stops): the function it is inlined in, the same physical frame's
+            // next rows, holds the names the source shows around it (the function's own
+            // parameters).
+            if let Ok((rows, _)) = self.unwind(n + MAX_INLINE_ROWS + 1, true) {
+                let physical = rows.get(n).map(|r| r.physical);
+                let mut k = n;
+                while rows.get(k).is_some_and(|r| r.inlined) && k < n + MAX_INLINE_ROWS {
+                    k += 1;
+                    if rows.get(k).map(|r| r.physical) != physical {
+                        break;
+                    }
+                    if let Some(v) = self.row_var(name, k) {
+                        return Ok(v);
+                    }
                 }
             }
         }
         self.lookup_global(name)
+    }
+
+    /// The parameter or local `name` of unwind row `n` (a parameter before a local of the
+    /// same name).
+    fn row_var(&mut self, name: &str, n: usize) -> Option<TypedValue> {
+        let vars = self.frame_vars(n).ok()?;
+        vars.into_iter()
+            .filter(|v| v.name == name)
+            .max_by_key(|v| v.param as u8)
+            .map(|v| v.value)
     }
 
     /// A global or static variable by name.
