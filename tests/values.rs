@@ -599,16 +599,23 @@ fn cpp_references_classes_and_qualified_names() {
 fn copies_of_a_function_take_names_and_types_from_the_abstract_one() {
     let binary = fixture_with("origins", &["-g", "-O2"]);
     let mut scry = Scry::spawn(&binary, &[]);
-    // The out-of-line copy (called through a pointer): its DIEs say only
-    // DW_AT_abstract_origin; the names and types come from there.
+    // The function's breakpoint stops in both copies, as gdb's two locations: the inlined
+    // call in main first, then the out-of-line copy (called through a pointer), whose DIEs
+    // say only DW_AT_abstract_origin; the names and types come from there.
     scry.ok("breakpoint.set('mix')");
+    let params = "state.locals().filter(v => v.kind === 'param').map(v => v.name + ':' + v.type + '=' + v.value).join(' ')";
     assert!(scry.ok("cont()").starts_with("breakpoint 1 at "));
     let t = truth(&mut scry);
-    let params = scry.ok(
-        "state.locals().filter(v => v.kind === 'param').map(v => v.name + ':' + v.type + '=' + v.value).join(' ')",
-    );
     assert_eq!(
-        params,
+        scry.ok(params),
+        format!(
+            "seed:int={} tag:const char *={}",
+            t["inline_seed"], t["inline_tag"]
+        )
+    );
+    assert!(scry.ok("cont()").starts_with("breakpoint 1 at "));
+    assert_eq!(
+        scry.ok(params),
         format!(
             "seed:int={} tag:const char *={}",
             t["called_seed"], t["called_tag"]

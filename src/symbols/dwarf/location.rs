@@ -384,14 +384,16 @@ fn assemble(pieces: Pieces, frame: &dyn FrameAccess, size: u64) -> Place {
                     }
                     None => Place::Gone(missing_register(register.0)),
                 },
+                // A value (`DW_OP_stack_value`) is one 8-byte stack entry and an implicit value
+                // has its own length: bytes of the type past them are not known, never zeros.
                 Location::Value { value } => {
                     let mut bytes = value_bytes(value);
                     bytes.resize(size.clamp(1, 8) as usize, 0);
-                    Place::bytes(bytes)
+                    short_of(bytes, size)
                 }
                 Location::Bytes { value } => {
                     let bytes = value.to_slice().map(|s| s.to_vec()).unwrap_or_default();
-                    Place::bytes(bytes)
+                    short_of(bytes, size)
                 }
                 Location::ImplicitPointer { .. } => Place::Gone(Gone::Unavailable(
                     "a pointer to an object that exists only in registers".into(),
@@ -400,6 +402,23 @@ fn assemble(pieces: Pieces, frame: &dyn FrameAccess, size: u64) -> Place {
         }
     }
     compose(pieces, frame, size)
+}
+
+/// `bytes` as a place for a value of `size` bytes: the bytes past the end unknown.
+fn short_of(mut bytes: Vec<u8>, size: u64) -> Place {
+    let have = bytes.len() as u64;
+    if size <= have {
+        return Place::bytes(bytes);
+    }
+    if have == 0 {
+        return Place::Gone(Gone::OptimizedOut);
+    }
+    bytes.resize(size.min(MAX_COMPOSED) as usize, 0);
+    Place::Bytes {
+        bytes,
+        unknown: vec![(have, size)],
+        origin: None,
+    }
 }
 
 /// `DW_OP_piece`s: each piece's bits copied to its place in the object, in order.
@@ -435,6 +454,11 @@ fn compose(pieces: Pieces, frame: &dyn FrameAccess, size: u64) -> Place {
         if at_bit >= MAX_COMPOSED * 8 {
             break;
         }
+    }
+    // Pieces that end before the object does leave its tail unknown (a struct of which only
+    // the first member is described at this pc): never zeros.
+    if at_bit < total * 8 {
+        unknown.push((at_bit / 8, total));
     }
     if !unknown.is_empty() && unknown.iter().map(|(a, b)| b - a).sum::<u64>() >= total {
         return Place::Gone(Gone::OptimizedOut);
@@ -475,6 +499,58 @@ mod tests {
         copy_bits(&src, 2, &mut dst, 4, 7);
         // Bits 2..9 of src are 1,1,0,1,0,1,1: placed at bits 4..11 of dst.
         assert_eq!(dst, [0b1011_0000, 0b0000_0110]);
+    }
+
+    /// Registers rax (0) and rdx (1) of a frame, and nothing else.
+    struct Regs;
+
+    impl FrameAccess for Regs {
+        fn register(&self, reg: u16) -> Option<Vec<u8>> {
+            (reg < 2).then(|| {
+                (0x1111_1111_1111_1111u64 * (u64::from(reg) + 1))
+                    .to_le_bytes()
+                    .to_vec()
+            })
+        }
+        fn cfa(&self) -> Option<u64> {
+            None
+        }
+        fn read(&self, _addr: u64, _buf: &mut [u8]) -> bool {
+            false
+        }
+        fn tls(&self, _offset: u64) -> Option<u64> {
+            None
+        }
+        fn entry_value(&self, _expr: &Expression<Reader>, _unit: &UnitHandle) -> Option<u64> {
+            None
+        }
+        fn bias(&self) -> u64 {
+            0
+        }
+    }
+
+    fn piece(register: u16, bytes: u64) -> gimli::Piece<Reader> {
+        gimli::Piece {
+            size_in_bits: Some(bytes * 8),
+            bit_offset: None,
+            location: Location::Register {
+                register: gimli::Register(register),
+            },
+        }
+    }
+
+    #[test]
+    fn bytes_no_piece_describes_are_unknown_never_zeros() {
+        // A 24-byte struct of which the pieces describe the first 16 bytes only.
+        let place = compose(vec![piece(0, 8), piece(1, 8)], &Regs, 24);
+        let Place::Bytes { bytes, unknown, .. } = &place else {
+            panic!("{place:?}");
+        };
+        assert_eq!(&bytes[..8], &0x1111_1111_1111_1111u64.to_le_bytes());
+        assert_eq!(unknown, &vec![(16, 24)]);
+        // A stack value of a 16-byte type: its second half is not known.
+        let v = short_of(vec![1, 2, 3, 4, 5, 6, 7, 8], 16);
+        assert!(matches!(v, Place::Bytes { ref unknown, .. } if unknown == &vec![(8, 16)]));
     }
 
     #[test]

@@ -111,7 +111,8 @@ impl InfoTree {
             }
             Place::Bytes { bytes, unknown, .. } => {
                 let end = first + size;
-                if unknown.iter().any(|&(a, b)| a < end && first < b) {
+                // Bytes the place does not have are as unknown as the marked ones.
+                if unknown.iter().any(|&(a, b)| a < end && first < b) || end > bytes.len() as u64 {
                     return Err(Gone::OptimizedOut.text());
                 }
                 let mut out = bytes
