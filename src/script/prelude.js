@@ -810,6 +810,8 @@
   // Steps to the next source line of this function, running over calls (each call runs to
   // its return address at full speed). Ends early, like cont(), at other stops; ends in the
   // caller if the function returns.
+  // The line being stepped once the step passed "line 0" code: equal to no real line.
+  const LINE_ZERO = '<line 0>';
   function next(opts) {
     noReentry('next');
     // The line is the one of the frame being stepped, outermost first: with calls inlined into
@@ -870,6 +872,14 @@
         if (f.lines.length <= level || f.functions[level] !== startFn) {
           // Out of the inlined call being stepped: its caller's code.
           if (N.at_statement()) return asStop(N.stop_as('step'));
+          continue;
+        }
+        // "Line 0" code (rustc's jumps and drops between a loop's parts) has no line: the
+        // step goes on through it, as gdb's does, instead of stopping there under the line
+        // before it; past it, the next statement of any line ends the step (a loop's head
+        // shows its line again on every turn).
+        if (f.zero) {
+          start = LINE_ZERO;
           continue;
         }
         const here = f.lines[level];

@@ -692,6 +692,21 @@
     const state = [readers === 0x3fffffff ? 'write-locked' : readers ? `read by ${readers}` : '', lockState(h, false)].filter(Boolean).join(', ');
     return { summary: state ? `RwLock[${state}]` : 'RwLock', value: () => typed(mem(h, 'data', 'value')) };
   });
+  // A trait object (`Box<dyn Shape>`, `&dyn Shape`): a data pointer and a vtable, whose
+  // DWARF variable (`<colls::Square as colls::Shape>::{vtable}`) names the concrete type.
+  def(/(^|::)Box<dyn |^&(mut )?dyn /, (h, name) => {
+    const keys = N.val_keys(h);
+    if (!keys.includes('pointer') || !keys.includes('vtable')) return { summary: name };
+    const data = inner(h, 'pointer');
+    const vtable = inner(h, 'vtable');
+    // `Box<colls::Square>`, `&colls::Square`, `&mut colls::Square`.
+    const spell = name.startsWith('&') ? (t) => `${name.slice(0, name.indexOf('dyn '))}${t}` : (t) => `Box<${t}>`;
+    const found = data === 0 ? undefined : N.val_dyn(h, vtable, data);
+    if (found === undefined) return { summary: `${spell('dyn ?')} 0x${data.toString(16)}` };
+    const [concrete, value] = found;
+    if (value === undefined) return { summary: `${spell(concrete)} 0x${data.toString(16)}` };
+    return { summary: spell(concrete), pointee: () => typed(value) };
+  });
   def(/^std::path::PathBuf$/, (h) => bytesText(mem(h, 'inner', 'inner', 'inner')));
   def(/^std::ffi::os_str::OsString$/, (h) => bytesText(mem(h, 'inner', 'inner')));
   def(RS('core::num::nonzero::NonZero'), (h) => {

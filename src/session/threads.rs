@@ -311,6 +311,7 @@ impl Session {
             functions: locations.iter().map(|l| l.function.clone()).collect(),
             entries,
             hidden,
+            zero: self.symbols.in_line_zero(RuntimeAddr(pc)),
         });
         if self.line_frames_seen.len() >= LINE_FRAMES_KEPT {
             self.line_frames_seen.clear();
@@ -467,4 +468,6 @@ pub struct LineFrames {
     pub functions: Vec<Option<String>>,
     pub entries: usize,
     pub hidden: usize,
+    /// pc is in "line 0" code (see `SymbolStore::in_line_zero`): no line of its own.
+    pub zero: bool,
 }

@@ -769,6 +769,28 @@ impl Session {
         ))
     }
 
+    /// What a Rust trait object (`Box<dyn Shape>`, `&dyn Shape`) holds: the concrete type
+    /// its vtable (at runtime address `vtable`) belongs to, by name, and the value of that
+    /// type at `data`. `None` when the value's DWARF has no vtable there.
+    pub fn value_dyn(
+        &self,
+        v: &TypedValue,
+        vtable: u64,
+        data: u64,
+    ) -> Option<(String, Option<TypedValue>)> {
+        let (name, ty) = self
+            .with_value(v, |d, t| {
+                let bias = t.load_bias()?;
+                d.dyn_type_at(vtable.wrapping_sub(bias))
+            })
+            .ok()??;
+        let value = ty.map(|ty| TypedValue {
+            file: v.file.clone(),
+            value: Value::at(Some(ty), data),
+        });
+        Some((name, value))
+    }
+
     /// The base-class parts of a C++ object, with their type names.
     pub fn value_bases(&self, v: &TypedValue) -> Vec<(String, TypedValue)> {
         let Some(d) = v.tree() else {

@@ -308,6 +308,29 @@ pub(super) fn install<'js>(
         )
     });
 
+    // A Rust trait object's concrete type: `[name, value at data]` from its vtable's address
+    // (the value undefined when DWARF gives the name only); undefined for no vtable there.
+    let h = host.clone();
+    def!(n, ctx, "val_dyn", move |ctx: Ctx<'js>,
+                                  v: H<'js>,
+                                  vtable: Value<'js>,
+                                  data: Value<'js>|
+          -> R<'js> {
+        let vtable = values::to_address(&ctx, &vtable).map_err(|e| throw(&ctx, e))?;
+        let data = values::to_address(&ctx, &data).map_err(|e| throw(&ctx, e))?;
+        let tv = v.borrow().0.clone();
+        let Some((name, value)) = h.session_ref(&ctx)?.value_dyn(&tv, vtable, data) else {
+            return Ok(undefined(&ctx));
+        };
+        let a = Array::new(ctx.clone())?;
+        a.push(name)?;
+        match value {
+            Some(value) => a.push(handle(&ctx, value)?)?,
+            None => a.push(undefined(&ctx))?,
+        }
+        Ok(a.into_value())
+    });
+
     // The base-class parts of a C++ object: `[type name, value]` each.
     let h = host.clone();
     def!(n, ctx, "val_bases", move |ctx: Ctx<'js>,

@@ -503,6 +503,7 @@ pub(super) fn install<'js>(
         o.put("functions", frames.functions.clone())?;
         o.put("entries", frames.entries as f64)?;
         o.put("hidden", frames.hidden as f64)?;
+        o.put("zero", frames.zero)?;
         Ok(o.into_value())
     });
 

@@ -65,6 +65,16 @@ impl DwarfInfo {
         .unwrap_or(true)
     }
 
+    /// Whether `addr` is in code the line table says is "line 0" (made up by the compiler:
+    /// rustc's drops and jumps between a loop's parts), which a line stepper passes as gdb's
+    /// does. False where the tables do not say.
+    pub fn in_line_zero(&self, addr: FileAddr) -> bool {
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            self.stmt.in_line_zero(self.unit_spans(), addr.0)
+        }))
+        .unwrap_or(false)
+    }
+
     /// Whether any line-table row, statement or not, begins exactly at `addr`: where gdb's
     /// stepper, back in a caller, takes the line it is in. False where the tables do not say.
     pub fn starts_row(&self, addr: FileAddr) -> bool {

@@ -155,6 +155,15 @@ impl InfoTree {
     }
 
     /// Global variable names close to `name` (for "did you mean"), best first.
+    /// The names of global variables that end with `suffix`.
+    pub fn global_names_ending(&self, suffix: &str) -> Vec<String> {
+        self.vars()
+            .keys()
+            .filter(|k| k.ends_with(suffix))
+            .cloned()
+            .collect()
+    }
+
     pub fn similar_globals(&self, name: &str, max: usize) -> Vec<String> {
         let limit = fuzzy::max_distance(name);
         let scored: Vec<(usize, String)> = self

@@ -275,3 +275,59 @@ impl InfoTree {
 pub fn quoted(bytes: &[u8], unit: usize, max: usize) -> String {
     super::render::quoted_units(bytes, unit, max)
 }
+
+/// Vtables indexed at most (a hostile file cannot make the index unbounded).
+const MAX_VTABLES: usize = 1 << 20;
+
+impl InfoTree {
+    /// The concrete type behind a Rust trait object whose vtable is at link-time address
+    /// `vtable`: its name (`colls::Square` of `<colls::Square as colls::Shape>::{vtable}`)
+    /// and type (the vtable type's `DW_AT_containing_type`). `None` when no vtable variable
+    /// of this DWARF is there.
+    pub fn dyn_type_at(&self, vtable: u64) -> Option<(String, Option<super::types::TypeId>)> {
+        let index = self.vtables.get_or_init(|| {
+            let mut out = Vec::new();
+            for name in self.global_names_ending("::{vtable}") {
+                for die in self.global_vars(&name) {
+                    if let Some(addr) = self.fixed_address(die) {
+                        out.push((addr, die));
+                    }
+                    if out.len() >= MAX_VTABLES {
+                        break;
+                    }
+                }
+            }
+            out.sort_unstable();
+            out
+        });
+        let i = index.partition_point(|&(a, _)| a < vtable);
+        let &(addr, die) = index.get(i)?;
+        if addr != vtable {
+            return None;
+        }
+        let (unit, entry) = self.entry(die)?;
+        let name = unit.string(&entry, gimli::DW_AT_name)?;
+        let concrete = name
+            .strip_prefix('<')
+            .and_then(|n| n.split_once(" as "))
+            .map(|(t, _)| t.to_string())?;
+        let ty = unit
+            .reference(&entry, gimli::DW_AT_type)
+            .and_then(|t| self.entry(t))
+            .and_then(|(tu, te)| tu.reference(&te, gimli::DW_AT_containing_type))
+            .map(super::types::TypeId);
+        Some((concrete, ty))
+    }
+
+    /// The address a variable's `DW_AT_location` names with a lone `DW_OP_addr`.
+    fn fixed_address(&self, die: usize) -> Option<u64> {
+        let (unit, entry) = self.entry(die)?;
+        let attr = entry.attr_value(gimli::DW_AT_location)?;
+        let expr = attr.exprloc_value()?;
+        let mut ops = expr.operations(unit.unit.encoding());
+        match ops.next().ok()?? {
+            gimli::Operation::Address { address } => Some(address),
+            _ => None,
+        }
+    }
+}

@@ -31,6 +31,9 @@ struct Row {
 struct UnitRows {
     rows: Vec<Row>,
     files: Arc<Vec<String>>,
+    /// Address ranges of rows that say "line 0" (code the compiler made up), ascending: they
+    /// are dropped from `rows` (the line before covers them) but a line stepper passes them.
+    zero: Vec<(u64, u64)>,
 }
 
 /// A row's position as a debugger reports it.
@@ -75,6 +78,16 @@ impl StmtLines {
             }
         }
         None
+    }
+
+    /// Whether link-time address `pc` is in a row that says "line 0".
+    pub fn in_line_zero(&self, spans: &UnitSpans, pc: u64) -> bool {
+        spans.units_at(pc).into_iter().any(|unit| {
+            self.rows(unit).is_some_and(|rows| {
+                let after = rows.zero.partition_point(|&(start, _)| start <= pc);
+                after.checked_sub(1).is_some_and(|i| pc < rows.zero[i].1)
+            })
+        })
     }
 
     /// Addresses where `line` of a file `matches` begins: each statement row on the line
@@ -222,6 +235,8 @@ fn read_rows(dwarf: &gimli::Dwarf<Reader>, unit_offset: usize) -> Option<UnitRow
     let mut sequences: Vec<Vec<Row>> = Vec::new();
     let mut current = Vec::new();
     let mut total = 0;
+    let mut zero: Vec<(u64, u64)> = Vec::new();
+    let mut zero_open: Option<u64> = None;
     let mut rows = program.rows();
     while let Ok(Some((_, row))) = rows.next_row() {
         total += 1;
@@ -240,7 +255,14 @@ fn read_rows(dwarf: &gimli::Dwarf<Reader>, unit_offset: usize) -> Option<UnitRow
         // Line 0 is "no source line" (code the compiler made up: rustc puts it at most
         // return addresses). gdb drops such rows, so the line before them goes on covering
         // their addresses: a return address reads as the line of its call.
+        // A line-0 row runs to the next row's address.
+        if let Some(open) = zero_open.take() {
+            if r.addr > open {
+                zero.push((open, r.addr));
+            }
+        }
         if r.line == 0 && !r.end {
+            zero_open = Some(r.addr);
             continue;
         }
         current.push(r);
@@ -255,9 +277,11 @@ fn read_rows(dwarf: &gimli::Dwarf<Reader>, unit_offset: usize) -> Option<UnitRow
         }
     }
     sequences.sort_by_key(|s| s.first().map_or(0, |r| r.addr));
+    zero.sort_unstable();
     Some(UnitRows {
         rows: sequences.into_iter().flatten().collect(),
         files,
+        zero,
     })
 }
 

@@ -41,6 +41,9 @@ pub(crate) struct InfoTree {
     /// Per unit: the namespace and class path of each type declared inside one (C++ type
     /// DIEs name only themselves: `vector<int>` is `std::vector<int>`).
     pub(super) prefixes: Mutex<HashMap<usize, Arc<HashMap<usize, String>>>>,
+    /// Rust trait-object vtables (`<T as Trait>::{vtable}` variables) by link-time address,
+    /// built when a `dyn Trait` value is first printed.
+    pub(super) vtables: OnceLock<Vec<(u64, usize)>>,
 }
 
 /// A parsed unit and the DWARF it belongs to, for attribute lookups.
@@ -120,6 +123,7 @@ impl InfoTree {
             synthetic: Mutex::new(Vec::new()),
             functions: FunctionIndexes::new(),
             prefixes: Mutex::new(HashMap::new()),
+            vtables: OnceLock::new(),
         }
     }
 

@@ -106,6 +106,17 @@ impl SymbolStore {
             .is_none_or(|d| d.starts_statement(module.bias.to_file(addr)))
     }
 
+    /// Whether a runtime address is in code the line table calls "line 0" (see
+    /// `DwarfInfo::in_line_zero`).
+    pub fn in_line_zero(&self, addr: RuntimeAddr) -> bool {
+        self.module_at(addr).is_some_and(|module| {
+            module
+                .file
+                .dwarf()
+                .is_some_and(|d| d.in_line_zero(module.bias.to_file(addr)))
+        })
+    }
+
     /// Whether any line-table row begins exactly at a runtime address (see
     /// `DwarfInfo::starts_row`).
     pub fn starts_row(&self, addr: RuntimeAddr) -> bool {
