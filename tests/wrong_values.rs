@@ -66,3 +66,25 @@ fn a_lambdas_parameters_are_its_own_never_another_modules_static() {
     let e = scry.err("state.var('a', 2)");
     assert!(e.contains("no variable 'a'"), "{e}");
 }
+
+#[test]
+fn a_global_of_an_lto_program_is_found_by_its_abstract_origin() {
+    let exe = common::fixture_from(
+        "lto_global",
+        "cc",
+        &["-g", "-O2", "-flto"],
+        &["lto_global_main.c", "lto_global_bump.c"],
+    );
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('bump')");
+    scry.ok("cont()");
+    assert_eq!(
+        scry.ok("String(state.var('Runtime'))"),
+        r#"{ready: 1, counter: 42, name: "rt"}"#
+    );
+    scry.ok("cont()");
+    assert_eq!(scry.num("Number(state.var('Runtime').counter)"), 43);
+    scry.ok("breakpoint.remove(1)");
+    scry.ok("cont()");
+    assert!(scry.ok("output()").contains("truth counter=44"));
+}

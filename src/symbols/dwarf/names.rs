@@ -202,7 +202,9 @@ fn build(info: &InfoTree, pass: Pass) -> ByName {
         index
     };
     if threads < 2 {
-        return walk(&starts);
+        let mut index = walk(&starts);
+        name_by_origin(info, &mut index);
+        return index;
     }
     let chunk = starts.len().div_ceil(threads);
     let parts: Vec<ByName> = std::thread::scope(|scope| {
@@ -222,7 +224,35 @@ fn build(info: &InfoTree, pass: Pass) -> ByName {
             index.entry(name).or_default().extend(dies);
         }
     }
+    name_by_origin(info, &mut index);
     index
+}
+
+/// Where the walk keeps a nameless definition under its abstract origin's offset.
+const ORIGIN_KEY: char = '\u{1}';
+
+/// Files the definitions the walk could not name (`ORIGIN_KEY` entries) under their
+/// abstract origin's name, read now that every unit is reachable.
+fn name_by_origin(info: &InfoTree, index: &mut ByName) {
+    let pending: Vec<String> = index
+        .keys()
+        .filter(|k| k.starts_with(ORIGIN_KEY))
+        .cloned()
+        .collect();
+    for key in pending {
+        let Some(dies) = index.remove(&key) else {
+            continue;
+        };
+        let Some(origin) = key[ORIGIN_KEY.len_utf8()..].parse::<usize>().ok() else {
+            continue;
+        };
+        let Some((unit, entry)) = info.entry(origin) else {
+            continue;
+        };
+        if let (Some(name), _) = info.name_and_type(&unit, &entry) {
+            index.entry(name).or_default().extend(dies);
+        }
+    }
 }
 
 /// One walk over a unit's top level and the namespaces in it; everything else (function
@@ -330,6 +360,14 @@ impl Walk<'_> {
         // member's declaration sits inside its class, which this walk does not enter: its
         // linkage name says where it belongs (`_ZN3geo6Square4madeE`).
         let Some(spec) = unit.reference(die, gimli::DW_AT_specification) else {
+            // LTO's concrete copy of a global (`_PyRuntime` of python3.11): no name, an
+            // abstract origin (often in another unit) that has it; named after the walk.
+            if let Some(origin) = unit.reference(die, gimli::DW_AT_abstract_origin) {
+                self.index
+                    .entry(format!("{ORIGIN_KEY}{origin}"))
+                    .or_default()
+                    .push(global);
+            }
             return;
         };
         let demangled = |d: &super::tree::Die| {
