@@ -403,3 +403,48 @@ fn rust_std_collections_print_what_they_hold() {
         assert!(values[2].starts_with("Rc(strong=2, weak=1)"), "{text}");
     }
 }
+
+#[test]
+fn typed_views_at_addresses_and_casts_in_paths() {
+    let mut scry = Scry::spawn(&cxx(), &[]);
+    scry.ok("breakpoint.set('inspect')");
+    scry.ok("cont()");
+    let a = scry.num("state.var('points', 1)[0].$addr");
+    assert_eq!(
+        scry.ok(&format!("String(state.typed({a}, 'Point'))")),
+        "{x: 1, y: 0.5}"
+    );
+    assert_eq!(
+        scry.ok(&format!("state.typed({a}, 'struct Point').y")),
+        "0.5"
+    );
+    assert_eq!(
+        scry.ok(&format!("String(state.typed({a}, 'Point [2]'))")),
+        "[{x: 1, y: 0.5}, {x: 2, y: 1.5}]"
+    );
+    assert_eq!(scry.ok(&format!("state.typed({a}, 'int')")), "1");
+    // Casts in paths: a number or a pointer to a pointer type, a value's bytes to another.
+    assert_eq!(
+        scry.ok(&format!("String(state.value('*(Point *){a}'))")),
+        "{x: 1, y: 0.5}"
+    );
+    assert_eq!(scry.ok(&format!("state.value('((Point *){a})->y')")), "0.5");
+    assert_eq!(
+        scry.ok(&format!("state.value('(Point *){a}').$addr === undefined")),
+        "true"
+    );
+    assert_eq!(scry.ok("state.value('((Point *)&points[1])->x', 1)"), "2");
+    // Groups stay groups.
+    assert_eq!(scry.ok("state.value('(*sp).x', 1)"), "10");
+    assert_eq!(scry.ok("state.value('(v)[1]', 1)"), "-3");
+    // Errors teach.
+    let e = scry.err(&format!("state.typed({a}, 'struct Nope')"));
+    assert!(
+        e.contains("no type 'struct Nope'") && e.contains("'struct foo *'"),
+        "{e}"
+    );
+    let e = scry.err("state.value('(Point)42')");
+    assert!(e.contains("a number casts only to a pointer type"), "{e}");
+    let e = scry.err(&format!("state.typed({a}, 'Point [x]')"));
+    assert!(e.contains("bad array size"), "{e}");
+}

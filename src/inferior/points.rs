@@ -221,7 +221,19 @@ impl Inferior {
     /// register ptrace touches with a perf breakpoint that keeps its slot taken for the
     /// thread's life, so writing all four would leave the program none of its own
     /// (`perf_event_open` of a hardware breakpoint failing with ENOSPC).
+    /// A thread that is gone (it exited between its stop and this write: ESRCH) has
+    /// nothing to program; its exit is reported as usual, and the run goes on.
     pub(super) fn program_debugregs(&mut self, tid: Tid) -> Result<(), OsError> {
+        match self.write_debugregs(tid) {
+            Err(OsError::Ptrace {
+                errno: nix::Error::ESRCH,
+                ..
+            }) => Ok(()),
+            other => other,
+        }
+    }
+
+    fn write_debugregs(&mut self, tid: Tid) -> Result<(), OsError> {
         ptrace::write_debugreg(tid, debugregs::DR7, 0)?;
         for (slot, watch) in self.watch.iter().enumerate() {
             if let Some(w) = watch {

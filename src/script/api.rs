@@ -75,6 +75,8 @@ printers: C++ std and Rust std containers print as what they hold (vector(5) [7,
   v.$raw: the layout (no printers); corrupt: <invalid: why>; a printer's throw:
   <printer error: why> for that value only. printers.add('Point', p => `(${p.x}, ${p.y})`)
   or a RegExp over the qualified type name; a script's printers win over scry's
+types by name: state.typed(addr, 'struct foo *' | 'PyObject' | 'char [16]'); casts in
+  paths: '*(struct foo *)p', '((Point *)0x5555555592a0)->y', '(unsigned char [4])x'
 a breakpoint on a function stops after its prologue (arguments in place); 'f+0': first byte",
     ),
     (

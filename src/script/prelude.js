@@ -470,6 +470,10 @@
       if (typeof path !== 'string') throw new ScryError("state.value(path, frame=0) needs a path such as 'r->target->port'");
       return typed(N.path(path, frame));
     },
+    typed(addr, type) {
+      if (addr === undefined || typeof type !== 'string') throw new ScryError("state.typed(addr, type) needs an address and a type such as 'struct foo' or 'PyObject *'");
+      return typed(N.typed_at(addr, type));
+    },
     unwind(max, opts) {
       if (typeof max === 'object' && max !== null) {
         opts = max;

@@ -640,7 +640,105 @@ impl Session {
                 let v = self.eval(inner, n)?;
                 self.value_address_of(&v)
             }
+            Path::Cast(ty, inner) => match inner.as_ref() {
+                Path::Number(a) => self.number_cast(*a, ty),
+                other => {
+                    let v = self.eval(other, n)?;
+                    self.value_cast(&v, ty)
+                }
+            },
         }
+    }
+
+    /// The type `spec` names (`struct foo *`), looked up in `prefer`'s DWARF first, then
+    /// the executable's, then each library's: the module file it was found in, and the type.
+    fn type_named(
+        &self,
+        spec: &str,
+        prefer: Option<&Arc<ModuleFile>>,
+    ) -> Result<(Arc<ModuleFile>, Option<crate::symbols::dwarf::TypeId>)> {
+        let mut files: Vec<Arc<ModuleFile>> = prefer.into_iter().cloned().collect();
+        let mut modules: Vec<&LoadedModule> = self.symbols.modules().iter().collect();
+        modules.sort_by_key(|m| !m.is_exe);
+        files.extend(modules.into_iter().map(|m| m.file.clone()));
+        for file in files {
+            let Some(dwarf) = file.dwarf() else { continue };
+            let found = guarded(|| dwarf.tree.type_by_spec(spec))?;
+            match found.map_err(SessionError::Invalid)? {
+                Some(ty) => return Ok((file.clone(), ty)),
+                None => continue,
+            }
+        }
+        Err(SessionError::Invalid(format!(
+            "no type '{spec}' in the program's DWARF (a struct, union, enum, typedef or base \
+             type, then * or [n]: 'struct foo *', 'PyObject *', 'unsigned char [16]')"
+        )))
+    }
+
+    /// A value of the type `spec` names at `addr` (`state.typed(addr, 'struct foo')`).
+    pub fn typed_at(&self, addr: u64, spec: &str) -> Result<TypedValue> {
+        let (file, ty) = self.type_named(spec, None)?;
+        Ok(TypedValue {
+            file,
+            value: Value::at(ty, addr),
+        })
+    }
+
+    /// `(T *)0x5555...`: a pointer of type `T *` whose value is the number.
+    pub fn number_cast(&self, n: i64, spec: &str) -> Result<TypedValue> {
+        let (file, ty) = self.type_named(spec, None)?;
+        let pointer = file
+            .dwarf()
+            .and_then(|d| d.tree.strip(ty))
+            .is_some_and(|t| matches!(t.kind, Kind::Pointer(_)));
+        if !pointer {
+            return Err(SessionError::Invalid(format!(
+                "a number casts only to a pointer type ('{spec} *'); state.typed(addr, '{spec}') reads a {spec} at an address"
+            )));
+        }
+        Ok(TypedValue {
+            file,
+            value: Value {
+                ty,
+                place: Place::bytes((n as u64).to_le_bytes().to_vec()),
+                bits: None,
+            },
+        })
+    }
+
+    /// `(T)v`: to a pointer type, `v`'s value (a pointer or an integer) is the address; to
+    /// any other type, `v`'s bytes read as `T`.
+    pub fn value_cast(&self, v: &TypedValue, spec: &str) -> Result<TypedValue> {
+        let (file, ty) = self.type_named(spec, Some(&v.file))?;
+        let to_pointer = file
+            .dwarf()
+            .and_then(|d| d.tree.strip(ty))
+            .is_some_and(|t| matches!(t.kind, Kind::Pointer(_)));
+        let value = if to_pointer {
+            let addr = match self.value_scalar(v)? {
+                Some(Scalar::Pointer(a)) => a,
+                Some(Scalar::Unsigned(u)) => u as u64,
+                Some(Scalar::Signed(i)) | Some(Scalar::Enum(i)) => i as u64,
+                _ => {
+                    return Err(SessionError::Invalid(format!(
+                        "cannot cast {} to {spec}: only a pointer or an integer becomes a pointer",
+                        self.value_type_name(v)
+                    )))
+                }
+            };
+            Value {
+                ty,
+                place: Place::bytes(addr.to_le_bytes().to_vec()),
+                bits: None,
+            }
+        } else {
+            Value {
+                ty,
+                place: v.value.place.clone(),
+                bits: None,
+            }
+        };
+        Ok(TypedValue { file, value })
     }
 
     /// Where a path starts: the variable it names (a local, global or one file's static).

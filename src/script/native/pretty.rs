@@ -206,6 +206,13 @@ pub fn walk_path<'js>(
             let v = walk_path(ctx, host, inner, frame)?;
             host.session_ref(ctx)?.value_address_of(&v).map_err(fail)
         }
+        Path::Cast(ty, inner) => match inner.as_ref() {
+            Path::Number(a) => host.session_ref(ctx)?.number_cast(*a, ty).map_err(fail),
+            other => {
+                let v = walk_path(ctx, host, other, frame)?;
+                host.session_ref(ctx)?.value_cast(&v, ty).map_err(fail)
+            }
+        },
     }
 }
 
@@ -288,6 +295,20 @@ pub(super) fn install<'js>(
         a.push(name)?;
         a.push(handle(&ctx, obj)?)?;
         Ok(a.into_value())
+    });
+
+    // `state.typed(addr, 'struct foo *')`: a value of a type the DWARF names, at an address.
+    let h = host.clone();
+    def!(n, ctx, "typed_at", move |ctx: Ctx<'js>,
+                                   at: Value<'js>,
+                                   spec: String|
+          -> R<'js> {
+        let addr = super::address(&ctx, &h, &at)?;
+        let v = h
+            .session_ref(&ctx)?
+            .typed_at(addr, &spec)
+            .map_err(|e| throw(&ctx, e))?;
+        handle(&ctx, v)
     });
 
     // A value of `v`'s type at another address (the next node of a tree).

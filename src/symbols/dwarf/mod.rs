@@ -35,6 +35,7 @@ mod stmt;
 pub mod tailcall;
 pub mod tree;
 pub mod type_name;
+pub mod type_spec;
 pub mod types;
 mod units;
 pub mod value;

@@ -55,6 +55,9 @@ pub(crate) struct NameIndex {
     /// Abstract instances of inlined functions (DW_AT_inline), by name: where a function
     /// with no code of its own is found (its copies refer to it).
     inlines: OnceLock<ByName>,
+    /// Every named type a user may write (typedefs and base types too), by name: what
+    /// `state.typed(addr, 'T *')` and casts in paths look up.
+    type_names: OnceLock<ByName>,
 }
 
 /// What one pass collects.
@@ -63,6 +66,7 @@ enum Pass {
     Vars,
     Types,
     Inlines,
+    TypeNames,
 }
 
 impl InfoTree {
@@ -72,6 +76,20 @@ impl InfoTree {
 
     fn types(&self) -> &ByName {
         self.names.types.get_or_init(|| build(self, Pass::Types))
+    }
+
+    /// The DIEs of the types named `name` (a struct, class, union, enum, typedef or base
+    /// type, complete definitions before anything else), in unit order.
+    pub fn types_named(&self, name: &str) -> Vec<usize> {
+        if self.names.type_names.get().is_none() && !self.may_name(name) {
+            return Vec::new();
+        }
+        self.names
+            .type_names
+            .get_or_init(|| build(self, Pass::TypeNames))
+            .get(name)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// DIEs of the abstract instances of inlined functions called `name` (bare or
@@ -307,6 +325,24 @@ impl Walk<'_> {
                 {
                     if let Some(n) = unit.string(die, gimli::DW_AT_name) {
                         add(self.index, &self.scopes, &n, global);
+                    }
+                }
+                gimli::DW_TAG_structure_type
+                | gimli::DW_TAG_class_type
+                | gimli::DW_TAG_union_type
+                | gimli::DW_TAG_enumeration_type
+                | gimli::DW_TAG_typedef
+                | gimli::DW_TAG_base_type
+                    if self.pass == Pass::TypeNames =>
+                {
+                    let declaration = matches!(
+                        die.attr_value(gimli::DW_AT_declaration),
+                        Some(AttributeValue::Flag(true))
+                    );
+                    if let Some(n) = unit.string(die, gimli::DW_AT_name) {
+                        if !declaration {
+                            add(self.index, &self.scopes, &n, global);
+                        }
                     }
                 }
                 gimli::DW_TAG_structure_type

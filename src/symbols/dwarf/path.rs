@@ -24,6 +24,8 @@ pub enum Path {
     Deref(Box<Path>),
     /// `&x`
     AddressOf(Box<Path>),
+    /// `(T)x`: `x` read as type `T` (a pointer type takes `x`'s value as the address).
+    Cast(String, Box<Path>),
 }
 
 pub fn parse(text: &str) -> Result<Path, String> {
@@ -125,6 +127,9 @@ impl Parser<'_> {
     }
 
     fn primary(&mut self) -> Result<Path, String> {
+        if let Some(cast) = self.cast()? {
+            return Ok(cast);
+        }
         if self.eat("(") {
             self.deeper()?;
             let inner = self.unary()?;
@@ -153,6 +158,60 @@ impl Parser<'_> {
             ),
         })?;
         Ok(Path::Name(self.qualified(name)?))
+    }
+
+    /// `(T)x`: parentheses followed by the start of another operand (a name, a number,
+    /// `*`, `&`, `(` or a quote) hold a type, as in C; `(x).m` and `(*p)[2]` stay groups.
+    fn cast(&mut self) -> Result<Option<Path>, String> {
+        self.space();
+        if self.s.get(self.at) != Some(&b'(') {
+            return Ok(None);
+        }
+        // The matching `)`, with `<>` and `[]` inside (template arguments, array sizes).
+        let mut depth = 0usize;
+        let mut close = None;
+        for (i, &b) in self.s.iter().enumerate().skip(self.at) {
+            match b {
+                b'(' | b'<' | b'[' => depth += 1,
+                b')' | b'>' | b']' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 && b == b')' {
+                        close = Some(i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(close) = close else {
+            return Ok(None);
+        };
+        let mut after = close + 1;
+        while self.s.get(after).is_some_and(|b| b.is_ascii_whitespace()) {
+            after += 1;
+        }
+        let operand = self.s.get(after).is_some_and(|&b| {
+            b == b'_'
+                || b == b'*'
+                || b == b'&'
+                || b == b'('
+                || b == b'\''
+                || b.is_ascii_alphanumeric()
+        });
+        if !operand {
+            return Ok(None);
+        }
+        let ty = String::from_utf8_lossy(&self.s[self.at + 1..close])
+            .trim()
+            .to_string();
+        if ty.is_empty() {
+            return Err(format!("empty type in a cast at column {}", self.at + 1));
+        }
+        self.at = close + 1;
+        self.deeper()?;
+        let inner = self.unary()?;
+        self.depth -= 1;
+        Ok(Some(Path::Cast(ty, Box::new(inner))))
     }
 
     /// The rest of a qualified name (`ns::name`, `crate::module::STATIC`) after its first part.
