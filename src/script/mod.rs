@@ -26,8 +26,13 @@ use host::Host;
 const PRELUDE: &str = include_str!("prelude.js");
 /// `dom` and `view()`, built on the same native object after the prelude.
 const DOM_PRELUDE: &str = include_str!("dom.js");
-/// `printers` and scry's own printers, built on the same native object after the prelude.
-const PRINTERS_PRELUDE: &str = include_str!("printers.js");
+/// `printers` (the registry), then scry's own printers, built on the same native object
+/// after the prelude.
+const PRINTERS_PRELUDE: &[&str] = &[
+    include_str!("printers.js"),
+    include_str!("printers_libstdcxx.js"),
+    include_str!("printers_rust.js"),
+];
 const PRELUDE_FILE: &str = "<scry>";
 pub const MEMORY_LIMIT_MIB: usize = 256;
 /// QuickJS's own recursion guard; well inside the main thread's 8 MiB stack.
@@ -86,16 +91,18 @@ impl Engine {
                 .map_err(|e| js_error(&ctx, e))?;
             dom.call::<_, ()>((native.clone(),))
                 .map_err(|e| js_error(&ctx, e))?;
-            let mut opts = EvalOptions::default();
-            opts.global = true;
-            opts.strict = true;
-            opts.filename = Some(PRELUDE_FILE.into());
-            let printers: Function = ctx
-                .eval_with_options(PRINTERS_PRELUDE, opts)
-                .map_err(|e| js_error(&ctx, e))?;
-            printers
-                .call::<_, ()>((native,))
-                .map_err(|e| js_error(&ctx, e))?;
+            for file in PRINTERS_PRELUDE {
+                let mut opts = EvalOptions::default();
+                opts.global = true;
+                opts.strict = true;
+                opts.filename = Some(PRELUDE_FILE.into());
+                let printers: Function = ctx
+                    .eval_with_options(*file, opts)
+                    .map_err(|e| js_error(&ctx, e))?;
+                printers
+                    .call::<_, ()>((native.clone(),))
+                    .map_err(|e| js_error(&ctx, e))?;
+            }
             Ok(Persistent::save(&ctx, chunk_end))
         })?;
         Ok(Engine {

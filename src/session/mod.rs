@@ -28,6 +28,7 @@ pub mod syscalls;
 mod tailcalls;
 mod threads;
 pub mod tls;
+mod typed_views;
 mod values;
 pub mod watchpoints;
 

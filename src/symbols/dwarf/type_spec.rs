@@ -19,6 +19,16 @@ struct Spec<'a> {
     dims: Vec<u64>,
 }
 
+/// `rest` without a trailing `const` or `volatile` that follows a `*` or a blank (`char
+/// *const`, `int const`), else `None`.
+fn qualifier_stripped(rest: &str) -> Option<&str> {
+    ["const", "volatile"].iter().find_map(|q| {
+        let r = rest.strip_suffix(q)?;
+        r.ends_with(|c: char| c == '*' || c.is_whitespace())
+            .then_some(r)
+    })
+}
+
 fn parse(text: &str) -> Result<Spec<'_>, String> {
     let mut rest = text.trim();
     let mut dims = Vec::new();
@@ -39,10 +49,7 @@ fn parse(text: &str) -> Result<Spec<'_>, String> {
         if let Some(r) = rest.strip_suffix('*') {
             pointers += 1;
             rest = r;
-        } else if let Some(r) = rest
-            .strip_suffix(" const")
-            .or_else(|| rest.strip_suffix(" volatile"))
-        {
+        } else if let Some(r) = qualifier_stripped(rest) {
             rest = r;
         } else {
             break;

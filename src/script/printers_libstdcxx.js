@@ -1,0 +1,259 @@
+// scry's printers for libstdc++ as g++ 12 lays it out: strings, vector, array, deque, lists,
+// the ordered and unordered containers, smart pointers, optional, variant, atomic, function.
+// Layouts were learnt from gdb's libstdc++ printers; every line is scry's. Built on the
+// registry of printers.js; called once with the native object.
+(function (N) {
+  'use strict';
+  const { def, seq, mem, num, u64, at, deref, base, invalid, count, walked, typed, MAX_WALK } = N.printerKit;
+  const ScryError = N.ScryError;
+  // ---- libstdc++ --------------------------------------------------------------------------
+  const STD = (name) => new RegExp(`^std::(__cxx11::)?${name}<`);
+
+  function stringOf(h, ptr, len) {
+    const unit = N.val_param_size(h, 0);
+    count(len, 'length');
+    const [text, plain] = N.val_literal(num(ptr), len, unit, 200);
+    return { summary: text, text: plain, length: len };
+  }
+  def(STD('basic_string'), (h) => stringOf(h, mem(h, '_M_dataplus', '_M_p'), num(mem(h, '_M_string_length'))));
+  def(/^std::basic_string_view</, (h) => stringOf(h, mem(h, '_M_str'), num(mem(h, '_M_len'))));
+
+  def(/^std::vector<bool,/, (h) => {
+    const start = mem(h, '_M_impl', '_M_start');
+    const finish = mem(h, '_M_impl', '_M_finish');
+    const p0 = num(mem(start, '_M_p'));
+    const off0 = num(mem(start, '_M_offset'));
+    const p1 = num(mem(finish, '_M_p'));
+    const off1 = num(mem(finish, '_M_offset'));
+    if (p1 < p0) invalid(`finish ${p1} before start ${p0}`);
+    const n = count((p1 - p0) * 8 + off1 - off0, 'length');
+    const bit = (i) => {
+      const k = off0 + i;
+      const word = N.val_read(p0 + Math.floor(k / 64) * 8, 'u64');
+      return (BigInt(word) >> BigInt(k % 64)) & 1n ? 'true' : 'false';
+    };
+    return { summary: `vector<bool>(${n})`, ...seq(n, bit) };
+  });
+  def(STD('vector'), (h) => {
+    const impl = mem(h, '_M_impl');
+    const start = mem(impl, '_M_start');
+    const s = num(start);
+    const f = num(mem(impl, '_M_finish'));
+    const e = num(mem(impl, '_M_end_of_storage'));
+    const size = N.val_param_size(h, 0);
+    if (f < s || e < f) invalid(`start ${s}, finish ${f}, end of storage ${e}`);
+    if (size === 0 || (f - s) % size !== 0) invalid(`span ${f - s} is not a multiple of ${size}`);
+    const n = count((f - s) / size, 'length');
+    const cap = (e - s) / size;
+    return { summary: cap === n ? `vector(${n})` : `vector(${n}, capacity ${cap})`, ...seq(n, (i) => typed(at(start, i))) };
+  });
+  def(/^std::array</, (h) => {
+    const elems = mem(h, '_M_elems');
+    const n = N.val_len(elems) ?? 0;
+    return { summary: `array(${n})`, ...seq(n, (i) => typed(at(elems, i))) };
+  });
+  def(STD('deque'), (h) => {
+    const impl = mem(h, '_M_impl');
+    const start = mem(impl, '_M_start');
+    const finish = mem(impl, '_M_finish');
+    const size = N.val_param_size(h, 0);
+    const per = size < 512 ? Math.floor(512 / size) : 1;
+    const sFirst = num(mem(start, '_M_first'));
+    const sCur = num(mem(start, '_M_cur'));
+    const sLast = num(mem(start, '_M_last'));
+    const sNode = num(mem(start, '_M_node'));
+    const fNode = num(mem(finish, '_M_node'));
+    const fCur = num(mem(finish, '_M_cur'));
+    const fFirst = num(mem(finish, '_M_first'));
+    if (fNode < sNode || sCur < sFirst || fCur < fFirst) invalid('iterators out of order');
+    const n = count(((fNode - sNode) / 8 - 1) * per + (sLast - sCur) / size + (fCur - fFirst) / size, 'length');
+    const skip = (sCur - sFirst) / size;
+    const item = (i) => {
+      const k = skip + i;
+      const buf = u64(sNode + Math.floor(k / per) * 8);
+      return typed(N.val_param_at(h, 0, buf + (k % per) * size));
+    };
+    return { summary: `deque(${n})`, ...seq(n, item) };
+  });
+  def(STD('list'), (h) => {
+    const head = mem(h, '_M_impl', '_M_node');
+    const headAddr = N.val_addr(head);
+    const n = count(num(mem(head, '_M_size')), 'size');
+    return {
+      summary: `list(${n})`,
+      length: n,
+      elements: function* () {
+        const meet = walked();
+        let node = u64(headAddr);
+        for (let i = 0; i < n; i++) {
+          if (node === headAddr || node === 0) invalid(`the list ends after ${i} of ${n} nodes`);
+          meet(node);
+          yield typed(N.val_param_at(h, 0, node + 16));
+          node = u64(node);
+        }
+      },
+    };
+  });
+  def(/^std::forward_list</, (h) => {
+    const first = num(mem(h, '_M_impl', '_M_head', '_M_next'));
+    return {
+      summary: 'forward_list',
+      elements: function* () {
+        const meet = walked();
+        for (let node = first, i = 0; node !== 0 && i < MAX_WALK; i++, node = u64(node)) {
+          meet(node);
+          yield typed(N.val_param_at(h, 0, node + 8));
+        }
+      },
+    };
+  });
+
+  // The nodes of a red-black tree in order (std::map, set and their multi forms).
+  function* treeNodes(tree) {
+    const header = N.val_addr(mem(tree, '_M_impl', '_M_header'));
+    const n = num(mem(tree, '_M_impl', '_M_node_count'));
+    const meet = walked();
+    let x = u64(header + 16); // leftmost
+    for (let i = 0; i < n; i++) {
+      if (x === header || x === 0) invalid(`tree ends after ${i} of ${n} nodes`);
+      meet(x);
+      yield x;
+      // The in-order successor.
+      let r = u64(x + 24);
+      if (r !== 0) {
+        x = r;
+        for (let l = u64(x + 16), k = 0; l !== 0; l = u64(x + 16), k++) {
+          if (k > 64) invalid('tree too deep (a cycle)');
+          x = l;
+        }
+      } else {
+        let y = u64(x + 8);
+        for (let k = 0; x === u64(y + 24); k++) {
+          if (k > 64) invalid('tree too deep (a cycle)');
+          x = y;
+          y = u64(y + 8);
+        }
+        if (u64(x + 24) !== y) x = y;
+      }
+    }
+  }
+  const treeValue = (tree, node) => N.val_param_at(tree, 1, node + 32);
+  def(/^std::(__debug::)?(multi)?map</, (h, name) => {
+    const tree = mem(h, '_M_t');
+    const n = count(num(mem(tree, '_M_impl', '_M_node_count')), 'size');
+    const kind = name.startsWith('std::multimap') ? 'multimap' : 'map';
+    return {
+      summary: `${kind}(${n})`,
+      length: n,
+      entries: function* () {
+        for (const node of treeNodes(tree)) {
+          const v = treeValue(tree, node);
+          yield [typed(mem(v, 'first')), typed(mem(v, 'second'))];
+        }
+      },
+    };
+  });
+  def(/^std::(__debug::)?(multi)?set</, (h, name) => {
+    const tree = mem(h, '_M_t');
+    const n = count(num(mem(tree, '_M_impl', '_M_node_count')), 'size');
+    const kind = name.startsWith('std::multiset') ? 'multiset' : 'set';
+    return {
+      summary: `${kind}(${n})`,
+      length: n,
+      elements: function* () {
+        for (const node of treeNodes(tree)) yield typed(treeValue(tree, node));
+      },
+    };
+  });
+  // Hash tables: a singly linked list of nodes from _M_before_begin; a node's value follows
+  // its next pointer (values aligned to more than 8 bytes are not supported: SPEC.md).
+  function* hashNodes(table, n) {
+    const meet = walked();
+    let node = num(mem(table, '_M_before_begin', '_M_nxt'));
+    for (let i = 0; i < n; i++) {
+      if (node === 0) invalid(`list ends after ${i} of ${n} elements`);
+      meet(node);
+      yield node;
+      node = u64(node);
+    }
+  }
+  def(/^std::(__debug::)?unordered_(multi)?(map|set)</, (h, name) => {
+    const table = mem(h, '_M_h');
+    const n = count(num(mem(table, '_M_element_count')), 'size');
+    const kind = name.slice(5, name.indexOf('<'));
+    const isMap = kind.endsWith('map');
+    return {
+      summary: `${kind}(${n})`,
+      length: n,
+      [isMap ? 'entries' : 'elements']: function* () {
+        for (const node of hashNodes(table, n)) {
+          const v = N.val_param_at(table, 1, node + 8);
+          yield isMap ? [typed(mem(v, 'first')), typed(mem(v, 'second'))] : typed(v);
+        }
+      },
+    };
+  });
+  function counted(h, kind) {
+    const ptr = mem(h, '_M_ptr');
+    const pi = num(mem(h, '_M_refcount', '_M_pi'));
+    if (pi === 0) return num(ptr) === 0 ? { summary: `${kind}(null)` } : { summary: `${kind}(no count)`, pointee: () => typed(deref(ptr)) };
+    const use = N.val_read(pi + 8, 'i32');
+    const weak = N.val_read(pi + 12, 'i32') - (use > 0 ? 1 : 0);
+    if (use <= 0) return { summary: `${kind}(expired, weak ${weak})` };
+    if (num(ptr) === 0) return { summary: `${kind}(null, use ${use}, weak ${weak})` };
+    return { summary: `${kind}(use ${use}, weak ${weak})`, pointee: () => typed(deref(ptr)) };
+  }
+  def(/^std::shared_ptr</, (h) => counted(h, 'shared_ptr'));
+  def(/^std::weak_ptr</, (h) => counted(h, 'weak_ptr'));
+  def(/^std::unique_ptr</, (h) => {
+    const tuple = mem(h, '_M_t', '_M_t');
+    const head = base(tuple, 'std::_Head_base<0,');
+    if (head === undefined) invalid('no pointer in the tuple');
+    const ptr = mem(head, '_M_head_impl');
+    if (num(ptr) === 0) return { summary: 'unique_ptr(null)' };
+    return { summary: 'unique_ptr', pointee: () => typed(deref(ptr)) };
+  });
+  def(/^std::optional</, (h) => {
+    const payload = mem(h, '_M_payload');
+    if (!N.val_prim(mem(payload, '_M_engaged'), 'number', true)) return { summary: 'nullopt' };
+    return { summary: 'optional', value: () => typed(mem(payload, '_M_payload', '_M_value')) };
+  });
+  def(/^std::variant</, (h) => {
+    const index = num(mem(h, '_M_index'));
+    if (index === 255 || index === 65535) return { summary: 'variant(valueless)' };
+    let u = mem(h, '_M_u');
+    for (let i = 0; i < index; i++) u = mem(u, '_M_rest');
+    const first = mem(u, '_M_first');
+    const storage = mem(first, '_M_storage');
+    // A type with a destructor is kept as raw bytes: read it as the alternative's type.
+    const v = N.val_type(storage).startsWith('__gnu_cxx::__aligned_membuf') ? N.val_param_at(first, 0, N.val_addr(storage)) : storage;
+    return { summary: `variant[${index}]`, value: () => typed(v) };
+  });
+  def(/^std::atomic</, (h) => {
+    const keys = N.val_keys(h);
+    const v = keys.includes('_M_i') ? mem(h, '_M_i') : (() => {
+      try {
+        return mem(h, '_M_i');
+      } catch {
+        try {
+          return mem(h, '_M_base', '_M_i');
+        } catch {
+          return mem(h, '_M_b', '_M_p');
+        }
+      }
+    })();
+    return { summary: 'atomic', value: () => typed(v) };
+  });
+  def(/^std::function</, (h) => {
+    if (num(mem(h, '_M_manager')) === 0) return { summary: 'function(empty)' };
+    const invoker = num(mem(h, '_M_invoker'));
+    let sym;
+    try {
+      sym = N.symbol_at(invoker);
+    } catch {
+      // Inside a value being printed the session is only read: the address says it.
+    }
+    return { summary: `function -> ${sym || '0x' + invoker.toString(16)}` };
+  });
+
+})

@@ -1,0 +1,185 @@
+//! Typed values as printers and casts see them: a template parameter's type at an address,
+//! the object a reference leads to, base-class parts, a trait object's concrete type, a type
+//! by name (`state.typed(addr, 'struct foo *')`, `(T *)p` in paths), and memory read without
+//! changing what the session keeps (printers run while a value is being printed).
+
+use std::sync::Arc;
+
+use super::values::guarded;
+use super::*;
+use crate::symbols::dwarf::{Kind, Place, Scalar, Value};
+use crate::symbols::{LoadedModule, ModuleFile};
+
+impl Session {
+    /// The type `spec` names (`struct foo *`), looked up in `prefer`'s DWARF first, then
+    /// the executable's, then each library's: the module file it was found in, and the type.
+    fn type_named(
+        &self,
+        spec: &str,
+        prefer: Option<&Arc<ModuleFile>>,
+    ) -> Result<(Arc<ModuleFile>, Option<crate::symbols::dwarf::TypeId>)> {
+        let mut files: Vec<Arc<ModuleFile>> = prefer.into_iter().cloned().collect();
+        let mut modules: Vec<&LoadedModule> = self.symbols.modules().iter().collect();
+        modules.sort_by_key(|m| !m.is_exe);
+        files.extend(modules.into_iter().map(|m| m.file.clone()));
+        for file in files {
+            let Some(dwarf) = file.dwarf() else { continue };
+            let found = guarded(|| dwarf.tree.type_by_spec(spec))?;
+            match found.map_err(SessionError::Invalid)? {
+                Some(ty) => return Ok((file.clone(), ty)),
+                None => continue,
+            }
+        }
+        Err(SessionError::Invalid(format!(
+            "no type '{spec}' in the program's DWARF (a struct, union, enum, typedef or base \
+             type, then * or [n]: 'struct foo *', 'PyObject *', 'unsigned char [16]')"
+        )))
+    }
+
+    /// A value of the type `spec` names at `addr` (`state.typed(addr, 'struct foo')`).
+    pub fn typed_at(&self, addr: u64, spec: &str) -> Result<TypedValue> {
+        let (file, ty) = self.type_named(spec, None)?;
+        Ok(TypedValue {
+            file,
+            value: Value::at(ty, addr),
+        })
+    }
+
+    /// `(T *)0x5555...`: a pointer of type `T *` whose value is the number.
+    pub fn number_cast(&self, n: i64, spec: &str) -> Result<TypedValue> {
+        let (file, ty) = self.type_named(spec, None)?;
+        let pointer = file
+            .dwarf()
+            .and_then(|d| d.tree.strip(ty))
+            .is_some_and(|t| matches!(t.kind, Kind::Pointer(_)));
+        if !pointer {
+            return Err(SessionError::Invalid(format!(
+                "a number casts only to a pointer type ('{spec} *'); state.typed(addr, '{spec}') reads a {spec} at an address"
+            )));
+        }
+        Ok(TypedValue {
+            file,
+            value: Value {
+                ty,
+                place: Place::bytes((n as u64).to_le_bytes().to_vec()),
+                bits: None,
+            },
+        })
+    }
+
+    /// `(T)v`: to a pointer type, `v`'s value (a pointer or an integer) is the address; to
+    /// any other type, `v`'s bytes read as `T`.
+    pub fn value_cast(&self, v: &TypedValue, spec: &str) -> Result<TypedValue> {
+        let (file, ty) = self.type_named(spec, Some(&v.file))?;
+        let to_pointer = file
+            .dwarf()
+            .and_then(|d| d.tree.strip(ty))
+            .is_some_and(|t| matches!(t.kind, Kind::Pointer(_)));
+        let value = if to_pointer {
+            let addr = match self.value_scalar(v)? {
+                Some(Scalar::Pointer(a)) => a,
+                Some(Scalar::Unsigned(u)) => u as u64,
+                Some(Scalar::Signed(i)) | Some(Scalar::Enum(i)) => i as u64,
+                _ => {
+                    return Err(SessionError::Invalid(format!(
+                        "cannot cast {} to {spec}: only a pointer or an integer becomes a pointer",
+                        self.value_type_name(v)
+                    )))
+                }
+            };
+            Value {
+                ty,
+                place: Place::bytes(addr.to_le_bytes().to_vec()),
+                bits: None,
+            }
+        } else {
+            Value {
+                ty,
+                place: v.value.place.clone(),
+                bits: None,
+            }
+        };
+        Ok(TypedValue { file, value })
+    }
+
+    /// A value of the `i`th template parameter of `v`'s type (`T` of `vector<T>`) at
+    /// `addr`: how a printer reads a container's elements.
+    pub fn value_param_at(&self, v: &TypedValue, i: usize, addr: u64) -> Result<TypedValue> {
+        let r = self.with_value(v, |d, _| {
+            d.template_param(v.value.ty, i)
+                .map(|ty| Value::at(ty, addr))
+        })?;
+        self.derived(v, r)
+    }
+
+    /// What a printer prints for `v` (the object a reference leads to) and its type name.
+    pub fn value_printable(&self, v: &TypedValue) -> Option<(String, TypedValue)> {
+        let (name, value) = self.with_value(v, |d, t| d.printable(&v.value, t)).ok()??;
+        Some((
+            name,
+            TypedValue {
+                file: v.file.clone(),
+                value,
+            },
+        ))
+    }
+
+    /// What a Rust trait object (`Box<dyn Shape>`, `&dyn Shape`) holds: the concrete type
+    /// its vtable (at runtime address `vtable`) belongs to, by name, and the value of that
+    /// type at `data`. `None` when the value's DWARF has no vtable there.
+    pub fn value_dyn(
+        &self,
+        v: &TypedValue,
+        vtable: u64,
+        data: u64,
+    ) -> Option<(String, Option<TypedValue>)> {
+        let (name, ty) = self
+            .with_value(v, |d, t| {
+                let bias = t.load_bias()?;
+                d.dyn_type_at(vtable.wrapping_sub(bias))
+            })
+            .ok()??;
+        let value = ty.map(|ty| TypedValue {
+            file: v.file.clone(),
+            value: Value::at(Some(ty), data),
+        });
+        Some((name, value))
+    }
+
+    /// The base-class parts of a C++ object, with their type names.
+    pub fn value_bases(&self, v: &TypedValue) -> Vec<(String, TypedValue)> {
+        let Some(d) = v.tree() else {
+            return Vec::new();
+        };
+        d.bases(&v.value)
+            .into_iter()
+            .map(|(n, value)| {
+                (
+                    n,
+                    TypedValue {
+                        file: v.file.clone(),
+                        value,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// Target memory, read without changing anything the session keeps (printers read
+    /// through it while a value is being printed).
+    pub fn peek_memory(&self, addr: u64, len: usize) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        self.process_ref()?.read_memory(addr, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// The size of `v`'s `i`th template parameter type.
+    pub fn value_param_size(&self, v: &TypedValue, i: usize) -> Result<u64> {
+        let r = self.with_value(v, |d, _| {
+            let ty = d.template_param(v.value.ty, i)?;
+            d.size_of(ty)
+                .ok_or_else(|| format!("{} has no known size", d.type_name(ty)))
+        })?;
+        r.map_err(SessionError::Invalid)
+    }
+}
