@@ -200,7 +200,14 @@
     const use = N.val_read(pi + 8, 'i32');
     const weak = N.val_read(pi + 12, 'i32') - (use > 0 ? 1 : 0);
     if (use <= 0) return { summary: `${kind}(expired, weak ${weak})` };
-    if (num(ptr) === 0) return { summary: `${kind}(null, use ${use}, weak ${weak})` };
+    let p;
+    try {
+      p = num(ptr);
+    } catch {
+      // The counts are in the heap; the pointer, at -O2, may be kept nowhere.
+      return { summary: `${kind}(use ${use}, weak ${weak})`, pointee: '<optimized out>' };
+    }
+    if (p === 0) return { summary: `${kind}(null, use ${use}, weak ${weak})` };
     return { summary: `${kind}(use ${use}, weak ${weak})`, pointee: () => typed(deref(ptr)) };
   }
   def(/^std::shared_ptr</, (h) => counted(h, 'shared_ptr'));
