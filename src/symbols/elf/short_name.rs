@@ -82,7 +82,13 @@ fn without_parameters(symbol: &str) -> Cow<'_, str> {
     if bare.len() == name.len() {
         return Cow::Borrowed(symbol);
     }
-    Cow::Owned(format!("{bare}{offset}"))
+    // A clone's tag stays, as gdb shows it: `work [clone .cold]+0x3` is code of its own,
+    // not `work+0x3`.
+    let clones = name
+        .find(" [clone ")
+        .filter(|&i| name[..i].ends_with(|c: char| c == ')' || c.is_alphanumeric() || c == ' '))
+        .map_or("", |i| &name[i..]);
+    Cow::Owned(format!("{bare}{clones}{offset}"))
 }
 
 #[cfg(test)]
@@ -121,7 +127,11 @@ mod tests {
             w("(anonymous namespace)::g(int)+0x4"),
             "(anonymous namespace)::g+0x4"
         );
-        assert_eq!(w("work(int) [clone .cold]+0x3"), "work+0x3");
+        assert_eq!(w("work(int) [clone .cold]+0x3"), "work [clone .cold]+0x3");
+        assert_eq!(
+            w("weigh(int) [clone .constprop.0] [clone .isra.0]"),
+            "weigh [clone .constprop.0] [clone .isra.0]"
+        );
         assert_eq!(w("void f<int>(int)+0x9"), "f<int>+0x9");
     }
 
