@@ -88,3 +88,24 @@ fn a_global_of_an_lto_program_is_found_by_its_abstract_origin() {
     scry.ok("cont()");
     assert!(scry.ok("output()").contains("truth counter=44"));
 }
+
+#[test]
+fn a_pointer_to_an_object_in_registers_dereferences() {
+    let exe = common::fixture_with("synthetic_pointer", &["-g", "-O2"]);
+    let line = common::line_of(
+        include_str!("../fixtures/synthetic_pointer.c"),
+        "/* in sum */",
+    );
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok(&format!("breakpoint.set('synthetic_pointer.c:{line}')"));
+    scry.ok("cont()");
+    // As gdb: the pointer has no value of its own; what it points at does.
+    assert_eq!(scry.ok("String(state.var('p'))"), "<synthetic pointer>");
+    assert_eq!(scry.ok("String(state.value('*p'))"), "{x: 3, y: 4}");
+    assert_eq!(scry.ok("state.value('p->y')"), "4");
+    assert_eq!(scry.ok("state.var('p').x + state.var('p').y"), "7");
+    assert!(scry.ok("Number.isNaN(Number(state.var('p')))") == "true");
+    scry.ok("breakpoint.remove(1)");
+    scry.ok("cont()");
+    assert!(scry.ok("output()").contains("truth f=14"));
+}

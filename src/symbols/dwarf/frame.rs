@@ -91,6 +91,9 @@ impl InfoTree {
             Ok(e) => e,
             Err(g) => return Place::Gone(g),
         };
+        if let Some((target, offset)) = location::implicit_pointer(&expr, unit) {
+            return self.synthetic_target(target, offset, pc, frame);
+        }
         // At -O0 a stack slot is written by the prologue: before that it holds garbage.
         if in_prologue && !is_list && uses_frame_base(&expr, unit) {
             return Place::Gone(Gone::NotYetStored);
@@ -101,6 +104,39 @@ impl InfoTree {
             None
         };
         location::evaluate(&expr, unit, frame, fb, size)
+    }
+
+    /// A pointer to the object at DIE `target` (a variable kept only in registers), read
+    /// now in this frame. The object's own implicit pointers are not followed (a hostile
+    /// file could make them a cycle).
+    fn synthetic_target(
+        &self,
+        target: usize,
+        offset: i64,
+        pc: u64,
+        frame: &dyn FrameAccess,
+    ) -> Place {
+        let unavailable = |why: &str| Place::Gone(Gone::Unavailable(why.into()));
+        let Some((tunit, tdie)) = self.entry(target) else {
+            return unavailable("a pointer to an object DWARF does not describe");
+        };
+        let (_, tty) = self.name_and_type(&tunit, &tdie);
+        let tsize = self.size_of(tty).unwrap_or(8);
+        let place = if let Some(c) = tdie.attr_value(gimli::DW_AT_const_value) {
+            self.const_place(&tunit, c, tty, tsize)
+        } else {
+            match location::select(&tunit, &tdie, gimli::DW_AT_location, pc) {
+                Ok(e) if location::implicit_pointer(&e, &tunit).is_none() => {
+                    location::evaluate(&e, &tunit, frame, None, tsize)
+                }
+                Ok(_) => unavailable("a pointer to a pointer that exists only in registers"),
+                Err(g) => Place::Gone(g),
+            }
+        };
+        Place::Gone(Gone::Synthetic {
+            target: Box::new(place),
+            offset,
+        })
     }
 
     /// A `DW_AT_const_value` as the variable's bytes.

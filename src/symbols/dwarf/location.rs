@@ -51,6 +51,9 @@ pub enum Gone {
     /// Something the evaluation needed is unknown in this frame (a register a caller did
     /// not save, an unsupported operation): said in words.
     Unavailable(String),
+    /// A pointer to an object that has no address (`DW_OP_implicit_pointer`: the object
+    /// lives in registers): no value of its own, but `*p` is the object, `offset` bytes in.
+    Synthetic { target: Box<Place>, offset: i64 },
 }
 
 impl Gone {
@@ -59,6 +62,7 @@ impl Gone {
             Gone::OptimizedOut => "<optimized out>".into(),
             Gone::NotYetStored => "<not yet stored: at function entry>".into(),
             Gone::Unavailable(why) => format!("<unavailable: {why}>"),
+            Gone::Synthetic { .. } => "<synthetic pointer>".into(),
         }
     }
 }
@@ -94,6 +98,21 @@ impl Place {
             unknown: Vec::new(),
             origin: Some(addr),
         }
+    }
+}
+
+/// The object and byte offset an expression that is a lone `DW_OP_implicit_pointer` names
+/// (a `.debug_info` offset), else `None`.
+pub(crate) fn implicit_pointer(
+    expr: &Expression<Reader>,
+    unit: &UnitHandle,
+) -> Option<(usize, i64)> {
+    let mut ops = expr.clone().operations(unit.unit.encoding());
+    match ops.next().ok()?? {
+        gimli::Operation::ImplicitPointer { value, byte_offset } => {
+            ops.next().ok()?.is_none().then_some((value.0, byte_offset))
+        }
+        _ => None,
     }
 }
 

@@ -289,6 +289,25 @@ impl InfoTree {
                 ));
             }
         };
+        // A synthetic pointer (to an object in registers): the object, read where it is.
+        if let Place::Gone(Gone::Synthetic {
+            target: object,
+            offset,
+        }) = &v.place
+        {
+            if matches!(**object, Place::Gone(_)) {
+                return Ok(Value {
+                    ty: target,
+                    place: (**object).clone(),
+                    bits: None,
+                });
+            }
+            return Ok(Value {
+                ty: target,
+                place: shift(object, *offset as u64),
+                bits: None,
+            });
+        }
         let addr = match self.scalar(v, t)? {
             Some(Scalar::Pointer(a)) => a,
             _ => return Err("not a pointer".into()),
