@@ -28,6 +28,8 @@ macro_rules! def {
 
 mod dom;
 mod fpu;
+mod handle;
+mod mem_kind;
 mod modules;
 mod points;
 mod pretty;

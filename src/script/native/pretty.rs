@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use rquickjs::{Array, Class, Ctx, Function, Object, Value};
 
-use super::typed::{handle, Handle, H};
+use super::handle::{handle, Handle, H};
 use super::*;
 use crate::session::TypedValue;
 use crate::symbols::dwarf::path::Path;
@@ -375,7 +375,7 @@ pub(super) fn install<'js>(
                                    at: Value<'js>,
                                    k: String|
           -> R<'js> {
-        let k = super::state::kind(&ctx, &k)?;
+        let k = super::mem_kind::kind(&ctx, &k)?;
         let addr = values::to_address(&ctx, &at).map_err(|e| throw(&ctx, e))?;
         let bytes = h
             .session_ref(&ctx)?

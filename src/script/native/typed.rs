@@ -3,42 +3,12 @@
 //! and pointees read like plain JS (`state.var('head').next.name`). Every operation is one
 //! native call here; nothing about DWARF types lives in JS.
 
-use rquickjs::class::{JsClass, Readable, Trace, Tracer};
-use rquickjs::Constructor;
-use rquickjs::{Class, JsLifetime};
-
+use super::handle::{handle, H};
 use super::pretty::JsPretty;
 use super::*;
 use crate::session::TypedValue;
 use crate::symbols::dwarf::pretty::Pretty;
 use crate::symbols::dwarf::{Limits, Plain, Scalar};
-
-/// The native half of a typed value.
-pub struct Handle(pub TypedValue);
-
-impl<'js> Trace<'js> for Handle {
-    fn trace<'a>(&self, _tracer: Tracer<'a, 'js>) {}
-}
-
-// SAFETY: `Handle` holds no JS values, so it is the same type at every lifetime.
-unsafe impl<'js> JsLifetime<'js> for Handle {
-    type Changed<'to> = Handle;
-}
-
-impl<'js> JsClass<'js> for Handle {
-    const NAME: &'static str = "TypedValue";
-    type Mutable = Readable;
-
-    fn constructor(_ctx: &Ctx<'js>) -> rquickjs::Result<Option<Constructor<'js>>> {
-        Ok(None)
-    }
-}
-
-pub(super) type H<'js> = Class<'js, Handle>;
-
-pub(super) fn handle<'js>(ctx: &Ctx<'js>, v: TypedValue) -> R<'js> {
-    Ok(Class::instance(ctx.clone(), Handle(v))?.into_value())
-}
 
 fn frame_arg<'js>(ctx: &Ctx<'js>, v: Opt<Value<'js>>, what: &str) -> rquickjs::Result<usize> {
     match v.0.filter(|v| !v.is_undefined() && !v.is_null()) {
