@@ -148,25 +148,27 @@ impl Session {
 
     /// The entries of the inlined copies of the function a breakpoint spec names (see
     /// `SymbolStore::inlined_function_sites`): gdb's further locations of `break weigh`
-    /// when `weigh` was also inlined into its callers. With an out-of-line copy, only the
-    /// copies in that copy's module count.
+    /// when `weigh` was also inlined into its callers. With an out-of-line copy, the copies
+    /// inlined in its unit (one unit walked, never the whole program's index).
     pub(super) fn inlined_function_sites(&mut self, spec: &str) -> Vec<u64> {
         if !names_a_function(spec) {
             return Vec::new();
         }
-        let home = match self.symbols.try_resolve(spec.trim()) {
-            Ok(Some(a)) => match self.symbols.module_at(a) {
-                Some(m) => Some((m.start.0, m.end.0)),
-                None => return Vec::new(),
-            },
-            Ok(None) => None,
-            Err(_) => return Vec::new(),
-        };
-        let mut sites = self.inlined_copies(spec);
-        if let Some((start, end)) = home {
-            sites.retain(|&a| start <= a && a < end);
+        match self.symbols.try_resolve(spec.trim()) {
+            // With out-of-line code: the copies inlined in its unit.
+            Ok(Some(func)) => self
+                .symbols
+                .inlined_sites_near(
+                    func,
+                    function_of_spec(spec),
+                    super::points::MAX_INLINED_SITES,
+                )
+                .into_iter()
+                .map(|a| a.0)
+                .collect(),
+            Ok(None) => self.inlined_copies(spec),
+            Err(_) => Vec::new(),
         }
-        sites
     }
 
     /// The entries of the inlined copies of the function `spec` names (no symbol checked).

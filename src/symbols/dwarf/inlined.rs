@@ -57,3 +57,49 @@ impl InfoTree {
         out
     }
 }
+
+impl InfoTree {
+    /// `inlined_copies` of the function called `name`, searched in `unit` only (see
+    /// `DwarfInfo::inlined_copies_near`).
+    pub(crate) fn inlined_copies_in(
+        &self,
+        unit: &super::tree::UnitHandle,
+        name: &str,
+        max: usize,
+    ) -> Vec<u64> {
+        let bare = name.rsplit("::").next().unwrap_or(name);
+        let mut abstracts: HashSet<usize> = HashSet::new();
+        let mut calls: Vec<(usize, usize)> = Vec::new();
+        let mut entries = unit.unit.entries();
+        let mut seen = 0usize;
+        while let Ok(Some(die)) = entries.next_dfs() {
+            seen += 1;
+            if seen > MAX_DIES {
+                break;
+            }
+            match die.tag() {
+                gimli::DW_TAG_subprogram
+                    if die.attr_value(gimli::DW_AT_inline).is_some()
+                        && unit.string(die, gimli::DW_AT_name).as_deref() == Some(bare) =>
+                {
+                    abstracts.insert(unit.global(die.offset()));
+                }
+                gimli::DW_TAG_inlined_subroutine => {
+                    if let Some(origin) = unit.reference(die, gimli::DW_AT_abstract_origin) {
+                        calls.push((origin, unit.global(die.offset())));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut out: Vec<u64> = calls
+            .into_iter()
+            .filter(|(origin, _)| abstracts.contains(origin))
+            .filter_map(|(_, call)| self.function_range(unit, call).map(|(entry, _)| entry))
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out.truncate(max);
+        out
+    }
+}

@@ -50,6 +50,23 @@ impl DwarfInfo {
             .collect()
     }
 
+    /// Entry addresses of the copies of the function called `name` inlined in the unit
+    /// of its out-of-line code at `func`: where a compiler inlines a function it also emits
+    /// (LTO aside). One unit's walk, where the index of every unit's inlined functions would
+    /// cost a pass over all of `.debug_info` for every breakpoint on a function.
+    pub fn inlined_copies_near(&self, func: FileAddr, name: &str, max: usize) -> Vec<FileAddr> {
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            let unit = self.unit_for_pc(func.0)?;
+            Some(self.tree.inlined_copies_in(&unit, name, max))
+        }))
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+        .into_iter()
+        .map(FileAddr)
+        .collect()
+    }
+
     /// The DIE of the innermost function or inlined call whose code holds `pc`.
     pub(crate) fn innermost_scope_at(&self, pc: FileAddr) -> Option<usize> {
         std::panic::catch_unwind(AssertUnwindSafe(|| {

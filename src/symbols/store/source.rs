@@ -169,6 +169,27 @@ impl SymbolStore {
 
     /// Where a function that has no code of its own runs: the entries of its inlined copies
     /// in the first module (executable first) whose DWARF has any, ascending, at most `max`.
+    /// The entries of the copies of `name` inlined in the unit of its out-of-line code at
+    /// `func` (see `DwarfInfo::inlined_copies_near`).
+    pub fn inlined_sites_near(
+        &self,
+        func: RuntimeAddr,
+        name: &str,
+        max: usize,
+    ) -> Vec<RuntimeAddr> {
+        let Some(m) = self.module_at(func) else {
+            return Vec::new();
+        };
+        let Some(dwarf) = m.file.dwarf() else {
+            return Vec::new();
+        };
+        dwarf
+            .inlined_copies_near(m.bias.to_file(func), name, max)
+            .into_iter()
+            .map(|a| m.bias.to_runtime(a))
+            .collect()
+    }
+
     pub fn inlined_function_sites(&self, name: &str, max: usize) -> Vec<RuntimeAddr> {
         self.modules()
             .iter()
