@@ -27,7 +27,9 @@
     const items = count(inner(table, 'items'), 'items');
     const ctrl = inner(table, 'ctrl', 'pointer');
     if (items === 0) return;
-    if ((mask + 1) & mask || items > mask + 1) invalid(`${items} items in ${mask + 1} buckets`);
+    // Bucket counts are powers of two, at least the items, and (here) at most 2^32: a
+    // corrupt mask must not make a scan of terabytes of control bytes.
+    if ((mask + 1) & mask || items > mask + 1 || mask >= 2 ** 32) invalid(`${items} items in ${mask + 1} buckets`);
     const size = N.val_param_size(raw, 0);
     let found = 0;
     for (let start = 0; found < items && start <= mask; start += 4096) {
