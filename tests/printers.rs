@@ -307,6 +307,13 @@ fn scripts_add_printers_that_apply_everywhere() {
         scry.ok("String(state.var('points', 1))"),
         "vector(2) [{x: 1, y: 0.5}, {x: 2, y: 1.5}]"
     );
+    // A printer whose child is the value itself stops at the depth limit, never recursing.
+    scry.ok("printers.add('Point', (p) => ({summary: '', value: p}))");
+    assert_eq!(
+        scry.ok("String(state.var('points', 1))"),
+        "vector(2) [((((…)))), ((((…))))]"
+    );
+    scry.ok("printers.remove('Point')");
     let e = scry.err("printers.add(42, () => '')");
     assert!(e.contains("a type name or a RegExp"), "{e}");
     let e = scry.err("printers.remove('Nope')");

@@ -102,8 +102,14 @@ impl InfoTree {
             Shape::Pointer => (" -> ", ""),
             Shape::Value => ("(", ")"),
         };
-        if depth >= lim.depth && matches!(p.shape, Shape::List | Shape::Map) {
-            // Too deep for the children: the summary says how many there are.
+        if depth >= lim.depth {
+            // Too deep for the children (a sequence's summary says how many there are); a
+            // printer whose child is the value itself ends here too, never recursing.
+            match p.shape {
+                Shape::Pointer => out.push(" -> …"),
+                Shape::Value => out.push("(…)"),
+                _ => {}
+            }
             return true;
         }
         out.push(open);
