@@ -330,9 +330,14 @@
     at: (h) => (i) => {
       const p = printedOf(h, raw);
       if (p) return p.at(i);
-      // A Rust tuple's field by position (`pair[1]` is `pair.__1`).
-      if (N.val_kind(h) === 'struct' && N.val_keys(h).includes(`__${i}`)) return wrap(N.val_member(h, `__${i}`), raw);
-      return wrap(N.val_index(h, i), raw);
+      try {
+        return wrap(N.val_index(h, i), raw);
+      } catch (e) {
+        // A Rust tuple's field by position (`pair[1]` is `pair.__1`), asked for only when
+        // indexing failed: an array's elements cost no extra call.
+        if (N.val_keys(h).includes(`__${i}`)) return wrap(N.val_member(h, `__${i}`), raw);
+        throw e;
+      }
     },
     get: (h) => (key) => {
       const p = printedOf(h, raw);

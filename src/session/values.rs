@@ -595,13 +595,10 @@ impl Session {
         )))
     }
 
-    /// A C-like path (`r->target->port`, `nodes[1].name`, `*p`, `&x`) in frame `n`.
-    pub fn eval_path(&mut self, text: &str, n: usize) -> Result<TypedValue> {
-        let parsed = path::parse(text).map_err(SessionError::Invalid)?;
-        self.eval(&parsed, n)
-    }
-
-    fn eval(&mut self, p: &Path, n: usize) -> Result<TypedValue> {
+    /// Where a value path (walked step by step by the script layer, through printers)
+    /// starts: the variable it names, a local, global or one file's static; a number or a
+    /// quoted key is no start.
+    pub fn path_root(&mut self, p: &Path, n: usize) -> Result<TypedValue> {
         match p {
             Path::Name(name) => self.lookup_var(name, n),
             Path::InFile { file, name } => self.lookup_in_file(file, name),
@@ -611,51 +608,9 @@ impl Session {
             Path::Text(_) => Err(SessionError::Invalid(
                 "a quoted string is a map's key, only as an index: stock[\"nuts\"]".into(),
             )),
-            Path::Member(base, m) => {
-                let v = self.eval(base, n)?;
-                self.value_member(&v, m)
-            }
-            Path::Index(base, index) => {
-                let v = self.eval(base, n)?;
-                let i = match index.as_ref() {
-                    Path::Number(i) => *i,
-                    Path::Text(key) => {
-                        return Err(SessionError::Invalid(format!(
-                            "{} has no keys: [\"{key}\"] is for maps a printer reads",
-                            self.value_type_name(&v)
-                        )))
-                    }
-                    other => {
-                        let iv = self.eval(other, n)?;
-                        self.value_index_number(&iv)?
-                    }
-                };
-                self.value_index(&v, i)
-            }
-            Path::Deref(inner) => {
-                let v = self.eval(inner, n)?;
-                self.value_deref(&v)
-            }
-            Path::AddressOf(inner) => {
-                let v = self.eval(inner, n)?;
-                self.value_address_of(&v)
-            }
-            Path::Cast(ty, inner) => match inner.as_ref() {
-                Path::Number(a) => self.number_cast(*a, ty),
-                other => {
-                    let v = self.eval(other, n)?;
-                    self.value_cast(&v, ty)
-                }
-            },
-        }
-    }
-
-    /// Where a path starts: the variable it names (a local, global or one file's static).
-    pub fn path_root(&mut self, p: &Path, n: usize) -> Result<TypedValue> {
-        match p {
-            Path::Name(name) => self.lookup_var(name, n),
-            Path::InFile { file, name } => self.lookup_in_file(file, name),
-            other => self.eval(other, n),
+            _ => Err(SessionError::Invalid(
+                "a path's steps are taken one by one; this one starts with no variable".into(),
+            )),
         }
     }
 

@@ -53,6 +53,25 @@ impl<'a, 'js> JsPretty<'a, 'js> {
             .unwrap_or_else(|| "interrupted".into())
     }
 
+    /// Whether a printer claims the type named `name` (cached by name).
+    pub fn claims_name(&self, name: &str) -> bool {
+        if let Some(known) = self.host.pretty_claims.borrow().get(name) {
+            return known;
+        }
+        let Some(claims) = self.hook("claims") else {
+            return false;
+        };
+        let known = match claims.call::<_, bool>((name,)) {
+            Ok(b) => b,
+            Err(_) => {
+                self.caught();
+                false
+            }
+        };
+        self.host.pretty_claims.borrow_mut().insert(name, known);
+        known
+    }
+
     fn child(&self, v: &Value<'js>) -> Child {
         if let Ok(h) = Class::<Handle>::from_value(v) {
             let tv = &h.borrow().0;
@@ -72,21 +91,7 @@ impl<'a, 'js> JsPretty<'a, 'js> {
 
 impl Pretty for JsPretty<'_, '_> {
     fn claims(&self, _ty: &Type, name: &str) -> bool {
-        if let Some(known) = self.host.pretty_claims.borrow().get(name) {
-            return known;
-        }
-        let Some(claims) = self.hook("claims") else {
-            return false;
-        };
-        let known = match claims.call::<_, bool>((name,)) {
-            Ok(b) => b,
-            Err(_) => {
-                self.caught();
-                false
-            }
-        };
-        self.host.pretty_claims.borrow_mut().insert(name, known);
-        known
+        self.claims_name(name)
     }
 
     fn print(&self, v: &DwarfValue, want: usize) -> Result<Printed, String> {

@@ -87,7 +87,14 @@ fn primitive<'js>(ctx: &Ctx<'js>, host: &Host, v: &TypedValue, hint: &str, raw: 
         Err(_) => return text(&session),
     };
     if hint != "number" {
-        if matches!(kind, "text" | "array" | "pointer" | "struct") {
+        // A struct's characters only where a printer makes it text (a std::string): any
+        // other struct goes straight to its rendering, never through plain data first.
+        let printed_struct = kind == "struct"
+            && !raw
+            && session
+                .value_printable(v)
+                .is_some_and(|(name, _)| printers.claims_name(&name));
+        if matches!(kind, "text" | "array" | "pointer") || printed_struct {
             if let Ok(Plain::Str(s)) = session.value_plain(v, &limits, pretty) {
                 return s.into_js(ctx);
             }

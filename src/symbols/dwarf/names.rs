@@ -327,29 +327,17 @@ impl Walk<'_> {
                         add(self.index, &self.scopes, &n, global);
                     }
                 }
-                gimli::DW_TAG_structure_type
+                // Complete named types: the Types pass takes aggregates and enums (what a
+                // declaration is completed from), TypeNames every type a user may write.
+                tag @ (gimli::DW_TAG_structure_type
                 | gimli::DW_TAG_class_type
                 | gimli::DW_TAG_union_type
                 | gimli::DW_TAG_enumeration_type
                 | gimli::DW_TAG_typedef
-                | gimli::DW_TAG_base_type
-                    if self.pass == Pass::TypeNames =>
-                {
-                    let declaration = matches!(
-                        die.attr_value(gimli::DW_AT_declaration),
-                        Some(AttributeValue::Flag(true))
-                    );
-                    if let Some(n) = unit.string(die, gimli::DW_AT_name) {
-                        if !declaration {
-                            add(self.index, &self.scopes, &n, global);
-                        }
-                    }
-                }
-                gimli::DW_TAG_structure_type
-                | gimli::DW_TAG_class_type
-                | gimli::DW_TAG_union_type
-                | gimli::DW_TAG_enumeration_type
-                    if self.pass == Pass::Types =>
+                | gimli::DW_TAG_base_type)
+                    if self.pass == Pass::TypeNames
+                        || (self.pass == Pass::Types
+                            && !matches!(tag, gimli::DW_TAG_typedef | gimli::DW_TAG_base_type)) =>
                 {
                     let declaration = matches!(
                         die.attr_value(gimli::DW_AT_declaration),
