@@ -31,6 +31,7 @@ const DOM_PRELUDE: &str = include_str!("dom.js");
 const PRINTERS_PRELUDE: &[&str] = &[
     include_str!("printers.js"),
     include_str!("printers_libstdcxx.js"),
+    include_str!("printers_libcxx.js"),
     include_str!("printers_rust.js"),
 ];
 const PRELUDE_FILE: &str = "<scry>";

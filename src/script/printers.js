@@ -303,6 +303,14 @@
     },
   });
 
-  // What the printer files (printers_libstdcxx.js, printers_rust.js) are written with.
-  N.printerKit = freeze({ def, seq, mem, num, u64, at, deref, base, invalid, count, walked, typed, MAX_WALK });
+  // Where a node whose links take `header` bytes keeps a value of `h`'s template parameter
+  // `i`: past the links, at the value's alignment (a 16-byte aligned value leaves a gap).
+  const valueOffset = (h, i, header) => {
+    const a = N.val_param_align(h, i);
+    return Math.ceil(header / a) * a;
+  };
+
+  // What the printer files (printers_libstdcxx.js, printers_libcxx.js, printers_rust.js) are
+  // written with.
+  N.printerKit = freeze({ def, seq, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, MAX_WALK });
 })

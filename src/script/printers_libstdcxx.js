@@ -1,10 +1,11 @@
 // scry's printers for libstdc++ as g++ 12 lays it out: strings, vector, array, deque, lists,
-// the ordered and unordered containers, smart pointers, optional, variant, atomic, function.
+// the ordered and unordered containers, smart pointers, optional, variant, tuple, span,
+// atomic, function.
 // Layouts were learnt from gdb's libstdc++ printers; every line is scry's. Built on the
 // registry of printers.js; called once with the native object.
 (function (N) {
   'use strict';
-  const { def, seq, mem, num, u64, at, deref, base, invalid, count, walked, typed, MAX_WALK } = N.printerKit;
+  const { def, seq, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, MAX_WALK } = N.printerKit;
   const ScryError = N.ScryError;
   // ---- libstdc++ --------------------------------------------------------------------------
   const STD = (name) => new RegExp(`^std::(__cxx11::)?${name}<`);
@@ -79,6 +80,7 @@
     const head = mem(h, '_M_impl', '_M_node');
     const headAddr = N.val_addr(head);
     const n = count(num(mem(head, '_M_size')), 'size');
+    const off = valueOffset(h, 0, 16);
     return {
       summary: `list(${n})`,
       length: n,
@@ -88,7 +90,7 @@
         for (let i = 0; i < n; i++) {
           if (node === headAddr || node === 0) invalid(`the list ends after ${i} of ${n} nodes`);
           meet(node);
-          yield typed(N.val_param_at(h, 0, node + 16));
+          yield typed(N.val_param_at(h, 0, node + off));
           node = u64(node);
         }
       },
@@ -96,13 +98,14 @@
   });
   def(/^std::forward_list</, (h) => {
     const first = num(mem(h, '_M_impl', '_M_head', '_M_next'));
+    const off = valueOffset(h, 0, 8);
     return {
       summary: 'forward_list',
       elements: function* () {
         const meet = walked();
         for (let node = first, i = 0; node !== 0 && i < MAX_WALK; i++, node = u64(node)) {
           meet(node);
-          yield typed(N.val_param_at(h, 0, node + 8));
+          yield typed(N.val_param_at(h, 0, node + off));
         }
       },
     };
@@ -137,7 +140,8 @@
       }
     }
   }
-  const treeValue = (tree, node) => N.val_param_at(tree, 1, node + 32);
+  // A node's value follows its colour and three links (32 bytes), at the value's alignment.
+  const treeValue = (tree, off, node) => N.val_param_at(tree, 1, node + off);
   def(/^std::(__debug::)?(multi)?map</, (h, name) => {
     const tree = mem(h, '_M_t');
     const n = count(num(mem(tree, '_M_impl', '_M_node_count')), 'size');
@@ -146,8 +150,9 @@
       summary: `${kind}(${n})`,
       length: n,
       entries: function* () {
+        const off = valueOffset(tree, 1, 32);
         for (const node of treeNodes(tree)) {
-          const v = treeValue(tree, node);
+          const v = treeValue(tree, off, node);
           yield [typed(mem(v, 'first')), typed(mem(v, 'second'))];
         }
       },
@@ -161,12 +166,13 @@
       summary: `${kind}(${n})`,
       length: n,
       elements: function* () {
-        for (const node of treeNodes(tree)) yield typed(treeValue(tree, node));
+        const off = valueOffset(tree, 1, 32);
+        for (const node of treeNodes(tree)) yield typed(treeValue(tree, off, node));
       },
     };
   });
   // Hash tables: a singly linked list of nodes from _M_before_begin; a node's value follows
-  // its next pointer (values aligned to more than 8 bytes are not supported: SPEC.md).
+  // its next pointer, at the value's alignment.
   function* hashNodes(table, n) {
     const meet = walked();
     let node = num(mem(table, '_M_before_begin', '_M_nxt'));
@@ -186,8 +192,9 @@
       summary: `${kind}(${n})`,
       length: n,
       [isMap ? 'entries' : 'elements']: function* () {
+        const off = valueOffset(table, 1, 8);
         for (const node of hashNodes(table, n)) {
-          const v = N.val_param_at(table, 1, node + 8);
+          const v = N.val_param_at(table, 1, node + off);
           yield isMap ? [typed(mem(v, 'first')), typed(mem(v, 'second'))] : typed(v);
         }
       },
@@ -250,6 +257,25 @@
       }
     })();
     return { summary: 'atomic', value: () => typed(v) };
+  });
+  // A tuple: a chain of bases, element i in the one named `_Head_base<i, ...>`.
+  def(/^std::tuple</, (h) => {
+    const heads = [];
+    for (let i = 0; i < 64; i++) {
+      const head = base(h, `std::_Head_base<${i},`);
+      if (head === undefined) break;
+      heads.push(head);
+    }
+    return { summary: `tuple(${heads.length})`, ...seq(heads.length, (i) => typed(mem(heads[i], '_M_head_impl'))) };
+  });
+  // A span: the pointer, and the count kept in it (dynamic extent, the type's last argument
+  // all ones) or the type's last argument itself.
+  def(/^std::span</, (h, name) => {
+    const ptr = mem(h, '_M_ptr');
+    const last = /, (\d+)U?L?>$/.exec(name);
+    const fixed = last && last[1] !== '18446744073709551615' ? Number(last[1]) : undefined;
+    const n = count(fixed ?? num(mem(h, '_M_extent', '_M_extent_value')), 'length');
+    return { summary: `span(${n})`, ...seq(n, (i) => typed(at(ptr, i))) };
   });
   def(/^std::function</, (h) => {
     if (num(mem(h, '_M_manager')) === 0) return { summary: 'function(empty)' };

@@ -182,4 +182,14 @@ impl Session {
         })?;
         r.map_err(SessionError::Invalid)
     }
+
+    /// The alignment of `v`'s type's template parameter `i`: where a node keeps its value.
+    pub fn value_param_align(&self, v: &TypedValue, i: usize) -> Result<u64> {
+        let r = self.with_value(v, |d, _| {
+            let ty = d.template_param(v.value.ty, i)?;
+            d.align_of(ty)
+                .ok_or_else(|| format!("{} has no known alignment", d.type_name(ty)))
+        })?;
+        r.map_err(SessionError::Invalid)
+    }
 }

@@ -280,6 +280,20 @@ pub(super) fn install<'js>(
         u64_to_js(&ctx, size)
     });
 
+    // And its alignment: where a node of a list, tree or hash table keeps the value.
+    let h = host.clone();
+    def!(n, ctx, "val_param_align", move |ctx: Ctx<'js>,
+                                          v: H<'js>,
+                                          i: f64|
+          -> R<'js> {
+        let tv = v.borrow().0.clone();
+        let align = h
+            .session_ref(&ctx)?
+            .value_param_align(&tv, i.max(0.0) as usize)
+            .map_err(|e| throw(&ctx, e))?;
+        u64_to_js(&ctx, align)
+    });
+
     // A printer was added or removed: which types are claimed is asked again.
     let h = host.clone();
     def!(n, ctx, "printers_changed", move || {

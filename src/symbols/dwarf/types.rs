@@ -230,6 +230,45 @@ impl InfoTree {
         }
         None
     }
+
+    /// A type's alignment in bytes: DW_AT_alignment where the DIE says it (`alignas`),
+    /// otherwise the natural one of the x86-64 psABI (a scalar's size, a complex number's
+    /// part, an aggregate's strictest member). Where a container's node keeps its value
+    /// follows from it.
+    pub fn align_of(&self, id: Option<TypeId>) -> Option<u64> {
+        self.align_within(id, 0)
+    }
+
+    fn align_within(&self, id: Option<TypeId>, depth: usize) -> Option<u64> {
+        let id = id?;
+        if depth > 32 {
+            return None;
+        }
+        if id.0 < SYNTHETIC_BASE {
+            if let Some((unit, die)) = self.entry(id.0) {
+                if let Some(a) = unit.udata(&die, gimli::DW_AT_alignment) {
+                    return (a.is_power_of_two() && a <= 1 << 16).then_some(a);
+                }
+            }
+        }
+        let t = self.type_of(id)?;
+        let scalar = |size: u64| size.clamp(1, 16).next_power_of_two();
+        match &t.kind {
+            Kind::Typedef(next) | Kind::Qualified(_, next) => self.align_within(*next, depth + 1),
+            Kind::Pointer(_) | Kind::Reference { .. } => Some(8),
+            Kind::Base(Encoding::ComplexFloat) => t.size.map(|s| scalar(s / 2)),
+            Kind::Base(_) | Kind::Enum { .. } => t.size.map(scalar),
+            Kind::Array { elem, .. } => self.align_within(*elem, depth + 1),
+            Kind::Aggregate { members, .. } => {
+                let mut a = 1;
+                for m in members {
+                    a = a.max(self.align_within(m.ty, depth + 1)?);
+                }
+                Some(a)
+            }
+            Kind::Function { .. } | Kind::Other => None,
+        }
+    }
 }
 
 fn read_type(unit: &UnitHandle, die: &Die, id: TypeId) -> Option<Type> {
