@@ -137,11 +137,8 @@ fn libstdcxx_containers_print_what_they_hold() {
         include_str!("../fixtures/std_containers.cpp"),
         "inspect(shop, points);",
     );
-    let Some(gdb) = common::gdb_prints(
-        &exe,
-        &format!("std_containers.cpp:{line}"),
-        &GDB_SAME,
-    ) else {
+    let Some(gdb) = common::gdb_prints(&exe, &format!("std_containers.cpp:{line}"), &GDB_SAME)
+    else {
         return;
     };
     let ours = GDB_SAME;
@@ -576,7 +573,10 @@ fn optimized_out_never_invalid(exe: &Path, wrong_dwarf: &[&str]) {
     for (name, want) in CXX_EXPECTED {
         let got = scry.ok(&format!("String(state.value({name:?}, 1))"));
         if wrong_dwarf.contains(name) {
-            assert!(got.starts_with("<invalid: ") || got == *want, "{name}: {got}");
+            assert!(
+                got.starts_with("<invalid: ") || got == *want,
+                "{name}: {got}"
+            );
             continue;
         }
         // The compiler may keep a part of a value nowhere at this pc: that part (or the

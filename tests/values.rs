@@ -213,6 +213,80 @@ fn function_breakpoints_show_the_arguments_the_caller_passed() {
     );
 }
 
+#[test]
+fn parameters_show_their_values_at_entry_where_they_changed() {
+    let binary = fixture_with("entry_values", &["-g", "-O2"]);
+    let mut scry = Scry::spawn(&binary, &[]);
+    scry.ok("breakpoint.set('stop_here')");
+    scry.ok("cont()");
+    // `m` went 9 -> 769 in the loop; the call site in main passed 9 in rdi. `k` and `seed`
+    // are as passed, so their entry values add nothing to the row.
+    let rows = scry.ok("state.unwind()");
+    let work = rows.lines().nth(1).unwrap_or_default();
+    assert!(
+        work.contains(" work+0x") && work.contains("(m=769, m@entry=9, k=4, seed=100) "),
+        "{rows}"
+    );
+    let locals = scry.ok("state.locals(1).map(v => `${v.name}=${v.value}:${v.kind}`).join(' ')");
+    assert_eq!(
+        locals,
+        "m=769:param m@entry=9:entry k=4:param seed=100:param acc=478:local"
+    );
+    assert_eq!(scry.ok("state.var('m@entry', 1) + 1"), "10");
+    assert_eq!(scry.ok("String(state.var('k@entry', 1))"), "4");
+    assert_eq!(scry.ok("String(state.value('m@entry', 1))"), "9");
+    // main's parameters have no call site scry can read: said, never guessed.
+    let e = scry.err("state.var('acc@entry', 2)");
+    assert!(
+        e.contains("acc@entry: the value acc had at entry is not known here"),
+        "{e}"
+    );
+    scry.ok("cont()");
+    assert_eq!(truth(&mut scry)["r"], "1251");
+
+    // gdb reads the same values: `work (m=769, m@entry=9, k=k@entry=4, seed=seed@entry=100)`.
+    let Ok(out) = Command::new("gdb")
+        .args([
+            "-batch",
+            "-nx",
+            "-ex",
+            "break stop_here",
+            "-ex",
+            "run",
+            "-ex",
+            "bt",
+        ])
+        .arg(&binary)
+        .output()
+    else {
+        return;
+    };
+    let bt = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        bt.contains("work (m=769, m@entry=9, k=k@entry=4, seed=seed@entry=100)"),
+        "{bt}"
+    );
+}
+
+#[test]
+fn entry_values_follow_a_chain_of_call_sites_to_the_first_caller() {
+    let binary = fixture_with("entry_chain", &["-g", "-O2"]);
+    let mut scry = Scry::spawn(&binary, &[]);
+    scry.ok("breakpoint.set('leaf')");
+    scry.ok("cont()");
+    // Each level's n is "the caller's n - 1": 40 call sites back to main's constant.
+    let ns = scry.ok(
+        "state.unwind(50).filter(r => r.symbol.startsWith('down')).map(r => String(state.var('n', r.frame))).join(' ')",
+    );
+    let want: Vec<String> = (0..=40).map(|n| n.to_string()).collect();
+    assert_eq!(ns, want.join(" "));
+    let rows = scry.ok("state.unwind(3)");
+    assert!(
+        rows.contains("down+0x") && rows.contains("(n=1, a="),
+        "{rows}"
+    );
+}
+
 /// gdb's address for `break FN` in `binary` (its prologue analysis), as a file address.
 fn gdb_breakpoint_address(binary: &Path, function: &str) -> Option<u64> {
     let out = Command::new("gdb")

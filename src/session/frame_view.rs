@@ -4,6 +4,9 @@
 //! physical frame and its caller (`SymbolStore::tail_calls`): entry values pass through
 //! those as gdb's do, each erased frame's jump being the call site of the frame inside it.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use super::backend::ProcessView;
 use super::tailcalls::tail_frames;
 use super::values::tls_block;
@@ -16,8 +19,10 @@ use crate::symbols::dwarf::tree::UnitHandle;
 use crate::symbols::dwarf::DwarfInfo;
 use crate::symbols::{FileAddr, LoadedModule};
 
-/// Entry values are looked up through at most this many callers (erased frames count).
-pub(super) const MAX_ENTRY_DEPTH: usize = 4;
+/// Entry values are looked up through at most this many callers (erased frames count): a
+/// recursion passing `n - 1` down chains one call site per level, and gdb follows it to
+/// the first caller that passed a constant.
+pub(super) const MAX_ENTRY_DEPTH: usize = 64;
 
 /// DWARF numbers of the registers the x86-64 psABI makes a function preserve: rbx, rbp,
 /// r12-r15 (rsp is the CFA's business).
@@ -46,7 +51,15 @@ pub(super) struct FrameView<'a> {
     /// The selected thread's floating-point and vector registers, for frames at or above the
     /// innermost signal frame: optimized code keeps every `double` in an xmm register.
     pub fpu: Option<&'a FpRegs>,
+    /// Arguments already recovered from call sites while reading this stack.
+    pub memo: Option<&'a EntryMemo>,
 }
+
+/// What callers passed, as found while reading one stack: every row of an unwind asks for
+/// its callers' call sites, and a recursion passing `n - 1` down would follow the same chain
+/// again for each row (quadratic in the depth).
+#[derive(Default)]
+pub(super) struct EntryMemo(RefCell<HashMap<(usize, usize, Passed), Option<u64>>>);
 
 impl<'a> FrameView<'a> {
     /// A view with no frame behind it: only what needs no register (a fixed address, a
@@ -69,6 +82,7 @@ impl<'a> FrameView<'a> {
             at_entry: false,
             depth: 0,
             fpu: None,
+            memo: None,
         }
     }
 
@@ -103,6 +117,19 @@ impl<'a> FrameView<'a> {
     /// The argument `which` as the caller passed it: from the call site of the frame a tail
     /// call erased just outside this one, else from the caller's call site to this function.
     fn passed_by_caller(&self, which: Passed) -> Option<u64> {
+        let key = (self.index, self.tail, which);
+        if let Some(known) = self.memo.and_then(|m| m.0.borrow().get(&key).copied()) {
+            return known;
+        }
+        let found = self.passed_by_caller_uncached(which);
+        // A miss deeper in a chain may be the depth limit's: only a whole search's is kept.
+        if let Some(memo) = self.memo.filter(|_| found.is_some() || self.depth == 0) {
+            memo.0.borrow_mut().insert(key, found);
+        }
+        found
+    }
+
+    fn passed_by_caller_uncached(&self, which: Passed) -> Option<u64> {
         if self.depth >= MAX_ENTRY_DEPTH {
             return None;
         }

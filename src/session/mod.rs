@@ -59,7 +59,7 @@ pub use processes::ProcessRow;
 use snapshot::Snapshot;
 pub use stop::{Reason, StopInfo, WatchReport};
 pub use threads::LineFrames;
-pub use values::{FrameVarRow, TypedValue};
+pub use values::{FrameParam, FrameVarRow, TypedValue};
 use watchpoints::{WatchKind, WatchTable, Watchpoint};
 
 pub type Result<T> = std::result::Result<T, SessionError>;

@@ -1,7 +1,7 @@
 //! Unwind rows for frames that tail calls erased (see `SymbolStore::tail_calls`), inserted
 //! between a physical frame's rows and its caller's, and their variables.
 
-use super::frame_view::FrameView;
+use super::frame_view::{EntryMemo, FrameView};
 use super::values::{guarded, FrameVarRow};
 use super::*;
 use crate::symbols::dwarf::{Gone, Place};
@@ -77,6 +77,7 @@ impl Session {
         frames: &[unwind::Frame],
         row: &FrameRow,
         fs_base: u64,
+        memo: &EntryMemo,
     ) -> Result<Vec<FrameVarRow>> {
         let (inferior, store) = self.live_parts()?;
         let erased = tail_frames(store, frames, row.physical);
@@ -99,6 +100,7 @@ impl Session {
             frames,
             index: row.physical,
             tail: t + 1,
+            memo: Some(memo),
             ..FrameView::frameless(inferior, store, module, fs_base)
         };
         // The stack from the innermost frame up to the physical frame's CFA is the callees'

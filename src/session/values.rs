@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::backend::ProcessView;
-use super::frame_view::{FrameView, MAX_ENTRY_DEPTH};
+use super::frame_view::{EntryMemo, FrameView, MAX_ENTRY_DEPTH};
 use super::*;
 use crate::os::fpregs::FpRegs;
 use crate::symbols::dwarf::path::{self, Path};
@@ -35,6 +35,8 @@ pub struct FrameVarRow {
     pub name: String,
     pub param: bool,
     pub value: TypedValue,
+    /// A parameter's value at the function's entry (`name@entry`), where it is known.
+    pub entry: Option<TypedValue>,
 }
 
 impl FrameVarRow {
@@ -47,8 +49,20 @@ impl FrameVarRow {
                 file: file.clone(),
                 value: v.value,
             },
+            entry: v.entry.map(|value| TypedValue {
+                file: file.clone(),
+                value,
+            }),
         }
     }
+}
+
+/// A parameter of an unwind row, with its value at the function's entry where known.
+#[derive(Clone)]
+pub struct FrameParam {
+    pub name: String,
+    pub value: TypedValue,
+    pub entry: Option<TypedValue>,
 }
 
 /// Target memory and names, as values read them; with the module whose DWARF describes the
@@ -259,7 +273,7 @@ impl Session {
         let (frames, row) = self.frame_row(n)?;
         let fs_base = self.regs()?.fs_base;
         let fpu = self.selected_fp_regs();
-        self.row_vars(&frames, &row, fs_base, fpu.as_ref())
+        self.row_vars(&frames, &row, fs_base, fpu.as_ref(), &EntryMemo::default())
     }
 
     /// Whether the function at `fn_pc` returns nothing by its DWARF (`void`: no return type
@@ -315,9 +329,10 @@ impl Session {
         row: &FrameRow,
         fs_base: u64,
         fpu: Option<&FpRegs>,
+        memo: &EntryMemo,
     ) -> Result<Vec<FrameVarRow>> {
         if row.tail_call {
-            return self.erased_row_vars(frames, row, fs_base);
+            return self.erased_row_vars(frames, row, fs_base, memo);
         }
         let (inferior, store) = self.live_parts()?;
         let Some(frame) = frames.get(row.physical) else {
@@ -349,6 +364,7 @@ impl Session {
             at_entry: exact && low == Some(pc_file),
             depth: 0,
             fpu,
+            memo: Some(memo),
         };
         let in_prologue =
             exact && low.is_some_and(|lo| pc_file >= lo && pc_file < body_start(&file, lo));
@@ -368,23 +384,30 @@ impl Session {
 
     /// The parameters of each row, to be shown by `frame_args_text`. `None` for a row
     /// DWARF does not describe.
-    pub fn frame_params(&mut self, rows: &[FrameRow]) -> Vec<Option<Vec<(String, TypedValue)>>> {
+    pub fn frame_params(&mut self, rows: &[FrameRow]) -> Vec<Option<Vec<FrameParam>>> {
         let deepest = rows.iter().map(|r| r.physical).max().unwrap_or(0);
         let Ok((frames, _)) = self.physical_frames(deepest + 2 + MAX_ENTRY_DEPTH) else {
             return vec![None; rows.len()];
         };
         let fs_base = self.regs().map(|r| r.fs_base).unwrap_or(0);
         let fpu = self.selected_fp_regs();
+        let memo = EntryMemo::default();
         rows.iter()
             .map(|row| {
-                let vars = self.row_vars(&frames, row, fs_base, fpu.as_ref()).ok()?;
+                let vars = self
+                    .row_vars(&frames, row, fs_base, fpu.as_ref(), &memo)
+                    .ok()?;
                 if vars.is_empty() {
                     return None;
                 }
                 Some(
                     vars.into_iter()
                         .filter(|v| v.param)
-                        .map(|v| (v.name, v.value))
+                        .map(|v| FrameParam {
+                            name: v.name,
+                            value: v.value,
+                            entry: v.entry,
+                        })
                         .collect(),
                 )
             })
@@ -393,8 +416,10 @@ impl Session {
 
     /// `n=0x5555555580e0, c=BLUE`: a row's parameters, each cut short, the whole cut at
     /// `ARGS_CHARS`, each printed by `text` (`value_text` with the front end's printers).
+    /// A parameter whose value at entry is known and differs, or is all that is known,
+    /// shows it too, as gdb spells it: `m=769, m@entry=9`.
     pub fn frame_args_text(
-        params: &[(String, TypedValue)],
+        params: &[FrameParam],
         text_of: &dyn Fn(&TypedValue, &Limits) -> Result<String>,
     ) -> String {
         const ARG_CHARS: usize = 60;
@@ -406,9 +431,16 @@ impl Session {
             total: ARG_CHARS,
         };
         let mut text = String::new();
-        for (i, (name, v)) in params.iter().enumerate() {
-            let value = text_of(v, &limits).unwrap_or_else(|e| format!("<{e}>"));
-            let part = format!("{}{name}={value}", if i > 0 { ", " } else { "" });
+        for (i, p) in params.iter().enumerate() {
+            let name = &p.name;
+            let value = text_of(&p.value, &limits).unwrap_or_else(|e| format!("<{e}>"));
+            let mut part = format!("{}{name}={value}", if i > 0 { ", " } else { "" });
+            if let Some(entry) = &p.entry {
+                let at_entry = text_of(entry, &limits).unwrap_or_else(|e| format!("<{e}>"));
+                if at_entry != value {
+                    part.push_str(&format!(", {name}@entry={at_entry}"));
+                }
+            }
             if text.len() + part.len() > ARGS_CHARS {
                 text.push_str(", …");
                 break;
@@ -471,13 +503,26 @@ impl Session {
                 }
             }
         }
+        if let Some(param) = name.strip_suffix("@entry") {
+            return Err(SessionError::Invalid(format!(
+                "{name}: the value {param} had at entry is not known here (gdb's rule: a \
+                 parameter of this frame's function kept in a register at its entry, whose \
+                 caller's call site says what it passed)"
+            )));
+        }
         self.lookup_global(name)
     }
 
     /// The parameter or local `name` of unwind row `n` (a parameter before a local of the
-    /// same name).
+    /// same name); `p@entry` is parameter `p`'s value at the function's entry.
     fn row_var(&mut self, name: &str, n: usize) -> Option<TypedValue> {
         let vars = self.frame_vars(n).ok()?;
+        if let Some(param) = name.strip_suffix("@entry") {
+            return vars
+                .into_iter()
+                .find(|v| v.param && v.name == param)
+                .and_then(|v| v.entry);
+        }
         vars.into_iter()
             .filter(|v| v.name == name)
             .max_by_key(|v| v.param as u8)

@@ -144,12 +144,29 @@ pub(super) fn install<'js>(
             o.put("name", v.name.as_str())?;
             o.put("type", h.session_ref(&ctx)?.value_type_name(&v.value))?;
             let addr = v.value.value.address();
+            // A parameter's value at entry is a row of its own (`m@entry`, kind `entry`)
+            // where it says something the value does not: it differs, or it is all there is.
+            let entry = v.entry.filter(|e| {
+                let session = h.session_ref(&ctx);
+                session.is_ok_and(|s| {
+                    let text = |x| s.value_text(x, &Limits::default(), None).ok();
+                    text(e) != text(&v.value)
+                })
+            });
             o.put("value", handle(&ctx, v.value)?)?;
             o.put("kind", if v.param { "param" } else { "local" })?;
             if let Some(a) = addr {
                 o.put("addr", u64_to_js(&ctx, a)?)?;
             }
             rows.push(o)?;
+            if let Some(e) = entry {
+                let o = Object::new(ctx.clone())?;
+                o.put("name", format!("{}@entry", v.name))?;
+                o.put("type", h.session_ref(&ctx)?.value_type_name(&e))?;
+                o.put("value", handle(&ctx, e)?)?;
+                o.put("kind", "entry")?;
+                rows.push(o)?;
+            }
         }
         Ok(rows.into_value())
     });

@@ -16,7 +16,7 @@ const DW_AT_GNU_CALL_SITE_VALUE: gimli::DwAt = gimli::DwAt(0x2111);
 const DW_AT_GNU_CALL_SITE_TARGET: gimli::DwAt = gimli::DwAt(0x2113);
 
 /// Which argument of a call a caller's call site is asked about.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Passed {
     /// The one passed in this DWARF register (`DW_OP_entry_value(DW_OP_regN)`).
     InRegister(u16),

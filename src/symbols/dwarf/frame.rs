@@ -19,6 +19,10 @@ pub struct FrameVar {
     pub value: Value,
     /// Lexical-block nesting (inner variables shadow outer ones).
     pub block_depth: usize,
+    /// A parameter's value when the function was entered (gdb's `m@entry`), where its
+    /// location at the entry was a register and the caller's call site says what it put
+    /// there; `None` elsewhere.
+    pub entry: Option<Value>,
 }
 
 impl InfoTree {
@@ -39,6 +43,13 @@ impl InfoTree {
         let unit = &chain.unit;
         let function = unit.entry_at(chain.function);
         let mut base: Option<Option<u64>> = None;
+        // Entry values are of the function's own parameters: an inlined call has no call
+        // site of its own.
+        let entry_pc = if level == 0 {
+            self.function_range(unit, chain.function).map(|(lo, _)| lo)
+        } else {
+            None
+        };
         let mut out = Vec::with_capacity(scope.vars.len());
         for decl in &scope.vars {
             let Some((vunit, die)) = self.entry(decl.die) else {
@@ -62,6 +73,12 @@ impl InfoTree {
                     bits: None,
                 },
                 block_depth: decl.block_depth,
+                entry: match entry_pc {
+                    Some(lo) if decl.param => {
+                        entry_value_of(&vunit, &die, decl.ty, size, lo, frame)
+                    }
+                    _ => None,
+                },
             });
         }
         out
@@ -216,4 +233,29 @@ fn needs_frame_base(expr: &gimli::Expression<super::tree::Reader>, unit: &UnitHa
         }
     }
     false
+}
+
+/// A parameter's value at the function's entry, gdb's rule: its location at the entry pc
+/// (`entry_pc`, link-time) is one register, and what that register held on entry is known
+/// (the caller's call site says what it put there, or the frame is still at its entry).
+/// Values wider than a general register are not recovered.
+fn entry_value_of(
+    unit: &UnitHandle,
+    die: &Die,
+    ty: Option<TypeId>,
+    size: u64,
+    entry_pc: u64,
+    frame: &dyn FrameAccess,
+) -> Option<Value> {
+    if size == 0 || size > 8 {
+        return None;
+    }
+    let expr = location::select(unit, die, gimli::DW_AT_location, entry_pc).ok()?;
+    super::callsite::single_register(&expr, unit)?;
+    let v = frame.entry_value(&expr, unit)?;
+    Some(Value {
+        ty,
+        place: Place::bytes(v.to_le_bytes()[..size as usize].to_vec()),
+        bits: None,
+    })
 }

@@ -272,6 +272,16 @@ impl Parser<'_> {
             self.at = start;
             return None;
         }
+        // gdb's `m@entry`: a parameter's value at the function's entry.
+        const ENTRY: &[u8] = b"@entry";
+        if self.s[self.at..].starts_with(ENTRY)
+            && !self
+                .s
+                .get(self.at + ENTRY.len())
+                .is_some_and(|&b| b == b'_' || b.is_ascii_alphanumeric())
+        {
+            self.at += ENTRY.len();
+        }
         Some(String::from_utf8_lossy(&self.s[start..self.at]).into_owned())
     }
 
