@@ -428,6 +428,12 @@ fn rust_std_collections_print_what_they_hold() {
         ("path", r#""/tmp/some/where""#),
         ("os", r#""osstr""#),
         ("range", "3..7"),
+        // A Vec of trait objects is a Vec (it once took the trait object's printer and
+        // showed its own type name, 0 elements).
+        (
+            "zoo",
+            "[Box<collections::Square> -> (1), Box<collections::Square> -> (3)]",
+        ),
     ];
     for (name, want) in expected {
         assert_eq!(scry.ok(&format!("String(state.var('{name}', 1))")), want);
@@ -448,6 +454,11 @@ fn rust_std_collections_print_what_they_hold() {
     assert_eq!(scry.ok("state.var('stock', 1).get('washers')"), "112");
     assert_eq!(scry.ok("state.var('primes', 1).length"), "3");
     assert_eq!(scry.ok("state.var('ring', 1)[0]"), "-1");
+    assert_eq!(scry.ok("state.var('zoo', 1).length"), "2");
+    assert_eq!(
+        scry.ok("String(state.value('zoo[1]', 1))"),
+        "Box<collections::Square> -> (3)"
+    );
     assert_eq!(scry.ok("state.var('rc', 1).$deref() * 2"), "10");
     assert_eq!(
         scry.ok("state.var('shared', 1).$deref().$deref().length"),

@@ -109,3 +109,22 @@ fn a_pointer_to_an_object_in_registers_dereferences() {
     scry.ok("cont()");
     assert!(scry.ok("output()").contains("truth f=14"));
 }
+
+#[test]
+fn arrays_whose_bound_fills_its_constant_keep_every_element() {
+    let exe = common::fixture("array_bounds");
+    let mut scry = Scry::spawn(&exe, &[]);
+    let line = common::line_of(include_str!("../fixtures/array_bounds.c"), "return z.n");
+    scry.ok(&format!("breakpoint.set('array_bounds.c:{line}')"));
+    scry.ok("cont()");
+    let truth = common::truth(&mut scry);
+    assert_eq!(scry.ok("state.var('t256').$type"), "int [256]");
+    assert_eq!(scry.ok("state.var('t256').length"), truth["t256"]);
+    assert_eq!(scry.ok("String(state.var('t256')[255])"), truth["last"]);
+    assert_eq!(scry.ok("state.var('t255').$type"), "char [255]");
+    assert_eq!(scry.ok("state.var('t255').$size"), truth["t255"]);
+    assert_eq!(scry.ok("state.var('t65536').$type"), "short int [65536]");
+    assert_eq!(scry.ok("String(state.value('t65536[65535]'))"), "-3");
+    assert_eq!(scry.ok("state.var('z').none.$type"), "int [0]");
+    assert_eq!(scry.ok("state.var('f').rest.$type"), "int []");
+}

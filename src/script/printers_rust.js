@@ -155,9 +155,10 @@
   });
   // A trait object (`Box<dyn Shape>`, `&dyn Shape`): a data pointer and a vtable, whose
   // DWARF variable (`<colls::Square as colls::Shape>::{vtable}`) names the concrete type.
-  def(/(^|::)Box<dyn |^&(mut )?dyn /, (h, name) => {
+  // Anchored: a `Vec<Box<dyn Shape>>` holds trait objects but is none.
+  def(/^(alloc::boxed::)?Box<dyn |^&(mut )?dyn /, (h, name) => {
     const keys = N.val_keys(h);
-    if (!keys.includes('pointer') || !keys.includes('vtable')) return { summary: name };
+    if (!keys.includes('pointer') || !keys.includes('vtable')) invalid(`${name} has no data pointer and vtable`);
     const data = inner(h, 'pointer');
     const vtable = inner(h, 'vtable');
     // `Box<colls::Square>`, `&colls::Square`, `&mut colls::Square`.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use gimli::AttributeValue;
 
-use super::tree::{Die, InfoTree, UnitHandle};
+use super::tree::{Die, InfoTree, Reader, UnitHandle};
 
 /// A type: the offset of its DIE in `.debug_info`. `None` where a type is expected means
 /// `void`.
@@ -370,18 +370,11 @@ fn array(unit: &UnitHandle, die: &Die, elem: Option<TypeId>) -> Kind {
             None => {
                 let lower = child
                     .attr_value(gimli::DW_AT_lower_bound)
-                    .and_then(|v| v.sdata_value())
+                    .and_then(bound)
                     .unwrap_or(0);
                 child
                     .attr_value(gimli::DW_AT_upper_bound)
-                    .and_then(|v| match v {
-                        // An upper bound of -1 (all ones) is how GCC says "no elements".
-                        AttributeValue::Data1(0xff)
-                        | AttributeValue::Data2(0xffff)
-                        | AttributeValue::Data4(0xffff_ffff)
-                        | AttributeValue::Data8(u64::MAX) => Some(-1),
-                        other => other.sdata_value(),
-                    })
+                    .and_then(bound)
                     .and_then(|upper| u64::try_from(upper - lower + 1).ok())
             }
         };
@@ -391,6 +384,23 @@ fn array(unit: &UnitHandle, die: &Die, elem: Option<TypeId>) -> Kind {
         counts.push(None);
     }
     Kind::Array { elem, counts }
+}
+
+/// An array bound. The index type is unsigned (C's `sizetype`), so a 1-, 2- or 4-byte
+/// constant is its plain value: `int t[256]` has the upper bound 0xff in one byte, which
+/// read as signed would be -1 and make the array empty. Only a bound of all ones in 8 bytes
+/// (how old GCCs wrote a zero-length array) or a signed constant is negative.
+fn bound(v: AttributeValue<Reader>) -> Option<i128> {
+    match v {
+        AttributeValue::Data1(x) => Some(x.into()),
+        AttributeValue::Data2(x) => Some(x.into()),
+        AttributeValue::Data4(x) => Some(x.into()),
+        AttributeValue::Data8(x) => Some(i128::from(x as i64)),
+        other => other
+            .sdata_value()
+            .map(i128::from)
+            .or_else(|| other.udata_value().map(i128::from)),
+    }
 }
 
 fn member(unit: &UnitHandle, die: &Die) -> Member {
