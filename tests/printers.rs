@@ -61,6 +61,8 @@ const CXX_EXPECTED: &[(&str, &str)] = &[
     ("wide", "unordered_map(1) {7: {a: 1, b: 2}}"),
     ("wmap", "map(1) {8: {a: 3, b: 4}}"),
     ("wlist", "list(1) [{a: 5, b: 6}]"),
+    ("pointer_fn", "function -> twice"),
+    ("empty_fn", "function(empty)"),
     (
         "shop",
         r#"{stock: map(3) {"bolts": 31, "nuts": 8, "washers": 112}, sizes: vector(2) [38, 40], name: "corner"}"#,
@@ -108,6 +110,12 @@ fn containers_print_what_they_hold(exe: &Path) -> HashMap<String, String> {
         um == r#"unordered_map(2) {2: "two", 1: "one"}"#
             || um == r#"unordered_map(2) {1: "one", 2: "two"}"#,
         "{um}"
+    );
+    // A function holding a lambda names the lambda's type as its library spells it.
+    let lambda = scry.ok("String(state.value('lambda_fn', 1))");
+    assert!(
+        lambda == "function -> main::{lambda(int)#1}" || lambda == "function -> main::$_0",
+        "{lambda}"
     );
     // A long container shows its first elements and says how many more there are.
     let big = scry.ok("String(state.value('big', 1))");

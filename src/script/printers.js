@@ -310,7 +310,45 @@
     return Math.ceil(header / a) * a;
   };
 
+  // The top-level arguments of the first template list after `marker` in a C++ name:
+  // `templateArgs('std::_Function_handler<int (int), main::{lambda(int)#1}>::_M_invoke',
+  // '_Function_handler<')` is ['int (int)', 'main::{lambda(int)#1}'].
+  function templateArgs(name, marker) {
+    const from = name.indexOf(marker);
+    if (from < 0) return [];
+    const args = [];
+    let depth = 0;
+    let start = from + marker.length;
+    for (let i = start; i < name.length; i++) {
+      const c = name[i];
+      if (c === '<' || c === '(' || c === '{' || c === '[') depth++;
+      else if (c === '>' && depth === 0) {
+        args.push(name.slice(start, i).trim());
+        return args;
+      } else if (c === '>' || c === ')' || c === '}' || c === ']') depth--;
+      else if (c === ',' && depth === 0) {
+        args.push(name.slice(start, i).trim());
+        start = i + 1;
+      }
+    }
+    return [];
+  }
+  // The function at `addr` by name, without parameters or offset (`twice`); undefined when
+  // no symbol is known there.
+  function functionAt(addr) {
+    const sym = N.symbol_peek(addr);
+    if (typeof sym !== 'string') return undefined;
+    let depth = 0;
+    for (let i = 0; i < sym.length; i++) {
+      const c = sym[i];
+      if (c === '<' || c === '{') depth++;
+      else if (c === '>' || c === '}') depth--;
+      else if ((c === '(' || c === '+') && depth === 0 && i > 0) return sym.slice(0, i);
+    }
+    return sym;
+  }
+
   // What the printer files (printers_libstdcxx.js, printers_libcxx.js, printers_rust.js) are
   // written with.
-  N.printerKit = freeze({ def, seq, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, MAX_WALK });
+  N.printerKit = freeze({ def, seq, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, MAX_WALK });
 })

@@ -5,7 +5,7 @@
 // scry's. Built on the registry of printers.js; called once with the native object.
 (function (N) {
   'use strict';
-  const { def, seq, mem, num, u64, at, deref, invalid, count, walked, typed, valueOffset, MAX_WALK } = N.printerKit;
+  const { def, seq, mem, num, u64, at, deref, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, MAX_WALK } = N.printerKit;
   // libc++ versions its ABI with an inline namespace (`__1`; `__2` for the next ABI).
   const STD = (name) => new RegExp(`^std::__\\d::${name}<`);
   // The first half of a libc++ `__compressed_pair` (the second is an allocator or a deleter,
@@ -274,17 +274,18 @@
   });
   def(STD('atomic'), (h) => ({ summary: 'atomic', value: () => typed(mem(h, '__a_', '__a_value')) }));
   // A function holds a pointer to its callable's wrapper (a class with a vtable), null when
-  // empty; the wrapper's vtable names the callable's type.
+  // empty; the vtable's symbol names the callable's type (`__func<main::$_0, ...>`); a
+  // function pointer is kept after the wrapper's vtable and named by its symbol.
   def(STD('function'), (h) => {
     const f = num(mem(h, '__f_', '__f_'));
     if (f === 0) return { summary: 'function(empty)' };
-    let sym;
-    try {
-      sym = N.symbol_at(u64(f));
-    } catch {
-      // Inside a value being printed the session is only read: the address says it.
-    }
-    return { summary: `function -> ${sym || '0x' + u64(f).toString(16)}` };
+    const vtable = u64(f);
+    const sym = N.symbol_peek(vtable);
+    const functor = typeof sym === 'string' ? templateArgs(sym, '__func<')[0] : undefined;
+    if (functor === undefined) return { summary: `function -> 0x${vtable.toString(16)}` };
+    if (!functor.includes('(*)')) return { summary: `function -> ${functor}` };
+    const target = u64(f + 8);
+    return { summary: `function -> ${functionAt(target) ?? '0x' + target.toString(16)}` };
   });
 
   // The extent of a fixed-size span, its type's last template argument.

@@ -5,7 +5,7 @@
 // registry of printers.js; called once with the native object.
 (function (N) {
   'use strict';
-  const { def, seq, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, MAX_WALK } = N.printerKit;
+  const { def, seq, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, MAX_WALK } = N.printerKit;
   const ScryError = N.ScryError;
   // ---- libstdc++ --------------------------------------------------------------------------
   const STD = (name) => new RegExp(`^std::(__cxx11::)?${name}<`);
@@ -277,16 +277,18 @@
     const n = count(fixed ?? num(mem(h, '_M_extent', '_M_extent_value')), 'length');
     return { summary: `span(${n})`, ...seq(n, (i) => typed(at(ptr, i))) };
   });
+  // A function names its callable by the handler its invoker belongs to,
+  // `_Function_handler<int (int), main::{lambda(int)#1}>`; a function pointer is kept in the
+  // function itself and named by the symbol it points at.
   def(/^std::function</, (h) => {
     if (num(mem(h, '_M_manager')) === 0) return { summary: 'function(empty)' };
     const invoker = num(mem(h, '_M_invoker'));
-    let sym;
-    try {
-      sym = N.symbol_at(invoker);
-    } catch {
-      // Inside a value being printed the session is only read: the address says it.
-    }
-    return { summary: `function -> ${sym || '0x' + invoker.toString(16)}` };
+    const handler = N.symbol_peek(invoker);
+    const functor = typeof handler === 'string' ? templateArgs(handler, '_Function_handler<')[1] : undefined;
+    if (functor === undefined) return { summary: `function -> 0x${invoker.toString(16)}` };
+    if (!functor.includes('(*)')) return { summary: `function -> ${functor}` };
+    const target = num(mem(h, '_M_functor', '_M_unused', '_M_function_pointer'));
+    return { summary: `function -> ${functionAt(target) ?? '0x' + target.toString(16)}` };
   });
 
 })

@@ -69,6 +69,12 @@ impl Session {
         None
     }
 
+    /// `symbolize` over the modules known now, reading nothing: what a printer may ask
+    /// while a value is printed.
+    pub fn symbolize_known(&self, addr: u64) -> Option<String> {
+        self.symbols.symbolize(RuntimeAddr(addr))
+    }
+
     /// `main`, `main+0x10`, `libc.so.6:puts`, `0x401136`.
     pub fn resolve(&mut self, expr: &str) -> Result<u64> {
         if let Some((file, line)) = source_line_expr(expr) {

@@ -294,6 +294,18 @@ pub(super) fn install<'js>(
         u64_to_js(&ctx, align)
     });
 
+    // The symbol at an address from the modules known now (a std::function's target).
+    let h = host.clone();
+    def!(n, ctx, "symbol_peek", move |ctx: Ctx<'js>,
+                                      at: Value<'js>|
+          -> R<'js> {
+        let addr = values::to_address(&ctx, &at).map_err(|e| throw(&ctx, e))?;
+        match h.session_ref(&ctx)?.symbolize_known(addr) {
+            Some(s) => Ok(rquickjs::String::from_str(ctx.clone(), &s)?.into_value()),
+            None => Ok(Value::new_null(ctx.clone())),
+        }
+    });
+
     // A printer was added or removed: which types are claimed is asked again.
     let h = host.clone();
     def!(n, ctx, "printers_changed", move || {

@@ -2,8 +2,10 @@
 //! (the row lists the arguments by name: `total(std::vector<geo::Shape*> const&,
 //! geo::Ring<int, 4>&)+0x6d` reads `total+0x6d(shapes={…}, ring={…})`, as gdb's `total
 //! (shapes=..., ring=...)`), and with template argument lists longer than
-//! `MAX_TEMPLATE_ARGS` bytes cut to `<…>` (`std::__sort<…>+0x2d`), namespaces kept. The whole
-//! signature stays in an unwind row's `symbol` and in `symbol_at()`.
+//! `MAX_TEMPLATE_ARGS` bytes cut to `<…>` (`std::__sort<…>+0x2d`), namespaces kept; a Rust
+//! impl's `<X as Y>` keeps the two types' last segments (`<Iter<T> as Iterator>::fold`); an
+//! LTO rename's `.lto_priv.0` goes. The whole signature stays in an unwind row's `symbol` and
+//! in `symbol_at()`.
 
 use std::borrow::Cow;
 
@@ -16,10 +18,35 @@ const MAX_TEMPLATE_ARGS: usize = 40;
 /// arguments cut); C and Rust names as they are, unless a template list is long.
 pub fn short_frame_name(symbol: &str) -> Cow<'_, str> {
     let bare = without_parameters(symbol);
+    let bare = match without_lto_priv(&bare) {
+        Some(plain) => Cow::Owned(plain),
+        None => bare,
+    };
     match abbreviate_templates(&bare) {
         Some(short) => Cow::Owned(short),
         None => bare,
     }
+}
+
+/// `list_append.lto_priv.0+0x4` -> `list_append+0x4`: LTO renames a file-local function so
+/// that it may become global, which says nothing about the code (gdb shows the name the
+/// source gives it). Clone suffixes (`.constprop.0`, `.cold`) stay: they are other code.
+fn without_lto_priv(name: &str) -> Option<String> {
+    const TAG: &str = ".lto_priv.";
+    let at = name.find(TAG)?;
+    let digits = name[at + TAG.len()..]
+        .bytes()
+        .take_while(u8::is_ascii_digit)
+        .count();
+    if digits == 0 {
+        return None;
+    }
+    let rest = &name[at + TAG.len() + digits..];
+    let mut out = format!("{}{rest}", &name[..at]);
+    if let Some(again) = without_lto_priv(&out) {
+        out = again;
+    }
+    Some(out)
 }
 
 /// `f<…>` for every outermost `<...>` longer than `MAX_TEMPLATE_ARGS`; `None` when nothing
@@ -52,7 +79,13 @@ fn abbreviate_templates(name: &str) -> Option<String> {
             let Some(end) = end else { break };
             if end - i - 1 > MAX_TEMPLATE_ARGS {
                 out.push_str(&name[copied..i]);
-                out.push_str("<…>");
+                // Rust's `<core::slice::iter::Iter<T> as core::iter::Iterator>::fold`: the
+                // two types by their last path segments (`<Iter<T> as Iterator>::fold`),
+                // which say whose method it is; `<…>` would say nothing.
+                match qualified_self(&name[i + 1..end]) {
+                    Some(short) => out.push_str(&short),
+                    None => out.push_str("<…>"),
+                }
                 copied = end + 1;
                 cut = true;
             }
@@ -66,6 +99,42 @@ fn abbreviate_templates(name: &str) -> Option<String> {
     }
     out.push_str(&name[copied..]);
     Some(out)
+}
+
+/// `<Iter<T> as Iterator>` from the inside of Rust's `<path::Iter<T> as path::Iterator>`,
+/// each type by its last path segment and long generics cut; `None` when it is no `X as Y`.
+fn qualified_self(inside: &str) -> Option<String> {
+    let split = top_level(inside, " as ")?;
+    let (ty, tr) = (&inside[..split], &inside[split + 4..]);
+    let last = |path: &str| -> String {
+        let seg = match top_level_last(path, "::") {
+            Some(i) => &path[i + 2..],
+            None => path,
+        };
+        abbreviate_templates(seg).unwrap_or_else(|| seg.to_string())
+    };
+    Some(format!("<{} as {}>", last(ty), last(tr)))
+}
+
+/// The first occurrence of `pat` in `text` outside `<...>`.
+fn top_level(text: &str, pat: &str) -> Option<usize> {
+    top_level_all(text, pat).next()
+}
+
+fn top_level_last(text: &str, pat: &str) -> Option<usize> {
+    top_level_all(text, pat).last()
+}
+
+fn top_level_all<'a>(text: &'a str, pat: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let mut depth = 0i32;
+    text.char_indices().filter_map(move |(i, c)| {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            _ => {}
+        }
+        (depth == 0 && text[i..].starts_with(pat)).then_some(i)
+    })
 }
 
 /// `name(params) const+0x10` -> `name+0x10`; anything else as it is.
@@ -133,6 +202,29 @@ mod tests {
             "weigh [clone .constprop.0] [clone .isra.0]"
         );
         assert_eq!(w("void f<int>(int)+0x9"), "f<int>+0x9");
+    }
+
+    #[test]
+    fn lto_renames_go_and_rust_impls_keep_their_types() {
+        assert_eq!(
+            short_frame_name("list_append.lto_priv.0+0x1f"),
+            "list_append+0x1f"
+        );
+        assert_eq!(
+            short_frame_name("pycore_init.lto_priv.12.cold+0x3"),
+            "pycore_init.cold+0x3"
+        );
+        assert_eq!(short_frame_name("a.lto_privx+0x1"), "a.lto_privx+0x1");
+        assert_eq!(
+            short_frame_name(
+                "<core::slice::iter::Iter<T> as core::iter::traits::iterator::Iterator>::fold+0x5c"
+            ),
+            "<Iter<T> as Iterator>::fold+0x5c"
+        );
+        assert_eq!(
+            short_frame_name("<prog::Dog as prog::Animal>::name+0x4"),
+            "<prog::Dog as prog::Animal>::name+0x4"
+        );
     }
 
     #[test]
