@@ -143,6 +143,9 @@
     // One instruction object everywhere: a watchpoint stop's culprit too.
     const at = own(rec, 'insn_addr');
     if (at !== undefined) field(rec, 'insn', insnAt(at, own(rec, 'insn')));
+    // finish() of a function returning an aggregate: the value, typed.
+    const ret = own(rec, 'returned');
+    if (ret !== null && typeof ret === 'object') field(rec, 'returned', typed(ret));
     return result(rec);
   }
   // The instruction at `addr` as an object like state.instruction; `text` if it cannot be

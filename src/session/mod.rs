@@ -19,6 +19,7 @@ mod placement;
 mod points;
 mod postmortem;
 mod processes;
+mod return_value;
 mod run;
 mod snapshot;
 pub mod stack;

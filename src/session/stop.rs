@@ -109,6 +109,9 @@ pub struct StopInfo {
     /// `finish()` of a function whose DWARF return type is floating point: the value it
     /// returned in xmm0 (st0 for `long double`), shown instead of rax.
     pub returned_float: Option<f64>,
+    /// `finish()` of a function returning an aggregate: the value as it prints (a string,
+    /// a struct), shown instead of rax.
+    pub returned_text: Option<String>,
     /// An `exec` stop: the program the process runs now.
     pub program: Option<String>,
     /// A `library` stop: what the loader changed.
@@ -243,7 +246,9 @@ impl StopInfo {
                 let _ = write!(s, " thread {tid}");
             }
         }
-        if let Some(f) = self.returned_float {
+        if let Some(t) = &self.returned_text {
+            let _ = write!(s, " returned {t}");
+        } else if let Some(f) = self.returned_float {
             let _ = write!(s, " returned {}", float_text(f, false));
         } else if let Some(v) = self.returned {
             let _ = write!(s, " returned {}", value_text(v));

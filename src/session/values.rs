@@ -13,8 +13,7 @@ use crate::os::fpregs::FpRegs;
 use crate::symbols::dwarf::path::{self, Path};
 use crate::symbols::dwarf::pretty::Pretty;
 use crate::symbols::dwarf::tree::InfoTree;
-use crate::symbols::dwarf::types::Encoding;
-use crate::symbols::dwarf::{FrameVar, Kind, Limits, Place, Plain, Scalar, Target, Value};
+use crate::symbols::dwarf::{FrameVar, Limits, Place, Plain, Scalar, Target, Value};
 use crate::symbols::{FileAddr, LoadedModule, ModuleFile, SymKind};
 
 /// A value and the file whose DWARF describes its type.
@@ -276,47 +275,8 @@ impl Session {
         self.row_vars(&frames, &row, fs_base, fpu.as_ref(), &EntryMemo::default())
     }
 
-    /// Whether the function at `fn_pc` returns nothing by its DWARF (`void`: no return type
-    /// on its DIE or the declaration it completes). False where DWARF does not say.
-    pub fn returns_void(&mut self, fn_pc: u64) -> bool {
-        let found = (|| {
-            let module = self.symbols.module_at(RuntimeAddr(fn_pc))?;
-            let dwarf = module.file.dwarf()?;
-            let chain = dwarf.scopes_at(module.bias.to_file(RuntimeAddr(fn_pc)))?;
-            let (unit, die) = dwarf.tree.entry(chain.function)?;
-            Some(dwarf.tree.name_and_type(&unit, &die).1.is_none())
-        })();
-        found.unwrap_or(false)
-    }
-
-    /// What a function returned when its DWARF return type is floating point (the psABI
-    /// returns `float` and `double` in xmm0, `long double` in st0); `None` for any other
-    /// type, whose value is rax. `fn_pc` is an address inside the function.
-    pub fn float_return(&mut self, fn_pc: u64) -> Option<f64> {
-        let size = {
-            let module = self.symbols.module_at(RuntimeAddr(fn_pc))?;
-            let dwarf = module.file.dwarf()?;
-            let chain = dwarf.scopes_at(module.bias.to_file(RuntimeAddr(fn_pc)))?;
-            let (unit, die) = dwarf.tree.entry(chain.function)?;
-            let (_, ty) = dwarf.tree.name_and_type(&unit, &die);
-            let t = dwarf.tree.strip(ty)?;
-            match t.kind {
-                Kind::Base(Encoding::Float) => t.size?,
-                _ => return None,
-            }
-        };
-        let fpu = self.selected_fp_regs()?;
-        let xmm0 = fpu.xmm(0)?;
-        match size {
-            4 => Some(f64::from(f32::from_le_bytes(xmm0[..4].try_into().ok()?))),
-            8 => Some(f64::from_le_bytes(xmm0[..8].try_into().ok()?)),
-            10 | 12 | 16 => Some(crate::os::fpregs::f80_to_f64(fpu.st(0)?)),
-            _ => None,
-        }
-    }
-
     /// The selected thread's vector registers, when they can be read (a core may lack them).
-    fn selected_fp_regs(&mut self) -> Option<FpRegs> {
+    pub(super) fn selected_fp_regs(&mut self) -> Option<FpRegs> {
         let process = self.process().ok()?;
         let tid = process.selected();
         process.fp_regs(tid).ok()

@@ -370,6 +370,7 @@ pub(super) fn install<'js>(
                 .map_err(|e| throw(&ctx, e))?;
         }
         let fn_pc = Opt(fn_pc.0.flatten());
+        let mut aggregate = None;
         let mut info = described_last_stop(&ctx, &h)?;
         let mut session = h.session_mut(&ctx)?;
         info.breakpoint_id = None;
@@ -383,13 +384,28 @@ pub(super) fn install<'js>(
             }
             if let Some(pc) = fn_pc.0.filter(|_| !void) {
                 info.returned_float = session.float_return(pc as u64);
+                aggregate = session.returned_aggregate(pc as u64);
             }
         } else {
             info.reason = Some(crate::session::Reason::Step);
         }
         drop(session);
+        if let Some(v) = &aggregate {
+            // Printed as a stop line's value is: short, through the printers.
+            let limits = crate::symbols::dwarf::Limits {
+                depth: 2,
+                elements: 8,
+                chars: 64,
+                total: 200,
+            };
+            let session = h.session_ref(&ctx)?;
+            let printers = super::pretty::JsPretty::new(&ctx, &h, v);
+            info.returned_text = session.value_text(v, &limits, Some(&printers)).ok();
+        }
         let v = stop_to_js(&ctx, &h, &info)?;
-        if let (Some(o), Some(f)) = (v.as_object(), info.returned_float) {
+        if let (Some(o), Some(agg)) = (v.as_object(), aggregate) {
+            o.put("returned", super::handle::handle(&ctx, agg)?)?;
+        } else if let (Some(o), Some(f)) = (v.as_object(), info.returned_float) {
             o.put("returned", f)?;
         } else if let (Some(o), Some(rax)) = (v.as_object(), info.returned) {
             o.put("returned", u64_to_js(&ctx, rax)?)?;

@@ -27,6 +27,7 @@ pub mod prologue;
 pub mod query;
 pub(crate) mod reader;
 pub mod render;
+pub(crate) mod returns;
 pub mod rust;
 pub mod scope;
 pub mod source_file;

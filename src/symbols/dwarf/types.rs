@@ -340,7 +340,7 @@ fn encoding(die: &Die) -> Encoding {
 }
 
 /// The DIE's children, bounded, each with the unit.
-fn children(unit: &UnitHandle, die: &Die) -> Vec<Die> {
+pub(super) fn children(unit: &UnitHandle, die: &Die) -> Vec<Die> {
     let mut out = Vec::new();
     if !die.has_children() {
         return out;

@@ -115,7 +115,12 @@ pub fn strip_signature(demangled: &str) -> &str {
     let Some(open) = matching_open(rest, b'(', b')') else {
         return demangled;
     };
-    let name = rest[..open].trim_end();
+    let mut name = rest[..open].trim_end();
+    // An ABI tag names a library version, not the function: `label[abi:cxx11](int)` is
+    // `label` (how gdb takes `break label`).
+    while let Some(at) = name.rfind("[abi:").filter(|_| name.ends_with(']')) {
+        name = &name[..at];
+    }
     if name.is_empty() {
         return demangled;
     }
@@ -251,6 +256,11 @@ mod tests {
         assert_eq!(strip_signature("ns::Foo::bar(int)"), "ns::Foo::bar");
         assert_eq!(strip_signature("ns::Foo::bar(int) const"), "ns::Foo::bar");
         assert_eq!(strip_signature("foo() [clone .cold]"), "foo");
+        assert_eq!(strip_signature("label[abi:cxx11](int)"), "label");
+        assert_eq!(
+            strip_signature("std::__cxx11::to_string[abi:cxx11][abi:x](long)"),
+            "std::__cxx11::to_string"
+        );
         assert_eq!(strip_signature("void f<int>(int)"), "f<int>");
         assert_eq!(
             strip_signature(

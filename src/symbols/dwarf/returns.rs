@@ -1,0 +1,192 @@
+//! Where the x86-64 psABI puts a function's returned aggregate: in memory (the caller's
+//! buffer, whose address comes back in rax) or in registers, one class per eightbyte
+//! (INTEGER: rax then rdx; SSE: xmm0 then xmm1). Pure: types in, an answer out; the session
+//! reads the registers. Where the rule cannot be applied with certainty (x87 `long double`
+//! members, bit-fields, a Rust aggregate of 16 bytes or less: rustc's own ABI returns small
+//! aggregates its own way) the answer is `None`, never a guess.
+
+use super::tree::InfoTree;
+use super::types::{Encoding, Kind, TypeId};
+
+/// The psABI's limit for returning in registers: two eightbytes.
+const MAX_IN_REGISTERS: u64 = 16;
+/// Leaves (scalars) looked at per type at most.
+const MAX_LEAVES: usize = 256;
+/// `DW_AT_calling_convention` values of a type (DWARF 5).
+const DW_CC_PASS_BY_REFERENCE: u64 = 4;
+/// `DW_AT_defaulted`: `= default` inside the class (trivial if its members' are).
+const DW_DEFAULTED_IN_CLASS: u64 = 1;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Eightbyte {
+    Integer,
+    Sse,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Returned {
+    /// In the caller's buffer; rax holds its address on return.
+    Memory,
+    /// In registers, eightbyte by eightbyte.
+    Registers(Vec<Eightbyte>),
+}
+
+impl InfoTree {
+    /// How a function returning a value of aggregate type `ty` (struct, class, union or
+    /// array) hands it back; `None` for other types and where the rule is uncertain.
+    pub(crate) fn returned_aggregate(&self, ty: Option<TypeId>) -> Option<Returned> {
+        let t = self.strip(ty)?;
+        if !matches!(t.kind, Kind::Aggregate { .. } | Kind::Array { .. }) {
+            return None;
+        }
+        let size = self.size_of(ty)?;
+        // A C++ class with a non-trivial copy constructor or destructor is returned in
+        // memory whatever its size; GCC and clang say so on the type (DWARF 5).
+        let by_reference = self
+            .entry(t.id.0)
+            .and_then(|(u, d)| u.udata(&d, gimli::DW_AT_calling_convention))
+            == Some(DW_CC_PASS_BY_REFERENCE)
+            || (!t.c && !t.rust && self.non_trivial(ty, 0));
+        if size > MAX_IN_REGISTERS || by_reference {
+            return Some(Returned::Memory);
+        }
+        // rustc's own ABI is not the psABI for small aggregates: a pair of scalars comes
+        // back in rax and rdx each (`{a: u32, b: u32}` is not the bytes of rax), floats
+        // sometimes in memory. Only the large case is certain.
+        if size == 0 || t.rust {
+            return None;
+        }
+        let mut classes: Vec<Option<Eightbyte>> = vec![None; size.div_ceil(8) as usize];
+        let mut leaves = 0;
+        self.classify(ty, 0, &mut classes, &mut leaves, 0)?;
+        let classes: Option<Vec<Eightbyte>> = classes.into_iter().collect();
+        Some(Returned::Registers(classes?))
+    }
+
+    /// Whether a C++ class cannot be copied as bytes (the Itanium ABI then passes and
+    /// returns it by reference; GCC 12 does not always say so by DW_AT_calling_convention):
+    /// a destructor, copy or move constructor the class declares itself, a vtable pointer,
+    /// or a base or member that is such a class (its implicit ones are then not trivial).
+    fn non_trivial(&self, ty: Option<TypeId>, depth: usize) -> bool {
+        if depth > 16 {
+            return true;
+        }
+        let Some(t) = self.strip(ty) else {
+            return false;
+        };
+        match &t.kind {
+            Kind::Array { elem, .. } => self.non_trivial(*elem, depth + 1),
+            Kind::Aggregate { members, .. } => {
+                if members.iter().any(|m| {
+                    m.artificial && m.name.as_deref().is_some_and(|n| n.starts_with("_vptr"))
+                }) {
+                    return true;
+                }
+                if self.declares_special_member(&t) {
+                    return true;
+                }
+                members.iter().any(|m| self.non_trivial(m.ty, depth + 1))
+            }
+            _ => false,
+        }
+    }
+
+    /// A destructor, or a constructor whose only parameter is a reference (copy, move), that
+    /// the class provides itself (neither implicit nor `= default` in the class).
+    fn declares_special_member(&self, t: &super::types::Type) -> bool {
+        let Some((unit, die)) = self.entry(t.id.0) else {
+            return false;
+        };
+        let class = t.name.as_deref().map(|n| n.split('<').next().unwrap_or(n));
+        super::types::children(&unit, &die).iter().any(|f| {
+            if f.tag() != gimli::DW_TAG_subprogram
+                || unit.flag(f, gimli::DW_AT_artificial)
+                || unit.udata(f, gimli::DW_AT_defaulted) == Some(DW_DEFAULTED_IN_CLASS)
+            {
+                return false;
+            }
+            let Some(name) = unit.string(f, gimli::DW_AT_name) else {
+                return false;
+            };
+            if name.starts_with('~') {
+                return true;
+            }
+            if class != Some(name.as_str()) {
+                return false;
+            }
+            let params: Vec<_> = super::types::children(&unit, f)
+                .into_iter()
+                .filter(|p| {
+                    p.tag() == gimli::DW_TAG_formal_parameter
+                        && !unit.flag(p, gimli::DW_AT_artificial)
+                })
+                .collect();
+            params.len() == 1
+                && unit
+                    .reference(&params[0], gimli::DW_AT_type)
+                    .and_then(|r| self.type_of(TypeId(r)))
+                    .is_some_and(|p| matches!(p.kind, Kind::Reference { .. }))
+        })
+    }
+
+    /// Merges the classes of `ty`'s scalars at `offset` into `classes`; `None` for anything
+    /// the rule is not applied to here.
+    fn classify(
+        &self,
+        ty: Option<TypeId>,
+        offset: u64,
+        classes: &mut [Option<Eightbyte>],
+        leaves: &mut usize,
+        depth: usize,
+    ) -> Option<()> {
+        if depth > 16 {
+            return None;
+        }
+        let t = self.strip(ty)?;
+        match &t.kind {
+            Kind::Aggregate { members, .. } => {
+                for m in members {
+                    if m.bits.is_some() {
+                        return None;
+                    }
+                    self.classify(m.ty, offset + m.offset, classes, leaves, depth + 1)?;
+                }
+                Some(())
+            }
+            Kind::Array { elem, .. } => {
+                let one = self.size_of(*elem)?;
+                let n = self.size_of(ty)? / one.max(1);
+                for i in 0..n {
+                    self.classify(*elem, offset + i * one, classes, leaves, depth + 1)?;
+                }
+                Some(())
+            }
+            _ => {
+                *leaves += 1;
+                if *leaves > MAX_LEAVES {
+                    return None;
+                }
+                let size = self.size_of(ty)?;
+                let class = match t.kind {
+                    Kind::Base(Encoding::Float) if size <= 8 => Eightbyte::Sse,
+                    Kind::Base(Encoding::Float | Encoding::ComplexFloat) => return None,
+                    Kind::Base(_) | Kind::Enum { .. } | Kind::Pointer(_) => Eightbyte::Integer,
+                    Kind::Reference { .. } => Eightbyte::Integer,
+                    _ => return None,
+                };
+                // A scalar straddling two eightbytes is unaligned: memory (packed structs).
+                if size == 0 || offset / 8 != (offset + size - 1) / 8 {
+                    return None;
+                }
+                let slot = classes.get_mut((offset / 8) as usize)?;
+                *slot = match (*slot, class) {
+                    (Some(Eightbyte::Integer), _) | (_, Eightbyte::Integer) => {
+                        Some(Eightbyte::Integer)
+                    }
+                    _ => Some(Eightbyte::Sse),
+                };
+                Some(())
+            }
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! `finish()` shows what a function returned as its type says, the way the x86-64 psABI
+//! hands an aggregate back (fixtures/returned_aggregates.cpp, rust/returned_values.rs),
+//! checked against the program's own account and against gdb's `Value returned`.
+
+mod common;
+
+use std::process::Command;
+
+use common::Scry;
+
+const CXX: &[(&str, &str)] = &[
+    ("label", r#""root-14""#),
+    ("maybe", "optional(4)"),
+    ("mixed", "{id: 7, weight: 10.5}"),
+    ("pair", "{x: 2.5, y: -2.5}"),
+    ("big", "{a: 40, b: 41, c: 42}"),
+    ("owned", "{n: 9}"),
+];
+
+#[test]
+fn finish_shows_a_returned_aggregate_as_its_type() {
+    for opt in ["-O0", "-O2"] {
+        let exe = common::fixture_from(
+            &format!("returned_aggregates{opt}"),
+            "g++",
+            &["-g", opt, "-std=c++17"],
+            &["returned_aggregates.cpp"],
+        );
+        let mut scry = Scry::spawn(&exe, &[]);
+        for (f, _) in CXX {
+            scry.ok(&format!("breakpoint.set('{f}')"));
+        }
+        for (f, want) in CXX {
+            let stop = scry.ok("cont()");
+            assert!(stop.contains(&format!(" {f}")), "{opt}: {stop}");
+            let fin = scry.ok("finish()");
+            assert!(
+                fin.ends_with(&format!(" returned {want}")),
+                "{opt} {f}: {fin}"
+            );
+        }
+        // The value is typed: its members read as numbers.
+        scry.ok("cont()");
+        let truth = common::truth(&mut scry);
+        assert_eq!(truth["label"], "root-14");
+        assert_eq!(truth["owned"], "9");
+    }
+    let exe = common::fixture_from(
+        "returned_aggregates-O0",
+        "g++",
+        &["-g", "-O0", "-std=c++17"],
+        &["returned_aggregates.cpp"],
+    );
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('mixed')");
+    scry.ok("cont()");
+    assert_eq!(scry.ok("finish().returned.weight * 2"), "21");
+
+    // gdb says the same values.
+    let mut args: Vec<String> = vec!["-batch".into(), "-nx".into()];
+    for (f, _) in CXX {
+        args.extend(["-ex".into(), format!("break {f}")]);
+    }
+    args.extend(["-ex".into(), "run".into()]);
+    for _ in CXX {
+        args.extend([
+            "-ex".into(),
+            "finish".into(),
+            "-ex".into(),
+            "continue".into(),
+        ]);
+    }
+    let Ok(out) = Command::new("gdb").args(&args).arg(&exe).output() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let gdb: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("Value returned is $"))
+        .filter_map(|l| l.split_once(" = ").map(|(_, v)| v))
+        .collect();
+    assert_eq!(gdb.len(), CXX.len(), "{text}");
+    assert_eq!(gdb[0], r#""root-14""#);
+    assert!(gdb[1].ends_with("{[contained value] = 4}"), "{}", gdb[1]);
+    for (i, (_, want)) in CXX.iter().enumerate().skip(2) {
+        assert_eq!(gdb[i].replace(" = ", ": "), *want);
+    }
+}
+
+#[test]
+fn a_rust_string_returns_typed_and_small_aggregates_are_not_guessed() {
+    let exe = common::rust_fixture("returned_values", "0");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('returned_values::name')");
+    scry.ok("breakpoint.set('returned_values::pair')");
+    scry.ok("cont()");
+    let fin = scry.ok("finish()");
+    assert!(fin.ends_with(r#" returned "item-5""#), "{fin}");
+    // rustc returns a pair of u32 as two registers, not the psABI's one: rax as it is.
+    scry.ok("cont()");
+    let fin = scry.ok("finish()");
+    assert!(!fin.contains('{'), "{fin}");
+    scry.ok("cont()");
+    assert_eq!(common::truth(&mut scry)["b"], "21");
+}
