@@ -266,7 +266,8 @@ impl InfoTree {
 
     /// A copy's parameters in the order the abstract function declares them (a copy's DIEs
     /// may come in another order), with the ones it does not mention added: they were
-    /// optimized away, and are listed so (as debuggers do) rather than silently missing.
+    /// optimized away, and are listed so (as debuggers do) rather than silently missing; the
+    /// same for the function's own variables, after the copy's.
     fn add_missing_params(&self, unit: &UnitHandle, die: &Die, vars: &mut Vec<VarDecl>) {
         let Some(at) = origin(unit, die) else { return };
         let Some((u, _)) = self.entry(at) else { return };
@@ -278,18 +279,35 @@ impl InfoTree {
         };
         let Ok(root) = tree.root() else { return };
         let mut declared: Vec<VarDecl> = Vec::new();
+        let mut locals: Vec<VarDecl> = Vec::new();
         let mut children = root.children();
         while let Ok(Some(child)) = children.next() {
             let entry = child.entry();
-            if entry.tag() != gimli::DW_TAG_formal_parameter || declared.len() >= MAX_VARS {
+            let list = match entry.tag() {
+                gimli::DW_TAG_formal_parameter => &mut declared,
+                gimli::DW_TAG_variable => &mut locals,
+                _ => continue,
+            };
+            if list.len() >= MAX_VARS {
                 continue;
             }
             let global = u.global(entry.offset());
             if let Some(v) = self.var_decl(&u, entry, global, 0) {
-                declared.push(v);
+                list.push(v);
             }
         }
+        // The function's own variables the copy does not mention were optimized away
+        // entirely: listed so (gdb lists them `<optimized out>`), never "no variable".
+        let origins: Vec<usize> = vars
+            .iter()
+            .filter_map(|v| self.entry(v.die).and_then(|(vu, vd)| origin(&vu, &vd)))
+            .collect();
+        let missing_locals: Vec<VarDecl> = locals
+            .into_iter()
+            .filter(|l| !origins.contains(&l.die))
+            .collect();
         if declared.is_empty() {
+            vars.extend(missing_locals);
             return;
         }
         // Each parameter of the copy, by the abstract parameter it stands for.
@@ -309,6 +327,7 @@ impl InfoTree {
             vars.push(copy.unwrap_or(decl));
         }
         vars.extend(rest);
+        vars.extend(missing_locals);
     }
 }
 
