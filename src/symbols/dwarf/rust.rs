@@ -95,7 +95,10 @@ impl InfoTree {
             let len = field("len").ok_or("no len")?;
             let n = read_u64(&self.member_value(v, len))?;
             let buf = field("buf").ok_or("no buf")?;
-            let p = self.first_pointer(&self.member_value(v, buf), t, 0)?;
+            // The length may be known where the address is not (-O2 keeps them apart).
+            let p = self
+                .first_pointer(&self.member_value(v, buf), t, 0)
+                .map_err(|_| format!("optimized out: length {n}, the elements' address"))?;
             let elem = params
                 .iter()
                 .find(|(n, _)| n == "T")
