@@ -287,6 +287,21 @@ fn values_read_through(exe: &Path, start: &str) {
     let last = start.rsplit('.').next().unwrap_or(start);
     assert!(raw.contains(last), "{raw}");
     assert_eq!(scry.ok(&format!("v.$raw.{start}.$kind")), "pointer");
+    // A member two bases both have is ambiguous (C++'s lookup, as gdb says), never one of
+    // them picked; `$base` reads it through one.
+    if start.starts_with("_M_") {
+        let e = scry.err("state.var('up', 1).$raw._M_t._M_t._M_head_impl");
+        assert!(
+            e.contains("member '_M_head_impl' is ambiguous: both base"),
+            "{e}"
+        );
+        assert_eq!(
+            scry.ok("state.var('up', 1).$raw._M_t._M_t.$base('std::_Head_base<0')._M_head_impl.y"),
+            "4.5"
+        );
+        let e = scry.err("state.var('up', 1).$raw._M_t._M_t.$base('Nope')");
+        assert!(e.contains("has no base Nope; its bases: "), "{e}");
+    }
     // Errors name what was asked and lose nothing.
     let e = scry.err("m.get('screws')");
     assert!(e.contains(r#"map(3) has no key "screws""#), "{e}");

@@ -352,6 +352,24 @@
       return p && p.keyed() ? [...p.iterate()] : [...elementsOf(h, raw)].map((x, i) => [i, x]);
     },
     keys: (h) => () => N.val_keys(h),
+    // The base-class part whose type name is or starts with `name`, searched depth-first
+    // (how to read a member two bases both have).
+    base: (h) => (name) => {
+      const want = String(name);
+      const seen = [];
+      const find = (x, depth) => {
+        for (const [n, b] of N.val_bases(x)) {
+          if (depth === 0) seen.push(n);
+          if (n === want || n.startsWith(want)) return b;
+          const inner = depth < 8 ? find(b, depth + 1) : undefined;
+          if (inner !== undefined) return inner;
+        }
+        return undefined;
+      };
+      const b = find(h, 0);
+      if (b === undefined) throw new ScryError(`${N.val_type(h)} has no base ${want}${seen.length ? `; its bases: ${seen.join(', ')}` : ''}`);
+      return wrap(b, raw);
+    },
     raw: (h) => wrap(h, true),
     text: (h) => () => N.val_text(h, raw),
     toString: (h) => () => N.val_text(h, raw),

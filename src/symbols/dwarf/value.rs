@@ -151,7 +151,7 @@ impl InfoTree {
             .ok_or_else(|| format!("void has no member '{name}'"))?;
         let ty = self.complete(ty);
         if let Some(found) = self.find_member(&v, &ty, name, t, 0) {
-            return Ok(found);
+            return found;
         }
         if let Some(found) = self.rust_member(&v, &ty, name, t) {
             return found;
@@ -167,6 +167,9 @@ impl InfoTree {
         })
     }
 
+    /// The member `name` of `v`, its own or lent by an anonymous struct or union or a base
+    /// class; an error where two base classes both have one (C++'s ambiguous lookup: gdb
+    /// says so too), never one of them picked.
     fn find_member(
         &self,
         v: &Value,
@@ -174,7 +177,7 @@ impl InfoTree {
         name: &str,
         t: &dyn Target,
         depth: usize,
-    ) -> Option<Value> {
+    ) -> Option<Result<Value, String>> {
         let Kind::Aggregate {
             members, statics, ..
         } = &ty.kind
@@ -182,23 +185,38 @@ impl InfoTree {
             return None;
         };
         if let Some(m) = members.iter().find(|m| m.name.as_deref() == Some(name)) {
-            return Some(self.member_value(v, m));
+            return Some(Ok(self.member_value(v, m)));
         }
         if let Some(s) = statics.iter().find(|s| s.name == name) {
-            return Some(self.static_value(ty, s, t));
+            return Some(Ok(self.static_value(ty, s, t)));
         }
         if depth > 8 {
             return None;
         }
-        // Anonymous structs and unions (and base classes) lend their members.
+        let mut in_base: Option<(Value, Option<TypeId>)> = None;
         for m in members.iter().filter(|m| m.name.is_none() || m.base) {
             let inner = self.member_value(v, m);
             let Some(mt) = self.strip(m.ty) else { continue };
-            if let Some(found) = self.find_member(&inner, &mt, name, t, depth + 1) {
-                return Some(found);
+            match self.find_member(&inner, &mt, name, t, depth + 1) {
+                None => {}
+                Some(Err(e)) => return Some(Err(e)),
+                Some(Ok(found)) if !m.base => return Some(Ok(found)),
+                Some(Ok(found)) => match &in_base {
+                    None => in_base = Some((found, m.ty)),
+                    // A virtual base reached twice is one object: the same member.
+                    Some((first, _)) if first.place == found.place && first.ty == found.ty => {}
+                    Some((_, first_base)) => {
+                        return Some(Err(format!(
+                            "member '{name}' is ambiguous: both base {} and base {} have one (read it through one: v.$base('{}'))",
+                            self.type_name(*first_base),
+                            self.type_name(m.ty),
+                            self.type_name(m.ty)
+                        )))
+                    }
+                },
             }
         }
-        None
+        in_base.map(|(found, _)| Ok(found))
     }
 
     /// A member of the object `v` (which must be an aggregate).
