@@ -86,6 +86,30 @@ fn a_function_breakpoint_stops_in_the_function_not_in_a_call_inlined_at_its_star
 }
 
 #[test]
+fn a_line_breakpoint_on_the_line_making_an_inlined_call_shows_that_line() {
+    let exe = fixture_with("inline_entry", &["-g", "-O2"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    // scale's line: clamp, inlined on it, begins at the same byte. The stop is the line
+    // asked for (gdb 13 shows clamp's first line there); a step enters clamp.
+    let line = line_of("return clamp(v) * k;");
+    scry.ok(&format!("breakpoint.set('inline_entry.c:{line}')"));
+    let stop = scry.ok("cont()");
+    assert!(
+        stop.contains(" scale ") && stop.ends_with(&format!("inline_entry.c:{line}")),
+        "{stop}"
+    );
+    let rows = scry.ok("state.unwind(1)");
+    assert!(
+        rows.lines().next().unwrap().contains(" scale(v=57, k=3)"),
+        "{rows}"
+    );
+    assert_eq!(scry.ok("String(state.var('k'))"), "3");
+    scry.ok("step()");
+    let rows = scry.ok("state.unwind(1)");
+    assert!(rows.contains("[inlined] clamp("), "{rows}");
+}
+
+#[test]
 fn a_line_breakpoint_inside_the_inlined_call_shows_it_and_unwind_max_counts_rows() {
     let exe = fixture_with("inline_entry", &["-g", "-O2"]);
     let mut scry = Scry::spawn(&exe, &[]);

@@ -187,6 +187,24 @@ impl Session {
     }
 
     /// Books a stop: its reason and pc, breakpoint hit counts, watchpoint values.
+    /// How many of the innermost calls inlined at `pc` to pass over to reach the row of
+    /// `file:line`: each must begin exactly at `pc` (a call already under way is entered);
+    /// 0 when no such row is reached so.
+    fn hidden_at_line(&self, pc: u64, file: &str, line: u32) -> usize {
+        let entered = self.symbols.inlined_entries_at(RuntimeAddr(pc), "");
+        let locations = self.symbols.locations(RuntimeAddr(pc));
+        let wanted = |l: &crate::symbols::Location| {
+            l.line == Some(line)
+                && l.file.as_deref().is_some_and(|f| {
+                    f == file || f.ends_with(&format!("/{}", file.trim_start_matches("./")))
+                })
+        };
+        match locations.iter().position(wanted) {
+            Some(i) if i <= entered => i,
+            _ => 0,
+        }
+    }
+
     pub fn book_stop(&mut self, stop: Stop) -> Result<StopInfo> {
         self.note_stop_for_gcore(&stop);
         self.ran_since_maps_refresh = true;
@@ -208,6 +226,17 @@ impl Session {
                     {
                         let named = super::lookup::function_of_spec(&bp.spec).to_string();
                         self.entry_inlines = Some((tid, addr, named, None));
+                    } else if let (Some((file, line)), Some(tid)) = (
+                        source_line_expr(&bp.spec).map(|(f, l)| (f.to_string(), l)),
+                        info.tid,
+                    ) {
+                        // At `file:line`, the line asked for: calls inlined on it that begin
+                        // right here are not entered yet (gdb shows the line, not the first
+                        // line of a map lookup inlined into it).
+                        let n = self.hidden_at_line(addr, &file, line);
+                        if n > 0 {
+                            self.entry_inlines = Some((tid, addr, String::new(), Some(n)));
+                        }
                     }
                 }
                 Reason::Breakpoint

@@ -116,6 +116,14 @@ pub fn strip_signature(demangled: &str) -> &str {
         return demangled;
     };
     let mut name = rest[..open].trim_end();
+    // `operator()` with no parameter list after it (a DWARF name): the parentheses are
+    // the name's.
+    let word_start = name
+        .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .map_or(0, |i| i + 1);
+    if &name[word_start..] == "operator" && rest[open..] == *"(" {
+        return demangled;
+    }
     // An ABI tag names a library version, not the function: `label[abi:cxx11](int)` is
     // `label` (how gdb takes `break label`).
     while let Some(at) = name.rfind("[abi:").filter(|_| name.ends_with(']')) {
@@ -257,6 +265,9 @@ mod tests {
         assert_eq!(strip_signature("ns::Foo::bar(int) const"), "ns::Foo::bar");
         assert_eq!(strip_signature("foo() [clone .cold]"), "foo");
         assert_eq!(strip_signature("label[abi:cxx11](int)"), "label");
+        assert_eq!(strip_signature("operator()"), "operator()");
+        assert_eq!(strip_signature("S::operator()"), "S::operator()");
+        assert_eq!(strip_signature("S::operator()(int) const"), "S::operator()");
         assert_eq!(
             strip_signature("std::__cxx11::to_string[abi:cxx11][abi:x](long)"),
             "std::__cxx11::to_string"
