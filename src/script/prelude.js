@@ -696,6 +696,9 @@
   function dispatch(type, stop) {
     const ev = stop;
     if (getPrototypeOf(ev) !== EventProto) setPrototypeOf(ev, EventProto);
+    // A culprit found with the hit comes as text: the event's getters give the instruction.
+    if (Object.hasOwn(ev, 'insn')) delete ev.insn;
+    if (Object.hasOwn(ev, 'insn_addr')) delete ev.insn_addr;
     const pre = type === 'breakpoint' && bpOptions.size > 0 ? breakpointOptions(ev) : undefined;
     if (pre === 'skip') return 'continue';
     const verdict = runListeners(type, ev);

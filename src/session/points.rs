@@ -110,16 +110,26 @@ impl Session {
             else {
                 continue;
             };
-            let now = self.read_memory(w.addr, w.len as usize)?;
+            let mut now = self.read_memory(w.addr, w.len as usize)?;
+            // Other threads ran between this thread's trap and the stop of them all: what
+            // memory holds now may be theirs. The instruction says what this one stored
+            // where it can (a mov from a register or an immediate); else the report says
+            // the value was read after they ran.
+            let threads = self.inferior()?.thread_ids().len();
             // A write watch traps on writes only. A read/write one traps on both, and
             // whether this access wrote is the instruction's to say (a write of the value
             // already there is a write); the value is the guess only when the instruction
             // cannot tell.
             let culprit = match w.kind {
-                WatchKind::Write => None,
+                WatchKind::Write if threads < 2 => None,
                 _ => self.culprit(tid, w.addr, w.len).ok().flatten(),
             };
             let wrote = culprit.as_ref().and_then(|c| c.wrote);
+            let stored = culprit.as_ref().and_then(|c| c.stored);
+            if let Some(v) = stored.filter(|_| wrote != Some(false)) {
+                now = v.to_le_bytes()[..(w.len as usize).min(8)].to_vec();
+            }
+            let racy = threads > 1 && stored.is_none();
             let Some(hit) = self.watchpoints.hit(slot, now, wrote) else {
                 continue;
             };
@@ -132,6 +142,7 @@ impl Session {
                     len: w.len,
                     old: hit.old,
                     new: hit.new,
+                    racy: racy && hit.is_write,
                     ..WatchReport::default()
                 };
                 // Otherwise the culprit instruction is found when someone asks (see
@@ -210,11 +221,13 @@ impl Session {
         let mut bytes = vec![0u8; (pc - start) as usize];
         inferior.read_memory(start, &mut bytes)?;
         let wrote = culprit::wrote(&bytes, start, (addr, len), &reg);
+        let stored = culprit::stored_value(&bytes, start, (addr, len), &reg);
         let text = self.disasm(start, 1)?.into_iter().next().map(|i| i.text);
         Ok(Some(Culprit {
             addr: start,
             text,
             wrote,
+            stored,
         }))
     }
 
@@ -392,6 +405,8 @@ pub(super) struct Culprit {
     pub text: Option<String>,
     /// Whether it wrote the watched bytes (`None`: it cannot be told).
     pub wrote: Option<bool>,
+    /// What it stored there, where the instruction says (`mov [x], reg | imm`).
+    pub stored: Option<u64>,
 }
 
 /// How far back from pc a function's start may be for the culprit to be decoded forward

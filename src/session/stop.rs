@@ -140,6 +140,9 @@ pub struct WatchReport {
     pub insn_symbol: Option<String>,
     /// `insn_*` were looked for (they stay `None` if nothing plausible was found).
     pub culprit_searched: bool,
+    /// A write whose value the instruction does not say, read after other threads ran
+    /// (they may have written since).
+    pub racy: bool,
 }
 
 /// Little-endian bytes as an integer (watched values are 1 to 8 bytes).
@@ -220,6 +223,9 @@ impl StopInfo {
                             value_text(le_value(&w.old)),
                             value_text(le_value(&w.new))
                         );
+                        if w.racy {
+                            let _ = write!(s, " (read after other threads ran)");
+                        }
                     } else {
                         let _ = write!(s, " = {}", value_text(le_value(&w.new)));
                     }

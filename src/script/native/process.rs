@@ -66,6 +66,9 @@ fn stop_to_js_fields<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
             o.put("old", u64_to_js(ctx, le_value(&w.old))?)?;
         }
         o.put("new", u64_to_js(ctx, le_value(&w.new))?)?;
+        if w.racy {
+            o.put("racy", true)?;
+        }
         if let Some(at) = w.insn_addr {
             o.put("insn_addr", u64_to_js(ctx, at)?)?;
         }

@@ -103,6 +103,62 @@ pub fn wrote(
     })
 }
 
+/// The value the instruction in `bytes` (at `ip`) stored in exactly `watched`, where the
+/// instruction itself says it: a `mov` to that memory from a register (the register still
+/// holds it after the instruction) or an immediate. `None` for anything else (a
+/// read-modify-write such as `add [x], 1` stored what memory held before, plus one).
+pub fn stored_value(
+    bytes: &[u8],
+    ip: u64,
+    (addr, len): (u64, u64),
+    reg: &dyn Fn(Register) -> Option<u64>,
+) -> Option<u64> {
+    use iced_x86::{Mnemonic, OpKind};
+    let mut decoder = Decoder::with_ip(64, bytes, ip, DecoderOptions::NONE);
+    let insn = decoder.decode();
+    if insn.is_invalid() || insn.mnemonic() != Mnemonic::Mov || insn.op_count() != 2 {
+        return None;
+    }
+    if insn.op0_kind() != OpKind::Memory || insn.memory_size().size() as u64 != len {
+        return None;
+    }
+    let mut factory = InstructionInfoFactory::new();
+    let info = factory.info(&insn);
+    let at = info
+        .used_memory()
+        .first()?
+        .virtual_address(0, |r, _, _| reg(r))?;
+    if at != addr {
+        return None;
+    }
+    let mask = if len >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (len * 8)) - 1
+    };
+    let v = match insn.op1_kind() {
+        OpKind::Register => {
+            let r = insn.op1_register();
+            let full = reg(r.full_register())?;
+            // ah, bh, ch, dh: bits 8-15 of their register.
+            let shift = if matches!(r, Register::AH | Register::BH | Register::CH | Register::DH) {
+                8
+            } else {
+                0
+            };
+            full >> shift
+        }
+        OpKind::Immediate8
+        | OpKind::Immediate16
+        | OpKind::Immediate32
+        | OpKind::Immediate32to64
+        | OpKind::Immediate8to32
+        | OpKind::Immediate8to64 => insn.immediate(1),
+        _ => return None,
+    };
+    Some(v & mask)
+}
+
 fn score(
     info: &mut InstructionInfoFactory,
     insn: &Instruction,
