@@ -302,6 +302,18 @@
   // `m.get('nuts')`, `for (const x of v)`, `sp.x` (members of what a smart pointer or wrapper
   // holds); `$raw` is the same value without printers, as gdb's `/r`.
   const HANDLE = Symbol('scry.handle');
+  // The base-class part of handle `h` whose type name starts with `prefix`, searched
+  // depth-first; undefined for none. `$base` and the printers find bases with it.
+  function baseOf(h, prefix, depth = 0) {
+    if (depth > 8) return undefined;
+    for (const [name, b] of N.val_bases(h)) {
+      if (name.startsWith(prefix)) return b;
+      const inner = baseOf(b, prefix, depth + 1);
+      if (inner !== undefined) return inner;
+    }
+    return undefined;
+  }
+  N.baseOf = baseOf;
   const printedOf = (h, raw) => (raw ? null : N.printedOf(h));
   function* elementsOf(h, raw) {
     const p = printedOf(h, raw);
@@ -352,23 +364,13 @@
       return p && p.keyed() ? [...p.iterate()] : [...elementsOf(h, raw)].map((x, i) => [i, x]);
     },
     keys: (h) => () => N.val_keys(h),
-    // The base-class part whose type name is or starts with `name`, searched depth-first
-    // (how to read a member two bases both have).
+    // The base-class part whose type name is or starts with `name` (how to read a member
+    // two bases both have).
     base: (h) => (name) => {
-      const want = String(name);
-      const seen = [];
-      const find = (x, depth) => {
-        for (const [n, b] of N.val_bases(x)) {
-          if (depth === 0) seen.push(n);
-          if (n === want || n.startsWith(want)) return b;
-          const inner = depth < 8 ? find(b, depth + 1) : undefined;
-          if (inner !== undefined) return inner;
-        }
-        return undefined;
-      };
-      const b = find(h, 0);
-      if (b === undefined) throw new ScryError(`${N.val_type(h)} has no base ${want}${seen.length ? `; its bases: ${seen.join(', ')}` : ''}`);
-      return wrap(b, raw);
+      const b = baseOf(h, String(name));
+      if (b !== undefined) return wrap(b, raw);
+      const seen = N.val_bases(h).map(([n]) => n);
+      throw new ScryError(`${N.val_type(h)} has no base ${String(name)}${seen.length ? `; its bases: ${seen.join(', ')}` : ''}`);
     },
     raw: (h) => wrap(h, true),
     text: (h) => () => N.val_text(h, raw),

@@ -43,16 +43,8 @@
   };
   const at = (h, i) => N.val_index(h, i);
   const deref = (h) => N.val_deref(h);
-  // The base-class part of `h` whose type name starts with `prefix`, searched depth-first.
-  function base(h, prefix, depth = 0) {
-    if (depth > 8) return undefined;
-    for (const [name, b] of N.val_bases(h)) {
-      if (name.startsWith(prefix)) return b;
-      const inner = base(b, prefix, depth + 1);
-      if (inner !== undefined) return inner;
-    }
-    return undefined;
-  }
+  // The base-class part of `h` whose type name starts with `prefix` (the prelude's search).
+  const base = (h, prefix) => N.baseOf(h, prefix);
   class Invalid extends Error {}
   const invalid = (why) => {
     throw new Invalid(why);
@@ -348,7 +340,40 @@
     return sym;
   }
 
+  // Text of `len` code units of `h`'s template parameter 0 at `addr` (a string, a view).
+  function textOf(h, addr, len) {
+    const unit = N.val_param_size(h, 0);
+    count(len, 'length');
+    const [text, plain] = N.val_literal(addr, len, unit, 200);
+    return { summary: text, text: plain, length: len };
+  }
+  // Elements of `h`'s template parameter 0 from the pointer `first` up to address `end`,
+  // storage up to `cap` (a vector, either library's).
+  function contiguous(h, first, end, cap, kind) {
+    const s = num(first);
+    const size = N.val_param_size(h, 0);
+    if (end < s || cap < end) invalid(`start ${s}, end ${end}, end of storage ${cap}`);
+    if (size === 0 || (end - s) % size !== 0) invalid(`span ${end - s} is not a multiple of ${size}`);
+    const n = count((end - s) / size, 'length');
+    const c = (cap - s) / size;
+    return { summary: c === n ? `${kind}(${n})` : `${kind}(${n}, capacity ${c})`, ...seq(n, (i) => typed(at(first, i))) };
+  }
+  // A counted pointer (shared_ptr, weak_ptr) once its counts are read: `use` owners, `weak`
+  // weak pointers, `ptr` the object's pointer handle.
+  function counted(kind, use, weak, ptr) {
+    if (use <= 0) return { summary: `${kind}(expired, weak ${weak})` };
+    let p;
+    try {
+      p = num(ptr);
+    } catch {
+      // The counts are in the heap; the pointer, at -O2, may be kept nowhere.
+      return { summary: `${kind}(use ${use}, weak ${weak})`, pointee: '<optimized out>' };
+    }
+    if (p === 0) return { summary: `${kind}(null, use ${use}, weak ${weak})` };
+    return { summary: `${kind}(use ${use}, weak ${weak})`, pointee: () => typed(deref(ptr)) };
+  }
+
   // What the printer files (printers_libstdcxx.js, printers_libcxx.js, printers_rust.js) are
   // written with.
-  N.printerKit = freeze({ def, seq, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, MAX_WALK });
+  N.printerKit = freeze({ def, seq, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, MAX_WALK });
 })

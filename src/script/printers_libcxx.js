@@ -5,7 +5,7 @@
 // scry's. Built on the registry of printers.js; called once with the native object.
 (function (N) {
   'use strict';
-  const { def, seq, mem, num, u64, at, deref, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, MAX_WALK } = N.printerKit;
+  const { def, seq, mem, num, u64, at, deref, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, MAX_WALK } = N.printerKit;
   // libc++ versions its ABI with an inline namespace (`__1`; `__2` for the next ABI).
   const STD = (name) => new RegExp(`^std::__\\d::${name}<`);
   // The first half of a libc++ `__compressed_pair` (the second is an allocator or a deleter,
@@ -34,12 +34,7 @@
     return { summary: text, text: plain, length: len };
   }
   def(STD('basic_string'), stringOf);
-  def(STD('basic_string_view'), (h) => {
-    const unit = N.val_param_size(h, 0);
-    const len = count(num(mem(h, '__size')), 'length');
-    const [text, plain] = N.val_literal(num(mem(h, '__data')), len, unit, 200);
-    return { summary: text, text: plain, length: len };
-  });
+  def(STD('basic_string_view'), (h) => textOf(h, num(mem(h, '__data')), num(mem(h, '__size'))));
 
   def(/^std::__\d::vector<bool,/, (h) => {
     const words = num(mem(h, '__begin_'));
@@ -50,18 +45,7 @@
     };
     return { summary: `vector<bool>(${n})`, ...seq(n, bit) };
   });
-  def(STD('vector'), (h) => {
-    const begin = mem(h, '__begin_');
-    const s = num(begin);
-    const f = num(mem(h, '__end_'));
-    const e = num(first(h, '__end_cap_'));
-    const size = N.val_param_size(h, 0);
-    if (f < s || e < f) invalid(`begin ${s}, end ${f}, end of capacity ${e}`);
-    if (size === 0 || (f - s) % size !== 0) invalid(`span ${f - s} is not a multiple of ${size}`);
-    const n = count((f - s) / size, 'length');
-    const cap = (e - s) / size;
-    return { summary: cap === n ? `vector(${n})` : `vector(${n}, capacity ${cap})`, ...seq(n, (i) => typed(at(begin, i))) };
-  });
+  def(STD('vector'), (h) => contiguous(h, mem(h, '__begin_'), num(mem(h, '__end_')), num(first(h, '__end_cap_')), 'vector'));
   def(STD('array'), (h) => {
     let n = 0;
     let elems;
@@ -125,6 +109,14 @@
     };
   });
 
+  // A node's value as a container yields it: a map's `__value_type` holds its pair in
+  // `__cc`.
+  function entryOf(v, isMap) {
+    if (!isMap) return typed(v);
+    const pair = mem(v, '__cc');
+    return [typed(mem(pair, 'first')), typed(mem(pair, 'second'))];
+  }
+
   // The nodes of a red-black tree in order (map, set and their multi forms). A node is
   // {left, right, parent, is_black, value}; the end node, kept in the tree, has only `left`
   // (the root), and the tree keeps its leftmost node.
@@ -170,12 +162,7 @@
         // puts the value in its tail padding: at 28 for an int, 32 for a string.
         const off = valueOffset(tree, 0, 25);
         for (const node of treeNodes(tree, n)) {
-          const v = N.val_param_at(tree, 0, node + off);
-          if (!isMap) yield typed(v);
-          else {
-            const pair = mem(v, '__cc');
-            yield [typed(mem(pair, 'first')), typed(mem(pair, 'second'))];
-          }
+          yield entryOf(N.val_param_at(tree, 0, node + off), isMap);
         }
       },
     };
@@ -197,12 +184,7 @@
         for (let i = 0; i < n; i++) {
           if (node === 0) invalid(`list ends after ${i} of ${n} elements`);
           meet(node);
-          const v = N.val_param_at(table, 0, node + off);
-          if (!isMap) yield typed(v);
-          else {
-            const pair = mem(v, '__cc');
-            yield [typed(mem(pair, 'first')), typed(mem(pair, 'second'))];
-          }
+          yield entryOf(N.val_param_at(table, 0, node + off), isMap);
           node = u64(node);
         }
       },
@@ -211,24 +193,15 @@
 
   // Shared pointers: the object and a control block {vtable, owners - 1, weak owners - 1};
   // the owners together hold one weak count, which is not a weak_ptr.
-  function counted(h, kind) {
+  function sharedOf(h, kind) {
     const ptr = mem(h, '__ptr_');
     const ctrl = num(mem(h, '__cntrl_'));
     if (ctrl === 0) return num(ptr) === 0 ? { summary: `${kind}(null)` } : { summary: `${kind}(no count)`, pointee: () => typed(deref(ptr)) };
     const use = Number(N.val_read(ctrl + 8, 'i64')) + 1;
-    const weak = Number(N.val_read(ctrl + 16, 'i64')) + 1 - (use > 0 ? 1 : 0);
-    if (use <= 0) return { summary: `${kind}(expired, weak ${weak})` };
-    let p;
-    try {
-      p = num(ptr);
-    } catch {
-      return { summary: `${kind}(use ${use}, weak ${weak})`, pointee: '<optimized out>' };
-    }
-    if (p === 0) return { summary: `${kind}(null, use ${use}, weak ${weak})` };
-    return { summary: `${kind}(use ${use}, weak ${weak})`, pointee: () => typed(deref(ptr)) };
+    return counted(kind, use, Number(N.val_read(ctrl + 16, 'i64')) + 1 - (use > 0 ? 1 : 0), ptr);
   }
-  def(STD('shared_ptr'), (h) => counted(h, 'shared_ptr'));
-  def(STD('weak_ptr'), (h) => counted(h, 'weak_ptr'));
+  def(STD('shared_ptr'), (h) => sharedOf(h, 'shared_ptr'));
+  def(STD('weak_ptr'), (h) => sharedOf(h, 'weak_ptr'));
   def(STD('unique_ptr'), (h) => {
     const ptr = first(h, '__ptr_');
     if (num(ptr) === 0) return { summary: 'unique_ptr(null)' };

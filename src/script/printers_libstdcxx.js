@@ -5,19 +5,13 @@
 // registry of printers.js; called once with the native object.
 (function (N) {
   'use strict';
-  const { def, seq, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, MAX_WALK } = N.printerKit;
+  const { def, seq, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, MAX_WALK } = N.printerKit;
   const ScryError = N.ScryError;
   // ---- libstdc++ --------------------------------------------------------------------------
   const STD = (name) => new RegExp(`^std::(__cxx11::)?${name}<`);
 
-  function stringOf(h, ptr, len) {
-    const unit = N.val_param_size(h, 0);
-    count(len, 'length');
-    const [text, plain] = N.val_literal(num(ptr), len, unit, 200);
-    return { summary: text, text: plain, length: len };
-  }
-  def(STD('basic_string'), (h) => stringOf(h, mem(h, '_M_dataplus', '_M_p'), num(mem(h, '_M_string_length'))));
-  def(/^std::basic_string_view</, (h) => stringOf(h, mem(h, '_M_str'), num(mem(h, '_M_len'))));
+  def(STD('basic_string'), (h) => textOf(h, num(mem(h, '_M_dataplus', '_M_p')), num(mem(h, '_M_string_length'))));
+  def(/^std::basic_string_view</, (h) => textOf(h, num(mem(h, '_M_str')), num(mem(h, '_M_len'))));
 
   def(/^std::vector<bool,/, (h) => {
     const start = mem(h, '_M_impl', '_M_start');
@@ -37,16 +31,7 @@
   });
   def(STD('vector'), (h) => {
     const impl = mem(h, '_M_impl');
-    const start = mem(impl, '_M_start');
-    const s = num(start);
-    const f = num(mem(impl, '_M_finish'));
-    const e = num(mem(impl, '_M_end_of_storage'));
-    const size = N.val_param_size(h, 0);
-    if (f < s || e < f) invalid(`start ${s}, finish ${f}, end of storage ${e}`);
-    if (size === 0 || (f - s) % size !== 0) invalid(`span ${f - s} is not a multiple of ${size}`);
-    const n = count((f - s) / size, 'length');
-    const cap = (e - s) / size;
-    return { summary: cap === n ? `vector(${n})` : `vector(${n}, capacity ${cap})`, ...seq(n, (i) => typed(at(start, i))) };
+    return contiguous(h, mem(impl, '_M_start'), num(mem(impl, '_M_finish')), num(mem(impl, '_M_end_of_storage')), 'vector');
   });
   def(/^std::array</, (h) => {
     const elems = mem(h, '_M_elems');
@@ -200,25 +185,17 @@
       },
     };
   });
-  function counted(h, kind) {
+  // The control block counts owners at +8 and weak references (plus one for the owners
+  // together) at +12.
+  function sharedOf(h, kind) {
     const ptr = mem(h, '_M_ptr');
     const pi = num(mem(h, '_M_refcount', '_M_pi'));
     if (pi === 0) return num(ptr) === 0 ? { summary: `${kind}(null)` } : { summary: `${kind}(no count)`, pointee: () => typed(deref(ptr)) };
     const use = N.val_read(pi + 8, 'i32');
-    const weak = N.val_read(pi + 12, 'i32') - (use > 0 ? 1 : 0);
-    if (use <= 0) return { summary: `${kind}(expired, weak ${weak})` };
-    let p;
-    try {
-      p = num(ptr);
-    } catch {
-      // The counts are in the heap; the pointer, at -O2, may be kept nowhere.
-      return { summary: `${kind}(use ${use}, weak ${weak})`, pointee: '<optimized out>' };
-    }
-    if (p === 0) return { summary: `${kind}(null, use ${use}, weak ${weak})` };
-    return { summary: `${kind}(use ${use}, weak ${weak})`, pointee: () => typed(deref(ptr)) };
+    return counted(kind, use, N.val_read(pi + 12, 'i32') - (use > 0 ? 1 : 0), ptr);
   }
-  def(/^std::shared_ptr</, (h) => counted(h, 'shared_ptr'));
-  def(/^std::weak_ptr</, (h) => counted(h, 'weak_ptr'));
+  def(/^std::shared_ptr</, (h) => sharedOf(h, 'shared_ptr'));
+  def(/^std::weak_ptr</, (h) => sharedOf(h, 'weak_ptr'));
   def(/^std::unique_ptr</, (h) => {
     const tuple = mem(h, '_M_t', '_M_t');
     const head = base(tuple, 'std::_Head_base<0,');

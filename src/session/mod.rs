@@ -319,7 +319,8 @@ pub struct Session {
     /// A stop at a breakpoint on a function by name: (thread, pc, calls inlined at pc to
     /// hide, counted when first needed). Calls inlined into the function that begin at its
     /// breakpoint are not entered yet: the stop is in the function itself, as in gdb.
-    /// The name is the breakpoint's function: a call of it is never hidden.
+    /// The name is the breakpoint's function (a call of it is never hidden) or its
+    /// `file:line` (the calls before that line's row are hidden).
     entry_inlines: Option<(Tid, u64, String, Option<usize>)>,
     /// `line_frames` by pc, for a stepper that passes the same instructions of a loop
     /// thousands of times; emptied whenever the module list is read again.

@@ -115,7 +115,7 @@ impl Session {
             // memory holds now may be theirs. The instruction says what this one stored
             // where it can (a mov from a register or an immediate); else the report says
             // the value was read after they ran.
-            let threads = self.inferior()?.thread_ids().len();
+            let threads = self.inferior()?.thread_count();
             // A write watch traps on writes only. A read/write one traps on both, and
             // whether this access wrote is the instruction's to say (a write of the value
             // already there is a write); the value is the guess only when the instruction

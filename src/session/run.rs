@@ -190,7 +190,7 @@ impl Session {
     /// How many of the innermost calls inlined at `pc` to pass over to reach the row of
     /// `file:line`: each must begin exactly at `pc` (a call already under way is entered);
     /// 0 when no such row is reached so.
-    fn hidden_at_line(&self, pc: u64, file: &str, line: u32) -> usize {
+    pub(super) fn hidden_at_line(&self, pc: u64, file: &str, line: u32) -> usize {
         let entered = self.symbols.inlined_entries_at(RuntimeAddr(pc), "");
         let locations = self.symbols.locations(RuntimeAddr(pc));
         let wanted = |l: &crate::symbols::Location| {
@@ -222,21 +222,15 @@ impl Session {
                 if let Some(bp) = self.breakpoints.hit(addr) {
                     info.breakpoint_id = Some(bp.id);
                     info.breakpoint_name = bp.name.clone();
-                    if let (true, Some(tid)) = (super::lookup::names_a_function(&bp.spec), info.tid)
-                    {
-                        let named = super::lookup::function_of_spec(&bp.spec).to_string();
+                    // A function by name, or a `file:line`: the calls inlined there that
+                    // begin right here are not entered yet (counted when first asked).
+                    let named = if super::lookup::names_a_function(&bp.spec) {
+                        Some(super::lookup::function_of_spec(&bp.spec).to_string())
+                    } else {
+                        source_line_expr(&bp.spec).map(|_| bp.spec.clone())
+                    };
+                    if let (Some(named), Some(tid)) = (named, info.tid) {
                         self.entry_inlines = Some((tid, addr, named, None));
-                    } else if let (Some((file, line)), Some(tid)) = (
-                        source_line_expr(&bp.spec).map(|(f, l)| (f.to_string(), l)),
-                        info.tid,
-                    ) {
-                        // At `file:line`, the line asked for: calls inlined on it that begin
-                        // right here are not entered yet (gdb shows the line, not the first
-                        // line of a map lookup inlined into it).
-                        let n = self.hidden_at_line(addr, &file, line);
-                        if n > 0 {
-                            self.entry_inlines = Some((tid, addr, String::new(), Some(n)));
-                        }
                     }
                 }
                 Reason::Breakpoint

@@ -250,7 +250,12 @@ impl Session {
         if let Some(n) = known {
             return Ok(n);
         }
-        let n = self.symbols.inlined_entries_at(RuntimeAddr(pc), &named);
+        // At `file:line`, the line asked for (gdb shows the line, not the first line of a
+        // map lookup inlined into it); at a function, the function.
+        let n = match source_line_expr(&named) {
+            Some((file, line)) => self.hidden_at_line(pc, file, line),
+            None => self.symbols.inlined_entries_at(RuntimeAddr(pc), &named),
+        };
         self.entry_inlines = Some((tid, at, named, Some(n)));
         Ok(n)
     }

@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use super::values::guarded;
 use super::*;
+use crate::symbols::dwarf::tree::InfoTree;
+use crate::symbols::dwarf::types::TypeId;
 use crate::symbols::dwarf::{Kind, Place, Scalar, Value};
 use crate::symbols::{LoadedModule, ModuleFile};
 
@@ -175,20 +177,24 @@ impl Session {
 
     /// The size of `v`'s `i`th template parameter type.
     pub fn value_param_size(&self, v: &TypedValue, i: usize) -> Result<u64> {
-        let r = self.with_value(v, |d, _| {
-            let ty = d.template_param(v.value.ty, i)?;
-            d.size_of(ty)
-                .ok_or_else(|| format!("{} has no known size", d.type_name(ty)))
-        })?;
-        r.map_err(SessionError::Invalid)
+        self.param_measure(v, i, "size", InfoTree::size_of)
     }
 
     /// The alignment of `v`'s type's template parameter `i`: where a node keeps its value.
     pub fn value_param_align(&self, v: &TypedValue, i: usize) -> Result<u64> {
+        self.param_measure(v, i, "alignment", InfoTree::align_of)
+    }
+
+    fn param_measure(
+        &self,
+        v: &TypedValue,
+        i: usize,
+        what: &str,
+        measure: fn(&InfoTree, Option<TypeId>) -> Option<u64>,
+    ) -> Result<u64> {
         let r = self.with_value(v, |d, _| {
             let ty = d.template_param(v.value.ty, i)?;
-            d.align_of(ty)
-                .ok_or_else(|| format!("{} has no known alignment", d.type_name(ty)))
+            measure(d, ty).ok_or_else(|| format!("{} has no known {what}", d.type_name(ty)))
         })?;
         r.map_err(SessionError::Invalid)
     }
