@@ -1,7 +1,8 @@
 //! scry: a Linux x86-64 debugger scripted in JavaScript, built for LLM agents.
 //!
 //! Layers, top to bottom: `repl` (framing, output), `script` (the only rquickjs user),
-//! `session` (the facade scripts call), `inferior` (threads, breakpoints, stop/resume),
+//! `runner` (run control: `cont`, `step`, `finish`, `next`, calling the script back for
+//! listeners' verdicts), `session` (the facade scripts and the runner call), `inferior` (threads, breakpoints, stop/resume),
 //! `os` (the only ptrace/unsafe code). `symbols` is pure and used by session and script;
 //! `corefile` (reading and writing core files) is pure too, beside `inferior` under session.
 //! `daemon` (named sessions) and `mcp` (the MCP server) sit beside `repl`: they host engines
@@ -16,6 +17,7 @@ pub mod inferior;
 pub mod mcp;
 pub mod os;
 pub mod repl;
+pub(crate) mod runner;
 pub mod script;
 pub mod session;
 pub mod symbols;

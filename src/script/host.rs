@@ -68,13 +68,11 @@ pub struct Host {
     pub response: RefCell<Response>,
     /// When the running chunk's JS budget ends; read by the interrupt handler.
     pub js_deadline: Rc<Cell<Option<Instant>>>,
-    /// Deadline of the run (`cont`/`step`) in progress.
-    pub run_deadline: Cell<Option<Instant>>,
+    /// Which listener types have listeners (see `native::runs::event_bit`).
+    pub listened: Cell<u16>,
     /// The latest stop of a run, booked but not yet described: its line is made only if
     /// the script ends up returning or printing it.
     pub last_stop: RefCell<Option<crate::session::StopInfo>>,
-    /// Addresses of scry's own temporary breakpoints (finish, next) now in the target.
-    pub temp_sites: RefCell<Vec<u64>>,
     /// The script area of the live view, as `dom` changes it (kept even without a view).
     pub dom: RefCell<DomModel>,
     /// The live view, when one is open.
@@ -88,9 +86,8 @@ impl Host {
             session: RefCell::new(session),
             response: RefCell::new(Response::default()),
             js_deadline: Rc::new(Cell::new(None)),
-            run_deadline: Cell::new(None),
+            listened: Cell::new(0),
             last_stop: RefCell::new(None),
-            temp_sites: RefCell::new(Vec::new()),
             dom: RefCell::new(DomModel::default()),
             feed: RefCell::new(None),
             pretty_claims: RefCell::new(ClaimCache::default()),

@@ -312,19 +312,13 @@ impl Engine {
         Some((cut, stop))
     }
 
-    /// What every chunk leaves behind, whatever way it ended: no JS deadline, no run in
-    /// progress, no deadline timer armed, none of scry's temporary breakpoints in the target
-    /// (an interrupt skips the `finally` that removes them).
+    /// What every chunk leaves behind, whatever way it ended: no JS deadline and no deadline
+    /// timer armed (a run cleans up its own breakpoints, see `crate::runner`).
     fn after_chunk(&self) {
         self.host.js_deadline.set(None);
-        self.host.run_deadline.set(None);
         self.unhandled.clear();
-        let temps = self.host.temp_sites.take();
         if let Ok(mut session) = self.host.session.try_borrow_mut() {
             session.disarm();
-            for addr in temps {
-                let _ = session.temp_site(addr, false);
-            }
         }
         self.runtime.run_gc();
     }

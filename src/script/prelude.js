@@ -620,6 +620,11 @@
   // Tells the engine which stops scripts decide on: those are reported during cont() with
   // only their own thread stopped, so letting the run go on costs nothing for the others.
   function listening() {
+    let mask = 0;
+    EVENTS.forEach((t, i) => {
+      if (listeners[t].length > 0 || (t === 'breakpoint' && bpOptions.size > 0)) mask |= 1 << i;
+    });
+    N.listened(mask);
     N.listening(listeners.breakpoint.length > 0 || bpOptions.size > 0, listeners.watchpoint.length > 0,
       listeners.signal.length > 0, listeners.library.length > 0, listeners.syscall.length > 0);
   }
@@ -730,13 +735,16 @@
     return verdict;
   }
 
-  // Thread events are stops only for thread listeners, and only if one says 'stop'.
-  function threadEvent(stop) {
-    field(stop, 'kind', stop.reason === 'thread_start' ? 'start' : 'exit');
-    return dispatch('thread', stop);
+  // What the run loop (in Rust) hands to listeners: a thread event carries its kind; the
+  // verdict goes back ('stop', 'continue' or undefined).
+  function onRunEvent(type, ev) {
+    if (type === 'thread') field(ev, 'kind', ev.reason === 'thread_start' ? 'start' : 'exit');
+    return dispatch(type, ev);
   }
 
   // ---- running ---------------------------------------------------------------------------
+  // The runs themselves (what steps, where a next() or finish() ends) are Rust's; these only
+  // check their arguments.
   function noReentry(name) {
     if (inListener > 0) {
       throw new ScryError(`${name}() cannot be called inside a listener; return 'continue' or 'stop' from it instead`);
@@ -755,194 +763,21 @@
     }
     if (typeof n === 'bigint') n = Number(n);
     if (!Number.isInteger(n) || n < 0) throw new ScryError(`step(n): n must be a non-negative integer, got ${String(n)}`);
-    N.run_begin(timeoutOf(opts));
-    try {
-      const quiet = EVENTS.every((t) => listeners[t].length === 0);
-      if (quiet || n === 0) return asStop(N.step_n(n));
-      let done = 0;
-      let stop;
-      while (done < n) {
-        stop = N.step_one();
-        const r = stop.reason;
-        if (r === 'thread_start' || r === 'thread_exit') {
-          if (threadEvent(stop) === 'stop') break;
-          continue;
-        }
-        if (r === 'step' || r === 'breakpoint' || r === 'watchpoint') {
-          done++;
-          if (dispatch('step', stop) === 'stop') break;
-          if (r === 'step') continue;
-        }
-        if (r === 'breakpoint' || r === 'watchpoint' || r === 'signal') {
-          if (dispatch(r, stop) === 'continue') continue;
-        } else if (r === 'exited' || r === 'killed') {
-          dispatch('exit', stop);
-        }
-        break;
-      }
-      return asStop(N.last_stop(done, n));
-    } finally {
-      N.run_end();
-    }
-  }
-  // What a run does with a stop that is not its own business: thread events go to thread
-  // listeners, other stops to theirs. True when the run goes on: a thread event nobody
-  // stopped, or a breakpoint, watchpoint or signal a listener let through.
-  function keepGoing(stop) {
-    const r = stop.reason;
-    if (r === 'thread_start' || r === 'thread_exit') return threadEvent(stop) !== 'stop';
-    // A library load or unload stops a run only when a library listener says 'stop'.
-    if (r === 'library') return dispatch('library', stop) !== 'stop';
-    const type = r === 'exited' || r === 'killed' ? 'exit' : r;
-    return dispatch(type, stop) === 'continue' && (r === 'breakpoint' || r === 'watchpoint' || r === 'signal' || r === 'syscall');
+    return asStop(N.run_step(onRunEvent, n, timeoutOf(opts)));
   }
   function cont(opts) {
     noReentry('continue');
-    N.run_begin(timeoutOf(opts));
-    try {
-      while (keepGoing(N.cont_one()));
-      return asStop(N.last_stop());
-    } finally {
-      N.run_end();
-    }
+    return asStop(N.run_cont(onRunEvent, timeoutOf(opts)));
   }
-
-  // Runs until the current function returns to its caller (recursion-safe: the return must
-  // leave the stack higher than it is now). Other stops end it early, as in cont().
+  // Runs until the current function returns to its caller; other stops end it early.
   function finish(opts) {
     noReentry('finish');
-    const frames = N.unwind(2, true, false).rows;
-    // The caller is the row after the current physical frame (calls inlined into the
-    // current function are rows of their own with the same pc), past any frame a tail call
-    // erased (it never resumes: the return goes to the caller that called it).
-    const rest = frames.slice(frames.findIndex((f) => !f.inlined) + 1);
-    const caller = rest.find((f) => !own(f, 'tail_call'));
-    if (caller === undefined) {
-      throw new ScryError('finish(): no caller frame to return to (state.unwind() shows the stack)');
-    }
-    const ret = caller.pc;
-    const sp0 = N.reg('rsp');
-    const fnPc = N.reg('rip');
-    N.run_begin(timeoutOf(opts));
-    N.temp_site(ret, true);
-    try {
-      for (;;) {
-        const stop = N.cont_one();
-        const r = stop.reason;
-        if (r === 'breakpoint' && stop.pc === ret) {
-          if (N.reg('rsp') > sp0) return asStop(N.stop_as('finish', fnPc));
-          if (own(stop, 'breakpoint_id') === undefined) continue; // a deeper call returning there
-        }
-        if (keepGoing(stop)) continue;
-        return asStop(N.last_stop());
-      }
-    } finally {
-      N.temp_site(ret, false);
-      N.run_end();
-    }
+    return asStop(N.run_finish(onRunEvent, timeoutOf(opts)));
   }
-
-  // Steps to the next source line of this function, running over calls (each call runs to
-  // its return address at full speed). Ends early, like cont(), at other stops; ends in the
-  // caller if the function returns.
-  // The line being stepped once the step passed "line 0" code: equal to no real line.
-  const LINE_ZERO = '<line 0>';
+  // Steps to the next source line of this function, running over calls.
   function next(opts) {
     noReentry('next');
-    // The line is the one of the frame being stepped, outermost first: with calls inlined into
-    // it, the line that makes the call (gdb's `next` steps over an inlined call as over any
-    // other, and stops where the next one begins, showing the line that makes it).
-    const first = N.line_frames();
-    let level = first.lines.length - 1 - first.hidden;
-    let start = level >= 0 ? first.lines[level] : null;
-    if (start === null) throw new ScryError('next(): no line information at pc; use step()');
-    let startFn = first.functions[level];
-    let sp0 = N.reg('rsp');
-    // Back in a caller mid-line: the callee's line until the caller's first row begins (see
-    // below), as gdb keeps the line it stepped in until then.
-    let calleeLine = null;
-    N.run_begin(timeoutOf(opts));
-    try {
-      for (;;) {
-        const insn = N.insn();
-        let stop;
-        if (insn.mnemonic === 'call') {
-          const ret = insn.addr + insn.bytes.length / 2;
-          const spCall = N.reg('rsp');
-          N.temp_site(ret, true);
-          try {
-            for (;;) {
-              stop = N.cont_one();
-              if (stop.reason === 'breakpoint' && stop.pc === ret && N.reg('rsp') >= spCall) {
-                stop = null;
-                break;
-              }
-              if (stop.reason === 'breakpoint' && stop.pc === ret && own(stop, 'breakpoint_id') === undefined) continue;
-              if (keepGoing(stop)) continue;
-              break;
-            }
-          } finally {
-            N.temp_site(ret, false);
-          }
-          if (stop) return asStop(N.last_stop());
-        } else {
-          stop = N.step_one();
-          if (stop.reason !== 'step' && !keepGoing(stop)) return asStop(N.last_stop());
-        }
-        if (N.reg('rsp') > sp0 && insn.mnemonic.startsWith('ret')) {
-          // Returned into the caller. In the middle of one of its lines (after the call),
-          // the step goes on to that line's end, as gdb's does; at a line's start, or with
-          // no line known there, it ends here.
-          const back = N.line_frames();
-          const line = back.lines[back.lines.length - 1];
-          if (line === null || line === undefined || N.at_line_start()) return asStop(N.stop_as('step'));
-          level = back.lines.length - 1;
-          calleeLine = start;
-          start = line;
-          startFn = back.functions[level];
-          sp0 = N.reg('rsp');
-          continue;
-        }
-        const f = N.line_frames();
-        if (f.lines.length <= level || f.functions[level] !== startFn) {
-          // Out of the inlined call being stepped: its caller's code.
-          if (N.at_statement()) return asStop(N.stop_as('step'));
-          continue;
-        }
-        // "Line 0" code (rustc's jumps and drops between a loop's parts) has no line: the
-        // step goes on through it, as gdb's does, instead of stopping there under the line
-        // before it; past it, the next statement of any line ends the step (a loop's head
-        // shows its line again on every turn).
-        if (f.zero) {
-          start = LINE_ZERO;
-          continue;
-        }
-        const here = f.lines[level];
-        const deeper = f.lines.length - 1 - level;
-        if (calleeLine !== null && deeper === 0 && here !== null && N.at_row_start()) {
-          // The first row to begin after the return address decides the line, as in gdb: a
-          // statement row of another line than the callee's ends the step; a row that is no
-          // statement (-O2 scheduling) becomes the line being stepped, so the caller's next
-          // statement row, even one of the line the call was on, ends it.
-          const was = calleeLine;
-          calleeLine = null;
-          if (N.at_statement()) {
-            if (here !== was) return asStop(N.stop_as('step'));
-          } else {
-            start = here;
-            continue;
-          }
-        }
-        if (here === null || here === start) continue;
-        // A new line counts where its row is a statement boundary, as in gdb: -O2 code
-        // interleaves lines, and a row that is no statement is scheduling, not a step.
-        if (deeper === 0 && N.at_statement()) return asStop(N.stop_as('step'));
-        // The first instruction of a call inlined on a new line: stop, in this frame.
-        if (deeper > 0 && f.entries >= deeper) return asStop(N.stop_as('step', null, deeper));
-      }
-    } finally {
-      N.run_end();
-    }
+    return asStop(N.run_next(onRunEvent, timeoutOf(opts)));
   }
 
   // ---- breakpoints and symbols -------------------------------------------------------------

@@ -38,7 +38,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub use crate::inferior::{FollowFork, NonStop};
+pub use crate::inferior::{FollowFork, NonStop, Stop as RawStop};
 use crate::inferior::{Inferior, Origin, Stop, WatchSlot};
 use crate::os::debugregs;
 use crate::os::regs::{self, RawRegs};

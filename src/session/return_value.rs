@@ -12,6 +12,19 @@ use crate::symbols::ModuleFile;
 use std::sync::Arc;
 
 impl Session {
+    /// Describes `stop` as the end of a `finish()` of the function at `fn_pc`: its reason, and
+    /// what the function returned (nothing for `void`: its rax is whatever it last held). An
+    /// aggregate comes back as a typed value for the caller to print.
+    pub fn describe_return(&mut self, stop: &mut StopInfo, fn_pc: u64) -> Option<TypedValue> {
+        stop.reason = Some(Reason::Finish);
+        if self.returns_void(fn_pc) {
+            return None;
+        }
+        stop.returned = self.regs().ok().map(|r| r.rax);
+        stop.returned_float = self.float_return(fn_pc);
+        self.returned_aggregate(fn_pc)
+    }
+
     /// Whether the function at `fn_pc` returns nothing by its DWARF (`void`: no return type
     /// on its DIE or the declaration it completes). False where DWARF does not say.
     pub fn returns_void(&mut self, fn_pc: u64) -> bool {

@@ -11,7 +11,6 @@ use super::host::Host;
 use super::record::{Push, Put};
 use super::values::{self, u64_to_js};
 use super::{api, printer};
-use crate::inferior::Stop;
 use crate::os::regs::{self, REGISTER_NAMES};
 use crate::os::signals;
 use crate::session::stop::le_value;
@@ -34,6 +33,7 @@ mod modules;
 mod points;
 mod pretty;
 mod process;
+mod runs;
 mod state;
 mod syscalls;
 mod typed;
@@ -135,6 +135,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<
         }
     );
     process::install(&n, ctx, host)?;
+    runs::install(&n, ctx, host)?;
     state::install(&n, ctx, host)?;
     points::install(&n, ctx, host)?;
     modules::install(&n, ctx, host)?;

@@ -4,7 +4,7 @@ use super::*;
 use crate::session::MAX_DEADLINE;
 
 /// A stop a call returns, with its line (which the live view shows too).
-fn stop_to_js<'js>(ctx: &Ctx<'js>, host: &Host, info: &StopInfo) -> R<'js> {
+pub(super) fn stop_to_js<'js>(ctx: &Ctx<'js>, host: &Host, info: &StopInfo) -> R<'js> {
     let v = stop_to_js_fields(ctx, info)?;
     if let Some(o) = v.as_object() {
         if let Some(sym) = &info.symbol {
@@ -83,7 +83,7 @@ fn stop_to_js_fields<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
 }
 
 /// A stop as a listener sees it: the fields, no symbol and no line (made on demand).
-fn event_to_js<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
+pub(super) fn event_to_js<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
     stop_to_js_fields(ctx, info)
 }
 
@@ -97,27 +97,6 @@ fn described_last_stop(ctx: &Ctx<'_>, host: &Host) -> rquickjs::Result<StopInfo>
     let mut info = last.ok_or_else(|| throw(ctx, "internal: no stop to describe"))?;
     host.session_mut(ctx)?.describe(&mut info);
     Ok(info)
-}
-
-/// One leg of a run (a step or a continue up to the next event) within the run's deadline.
-/// The stop is booked, kept for `last_stop`, and handed to JS with its fields only.
-fn run_one<'js>(
-    ctx: &Ctx<'js>,
-    host: &Host,
-    leg: fn(&mut Session, Instant) -> crate::session::Result<StopInfo>,
-) -> R<'js> {
-    let deadline = host
-        .run_deadline
-        .get()
-        .ok_or_else(|| throw(ctx, "internal: no run in progress"))?;
-    let started = Instant::now();
-    let info = leg(&mut *host.session_mut(ctx)?, deadline);
-    finish_run(host, started);
-    let info = info.map_err(|e| throw(ctx, e))?;
-    host.tick_at(&info);
-    let rec = event_to_js(ctx, &info);
-    *host.last_stop.borrow_mut() = Some(info);
-    rec
 }
 
 /// Defines this part's native functions on `n`.
@@ -269,59 +248,6 @@ pub(super) fn install<'js>(
     });
 
     let h = host.clone();
-    def!(n, ctx, "run_begin", move |ctx: Ctx<'js>,
-                                    timeout: Opt<Value<'js>>|
-          -> rquickjs::Result<()> {
-        if crate::session::signal_pending() {
-            return Err(throw(&ctx, "interrupted by a signal to scry"));
-        }
-        let mut session = h.session_mut(&ctx)?;
-        let limit = match timeout.0.filter(|v| !v.is_undefined() && !v.is_null()) {
-            Some(v) => v
-                .as_number()
-                .and_then(|secs| crate::session::seconds(secs, MAX_DEADLINE))
-                .ok_or_else(|| {
-                    throw(
-                        &ctx,
-                        format!(
-                            "timeout must be a positive number of seconds, got {}",
-                            values::describe(&ctx, &v)
-                        ),
-                    )
-                })?,
-            None => session.config.timeout,
-        };
-        let deadline = Instant::now() + limit;
-        session.arm(deadline).map_err(|e| throw(&ctx, e))?;
-        drop(session);
-        h.run_deadline.set(Some(deadline));
-        h.publish_running();
-        Ok(())
-    });
-
-    let h = host.clone();
-    def!(
-        n,
-        ctx,
-        "run_end",
-        move |ctx: Ctx<'js>| -> rquickjs::Result<()> {
-            h.run_deadline.set(None);
-            h.session_mut(&ctx)?.disarm();
-            Ok(())
-        }
-    );
-
-    let h = host.clone();
-    def!(n, ctx, "step_one", move |ctx: Ctx<'js>| -> R<'js> {
-        run_one(&ctx, &h, Session::step)
-    });
-
-    let h = host.clone();
-    def!(n, ctx, "cont_one", move |ctx: Ctx<'js>| -> R<'js> {
-        run_one(&ctx, &h, Session::cont)
-    });
-
-    let h = host.clone();
     def!(
         n,
         ctx,
@@ -331,90 +257,6 @@ pub(super) fn install<'js>(
             Ok(info.line())
         }
     );
-
-    let h = host.clone();
-    def!(n, ctx, "temp_site", move |ctx: Ctx<'js>,
-                                    at: Value<'js>,
-                                    on: bool|
-          -> rquickjs::Result<()> {
-        let addr = address(&ctx, &h, &at)?;
-        let result = h.session_mut(&ctx)?.temp_site(addr, on);
-        let mut temps = h.temp_sites.borrow_mut();
-        match on {
-            true if result.is_ok() => temps.push(addr),
-            false => {
-                if let Some(i) = temps.iter().position(|a| *a == addr) {
-                    temps.swap_remove(i);
-                }
-            }
-            true => {}
-        }
-        drop(temps);
-        // Taking the site out of a process that ended meanwhile is nothing to report.
-        if on {
-            result.map_err(|e| throw(&ctx, e))
-        } else {
-            Ok(())
-        }
-    });
-
-    // The latest stop, described as the end of a finish() (reason `finish`, and the value the
-    // function returned in rax) or of a next() (reason `step`): their last leg may have
-    // ended on scry's own breakpoint at a return address, which is no user's breakpoint.
-    let h = host.clone();
-    def!(n, ctx, "stop_as", move |ctx: Ctx<'js>,
-                                  reason: String,
-                                  fn_pc: Opt<Option<f64>>,
-                                  hide_inlines: Opt<f64>|
-          -> R<'js> {
-        if let Some(hide) = hide_inlines.0 {
-            h.session_mut(&ctx)?
-                .hide_inlines(hide as usize)
-                .map_err(|e| throw(&ctx, e))?;
-        }
-        let fn_pc = Opt(fn_pc.0.flatten());
-        let mut aggregate = None;
-        let mut info = described_last_stop(&ctx, &h)?;
-        let mut session = h.session_mut(&ctx)?;
-        info.breakpoint_id = None;
-        info.breakpoint_name = None;
-        if reason == "finish" {
-            info.reason = Some(crate::session::Reason::Finish);
-            // A void function's rax is whatever it last held: no value to show.
-            let void = fn_pc.0.is_some_and(|pc| session.returns_void(pc as u64));
-            if !void {
-                info.returned = session.regs().ok().map(|r| r.rax);
-            }
-            if let Some(pc) = fn_pc.0.filter(|_| !void) {
-                info.returned_float = session.float_return(pc as u64);
-                aggregate = session.returned_aggregate(pc as u64);
-            }
-        } else {
-            info.reason = Some(crate::session::Reason::Step);
-        }
-        drop(session);
-        if let Some(v) = &aggregate {
-            // Printed as a stop line's value is: short, through the printers.
-            let limits = crate::symbols::dwarf::Limits {
-                depth: 2,
-                elements: 8,
-                chars: 64,
-                total: 200,
-            };
-            let session = h.session_ref(&ctx)?;
-            let printers = super::pretty::JsPretty::new(&ctx, &h, v);
-            info.returned_text = session.value_text(v, &limits, Some(&printers)).ok();
-        }
-        let v = stop_to_js(&ctx, &h, &info)?;
-        if let (Some(o), Some(agg)) = (v.as_object(), aggregate) {
-            o.put("returned", super::handle::handle(&ctx, agg)?)?;
-        } else if let (Some(o), Some(f)) = (v.as_object(), info.returned_float) {
-            o.put("returned", f)?;
-        } else if let (Some(o), Some(rax)) = (v.as_object(), info.returned) {
-            o.put("returned", u64_to_js(&ctx, rax)?)?;
-        }
-        Ok(v)
-    });
 
     // The instruction that made the latest watchpoint stop's access.
     let h = host.clone();
@@ -436,80 +278,6 @@ pub(super) fn install<'js>(
             }
         }
         Ok(o.into_value())
-    });
-
-    // The described form (symbol, line) of the latest stop of a run, for the one that is
-    // returned to the user. `done`/`asked`: the step counts of a step(n) batch.
-    let h = host.clone();
-    def!(n, ctx, "last_stop", move |ctx: Ctx<'js>,
-                                    done: Opt<f64>,
-                                    asked: Opt<f64>|
-          -> R<'js> {
-        let mut info = described_last_stop(&ctx, &h)?;
-        if let (Some(done), Some(asked)) = (done.0, asked.0) {
-            info.steps = Some((done as u64, asked as u64));
-        }
-        stop_to_js(&ctx, &h, &info)
-    });
-
-    // step(n) with nobody listening: the whole batch without entering JS.
-    let h = host.clone();
-    def!(n, ctx, "step_n", move |ctx: Ctx<'js>,
-                                 count: f64|
-          -> R<'js> {
-        let deadline = h
-            .run_deadline
-            .get()
-            .ok_or_else(|| throw(&ctx, "internal: no run in progress"))?;
-        let count = count as u64;
-        let started = Instant::now();
-        let mut session = h.session_mut(&ctx)?;
-        let mut done = 0u64;
-        let mut last = None;
-        let watched = h.feed.borrow().is_some();
-        while done < count {
-            match session.step_raw(deadline) {
-                Ok(stop) => {
-                    if matches!(stop, Stop::Step { .. } | Stop::Breakpoint { .. }) {
-                        done += 1;
-                    }
-                    if watched {
-                        h.tick(&mut session, &mut h.dom.borrow_mut(), |s| {
-                            let info = StopInfo {
-                                tid: s.selected_tid().ok(),
-                                steps: Some((done, count)),
-                                ..Default::default()
-                            };
-                            s.light_stop_line(&info)
-                        });
-                    }
-                    last = Some(stop);
-                    if !matches!(stop, Stop::Step { .. }) {
-                        break;
-                    }
-                }
-                Err(e) => {
-                    drop(session);
-                    finish_run(&h, started);
-                    return Err(throw(&ctx, e));
-                }
-            }
-        }
-        let info = match last {
-            Some(stop) => session.finish_stop(stop),
-            None => session.pc().map(|pc| StopInfo {
-                pc: Some(pc),
-                ..Default::default()
-            }),
-        };
-        drop(session);
-        finish_run(&h, started);
-        let mut info = info.map_err(|e| throw(&ctx, e))?;
-        info.steps = Some((done, count));
-        if last.is_none() {
-            info.symbol = h.session_mut(&ctx)?.symbolize(info.pc.unwrap_or(0));
-        }
-        stop_to_js(&ctx, &h, &info)
     });
 
     let h = host.clone();

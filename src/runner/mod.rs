@@ -1,0 +1,375 @@
+//! Run control: what `cont()`, `step(n)`, `finish()` and `next()` do to the target, owned by
+//! the Rust core. A run is a loop of legs (one instruction, or a continue up to the next
+//! event) over the session; between legs it decides, from lines, frames and the stack, where
+//! the run ends.
+//!
+//! The front end (the script layer) is called back through [`Front`] for every event its
+//! listeners may decide on (BugStalker's hook): the run hands it the stop and goes on or ends
+//! by its verdict. The front end never steers the loop itself, and the loop never knows what
+//! a listener is: it knows only events, verdicts and the session. A second backend (a remote
+//! stub, a recording) gets the same stepping through the same session calls.
+//!
+//! What this is not: a scheduler across processes (the selected process runs, the others
+//! stay as they are), nor a place that describes stops for users (the session does).
+
+mod finish;
+mod next;
+
+use std::time::Instant;
+
+use crate::session::{Reason, Session, SessionError, StopInfo, TypedValue};
+
+pub(crate) use finish::finish;
+pub(crate) use next::next;
+
+/// Events a front end's listeners may decide on, one per listener type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Event {
+    Step,
+    Breakpoint,
+    Watchpoint,
+    Signal,
+    Syscall,
+    Thread,
+    Library,
+    Exit,
+}
+
+impl Event {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Event::Step => "step",
+            Event::Breakpoint => "breakpoint",
+            Event::Watchpoint => "watchpoint",
+            Event::Signal => "signal",
+            Event::Syscall => "syscall",
+            Event::Thread => "thread",
+            Event::Library => "library",
+            Event::Exit => "exit",
+        }
+    }
+
+    /// The event a stop is for its listeners, if any listens for its kind.
+    fn of(reason: Reason) -> Option<Event> {
+        Some(match reason {
+            Reason::Breakpoint => Event::Breakpoint,
+            Reason::Watchpoint => Event::Watchpoint,
+            Reason::Signal => Event::Signal,
+            Reason::Syscall => Event::Syscall,
+            Reason::ThreadStart | Reason::ThreadExit => Event::Thread,
+            Reason::Library => Event::Library,
+            Reason::Exited | Reason::Killed => Event::Exit,
+            _ => return None,
+        })
+    }
+}
+
+/// What the front end's listeners said about an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    Stop,
+    Continue,
+    /// Nobody decided: the run does what it would do with no listener.
+    Unsaid,
+}
+
+/// Why a run ended before it could say how.
+#[derive(Debug)]
+pub(crate) enum RunError {
+    Session(SessionError),
+    /// The front end failed (a listener threw, the script's budget ran out): the front end
+    /// keeps its own error and reports it; the run only cleaned up.
+    Front,
+}
+
+impl From<SessionError> for RunError {
+    fn from(e: SessionError) -> Self {
+        RunError::Session(e)
+    }
+}
+
+pub(crate) type RunResult<T> = std::result::Result<T, RunError>;
+
+/// The front end a run calls back. The session is lent for one call at a time, so a listener
+/// the front end runs inside [`event`](Front::event) can use the session itself.
+pub(crate) trait Front {
+    /// Runs `f` on the session.
+    fn session<R>(&self, f: impl FnOnce(&mut Session) -> R) -> RunResult<R>;
+
+    /// Whether any listener would see events of this kind (the others are not handed over).
+    fn listens(&self, event: Event) -> bool;
+
+    /// Hands a stop to the listeners of `event`; the latest leg's stop is `stop`.
+    fn event(&self, event: Event, stop: &StopInfo) -> RunResult<Verdict>;
+
+    /// Each leg's stop as it comes (booked, not described).
+    fn leg(&self, stop: &StopInfo);
+
+    /// A batch of quiet steps made progress (the live view may show it).
+    fn stepping(&self, done: u64, asked: u64);
+
+    /// The latest leg's stop as the front end keeps it (a listener may have found more of it,
+    /// such as a watchpoint's culprit).
+    fn latest(&self) -> Option<StopInfo>;
+
+    /// A session call that may fail.
+    fn call<R>(&self, f: impl FnOnce(&mut Session) -> crate::session::Result<R>) -> RunResult<R> {
+        Ok(self.session(f)??)
+    }
+}
+
+/// How a run ended: its stop, described, and for `finish()` an aggregate the function
+/// returned (which only the front end can print, through its printers).
+pub(crate) struct RunEnd {
+    pub stop: StopInfo,
+    pub returned_aggregate: Option<TypedValue>,
+}
+
+/// What the last stop of a run is, for its description.
+#[derive(Clone, Copy)]
+enum EndAs {
+    /// As it came.
+    Plain,
+    /// A step(n) batch: how many of how many steps were made.
+    Steps(u64, u64),
+    /// The end of a `next()`, with this many innermost inlined calls shown as not entered.
+    Step(Option<usize>),
+    /// The end of a `finish()` of the function at this pc.
+    Finish(u64),
+}
+
+/// One run in progress: the front end and the deadline every leg keeps.
+struct Run<'f, F: Front> {
+    front: &'f F,
+    deadline: Instant,
+    /// scry's own breakpoints in the target for this run (return addresses).
+    temp_sites: Vec<u64>,
+}
+
+impl<'f, F: Front> Run<'f, F> {
+    /// Arms the deadline. Every run ends through [`finish_run`], whatever way it ends.
+    fn begin(front: &'f F, deadline: Instant) -> RunResult<Self> {
+        front.call(|s| s.arm(deadline))?;
+        Ok(Run {
+            front,
+            deadline,
+            temp_sites: Vec::new(),
+        })
+    }
+
+    /// One instruction on the selected thread.
+    fn step(&self) -> RunResult<StopInfo> {
+        let deadline = self.deadline;
+        self.leg(|s| s.step(deadline))
+    }
+
+    /// Runs to the next event.
+    fn cont(&self) -> RunResult<StopInfo> {
+        let deadline = self.deadline;
+        self.leg(|s| s.cont(deadline))
+    }
+
+    fn leg(
+        &self,
+        f: impl FnOnce(&mut Session) -> crate::session::Result<StopInfo>,
+    ) -> RunResult<StopInfo> {
+        let stop = self.front.session(f)??;
+        self.front.leg(&stop);
+        Ok(stop)
+    }
+
+    fn event(&self, event: Event, stop: &StopInfo) -> RunResult<Verdict> {
+        if self.front.listens(event) {
+            self.front.event(event, stop)
+        } else {
+            Ok(Verdict::Unsaid)
+        }
+    }
+
+    /// What a run does with a stop that is not its own business: thread events and library
+    /// changes go on unless a listener stops them; a breakpoint, watchpoint, signal or system
+    /// call goes on when a listener lets it through; anything else ends the run. True when
+    /// the run goes on.
+    fn keep_going(&self, stop: &StopInfo) -> RunResult<bool> {
+        let reason = stop.reason();
+        let Some(event) = Event::of(reason) else {
+            return Ok(false);
+        };
+        let verdict = self.event(event, stop)?;
+        Ok(match event {
+            Event::Thread | Event::Library => verdict != Verdict::Stop,
+            Event::Exit => false,
+            _ => verdict == Verdict::Continue,
+        })
+    }
+
+    /// Puts one of scry's own breakpoints at `addr` for the rest of this run.
+    fn temp_site(&mut self, addr: u64) -> RunResult<()> {
+        self.front.call(|s| s.temp_site(addr, true))?;
+        self.temp_sites.push(addr);
+        Ok(())
+    }
+
+    /// Takes the breakpoint at `addr` out again (a process that ended meanwhile has none).
+    fn drop_temp_site(&mut self, addr: u64) {
+        if let Some(i) = self.temp_sites.iter().position(|a| *a == addr) {
+            self.temp_sites.swap_remove(i);
+            let _ = self.front.session(|s| s.temp_site(addr, false));
+        }
+    }
+
+    /// The latest leg's stop.
+    fn latest(&self) -> StopInfo {
+        self.front.latest().unwrap_or_default()
+    }
+
+    /// The selected thread's stack pointer.
+    fn sp(&self) -> RunResult<u64> {
+        self.front.call(|s| s.regs().map(|r| r.rsp))
+    }
+}
+
+/// Ends a run however it went: scry's breakpoints out, every thread stopped again (a
+/// listener may have let the others run); then the last stop described as `end` says.
+fn finish_run<F: Front>(
+    mut run: Run<'_, F>,
+    ended: RunResult<(StopInfo, EndAs)>,
+) -> RunResult<RunEnd> {
+    for addr in std::mem::take(&mut run.temp_sites) {
+        let _ = run.front.session(|s| s.temp_site(addr, false));
+    }
+    let front = run.front;
+    front.session(|s| s.disarm())?;
+    let (last, end) = ended?;
+    let mut stop = front.latest().unwrap_or(last);
+    front.call(|s| {
+        // Calls inlined at pc shown as not entered yet are left out of the stop's place.
+        if let EndAs::Step(Some(n)) = end {
+            s.hide_inlines(n)?;
+        }
+        s.describe(&mut stop);
+        let mut returned_aggregate = None;
+        match end {
+            EndAs::Plain => {}
+            EndAs::Steps(done, asked) => stop.steps = Some((done, asked)),
+            EndAs::Step(_) => {
+                stop.reason = Some(Reason::Step);
+                stop.breakpoint_id = None;
+                stop.breakpoint_name = None;
+            }
+            EndAs::Finish(fn_pc) => {
+                stop.breakpoint_id = None;
+                stop.breakpoint_name = None;
+                returned_aggregate = s.describe_return(&mut stop, fn_pc);
+            }
+        }
+        Ok(RunEnd {
+            stop,
+            returned_aggregate,
+        })
+    })
+}
+
+/// `cont()`: runs until an event ends the run (or the deadline does).
+pub(crate) fn cont<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd> {
+    let run = Run::begin(front, deadline)?;
+    let ended = (|| loop {
+        let stop = run.cont()?;
+        if !run.keep_going(&stop)? {
+            return Ok((stop, EndAs::Plain));
+        }
+    })();
+    finish_run(run, ended)
+}
+
+/// `step(n)`: `n` instructions of the selected thread, each a `step` event; a breakpoint or
+/// watchpoint met on the way is one too, and ends the batch unless a listener lets it go.
+pub(crate) fn step<F: Front>(front: &F, n: u64, deadline: Instant) -> RunResult<RunEnd> {
+    let run = Run::begin(front, deadline)?;
+    let quiet = [
+        Event::Step,
+        Event::Breakpoint,
+        Event::Watchpoint,
+        Event::Signal,
+        Event::Thread,
+        Event::Exit,
+    ]
+    .iter()
+    .all(|e| !front.listens(*e));
+    let ended = if quiet {
+        quiet_steps(&run, n)
+    } else {
+        listened_steps(&run, n)
+    };
+    finish_run(run, ended)
+}
+
+/// Steps nobody listens to: the whole batch without a call to the front end per step, only
+/// progress for the live view.
+fn quiet_steps<F: Front>(run: &Run<'_, F>, n: u64) -> RunResult<(StopInfo, EndAs)> {
+    let mut done = 0;
+    let mut last = None;
+    while done < n {
+        let deadline = run.deadline;
+        let stop = run.front.call(|s| s.step_raw(deadline))?;
+        if matches!(
+            stop,
+            crate::session::RawStop::Step { .. } | crate::session::RawStop::Breakpoint { .. }
+        ) {
+            done += 1;
+        }
+        run.front.stepping(done, n);
+        last = Some(stop);
+        if !matches!(stop, crate::session::RawStop::Step { .. }) {
+            break;
+        }
+    }
+    let info = match last {
+        Some(stop) => run.front.call(|s| s.book_stop(stop))?,
+        // step(0): where the thread is.
+        None => run.front.call(|s| {
+            s.pc().map(|pc| StopInfo {
+                pc: Some(pc),
+                ..Default::default()
+            })
+        })?,
+    };
+    run.front.leg(&info);
+    Ok((info, EndAs::Steps(done, n)))
+}
+
+fn listened_steps<F: Front>(run: &Run<'_, F>, n: u64) -> RunResult<(StopInfo, EndAs)> {
+    let mut done = 0;
+    loop {
+        let stop = run.step()?;
+        let reason = stop.reason();
+        let counts = matches!(
+            reason,
+            Reason::Step | Reason::Breakpoint | Reason::Watchpoint
+        );
+        let go_on = match reason {
+            Reason::ThreadStart | Reason::ThreadExit => {
+                run.event(Event::Thread, &stop)? != Verdict::Stop
+            }
+            _ if counts => {
+                done += 1;
+                if run.event(Event::Step, &stop)? == Verdict::Stop {
+                    false
+                } else if reason == Reason::Step {
+                    true
+                } else {
+                    run.keep_going(&stop)?
+                }
+            }
+            Reason::Signal => run.event(Event::Signal, &stop)? == Verdict::Continue,
+            Reason::Exited | Reason::Killed => {
+                run.event(Event::Exit, &stop)?;
+                false
+            }
+            _ => false,
+        };
+        if !go_on || done >= n {
+            return Ok((stop, EndAs::Steps(done, n)));
+        }
+    }
+}

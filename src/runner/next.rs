@@ -1,0 +1,180 @@
+//! `next()`: steps to the next source line of the function being stepped, running over calls.
+
+use std::time::Instant;
+
+use super::{finish_run, EndAs, Front, Run, RunEnd, RunError, RunResult};
+use crate::session::{Reason, Session, SessionError, StopInfo};
+
+/// The line being stepped.
+#[derive(PartialEq, Eq)]
+enum Stepping {
+    Line(String),
+    /// Past "line 0" code: equal to no real line.
+    LineZero,
+}
+
+impl Stepping {
+    fn is(&self, line: &str) -> bool {
+        matches!(self, Stepping::Line(l) if l == line)
+    }
+}
+
+/// Steps to the next source line of this function, running over calls (each call runs to its
+/// return address at full speed). Ends early, like `cont()`, at other stops; ends in the caller
+/// if the function returns.
+///
+/// The line is the one of the frame being stepped, outermost first: with calls inlined into
+/// it, the line that makes the call (gdb's `next` steps over an inlined call as over any other,
+/// and stops where the next one begins, showing the line that makes it).
+pub(crate) fn next<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd> {
+    let first = front.call(|s| s.line_frames())?;
+    let level = (first.lines.len() as isize) - 1 - first.hidden as isize;
+    let start = usize::try_from(level)
+        .ok()
+        .and_then(|l| first.lines[l].clone())
+        .ok_or_else(|| {
+            RunError::Session(SessionError::Invalid(
+                "next(): no line information at pc; use step()".into(),
+            ))
+        })?;
+    let level = level as usize;
+    let stepper = Stepper {
+        level,
+        start: Stepping::Line(start),
+        start_fn: first.functions[level].clone(),
+        sp0: front.call(|s| s.regs().map(|r| r.rsp))?,
+        callee_line: None,
+    };
+    let mut run = Run::begin(front, deadline)?;
+    let ended = stepper.go(&mut run);
+    finish_run(run, ended)
+}
+
+/// Where a `next()` is: the frame and line it steps.
+struct Stepper {
+    /// Which of pc's frames (0 the outermost) is stepped.
+    level: usize,
+    start: Stepping,
+    start_fn: Option<String>,
+    /// The stack pointer of the stepped frame: a `ret` that leaves it higher returned.
+    sp0: u64,
+    /// Back in a caller mid-line: the callee's line until the caller's first row begins (see
+    /// below), as gdb keeps the line it stepped in until then.
+    callee_line: Option<Stepping>,
+}
+
+impl Stepper {
+    fn go<F: Front>(mut self, run: &mut Run<'_, F>) -> RunResult<(StopInfo, EndAs)> {
+        loop {
+            let insn = run.front.call(|s| {
+                let pc = s.pc()?;
+                let insns = s.disasm(pc, 1)?;
+                insns.into_iter().next().ok_or_else(|| {
+                    SessionError::Invalid(format!("cannot decode an instruction at {pc:#x}"))
+                })
+            })?;
+            if insn.mnemonic == "call" {
+                let ret = insn.addr + insn.len as u64;
+                if let Some(stop) = over_call(run, ret)? {
+                    return Ok((stop, EndAs::Plain));
+                }
+            } else {
+                let stop = run.step()?;
+                if stop.reason() != Reason::Step && !run.keep_going(&stop)? {
+                    return Ok((stop, EndAs::Plain));
+                }
+            }
+            if insn.mnemonic.starts_with("ret") && run.sp()? > self.sp0 {
+                // Returned into the caller. In the middle of one of its lines (after the call),
+                // the step goes on to that line's end, as gdb's does; at a line's start, or with
+                // no line known there, it ends here.
+                let back = run.front.call(|s| s.line_frames())?;
+                let line = back.lines.last().cloned().flatten();
+                let at_start = run.front.call(|s| s.pc().map(|pc| s.at_line_start(pc)))?;
+                let Some(line) = line.filter(|_| !at_start) else {
+                    return Ok((run.latest(), EndAs::Step(None)));
+                };
+                self.level = back.lines.len() - 1;
+                let stepped = std::mem::replace(&mut self.start, Stepping::Line(line));
+                self.callee_line = Some(stepped);
+                self.start_fn = back.functions[self.level].clone();
+                self.sp0 = run.sp()?;
+                continue;
+            }
+            let f = run.front.call(|s| s.line_frames())?;
+            let at =
+                |what: fn(&Session, u64) -> bool| run.front.call(|s| s.pc().map(|pc| what(s, pc)));
+            if f.lines.len() <= self.level || f.functions[self.level] != self.start_fn {
+                // Out of the inlined call being stepped: its caller's code.
+                if at(Session::at_statement)? {
+                    return Ok((run.latest(), EndAs::Step(None)));
+                }
+                continue;
+            }
+            // "Line 0" code (rustc's jumps and drops between a loop's parts) has no line: the
+            // step goes on through it, as gdb's does, instead of stopping there under the line
+            // before it; past it, the next statement of any line ends the step (a loop's head
+            // shows its line again on every turn).
+            if f.zero {
+                self.start = Stepping::LineZero;
+                continue;
+            }
+            let here = f.lines[self.level].clone();
+            let deeper = f.lines.len() - 1 - self.level;
+            let returned_here = deeper == 0 && self.callee_line.is_some();
+            if let Some(line) = here.as_ref().filter(|_| returned_here) {
+                if at(Session::at_row_start)? {
+                    // The first row to begin after the return address decides the line, as in
+                    // gdb: a statement row of another line than the callee's ends the step; a
+                    // row that is no statement (-O2 scheduling) becomes the line being stepped,
+                    // so the caller's next statement row, even one of the line the call was on,
+                    // ends it.
+                    let was = self.callee_line.take();
+                    if !at(Session::at_statement)? {
+                        self.start = Stepping::Line(line.clone());
+                        continue;
+                    }
+                    if !was.is_some_and(|w| w.is(line)) {
+                        return Ok((run.latest(), EndAs::Step(None)));
+                    }
+                }
+            }
+            let Some(here) = here else { continue };
+            if self.start.is(&here) {
+                continue;
+            }
+            // A new line counts where its row is a statement boundary, as in gdb: -O2 code
+            // interleaves lines, and a row that is no statement is scheduling, not a step.
+            if deeper == 0 && at(Session::at_statement)? {
+                return Ok((run.latest(), EndAs::Step(None)));
+            }
+            // The first instruction of a call inlined on a new line: stop, in this frame.
+            if deeper > 0 && f.entries >= deeper {
+                return Ok((run.latest(), EndAs::Step(Some(deeper))));
+            }
+        }
+    }
+}
+
+/// Runs over the call about to be made, to its return address `ret` at full speed: `None`
+/// once it returned (the stack as high as at the call), or the stop that ended the run.
+fn over_call<F: Front>(run: &mut Run<'_, F>, ret: u64) -> RunResult<Option<StopInfo>> {
+    let sp_call = run.sp()?;
+    run.temp_site(ret)?;
+    let outcome = (|| loop {
+        let stop = run.cont()?;
+        if stop.reason() == Reason::Breakpoint && stop.pc == Some(ret) {
+            if run.sp()? >= sp_call {
+                return Ok(None);
+            }
+            if stop.breakpoint_id.is_none() {
+                continue;
+            }
+        }
+        if !run.keep_going(&stop)? {
+            return Ok(Some(stop));
+        }
+    })();
+    run.drop_temp_site(ret);
+    outcome
+}

@@ -1,0 +1,241 @@
+//! Runs: `cont()`, `step(n)`, `finish()` and `next()` as the Rust run loop does them
+//! ([`crate::runner`]), with this layer as its front end: each event a listener may decide on
+//! becomes a JS event object handed to the prelude's dispatcher, whose verdict goes back.
+
+use std::cell::{Cell, RefCell};
+
+use super::process::{event_to_js, stop_to_js};
+use super::*;
+use crate::runner::{self, Event, Front, RunEnd, RunError, RunResult, Verdict};
+use crate::session::MAX_DEADLINE;
+
+/// Which events have listeners, one bit per [`Event`] in its declaration order, the order of
+/// the prelude's `EVENTS` (which sets the bits whenever listeners change): a run hands over
+/// only those.
+pub fn event_bit(event: Event) -> u16 {
+    1 << event as u16
+}
+
+/// The script layer as a run's front end.
+struct ScriptFront<'a, 'js> {
+    ctx: &'a Ctx<'js>,
+    host: &'a Host,
+    /// The prelude's dispatcher: `(type, event) => 'stop' | 'continue' | undefined`.
+    hook: Function<'js>,
+    /// The JS error that ended the run (a listener threw, the budget ran out).
+    failed: RefCell<Option<rquickjs::Error>>,
+    /// Since when the run has been scry's and the target's time, not the script's: all of a
+    /// run but its listeners counts against the run's deadline, not the script budget (a
+    /// long `next()` is the run's business).
+    since: Cell<Instant>,
+}
+
+impl ScriptFront<'_, '_> {
+    fn fail(&self, e: rquickjs::Error) -> RunError {
+        *self.failed.borrow_mut() = Some(e);
+        RunError::Front
+    }
+
+    /// Moves the script's deadline by the run's time since the last mark.
+    fn credit_run(&self) {
+        let now = Instant::now();
+        self.host.credit(now - self.since.get());
+        self.since.set(now);
+    }
+}
+
+impl Front for ScriptFront<'_, '_> {
+    fn session<R>(&self, f: impl FnOnce(&mut Session) -> R) -> RunResult<R> {
+        match self.host.session_mut(self.ctx) {
+            Ok(mut s) => Ok(f(&mut s)),
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
+    fn listens(&self, event: Event) -> bool {
+        self.host.listened.get() & event_bit(event) != 0
+    }
+
+    fn event(&self, event: Event, stop: &StopInfo) -> RunResult<Verdict> {
+        self.credit_run();
+        let called = (|| -> rquickjs::Result<Option<String>> {
+            let ev = event_to_js(self.ctx, stop)?;
+            let verdict: Value = self.hook.call((event.name(), ev))?;
+            Ok(verdict.as_string().and_then(|s| s.to_string().ok()))
+        })();
+        self.since.set(Instant::now());
+        match called {
+            Ok(Some(v)) if v == "stop" => Ok(Verdict::Stop),
+            Ok(Some(v)) if v == "continue" => Ok(Verdict::Continue),
+            Ok(_) => Ok(Verdict::Unsaid),
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
+    fn leg(&self, stop: &StopInfo) {
+        self.host.tick_at(stop);
+        *self.host.last_stop.borrow_mut() = Some(stop.clone());
+    }
+
+    fn stepping(&self, done: u64, asked: u64) {
+        if self.host.feed.borrow().is_none() {
+            return;
+        }
+        let (Ok(mut session), Ok(mut dom)) = (
+            self.host.session.try_borrow_mut(),
+            self.host.dom.try_borrow_mut(),
+        ) else {
+            return;
+        };
+        self.host.tick(&mut session, &mut dom, |s| {
+            let info = StopInfo {
+                tid: s.selected_tid().ok(),
+                steps: Some((done, asked)),
+                ..Default::default()
+            };
+            s.light_stop_line(&info)
+        });
+    }
+
+    fn latest(&self) -> Option<StopInfo> {
+        self.host.last_stop.borrow().clone()
+    }
+}
+
+/// The deadline of a run: `timeout` seconds (the setting when not given) from now.
+fn deadline_of<'js>(
+    ctx: &Ctx<'js>,
+    host: &Host,
+    timeout: Opt<Value<'js>>,
+) -> rquickjs::Result<Instant> {
+    if crate::session::signal_pending() {
+        return Err(throw(ctx, "interrupted by a signal to scry"));
+    }
+    let limit = match timeout.0.filter(|v| !v.is_undefined() && !v.is_null()) {
+        Some(v) => v
+            .as_number()
+            .and_then(|secs| crate::session::seconds(secs, MAX_DEADLINE))
+            .ok_or_else(|| {
+                throw(
+                    ctx,
+                    format!(
+                        "timeout must be a positive number of seconds, got {}",
+                        values::describe(ctx, &v)
+                    ),
+                )
+            })?,
+        None => host.session_ref(ctx)?.config.timeout,
+    };
+    Ok(Instant::now() + limit)
+}
+
+/// Runs `run` with this layer as its front end and returns its end as a JS stop.
+fn drive<'js>(
+    ctx: &Ctx<'js>,
+    host: &Host,
+    timeout: Opt<Value<'js>>,
+    hook: Function<'js>,
+    run: impl FnOnce(&ScriptFront<'_, 'js>, Instant) -> RunResult<RunEnd>,
+) -> R<'js> {
+    let deadline = deadline_of(ctx, host, timeout)?;
+    let front = ScriptFront {
+        ctx,
+        host,
+        hook,
+        failed: RefCell::new(None),
+        since: Cell::new(Instant::now()),
+    };
+    host.publish_running();
+    let ran = run(&front, deadline);
+    front.credit_run();
+    let end = match ran {
+        Ok(end) => end,
+        Err(RunError::Session(e)) => return Err(throw(ctx, e)),
+        Err(RunError::Front) => {
+            let failed = front.failed.borrow_mut().take();
+            return Err(failed.unwrap_or_else(|| throw(ctx, "internal: the run failed")));
+        }
+    };
+    let RunEnd {
+        mut stop,
+        returned_aggregate,
+    } = end;
+    if let Some(v) = &returned_aggregate {
+        // Printed as a stop line's value is: short, through the printers.
+        let limits = crate::symbols::dwarf::Limits {
+            depth: 2,
+            elements: 8,
+            chars: 64,
+            total: 200,
+        };
+        let session = host.session_ref(ctx)?;
+        let printers = super::pretty::JsPretty::new(ctx, host, v);
+        stop.returned_text = session.value_text(v, &limits, Some(&printers)).ok();
+    }
+    let v = stop_to_js(ctx, host, &stop)?;
+    if let Some(o) = v.as_object() {
+        if let Some(agg) = returned_aggregate {
+            o.put("returned", super::handle::handle(ctx, agg)?)?;
+        } else if let Some(f) = stop.returned_float {
+            o.put("returned", f)?;
+        } else if let Some(rax) = stop.returned {
+            o.put("returned", u64_to_js(ctx, rax)?)?;
+        }
+    }
+    Ok(v)
+}
+
+/// Defines this part's native functions on `n`.
+pub(super) fn install<'js>(
+    n: &Object<'js>,
+    ctx: &Ctx<'js>,
+    host: &Rc<Host>,
+) -> rquickjs::Result<()> {
+    let h = host.clone();
+    def!(n, ctx, "run_cont", move |ctx: Ctx<'js>,
+                                   hook: Function<'js>,
+                                   timeout: Opt<Value<'js>>|
+          -> R<'js> {
+        drive(&ctx, &h, timeout, hook, |f, d| runner::cont(f, d))
+    });
+
+    let h = host.clone();
+    def!(n, ctx, "run_step", move |ctx: Ctx<'js>,
+                                   hook: Function<'js>,
+                                   count: f64,
+                                   timeout: Opt<Value<'js>>|
+          -> R<'js> {
+        drive(&ctx, &h, timeout, hook, |f, d| {
+            runner::step(f, count as u64, d)
+        })
+    });
+
+    let h = host.clone();
+    def!(n, ctx, "run_finish", move |ctx: Ctx<'js>,
+                                     hook: Function<'js>,
+                                     timeout: Opt<Value<'js>>|
+          -> R<'js> {
+        drive(&ctx, &h, timeout, hook, |f, d| runner::finish(f, d))
+    });
+
+    let h = host.clone();
+    def!(n, ctx, "run_next", move |ctx: Ctx<'js>,
+                                   hook: Function<'js>,
+                                   timeout: Opt<Value<'js>>|
+          -> R<'js> {
+        drive(&ctx, &h, timeout, hook, |f, d| runner::next(f, d))
+    });
+
+    // Which listener types have listeners: bits of `event_bit`.
+    let h = host.clone();
+    def!(
+        n,
+        ctx,
+        "listened",
+        move |mask: f64| -> rquickjs::Result<()> {
+            h.listened.set(mask as u16);
+            Ok(())
+        }
+    );
+    Ok(())
+}
