@@ -70,7 +70,7 @@ pub fn format_exception<'js>(
             }
         }
         ("TypeError", m) if m.contains("BigInt") => format!(
-            "error: TypeError: {m} (64-bit values above 2^53 are BigInt: mix them with BigInt(x), or Number(x) when exact)"
+            "error: TypeError: {m} (64-bit values above 2^53 are BigInt: mix them with BigInt(x), or Number(x) when exact; memory(a).u64n()/i64n() always give a BigInt)"
         ),
         _ => format!("error: {name}: {message}"),
     };

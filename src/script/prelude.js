@@ -95,7 +95,11 @@
   });
 
   // ---- numbers ---------------------------------------------------------------------------
-  function hex(n) {
+  function hex(v) {
+    // A typed value is its number (a pointer its address).
+    let n = v;
+    if (n !== null && typeof n === 'object' && typeof n[Symbol.toPrimitive] === 'function') n = n[Symbol.toPrimitive]('number');
+    if (typeof n === 'number' && Number.isNaN(n)) throw new TypeError(`hex(): ${String(v)} has no integer value`);
     if (typeof n === 'bigint') return n < 0n ? '-0x' + (-n).toString(16) : '0x' + n.toString(16);
     if (typeof n === 'number' && Number.isInteger(n)) return n < 0 ? '-0x' + (-n).toString(16) : '0x' + n.toString(16);
     throw new TypeError('hex() takes an integer Number or BigInt, got ' + (typeof n === 'string' ? `'${n}'` : String(n)));
@@ -207,6 +211,16 @@
     });
     hidden(PrevMemory.prototype, t, function () {
       return N.prev_mem(this.addr, t);
+    });
+  }
+  // u64()/i64() are Numbers while exact (so `x + 1` works); these are BigInts always (so
+  // `x & ~7n` works whatever the value).
+  for (const [name, t] of [['u64n', 'u64'], ['i64n', 'i64']]) {
+    hidden(Memory.prototype, name, function () {
+      return BigInt(N.mem_read(this.addr, t));
+    });
+    hidden(PrevMemory.prototype, name, function () {
+      return BigInt(N.prev_mem(this.addr, t));
     });
   }
 
@@ -460,7 +474,8 @@
     },
     memory(addr) {
       if (addr === undefined) throw new ScryError('state.memory(addr) needs an address (Number, BigInt or symbol)');
-      return new Memory(addr);
+      // A typed value is its address now (a pointer's value, an array's start).
+      return new Memory(addr !== null && typeof addr === 'object' ? N.resolve(addr) : addr);
     },
     disasm(n, addr) {
       return asListing(N.disasm(addr, n));
@@ -689,9 +704,9 @@
     try {
       if (o.cond && !callListener('breakpoint', 'breakpoint condition', o.cond, ev)) return 'skip';
       if (o.log) {
-        // A log that returns nothing only counts or collects: no line of 'undefined'.
+        // A log that returns nothing (undefined or null) only counts or collects: no line of it.
         const line = callListener('breakpoint', 'breakpoint log', o.log, ev);
-        if (line !== undefined) N.print(line);
+        if (line !== undefined && line !== null) N.print(line);
         return 'continue';
       }
       return undefined;

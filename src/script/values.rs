@@ -94,10 +94,49 @@ pub fn to_integer<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Result<i128, String> {
             .parse::<i128>()
             .map_err(|_| format!("{text}n is out of range"));
     }
+    if let Some(n) = numeric_of(ctx, v)? {
+        return to_integer(ctx, &n).map_err(|_| {
+            // Named by its printed text: `{a: 1, b: 2}`, `<optimized out>`.
+            let text = Coerced::<String>::from_js(ctx, v.clone())
+                .map(|t| t.0)
+                .unwrap_or_else(|_| describe(ctx, v));
+            let head: String = text.chars().take(80).collect();
+            let cut = if head.len() < text.len() { "…" } else { "" };
+            format!("{head}{cut} has no integer value (a value's address is its .addr)")
+        });
+    }
     Err(format!(
         "expected a Number or BigInt, got {}",
         describe(ctx, v)
     ))
+}
+
+/// The number an object stands for, by its own `Symbol.toPrimitive('number')`: a typed value
+/// (`state.var('p')`) is its address or value wherever a number goes. `None` for an object
+/// without one, or whose primitive is no Number or BigInt.
+fn numeric_of<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Result<Option<Value<'js>>, String> {
+    let Some(obj) = v.as_object() else {
+        return Ok(None);
+    };
+    let key = rquickjs::Symbol::to_primitive(ctx.clone()).as_atom();
+    let Ok(f) = obj.get::<_, Value>(key) else {
+        let _ = ctx.catch();
+        return Ok(None);
+    };
+    let Some(f) = f.as_function() else {
+        return Ok(None);
+    };
+    match f.call::<_, Value>((rquickjs::function::This(obj.clone()), "number")) {
+        Ok(p) if p.is_number() || p.is_big_int() => Ok(Some(p)),
+        Ok(_) => Ok(None),
+        Err(_) => {
+            let thrown = ctx.catch();
+            Err(format!(
+                "its Symbol.toPrimitive threw {}",
+                describe(ctx, &thrown)
+            ))
+        }
+    }
 }
 
 /// A 64-bit value to store: 0..2^64-1, or a negative down to -2^63 taken as two's complement.

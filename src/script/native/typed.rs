@@ -80,6 +80,13 @@ fn primitive<'js>(ctx: &Ctx<'js>, host: &Host, v: &TypedValue, hint: &str, raw: 
         return text(&session);
     }
     let kind = session.value_kind(v);
+    if hint == "number" && matches!(kind, "array" | "text") {
+        // An array as a number is its address, as C's arrays decay to a pointer to their
+        // first element: `state.memory(state.var('buf'))` reads the buffer.
+        if let Some(a) = v.value.address() {
+            return u64_to_js(ctx, a);
+        }
+    }
     let scalar = match session.value_scalar(v) {
         Ok(s) => s,
         // No value (optimized out, unreadable): what prints says why.
@@ -94,15 +101,16 @@ fn primitive<'js>(ctx: &Ctx<'js>, host: &Host, v: &TypedValue, hint: &str, raw: 
             && session
                 .value_printable(v)
                 .is_some_and(|(name, _)| printers.claims_name(&name));
-        if matches!(kind, "text" | "array" | "pointer") || printed_struct {
+        // A pointer is its address (`p + 8`, `p > q`, `hex(p)`), except one to characters,
+        // which is the text it points to.
+        let char_pointer = kind == "pointer"
+            && matches!(session.value_plain(v, &limits, pretty), Ok(Plain::Str(_)));
+        if matches!(kind, "text" | "array") || printed_struct || char_pointer {
             if let Ok(Plain::Str(s)) = session.value_plain(v, &limits, pretty) {
                 return s.into_js(ctx);
             }
         }
-        if matches!(
-            kind,
-            "pointer" | "enum" | "struct" | "union" | "array" | "other"
-        ) {
+        if matches!(kind, "enum" | "struct" | "union" | "array" | "other") {
             return text(&session);
         }
     }
