@@ -201,7 +201,7 @@ fn a_kernel_core_opens_at_the_crash_with_the_values_the_program_printed() {
     assert_ne!(scry.num("state.registers.fs_base"), 0);
     // apply's parameters: a null pointer, and the counter as an int.
     assert_eq!(
-        scry.ok("state.locals().map(l => l.name + '=' + l.value).join(' ')"),
+        scry.ok("state.locals().map(l => `${l.name}=${l.value}`).join(' ')"),
         format!("it=0x0 v={counter} ratio={ratio}")
     );
     // The faulting instruction comes from the executable's file (the kernel leaves code

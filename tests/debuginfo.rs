@@ -86,7 +86,7 @@ fn check_stripped_program(scry: &mut Scry, debug: &Path) {
     let body = line_of("int scaled = x * factor;");
     scry.ok(&format!("breakpoint.set('splitdebug.c:{body}')"));
     assert!(scry.ok("cont()").contains(&format!("splitdebug.c:{body}")));
-    let locals = scry.ok("state.locals().map(l => l.name + '=' + l.value).join(' ')");
+    let locals = scry.ok("state.locals().map(l => `${l.name}=${l.value}`).join(' ')");
     assert!(locals.starts_with("x=7 factor=3"), "{locals}");
     let rows = scry.ok("state.unwind().map(f => f.symbol.split('+')[0] + ':' + f.line).join(' ')");
     assert_eq!(

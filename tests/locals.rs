@@ -61,6 +61,6 @@ fn optimized_code_says_what_it_cannot_read() {
     scry.ok("breakpoint.set('area')");
     assert!(scry.ok("cont()").starts_with("breakpoint 1"));
     // Every variable has a value or a reason in angle brackets; nothing throws.
-    let values = scry.ok("state.locals().map(v => v.name + '=' + v.value).join(' ')");
+    let values = scry.ok("state.locals().map(v => `${v.name}=${v.value}`).join(' ')");
     assert!(values.contains("w="), "{values}");
 }

@@ -71,3 +71,19 @@ fn a_log_that_returns_null_prints_nothing() {
     assert!(!end.contains("null"), "{end}");
     assert_eq!(scry.num("hits"), 1);
 }
+
+/// Chunk after chunk may declare the same names again; values persist between chunks; block
+/// scopes and closures inside a chunk are untouched.
+#[test]
+fn chunks_may_declare_the_same_names_again() {
+    let mut scry = Scry::start(&[]);
+    scry.ok("const out = 1; let n = 2");
+    assert_eq!(scry.ok("const out = 10; let n = 20; out + n"), "30");
+    assert_eq!(scry.ok("out"), "10");
+    // Closures over loop-scoped declarations keep one binding per turn.
+    assert_eq!(
+        scry.ok("const fns = []; for (let i = 0; i < 3; i++) { const j = i; fns.push(() => j) } fns.map(f => f()).join(',')"),
+        "0,1,2"
+    );
+    assert_eq!(scry.ok("const fns = 'again'; fns"), "again");
+}

@@ -115,7 +115,7 @@ fn a_tail_call_is_a_row_of_its_own_where_gdb_puts_it() {
     // The erased frame's parameter, as its location list places it at the jump: an entry
     // value the chain cannot recover here (gdb: `middle (x=<optimized out>)`).
     assert_eq!(
-        scry.ok("state.locals(1).map(v => v.name + '=' + v.value).join(' ')"),
+        scry.ok("state.locals(1).map(v => `${v.name}=${v.value}`).join(' ')"),
         "x=<optimized out>"
     );
 
@@ -211,7 +211,7 @@ fn erased_frames_at_a_stop_in_h(flags: &[&str]) {
     assert_eq!(scry.ok("state.var('cancel')"), "true");
     assert_eq!(scry.num("state.var('a')") as i64, t["h_a"]);
     assert_eq!(
-        scry.ok("state.locals(1).map(v => v.name + '=' + v.value).join(' ')"),
+        scry.ok("state.locals(1).map(v => `${v.name}=${v.value}`).join(' ')"),
         format!("a={} cancel=true", t["g_a"])
     );
     assert_eq!(scry.num("state.var('a', 2)") as i64, t["f_a"]);

@@ -183,7 +183,7 @@ fn values_are_navigable_in_javascript_and_by_c_paths() {
 fn function_breakpoints_show_the_arguments_the_caller_passed() {
     for flags in [&["-g", "-O0"][..], &["-g", "-O2"][..]] {
         let (mut scry, t) = at_walk(flags);
-        let locals = scry.ok("state.locals().map(v => v.name + '=' + v.value).join(' ')");
+        let locals = scry.ok("state.locals().map(v => `${v.name}=${v.value}`).join(' ')");
         assert!(
             locals.starts_with(&format!(
                 "n={:#x} <nodes+0x20> c=BLUE",
@@ -446,7 +446,7 @@ fn unwind_rows_and_locals_share_one_numbering_with_inlined_calls() {
         // main calls outer(1): 1 + 3 -> middle, * 2 -> inner, + 1 -> helper (inlined),
         // + 100 -> leaf.
         let rows = scry.ok(
-            "state.unwind().map((f, i) => f.symbol.split('+')[0] + ':' + state.locals(i).filter(v => v.kind === 'param').map(v => v.name + '=' + v.value).join(',')).join(' ')",
+            "state.unwind().map((f, i) => f.symbol.split('+')[0] + ':' + state.locals(i).filter(v => v.kind === 'param').map(v => `${v.name}=${v.value}`).join(',')).join(' ')",
         );
         assert!(
             rows.starts_with("leaf:x=109 helper:x=9 inner:x=8 middle:x=4 outer:x=1"),

@@ -173,7 +173,7 @@ pub const API: &[Entry] = &[
     e("run", "status()", "{live, pid, program}"),
     e("run", "core(f,p?) / gcore(f?)", "help('core')"),
     e("state", "state.pc / state.sp / state.tid", "Numbers"),
-    e("state", "state.registers.rax / state.fpu", "rax..r15 rip eflags cs..gs fs/gs_base orig_rax xmm0.f64[0] ymm0 st0 mxcsr; writable"),
+    e("state", "state.registers.rax / state.fpu", "rax..r15 rip eflags fs_base .. xmm0.f64[0] ymm0 st0 mxcsr; writable"),
     e("state", "state.flags.z", "c p a z s t i d o (n=s v=o); assignable"),
     e("state", "state.instruction", "{addr, bytes, mnemonic, operands, text}"),
     e("state", "state.memory(addr).u32()", "u8..u64 i8..f64 array(t,n) u8array(n) bytes(n) str(); write_u32(v).. write_bytes(hex)"),
@@ -212,8 +212,8 @@ pub const API: &[Entry] = &[
 
 pub const OVERVIEW: &str = "\
 scry: JavaScript against a stopped process; a chunk's last value is printed.
-64-bit values above 2^53 are BigInt. Addresses: Number, BigInt or 'sym+off'.
-Results are also text (String(x)). First: :status (what, where).";
+Chunks share globals (const/let may be declared again). Past 2^53: BigInt.
+Addresses: Number, BigInt, 'sym+off', a typed value. First: :status (what, where).";
 
 /// The stop reasons and the signals that stop, for `help('stop')` and `help('signals')`
 /// (from the code that decides them, so the text cannot drift).

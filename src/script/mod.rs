@@ -221,7 +221,7 @@ impl Engine {
 
     fn eval_chunk(&self, source: &str, file: &str) -> bool {
         let one_line = source.trim().lines().count() <= 1;
-        let source = rewrite::rewrite_continue(source);
+        let source = rewrite::rewrite_chunk(source);
         let budget = self.host.session.borrow().config.script_timeout;
         self.host.js_deadline.set(Some(Instant::now() + budget));
         *self.host.response.borrow_mut() = Default::default();
