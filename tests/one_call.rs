@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{fixture, Scry};
+use common::{fixture, temp_path, Scry};
 
 /// The addresses the program prints of its own pointer and buffer.
 fn printed(output: &str, key: &str) -> u64 {
@@ -86,4 +86,52 @@ fn chunks_may_declare_the_same_names_again() {
         "0,1,2"
     );
     assert_eq!(scry.ok("const fns = 'again'; fns"), "again");
+}
+
+/// A source file that is gone is a note after the location, not an exception: the chunk's
+/// other work stands.
+#[test]
+fn a_missing_source_file_is_a_note() {
+    let dir = temp_path("gone-source");
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("gone.c");
+    std::fs::copy("fixtures/run_loops.c", &src).unwrap();
+    let exe = dir.join("gone");
+    let built = std::process::Command::new("cc")
+        .args(["-g", "-O0", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    std::fs::remove_file(&src).unwrap();
+    let mut scry = Scry::spawn(&exe, &["3"]);
+    let answer = scry.ok("breakpoint.set('add'); cont(); const s = state.source(); [s, state.var('a') + state.var('b')].join(' | ')");
+    assert!(
+        answer.starts_with(&format!("{}:6 (source not available: ", src.display()))
+            && answer.ends_with(" | 5"),
+        "{answer}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// listeners() lists what runs at each event and how often it ran; a later spawn() says the
+/// listeners carried over; removeEventListener(type) clears a type.
+#[test]
+fn listeners_are_listed_and_carried_over_visibly() {
+    let exe = fixture("numbers_in_one_call");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("addEventListener('breakpoint', function counted(e) { return 'continue' }); addEventListener('exit', e => null); breakpoint.set('stop_here')");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    let rows = scry.ok("listeners()");
+    assert!(rows.starts_with("type\tfn\tcalls\n"), "{rows}");
+    assert!(rows.contains("breakpoint\tcounted\t1"), "{rows}");
+    assert!(rows.contains("exit\te => null\t1"), "{rows}");
+    let again = scry.ok(&format!("spawn('{}')", exe.display()));
+    assert!(
+        again.contains("[2 listeners carried over: listeners()]"),
+        "{again}"
+    );
+    assert_eq!(scry.ok("removeEventListener('breakpoint')"), "1");
+    assert_eq!(scry.ok("listeners().length"), "1");
 }

@@ -680,8 +680,23 @@
     },
   };
   setPrototypeOf(EventProto, RESULT);
+  // How many times each listener (or breakpoint condition or log) ran.
+  const listenerCalls = new WeakMap();
+  // listeners(): every registered listener, in the order they run, with how often it ran.
+  function listenerRows() {
+    const rows = [];
+    for (const type of EVENTS) {
+      for (const fn of listeners[type]) {
+        const src = String(Function.prototype.toString.call(fn)).replace(/\s+/g, ' ');
+        const head = fn.name ? fn.name : src.length > 48 ? src.slice(0, 47) + '…' : src;
+        rows.push({ type, fn: head, calls: listenerCalls.get(fn) || 0 });
+      }
+    }
+    return resultRows(rows);
+  }
   // Runs `fn(ev)` as a listener of `type` (`label` names it in errors).
   function callListener(type, label, fn, ev) {
+    listenerCalls.set(fn, (listenerCalls.get(fn) || 0) + 1);
     try {
       return fn(ev);
     } catch (err) {
@@ -884,7 +899,12 @@
     if (typeof path !== 'string') throw new TypeError('spawn(path, ...args, {env, cwd, stdin}?): path must be a string');
     let opts;
     if (rest.length && typeof rest[rest.length - 1] === 'object' && rest[rest.length - 1] !== null) opts = rest.pop();
-    return asStop(N.spawn(path, rest.map(String), opts));
+    const hadProcess = own(N.status(), 'pid') !== undefined;
+    const rec = N.spawn(path, rest.map(String), opts);
+    // Listeners outlive a process: a later spawn() says they are still there.
+    const kept = EVENTS.reduce((n, t) => n + listeners[t].length, 0);
+    if (hadProcess && kept > 0) rec.line += ` [${kept} listener${kept === 1 ? '' : 's'} carried over: listeners()]`;
+    return asStop(rec);
   });
   define('attach', (pid) => {
     noReentry('attach');
@@ -938,6 +958,7 @@
   define('breakpoint', breakpoint);
   define('addEventListener', addEventListener);
   define('removeEventListener', removeEventListener);
+  define('listeners', listenerRows);
   // Called by the engine after every chunk (never by scripts): a chunk starts outside any
   // listener. Returns the listener type an interrupt cut short, else null.
   function chunkEnd() {

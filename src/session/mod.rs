@@ -260,6 +260,8 @@ pub struct SourceView {
     pub path: String,
     pub line: u32,
     pub rows: Vec<(u32, String)>,
+    /// Why there are no rows: the file could not be read (the location still stands).
+    pub unavailable: Option<String>,
 }
 
 /// One row of `thread.list()`.

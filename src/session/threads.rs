@@ -363,11 +363,19 @@ impl Session {
             .ok_or_else(|| SessionError::Invalid(format!("no line information for {pc:#x}")))?;
         let (path, line) = (loc.file.unwrap_or_default(), loc.line.unwrap_or(0));
         // The path is the program's word: it may name a FIFO, a device or scry's own stdin.
-        let text = crate::os::files::read_regular(std::path::Path::new(&path), SOURCE_LIMIT)
-            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-            .map_err(|e| {
-                SessionError::Invalid(format!("{path}:{line}: cannot read the source: {e}"))
-            })?;
+        // A file that cannot be read leaves the location, with why: no exception that would
+        // lose the rest of a chunk's work.
+        let text = match crate::os::files::read_regular(std::path::Path::new(&path), SOURCE_LIMIT) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) => {
+                return Ok(SourceView {
+                    path,
+                    line,
+                    rows: Vec::new(),
+                    unavailable: Some(e.to_string()),
+                })
+            }
+        };
         let first = line.saturating_sub(context).max(1);
         let rows = text
             .lines()
@@ -376,7 +384,12 @@ impl Session {
             .filter(|(n, _)| *n >= first && *n <= line + context)
             .map(|(n, l)| (n, l.chars().take(200).collect()))
             .collect();
-        Ok(SourceView { path, line, rows })
+        Ok(SourceView {
+            path,
+            line,
+            rows,
+            unavailable: None,
+        })
     }
 
     /// `main+0x1f` for a return address: named by the call (`lookup`, one byte back) so a

@@ -622,6 +622,9 @@ pub(super) fn install<'js>(
             .map_err(|e| throw(&ctx, e))?;
         let (path, line, rows) = (view.path, view.line, view.rows);
         let mut out = format!("{path}:{line}");
+        if let Some(why) = view.unavailable {
+            out.push_str(&format!(" (source not available: {why})"));
+        }
         for (n, text) in rows {
             let mark = if n == line { '>' } else { ' ' };
             out.push_str(&format!("\n{mark}{n}\t{text}"));
