@@ -41,4 +41,11 @@ fn help_fits_in_3kb_and_names_topics() {
     let state = scry.ok("help('state')");
     assert!(state.contains("state.registers.rax"));
     assert!(!state.contains("breakpoint.set"));
+    // help('all'): every topic's entries and notes, the extra topics too, in one answer.
+    let everything = scry.ok("help('all')");
+    for topic in ["[run]", "[state]", "[break]", "[events]", "[core]", "[syscalls]", "[fork]"] {
+        assert!(everything.contains(topic), "help('all') lacks {topic}");
+    }
+    assert!(everything.contains(&state), "help('all') holds help('state') whole");
+    assert!(everything.len() > all.len());
 }

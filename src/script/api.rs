@@ -199,7 +199,7 @@ pub const API: &[Entry] = &[
     e("util", "print(...v) / hex(n)", "output line / '0x..'"),
     e("util", "ctx", "persistent object; ctx.reset()"),
     e("util", "config.timeout", "also script_timeout output_limit aslr debug_dirs"),
-    e("util", "help(topic?)", "[topics] + core syscalls fork"),
+    e("util", "help(topic?)", "[topics] + core syscalls fork all"),
     e("view", "view()", "URL of the live page (scry --view [ADDR:]PORT), or null"),
     e("view", "dom.canvas(id, w, h).putImageData(src, dx=0, dy=0, {w,h,format}?)", "pixels; src: bytes, Uint8Array, hex or state.memory(addr)"),
     e("view", "format", "rgba (default) rgbx bgra bgrx rgb gray; state.memory() reads w*h pixels"),
@@ -254,17 +254,22 @@ names: SIGSEGV or 11; SIGRTMIN+n for real-time signals",
     }
 }
 
-/// `help()` is everything (it fits in 3 KB); `help('state')` one topic, with its notes.
+/// `help()` is the reference in brief (it fits in 3 KB); `help('state')` one topic, with its
+/// notes; `help('all')` every topic with its notes, the extra topics included, in one answer.
 pub fn help(topic: Option<&str>) -> String {
+    let everything = topic == Some("all");
     let wanted: Vec<&str> = match topic {
-        None | Some("") | Some("all") => TOPICS.iter().map(|(t, _)| *t).collect(),
+        None | Some("") => TOPICS.iter().map(|(t, _)| *t).collect(),
+        Some("all") => TOPICS.iter().chain(EXTRA_TOPICS).map(|(t, _)| *t).collect(),
         Some(t) if TOPICS.iter().any(|(name, _)| *name == t) => vec![t],
         Some(t) if EXTRA_TOPICS.iter().any(|(name, _)| *name == t) => vec![t],
         Some(t) => {
             let names: Vec<&str> = TOPICS.iter().chain(EXTRA_TOPICS).map(|(n, _)| *n).collect();
-            return format!("no help topic '{t}'; topics: {}", names.join(" "));
+            return format!("no help topic '{t}'; topics: {} all", names.join(" "));
         }
     };
+    // One topic, or all of them: every entry and the notes.
+    let detailed = wanted.len() == 1 || everything;
     let mut out = String::new();
     if wanted.len() > 1 {
         out.push_str(OVERVIEW);
@@ -272,16 +277,16 @@ pub fn help(topic: Option<&str>) -> String {
     }
     let listed = TOPICS
         .iter()
-        .chain(if wanted.len() == 1 { EXTRA_TOPICS } else { &[] });
+        .chain(if detailed { EXTRA_TOPICS } else { &[] });
     for (name, about) in listed.filter(|(n, _)| wanted.contains(n)) {
         out.push_str(&format!("[{name}] {about}\n"));
-        if wanted.len() > 1 && BRIEF_TOPICS.contains(name) {
+        if !detailed && BRIEF_TOPICS.contains(name) {
             continue;
         }
         for entry in API.iter().filter(|e| e.topic == *name) {
             out.push_str(&format!("  {}\t{}\n", entry.path, entry.doc));
         }
-        if wanted.len() == 1 {
+        if detailed {
             let notes = NOTES
                 .iter()
                 .find(|(t, _)| t == name)
