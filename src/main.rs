@@ -59,6 +59,21 @@ struct Cli {
     program: Vec<String>,
 }
 
+/// `scry --core CORE PROGRAM -x a.js`: nothing runs under `--core`, so words after the
+/// program are scry's own options (as gdb takes `gdb prog core -x a.gdb`), not the program's
+/// arguments; the command line is read again with them first.
+fn options_after_core_program(cli: Cli) -> Result<Cli, clap::Error> {
+    let tail = cli.program.len().saturating_sub(1);
+    if cli.core.is_none() || tail == 0 || !cli.program[1].starts_with('-') {
+        return Ok(cli);
+    }
+    let words: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let (head, options) = words.split_at(words.len() - tail);
+    let again: Vec<&std::ffi::OsString> =
+        head[..1].iter().chain(options).chain(&head[1..]).collect();
+    Cli::try_parse_from(again)
+}
+
 /// Large blocks on huge pages: see `os::alloc`.
 #[global_allocator]
 static ALLOC: scry::os::alloc::HugeBlocks = scry::os::alloc::HugeBlocks;
@@ -90,6 +105,14 @@ fn main() -> ExitCode {
             } else {
                 eprint!("{text}");
             }
+            return ExitCode::from(code);
+        }
+    };
+    let cli = match options_after_core_program(cli) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let (text, code) = scry::cli::parse_failure(&Cli::command(), &e);
+            eprint!("{text}");
             return ExitCode::from(code);
         }
     };

@@ -43,9 +43,20 @@ fn help_fits_in_3kb_and_names_topics() {
     assert!(!state.contains("breakpoint.set"));
     // help('all'): every topic's entries and notes, the extra topics too, in one answer.
     let everything = scry.ok("help('all')");
-    for topic in ["[run]", "[state]", "[break]", "[events]", "[core]", "[syscalls]", "[fork]"] {
+    for topic in [
+        "[run]",
+        "[state]",
+        "[break]",
+        "[events]",
+        "[core]",
+        "[syscalls]",
+        "[fork]",
+    ] {
         assert!(everything.contains(topic), "help('all') lacks {topic}");
     }
-    assert!(everything.contains(&state), "help('all') holds help('state') whole");
+    assert!(
+        everything.contains(&state),
+        "help('all') holds help('state') whole"
+    );
     assert!(everything.len() > all.len());
 }

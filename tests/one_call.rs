@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{fixture, temp_path, Scry};
+use common::{fixture, temp_path, Scry, SCRY};
 
 /// The addresses the program prints of its own pointer and buffer.
 fn printed(output: &str, key: &str) -> u64 {
@@ -134,4 +134,28 @@ fn listeners_are_listed_and_carried_over_visibly() {
     );
     assert_eq!(scry.ok("removeEventListener('breakpoint')"), "1");
     assert_eq!(scry.ok("listeners().length"), "1");
+}
+
+/// `scry --core core prog -x a.js`: the program is a plain name in the working directory, as
+/// gdb takes it, and words after it are scry's own options (nothing runs under --core).
+#[test]
+fn core_takes_a_plain_program_name_and_options_after_it() {
+    let dir = temp_path("core-args");
+    std::fs::create_dir_all(&dir).unwrap();
+    let prog = dir.join("prog");
+    std::fs::copy(fixture("numbers_in_one_call"), &prog).unwrap();
+    let mut live = Scry::spawn(&prog, &[]);
+    live.ok("breakpoint.set('stop_here'); cont()");
+    live.ok(&format!("gcore({:?})", dir.join("core").to_str().unwrap()));
+    drop(live);
+    std::fs::write(dir.join("a.js"), "state.var('total') + 1").unwrap();
+    let mut command = std::process::Command::new(SCRY);
+    command
+        .current_dir(&dir)
+        .args(["--core", "core", "prog", "-x", "a.js"]);
+    let mut scry = Scry::start_command(command);
+    let answer = scry.read_response();
+    assert!(answer.ok && answer.body.trim() == "1235", "{answer:?}");
+    assert!(scry.ok("status().core").contains("core"));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -67,8 +67,12 @@ impl Session {
 
     fn file_search(&self, program: Option<&str>) -> Result<FileSearch> {
         let program = match program {
+            // A plain name is a file in the working directory first (nothing runs, so it is
+            // no command to look up), as gdb takes it; else one on PATH.
             Some(p) => Some(
-                resolve_program(p)
+                Some(std::path::PathBuf::from(p))
+                    .filter(|here| !p.contains('/') && here.is_file())
+                    .or_else(|| resolve_program(p))
                     .ok_or_else(|| SessionError::Invalid(format!("core: no such program '{p}'")))?,
             ),
             None => None,
