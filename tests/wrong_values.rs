@@ -128,3 +128,32 @@ fn arrays_whose_bound_fills_its_constant_keep_every_element() {
     assert_eq!(scry.ok("state.var('z').none.$type"), "int [0]");
     assert_eq!(scry.ok("state.var('f').rest.$type"), "int []");
 }
+
+/// A program that maps its own executable as data (read-only and shared, as Rust's backtrace
+/// code maps its files): those mappings are no modules, so each function has one address,
+/// the one the program prints for it.
+#[test]
+fn a_file_the_program_maps_as_data_is_no_module() {
+    let exe = common::fixture("maps_itself");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('stop_here'); cont()");
+    let name = exe.file_name().unwrap().to_str().unwrap();
+    let modules = scry.ok("modules()");
+    assert_eq!(
+        modules
+            .lines()
+            .filter(|l| l.contains(&format!("\t{name}\t")))
+            .count(),
+        1,
+        "{modules}"
+    );
+    let rows = scry.ok("symbols('stop_here').length");
+    assert_eq!(rows, "1");
+    let addr = scry.num("symbol('stop_here')");
+    scry.ok("cont()");
+    let out = scry.ok("output()");
+    assert!(
+        out.contains(&format!("stop_here={addr:#x}")),
+        "{out} vs {addr:#x}"
+    );
+}

@@ -43,6 +43,19 @@ pub(super) fn agreed_bias<'m>(
     Some(chosen)
 }
 
+/// Whether a file's mappings are a loaded object (the kernel's executable, the loader's
+/// libraries) rather than a program's own `mmap` of an ELF file (Rust's backtrace code maps
+/// its executable and debug files read-only): both map private copies, and an object with
+/// code has it mapped executable. A shared mapping, or code never mapped executable, is
+/// data; taken as a module, it would give every function twice, once at a bogus address.
+pub(super) fn loader_mapped<'m>(
+    image: &ElfImage,
+    mut entries: impl Iterator<Item = &'m MapEntry> + Clone,
+) -> bool {
+    let has_code = image.load_segments.iter().any(|s| s.flags.exec);
+    !entries.clone().any(|m| m.perms.shared) && (!has_code || entries.any(|m| m.perms.exec))
+}
+
 pub(super) fn round_up_page(x: u64) -> u64 {
     x.checked_add(0xfff).map_or(!0xfff, |v| v & !0xfff)
 }

@@ -26,7 +26,7 @@ pub use tailcalls::TailCall;
 use crate::os::maps::MapEntry;
 use crate::symbols::addr::RuntimeAddr;
 use crate::symbols::elf::ElfImage;
-use layout::{agreed_bias, group_mappings, round_up_page, Group};
+use layout::{agreed_bias, group_mappings, loader_mapped, round_up_page, Group};
 use regions::Region;
 
 type CacheKey = (PathBuf, u64);
@@ -133,6 +133,9 @@ impl SymbolStore {
             },
         };
         let image = &file.image;
+        if !loader_mapped(image, group.entries.iter().map(|&i| &maps[i])) {
+            return None;
+        }
         let bias = agreed_bias(image, group.entries.iter().map(|&i| &maps[i]))?;
 
         let last_idx = *group.entries.last()?;
