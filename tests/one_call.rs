@@ -159,3 +159,35 @@ fn core_takes_a_plain_program_name_and_options_after_it() {
     assert!(scry.ok("status().core").contains("core"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// symbols(name, {exact: true}): the name itself, not every name containing it.
+#[test]
+fn symbols_exact_is_the_name_itself() {
+    let exe = fixture("numbers_in_one_call");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('main'); cont()");
+    assert!(scry.num("symbols('stop', {limit: 1000}).length") > 1);
+    let rows =
+        scry.ok("symbols('stop_here', {exact: true}).map(r => r.name + ' ' + r.module).join(',')");
+    assert!(
+        rows.starts_with("stop_here numbers_in_one_call") && !rows.contains(','),
+        "{rows}"
+    );
+    assert_eq!(scry.ok("symbols('stop_her', {exact: true}).length"), "0");
+}
+
+/// A system call's event at exit carries its result in `call` and `errno` null on success.
+#[test]
+fn a_syscall_event_says_its_result() {
+    let exe = fixture("numbers_in_one_call");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("syscall.catch('write'); addEventListener('syscall', e => { ctx.call = e.call; ctx.errno = e.errno; return 'continue' })");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    let call = scry.ok("ctx.call");
+    let written = scry.num("output().length");
+    assert!(
+        call.starts_with("write(1, \"ptr=0x") && call.ends_with(&format!(") = {written}")),
+        "{call}: the program wrote {written} bytes"
+    );
+    assert_eq!(scry.ok("ctx.errno === null"), "true");
+}

@@ -84,7 +84,7 @@ fn catching_openat_lists_every_path_with_its_fd_or_errno() {
         match result.strip_prefix("fd=") {
             Some(fd) => {
                 assert_eq!(&call[5], fd, "{call:?}");
-                assert_eq!(call[6], "undefined", "{call:?}");
+                assert_eq!(call[6], "null", "success: no errno, {call:?}");
             }
             None => {
                 let errno = result.strip_prefix("errno=").unwrap();
@@ -602,7 +602,7 @@ fn a_call_a_signal_handler_interrupts_is_reported_with_the_eintr_the_program_see
             "print(ctx.raw.filter(e => e.args[0] === {}).map(e => e.ret + ' ' + e.errno).join('\\n'))",
             field("fd")
         ));
-        assert_eq!(reads, "1 undefined\n-4 EINTR", "{opts:?}: {out}");
+        assert_eq!(reads, "1 null\n-4 EINTR", "{opts:?}: {out}");
     }
 }
 

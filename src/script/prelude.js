@@ -852,11 +852,13 @@
     }
     let limit = opts;
     let module;
+    let exact = false;
     if (typeof opts === 'object' && opts !== null) {
       limit = opts.limit;
       module = opts.module === undefined || opts.module === null ? undefined : String(opts.module);
+      exact = opts.exact === true;
     }
-    const res = N.symbols(filter === undefined || filter === null ? undefined : String(filter), limit, module);
+    const res = N.symbols(filter === undefined || filter === null ? undefined : String(filter), limit, module, exact);
     hidden(res.rows, MORE, own(res, 'more'));
     return resultRows(res.rows);
   }

@@ -68,8 +68,10 @@ pub(super) fn install<'js>(
     def!(n, ctx, "symbols", move |ctx: Ctx<'js>,
                                   filter: Opt<Value<'js>>,
                                   limit: Opt<Value<'js>>,
-                                  module: Opt<Value<'js>>|
+                                  module: Opt<Value<'js>>,
+                                  exact: Opt<bool>|
           -> R<'js> {
+        let exact = exact.0.unwrap_or(false);
         let limit = match limit.0.filter(|v| !v.is_undefined() && !v.is_null()) {
             Some(v) => values::to_count(&ctx, &v, 10_000_000, "symbols(filter, limit)")
                 .map_err(|e| throw(&ctx, e))? as usize,
@@ -102,6 +104,10 @@ pub(super) fn install<'js>(
         // What was typed in full comes first, then names starting with it, then the rest;
         // modules keep their order (the program before its libraries) inside each group, so
         // `symbols('add')` leads with the program's `add`, not libc's `__mpn_add_n`.
+        if let Some(f) = filter.as_deref().filter(|_| exact) {
+            // `{exact: true}`: the name itself, as the symbol table or a demangler spells it.
+            found.retain(|(_, sym, _, name)| &*sym.name == f || name == f);
+        }
         if let Some(f) = filter.as_deref().filter(|f| !f.is_empty()) {
             found.sort_by_key(|(_, sym, _, name)| {
                 if &*sym.name == f || name == f {

@@ -38,11 +38,14 @@ pub(super) fn put_fields<'js>(
         raw.push(u64_to_js(ctx, v)?)?;
     }
     o.put("args", raw)?;
-    o.put("call", sys.call.call_text())?;
+    // At exit the call with its result, as the stop line shows it: `openat(...) = -1 ENOENT`.
+    o.put("call", sys.call.text())?;
     if let Some(ret) = sys.call.ret {
         o.put("ret", values::i64_to_js(ctx, ret)?)?;
-        if let Some(errno) = sys.call.errno() {
-            o.put("errno", errno)?;
+        // null on success: a result is known, and it is no error (undefined at entry).
+        match sys.call.errno() {
+            Some(errno) => o.put("errno", errno)?,
+            None => o.put("errno", Value::new_null(ctx.clone()))?,
         }
     }
     if let Some(id) = sys.catch_id {
