@@ -191,3 +191,28 @@ fn a_syscall_event_says_its_result() {
     );
     assert_eq!(scry.ok("ctx.errno === null"), "true");
 }
+
+/// state.disasm('fn') is the whole function, ending at its last instruction; a call's
+/// operand names its target as the text does, and `target` is the address.
+#[test]
+fn a_function_disassembles_whole_with_named_targets() {
+    let exe = fixture("numbers_in_one_call");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('main'); cont()");
+    let objdump = common::objdump_function(&exe, "main");
+    let ours = scry.num("state.disasm('main').length");
+    assert_eq!(ours as usize, objdump.len(), "{objdump:?}");
+    assert_eq!(
+        scry.ok("state.disasm({function: true}).at(-1).mnemonic"),
+        "ret"
+    );
+    let call = scry.ok("state.disasm('main').find(i => i.mnemonic === 'call').operands[0]");
+    assert!(call.ends_with(" <stop_here>"), "{call}");
+    assert_eq!(
+        scry.num("state.disasm('main').find(i => i.mnemonic === 'call').target"),
+        scry.num("symbol('stop_here')")
+    );
+    assert!(scry
+        .err("state.disasm({})")
+        .contains("state.disasm('function')"));
+}

@@ -477,7 +477,13 @@
       // A typed value is its address now (a pointer's value, an array's start).
       return new Memory(addr !== null && typeof addr === 'object' ? N.resolve(addr) : addr);
     },
+    // disasm(n, addr); disasm('name') or disasm({function: true, at}): a whole function.
     disasm(n, addr) {
+      if (typeof n === 'string') return asListing(N.disasm_function(n));
+      if (n !== null && typeof n === 'object' && typeof n[Symbol.toPrimitive] !== 'function') {
+        if (own(n, 'function') !== true) throw new ScryError("state.disasm(n, addr), state.disasm('function') or state.disasm({function: true, at})");
+        return asListing(N.disasm_function(own(n, 'at')));
+      }
       return asListing(N.disasm(addr, n));
     },
     symbol_at(addr) {

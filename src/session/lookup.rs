@@ -211,6 +211,35 @@ impl Session {
         Ok(disassemble(&bytes, addr, count, &resolver))
     }
 
+    /// The whole function holding `addr`, from its first instruction to its last (its symbol's
+    /// size), and how many of its bytes were left out past `MAX_FUNCTION_INSNS`.
+    pub fn disasm_function(&mut self, addr: u64) -> Result<(Vec<Insn>, u64)> {
+        const MAX_FUNCTION_INSNS: usize = 10_000;
+        let (start, size, name) = self
+            .symbols
+            .symbol_at(RuntimeAddr(addr))
+            .map(|(_, sym, off)| (addr - off, sym.size, sym.display_name().into_owned()))
+            .ok_or_else(|| {
+                SessionError::Invalid(format!(
+                    "no function symbol covers {addr:#x}; disassemble a count instead: state.disasm(n, addr)"
+                ))
+            })?;
+        if size == 0 {
+            return Err(SessionError::Invalid(format!(
+                "{name} has no size in the symbol table; disassemble a count instead: state.disasm(n, '{name}')"
+            )));
+        }
+        let end = start.saturating_add(size);
+        let want = size.min(MAX_FUNCTION_INSNS as u64 * 15) as usize;
+        let bytes = self.read_memory_partial(start, want)?;
+        let store = &self.symbols;
+        let resolver = |a: u64| store.symbolize(RuntimeAddr(a));
+        let mut insns = disassemble(&bytes, start, MAX_FUNCTION_INSNS, &resolver);
+        insns.retain(|i| i.addr < end);
+        let covered = insns.last().map_or(start, |i| i.addr + i.len as u64);
+        Ok((insns, end.saturating_sub(covered)))
+    }
+
     /// The process is gone (or replaced): breakpoints and watchpoints wait for the next one.
     pub(super) fn forget_process(&mut self) {
         self.breakpoints.disarm_all();

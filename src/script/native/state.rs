@@ -15,6 +15,9 @@ fn insn_to_js<'js>(ctx: &Ctx<'js>, insn: &Insn, symbol: Option<String>) -> R<'js
     }
     o.put("operands", ops)?;
     o.put("text", insn.text.as_str())?;
+    if let Some(t) = insn.target {
+        o.put("target", u64_to_js(ctx, t)?)?;
+    }
     if let Some(s) = symbol {
         o.put("symbol", s)?;
     }
@@ -375,6 +378,33 @@ pub(super) fn install<'js>(
         let o = Object::new(ctx.clone())?;
         o.put("rows", rows)?;
         o.put("text", listing(&ctx, &h, &insns)?)?;
+        Ok(o.into_value())
+    });
+
+    // The whole function holding `at` (pc when not given).
+    let h = host.clone();
+    def!(n, ctx, "disasm_function", move |ctx: Ctx<'js>,
+                                          at: Opt<Value<'js>>|
+          -> R<'js> {
+        let addr = match at.0.filter(|v| !v.is_undefined() && !v.is_null()) {
+            Some(v) => address(&ctx, &h, &v)?,
+            None => h.session_mut(&ctx)?.pc().map_err(|e| throw(&ctx, e))?,
+        };
+        let (insns, left) = h
+            .session_mut(&ctx)?
+            .disasm_function(addr)
+            .map_err(|e| throw(&ctx, e))?;
+        let rows = Array::new(ctx.clone())?;
+        for insn in &insns {
+            rows.push(insn_to_js(&ctx, insn, None)?)?;
+        }
+        let mut text = listing(&ctx, &h, &insns)?;
+        if left > 0 {
+            text.push_str(&format!("\n[... {left} more bytes of the function]"));
+        }
+        let o = Object::new(ctx.clone())?;
+        o.put("rows", rows)?;
+        o.put("text", text)?;
         Ok(o.into_value())
     });
 

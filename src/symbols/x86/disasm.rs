@@ -18,6 +18,8 @@ pub struct Insn {
     pub operands: Vec<String>,
     /// The whole line, e.g. `call 0x401126 <add>`, `lea rdi, [rip+0xe9e]  # 0x402004 <msg>`.
     pub text: String,
+    /// Where a direct branch goes, or the address a rip-relative operand names.
+    pub target: Option<u64>,
 }
 
 /// Decodes up to `max` instructions from `bytes`, the first at address `ip`. An undecodable
@@ -88,6 +90,7 @@ fn bad(addr: u64, byte: u8) -> Insn {
         mnemonic: "(bad)".into(),
         operands: Vec::new(),
         text: "(bad)".into(),
+        target: None,
     }
 }
 
@@ -108,7 +111,7 @@ fn render(
     });
     let mut mnemonic = String::new();
     fmt.format_mnemonic(instr, &mut mnemonic);
-    let operands = (0..fmt.operand_count(instr))
+    let mut operands: Vec<String> = (0..fmt.operand_count(instr))
         .map(|i| {
             let mut s = String::new();
             // Only fails for an out-of-range index, which the range above rules out.
@@ -119,17 +122,33 @@ fn render(
     let mut text = String::new();
     fmt.format(instr, &mut text);
 
+    // The operand that names the target carries its name as the text does, so a script
+    // reading `operands` sees `0x401030 <malloc@plt>` too.
+    let mut target = None;
     if is_direct_branch(instr) {
+        target = Some(instr.near_branch_target());
         if let Some(name) = resolver(instr.near_branch_target()) {
             text.push_str(&format!(" <{name}>"));
+            if let Some(op) = operands.first_mut() {
+                op.push_str(&format!(" <{name}>"));
+            }
         }
     } else if instr.is_ip_rel_memory_operand() {
         // rip-relative operands are printed as displacements; the absolute address (and what
         // lives there: a global, a GOT slot) is what a reader actually wants.
-        let target = instr.ip_rel_memory_address();
-        text.push_str(&format!("  # {target:#x}"));
-        if let Some(name) = resolver(target) {
+        let at = instr.ip_rel_memory_address();
+        target = Some(at);
+        text.push_str(&format!("  # {at:#x}"));
+        let name = resolver(at);
+        if let Some(name) = &name {
             text.push_str(&format!(" <{name}>"));
+        }
+        let memory = (0..instr.op_count()).position(|i| instr.op_kind(i) == OpKind::Memory);
+        if let Some(op) = memory.and_then(|i| operands.get_mut(i)) {
+            op.push_str(&format!(" # {at:#x}"));
+            if let Some(name) = &name {
+                op.push_str(&format!(" <{name}>"));
+            }
         }
     }
 
@@ -140,6 +159,7 @@ fn render(
         mnemonic,
         operands,
         text,
+        target,
     }
 }
 
@@ -182,7 +202,12 @@ mod tests {
         assert_eq!(insns.len(), 1);
         assert_eq!(insns[0].text, "call 0x401126 <add>");
         assert_eq!(insns[0].mnemonic, "call");
-        assert_eq!(insns[0].operands, ["0x401126"]);
+        assert_eq!(
+            insns[0].operands,
+            ["0x401126 <add>"],
+            "the operand names it as the text"
+        );
+        assert_eq!(insns[0].target, Some(0x401126));
 
         // jne rel8 backwards, unnamed.
         let insns = disassemble(&[0x75, 0xfe], 0x1000, 10, &no_syms);
