@@ -216,3 +216,20 @@ fn a_function_disassembles_whole_with_named_targets() {
         .err("state.disasm({})")
         .contains("state.disasm('function')"));
 }
+
+/// Byte arrays by their type's name: `uint8_t`/`int8_t` are numbers, `char` text.
+#[test]
+fn byte_arrays_print_as_numbers_and_char_arrays_as_text() {
+    let exe = fixture("byte_arrays");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('main'); cont()");
+    assert_eq!(scry.ok("String(state.var('key'))"), "[222, 173, 190, 239]");
+    assert_eq!(scry.ok("String(state.var('deltas'))"), "[-1, 0, 7]");
+    assert_eq!(scry.ok("String(state.var('name'))"), "\"bytes\"");
+    assert_eq!(scry.ok("String(state.var('raw'))"), "\"ok\"");
+    scry.ok("cont()");
+    // The numbers are the program's own.
+    assert!(scry
+        .ok("output()")
+        .contains("key=222,173,190,239 deltas=-1,0,7 name=bytes"));
+}

@@ -183,6 +183,8 @@ impl InfoTree {
         };
         match &ty.kind {
             Kind::Base(_) | Kind::Enum { .. } => match self.scalar(v, t) {
+                // A `uint8_t` is a number (`222`), a `char` a character (`113 'q'`).
+                Ok(Some(Scalar::Char(c, _))) if self.byte_typedef(v.ty) => out.push(&c.to_string()),
                 Ok(Some(s)) => out.push(&self.scalar_text(&ty, s)),
                 Ok(None) => out.push("?"),
                 Err(e) => out.push(&bracket(&e)),
@@ -540,6 +542,22 @@ impl InfoTree {
         }
     }
 
+    /// Whether `ty` is reached through a typedef that names a byte as a number (`uint8_t`).
+    fn byte_typedef(&self, ty: Option<TypeId>) -> bool {
+        let mut cur = ty;
+        for _ in 0..16 {
+            let Some(t) = cur.and_then(|id| self.type_of(id)) else {
+                return false;
+            };
+            match &t.kind {
+                Kind::Typedef(_) if t.name.as_deref().is_some_and(is_byte_typedef) => return true,
+                Kind::Typedef(next) | Kind::Qualified(_, next) => cur = *next,
+                _ => return false,
+            }
+        }
+        false
+    }
+
     /// What kind of text an element or pointee type is, if it is a character type.
     fn text_kind(&self, elem: Option<TypeId>) -> Option<Text> {
         // `wchar_t` is a typedef of int: recognized by its name before qualifiers go.
@@ -552,6 +570,9 @@ impl InfoTree {
                         Some("wchar_t") => return Some(Text::Wide),
                         Some("char16_t") => return Some(Text::Utf16),
                         Some("char32_t") => return Some(Text::Utf32),
+                        // A byte type by name is numbers, not characters: `uint8_t key[4]` is
+                        // `[222, 173, 190, 239]` (a program that meant text says `char`).
+                        Some(name) if is_byte_typedef(name) => return None,
                         _ => {}
                     }
                     cur = *next;
@@ -1137,6 +1158,26 @@ fn unquote(lit: &str) -> String {
         }
     }
     out
+}
+
+/// Typedefs that name a byte as a number: `uint8_t` and its spellings in libc, the kernel and
+/// glib.
+fn is_byte_typedef(name: &str) -> bool {
+    let name = name.strip_prefix("std::").unwrap_or(name);
+    matches!(
+        name,
+        "uint8_t"
+            | "int8_t"
+            | "__uint8_t"
+            | "__int8_t"
+            | "u_int8_t"
+            | "__u8"
+            | "__s8"
+            | "u8"
+            | "s8"
+            | "guint8"
+            | "gint8"
+    )
 }
 
 #[cfg(test)]
