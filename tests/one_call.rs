@@ -233,3 +233,66 @@ fn byte_arrays_print_as_numbers_and_char_arrays_as_text() {
         .ok("output()")
         .contains("key=222,173,190,239 deltas=-1,0,7 name=bytes"));
 }
+
+/// Two plugins with a static `publish` each: names read with their module where the bare name
+/// is ambiguous (stop lines, unwind rows, symbol_at), and `libpub_b.so!publish` is taken
+/// wherever a name is.
+#[test]
+fn same_named_functions_in_two_modules_are_named_by_module() {
+    let dir = temp_path("publishers");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cc = |args: &[&str]| {
+        let ok = std::process::Command::new("cc")
+            .args(args)
+            .current_dir(&dir)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "cc {args:?}");
+    };
+    let src = std::fs::canonicalize("fixtures").unwrap();
+    let publisher = src.join("publisher.c");
+    let publisher = publisher.to_str().unwrap();
+    for (who, offset) in [("a", "100"), ("b", "200")] {
+        let lib = format!("libpub_{who}.so");
+        let (w, o) = (format!("-DWHO={who}"), format!("-DOFFSET={offset}"));
+        cc(&[
+            "-g", "-O0", "-shared", "-fPIC", &w, &o, "-o", &lib, publisher,
+        ]);
+    }
+    let host = src.join("publish_host.c");
+    let rpath = format!("-Wl,-rpath,{}", dir.display());
+    cc(&[
+        "-g",
+        "-O0",
+        "-o",
+        "host",
+        host.to_str().unwrap(),
+        "-L.",
+        "-lpub_a",
+        "-lpub_b",
+        &rpath,
+    ]);
+    let mut scry = Scry::spawn(&dir.join("host"), &[]);
+    scry.ok("breakpoint.set('main'); cont()");
+    // Events carry their module: a listener tells the two apart without parsing names.
+    scry.ok("ctx.mods = []; addEventListener('breakpoint', e => { ctx.mods.push(e.module) })");
+    scry.ok("breakpoint.set('libpub_a.so!publish'); breakpoint.set('libpub_b.so!publish')");
+    assert!(scry.ok("cont()").contains(" libpub_a.so!publish+0x"));
+    let stop = scry.ok("cont()");
+    assert!(stop.contains(" libpub_b.so!publish+0x"), "{stop}");
+    assert_eq!(scry.ok("String(state.var('x'))"), "2", "run_b(2)'s publish");
+    let rows = scry.ok("state.unwind().map(f => f.symbol.split('+')[0]).join(' ')");
+    assert_eq!(rows, "libpub_b.so!publish run_b main", "{rows}");
+    assert!(scry
+        .ok("state.symbol_at(state.pc)")
+        .starts_with("libpub_b.so!publish+0x"));
+    assert_eq!(scry.ok("ctx.mods.join(' ')"), "libpub_a.so libpub_b.so");
+    assert_ne!(
+        scry.num("symbol('libpub_a.so!publish')"),
+        scry.num("symbol('libpub_b.so!publish')")
+    );
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert!(scry.ok("output()").contains("a=101 b=202"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

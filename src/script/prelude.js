@@ -668,6 +668,9 @@
     get symbol() {
       return this.pc === undefined ? undefined : N.symbol_at(this.pc);
     },
+    get module() {
+      return this.pc === undefined ? undefined : N.module_at(this.pc);
+    },
     get line() {
       return N.last_stop_line();
     },

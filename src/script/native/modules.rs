@@ -64,6 +64,19 @@ pub(super) fn install<'js>(
         Ok(o.into_value())
     });
 
+    // The name of the module holding an address, or null.
+    let h = host.clone();
+    def!(n, ctx, "module_at", move |ctx: Ctx<'js>,
+                                    at: Value<'js>|
+          -> R<'js> {
+        let addr = address(&ctx, &h, &at)?;
+        let session = h.session_ref(&ctx)?;
+        match session.symbol_store().module_at(RuntimeAddr(addr)) {
+            Some(m) => m.name.as_str().into_js(&ctx),
+            None => Ok(Value::new_null(ctx.clone())),
+        }
+    });
+
     let h = host.clone();
     def!(n, ctx, "symbols", move |ctx: Ctx<'js>,
                                   filter: Opt<Value<'js>>,

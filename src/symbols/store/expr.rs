@@ -97,8 +97,15 @@ fn split_offset(text: &str) -> Result<(&str, i128), SymbolError> {
     Ok((lhs, if text.as_bytes()[pos] == b'-' { -n } else { n }))
 }
 
-/// Finds a lone `:` (a `::` is a path separator inside C++ and Rust names).
+/// Finds a lone `:` (a `::` is a path separator inside C++ and Rust names), or a `!` as
+/// stop lines write it (`libdisk.so!publish`; not the `!` of `operator!` or `operator!=`).
 fn split_module(text: &str) -> Option<(&str, &str)> {
+    if let Some(pos) = text.find('!') {
+        let (lhs, rhs) = (&text[..pos], &text[pos + 1..]);
+        if !lhs.is_empty() && !lhs.contains("operator") && !rhs.starts_with('=') {
+            return Some((lhs.trim(), rhs.trim()));
+        }
+    }
     let b = text.as_bytes();
     let pos = (0..b.len())
         .find(|&i| b[i] == b':' && (i == 0 || b[i - 1] != b':') && b.get(i + 1) != Some(&b':'))?;
@@ -133,6 +140,15 @@ mod tests {
             sym(Some("ld-linux-x86-64.so.2"), "_dl_debug_state", 0)
         );
         assert_eq!(parse("ns::Foo::bar").unwrap(), sym(None, "ns::Foo::bar", 0));
+        assert_eq!(
+            parse("libdisk.so!publish+0x4").unwrap(),
+            sym(Some("libdisk.so"), "publish", 4)
+        );
+        assert_eq!(parse("operator!").unwrap(), sym(None, "operator!", 0));
+        assert_eq!(
+            parse("ns::X::operator!=").unwrap(),
+            sym(None, "ns::X::operator!=", 0)
+        );
         assert_eq!(
             parse("app:ns::Foo::bar+1").unwrap(),
             sym(Some("app"), "ns::Foo::bar", 1)

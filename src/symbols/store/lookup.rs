@@ -163,7 +163,7 @@ impl SymbolStore {
     /// mapped (as of the last refresh).
     pub fn symbolize(&self, addr: RuntimeAddr) -> Option<String> {
         match self.symbol_at(addr) {
-            Some((_, s, off)) => Some(with_offset(&s.display_name(), off)),
+            Some((m, s, off)) => Some(with_offset(&self.qualified_name(m, s), off)),
             None => self
                 .module_offset(addr)
                 .or_else(|| self.region_offset(addr)),
@@ -174,8 +174,33 @@ impl SymbolStore {
     /// names): for pointers in values, where only a symbol says something a hex address
     /// does not.
     pub fn symbol_name(&self, addr: RuntimeAddr) -> Option<String> {
-        let (_, s, off) = self.symbol_at(addr)?;
-        Some(with_offset(&s.display_name(), off))
+        let (m, s, off) = self.symbol_at(addr)?;
+        Some(with_offset(&self.qualified_name(m, s), off))
+    }
+
+    /// A function's name as a user reads it, with its module (`libdisk.so!publish`) where
+    /// another module has a function of the same (linker) name too: six plugins each with a
+    /// static `publish` are six names, not one. `libdisk.so!publish` reads back in `resolve`.
+    /// The dynamic linker's private copies of libc's functions (`memcpy`, `__lll_lock_wait`,
+    /// `__restore_rt`) do not count: they would qualify libc's names in every other stop.
+    fn qualified_name(&self, m: &LoadedModule, s: &Symbol) -> String {
+        let name = s.display_name();
+        let elsewhere = s.kind == SymKind::Func
+            && self.modules.len() > 1
+            && !is_dynamic_linker(m)
+            && self.modules.iter().any(|o| {
+                !std::ptr::eq(o, m)
+                    && !is_dynamic_linker(o)
+                    && o.file
+                        .symbols()
+                        .lookup_name_raw(&s.name)
+                        .is_some_and(|t| t.kind == SymKind::Func)
+            });
+        if elsewhere {
+            format!("{}!{name}", m.name)
+        } else {
+            name.into_owned()
+        }
     }
 
     /// Like `symbolize`, for a caller's frame whose `pc` is a return address: the function
@@ -185,7 +210,10 @@ impl SymbolStore {
         match self.symbol_at(lookup) {
             Some((m, s, _)) => {
                 let start = m.bias.to_runtime(s.addr).0;
-                Some(with_offset(&s.display_name(), pc.0.wrapping_sub(start)))
+                Some(with_offset(
+                    &self.qualified_name(m, s),
+                    pc.0.wrapping_sub(start),
+                ))
             }
             None if self.module_at(lookup).is_some() => self.module_offset(pc),
             None => self.region_offset(pc),
@@ -240,6 +268,11 @@ impl SymbolStore {
             Some((m, s))
         })
     }
+}
+
+/// `ld-linux-x86-64.so.2`, musl's `ld-musl-x86_64.so.1`, by file name.
+fn is_dynamic_linker(m: &LoadedModule) -> bool {
+    m.name.starts_with("ld-linux") || m.name.starts_with("ld-musl") || m.name.starts_with("ld.so")
 }
 
 fn with_offset(name: &str, off: u64) -> String {
