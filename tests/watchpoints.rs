@@ -274,3 +274,61 @@ fn a_racing_write_reports_what_the_trapping_thread_stored() {
     assert!(stop.contains(" (read after other threads ran) "), "{stop}");
     assert_eq!(scry.ok("String(cont().racy)"), "true");
 }
+
+/// Watches wider than 8 bytes (and unaligned ones) take one debug register per aligned
+/// piece and report as one watchpoint: a 16-byte struct written half by half hits twice with
+/// the whole struct's bytes, a 32-byte buffer takes all four registers, a 4-byte value at an
+/// address aligned to 2 reports the whole value; past four registers a clear error.
+#[test]
+fn wide_and_unaligned_watches_take_several_registers() {
+    let exe = fixture("wide_watch");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('main'); cont()");
+    scry.ok("watchpoint.set('pair', 'w')");
+    assert!(
+        scry.ok("watchpoint.list()").contains("\t16\tw\t"),
+        "the whole struct by default"
+    );
+    let first = scry.ok("cont()");
+    assert!(
+        first.contains(" 00000000000000000000000000000000 -> 05000000000000000000000000000000 "),
+        "{first}"
+    );
+    let second = scry.ok("let s = cont(); ctx.e = s; s");
+    assert!(
+        second.contains("-> 05000000000000000700000000000000 "),
+        "{second}"
+    );
+    assert_eq!(scry.ok("ctx.e.new"), "05000000000000000700000000000000");
+    assert_eq!(scry.ok("watchpoint.list()[0].hits"), "2");
+    let err = scry.err("watchpoint.set('block', 'w', {len: 32})");
+    assert!(
+        err.contains("needs 4 of the 4") && err.contains("1 (2 registers)"),
+        "{err}"
+    );
+    scry.ok("watchpoint.remove(1)");
+    scry.ok("watchpoint.set('block', 'w', {len: 32})");
+    let block = scry.ok("cont()");
+    assert!(
+        block.contains(&format!("-> {}09 ", "00".repeat(31))),
+        "{block}"
+    );
+    scry.ok("watchpoint.remove(2)");
+    scry.ok("watchpoint.set(symbol('odd') + 2, 'w', {len: 4})");
+    let odd = scry.ok("cont()");
+    assert!(odd.contains(" 0 -> 0x11223344 "), "{odd}");
+    // 1 + 2 + 4 + 8 + 2 bytes: five aligned pieces, one more than x86 has.
+    let err = scry.err("watchpoint.set(symbol('pair') + 1, 'w', {len: 17})");
+    assert!(
+        err.contains("needs 5 debug registers") && err.contains("x86 has 4"),
+        "{err}"
+    );
+    assert!(scry
+        .err("watchpoint.set('block', 'w', {len: 40})")
+        .contains("between 0 and 32"));
+    scry.ok("watchpoint.remove(3)");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert!(scry
+        .ok("output()")
+        .contains("pair=5,7 block31=9 odd=11223344"));
+}

@@ -39,6 +39,35 @@ pub fn validate(addr: u64, len: u64, access: Access) -> Result<(), String> {
     Ok(())
 }
 
+/// The aligned pieces, one debug register each, that cover `[addr, addr + len)` exactly:
+/// the largest aligned length (8, 4, 2, 1) at each step. 16 bytes at an 8-aligned address
+/// are two pieces; 4 bytes at `...2` are two of 2. More than `SLOTS` pieces is an error.
+pub fn pieces(addr: u64, len: u64) -> Result<Vec<(u64, u64)>, String> {
+    if len == 0 {
+        return Err("watch length must be at least 1 byte".into());
+    }
+    let end = addr
+        .checked_add(len)
+        .ok_or_else(|| format!("a watch of {len} bytes at {addr:#x} passes the end of memory"))?;
+    let mut out = Vec::new();
+    let mut at = addr;
+    while at < end {
+        let size = [8u64, 4, 2, 1]
+            .into_iter()
+            .find(|&s| at.is_multiple_of(s) && at + s <= end)
+            .unwrap_or(1);
+        out.push((at, size));
+        at += size;
+    }
+    if out.len() > SLOTS {
+        return Err(format!(
+            "a watch of {len} bytes at {addr:#x} needs {} debug registers of aligned 1, 2, 4 or 8 bytes; x86 has {SLOTS}",
+            out.len()
+        ));
+    }
+    Ok(out)
+}
+
 fn len_bits(len: u64) -> u64 {
     match len {
         1 => 0b00,
@@ -76,6 +105,24 @@ pub fn fired(dr6: u64) -> (u8, bool) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn wide_and_unaligned_watches_split_into_aligned_pieces() {
+        assert_eq!(pieces(0x1000, 8).unwrap(), [(0x1000, 8)]);
+        assert_eq!(pieces(0x1000, 16).unwrap(), [(0x1000, 8), (0x1008, 8)]);
+        assert_eq!(pieces(0x1000, 32).unwrap().len(), 4);
+        assert_eq!(pieces(0x1002, 4).unwrap(), [(0x1002, 2), (0x1004, 2)]);
+        assert_eq!(pieces(0x1001, 3).unwrap(), [(0x1001, 1), (0x1002, 2)]);
+        assert!(pieces(0x1000, 40)
+            .unwrap_err()
+            .contains("needs 5 debug registers"));
+        assert!(
+            pieces(0x1001, 16).is_err(),
+            "1 + 2 + 4 + 8 + 1: five pieces"
+        );
+        assert!(pieces(0x1000, 0).is_err());
+    }
+
     use super::*;
 
     #[test]

@@ -263,24 +263,14 @@ impl Session {
             let Ok(last) = self.read_memory(addr, w.len as usize) else {
                 continue;
             };
-            let Ok(inferior) = self.inferior() else {
+            if self.inferior().is_err() {
                 return;
-            };
-            let Some(slot) = inferior.free_watch_slot() else {
-                continue;
-            };
-            let watch = WatchSlot {
-                addr,
-                len: w.len,
-                access: w.kind.hardware(),
-            };
-            if debugregs::validate(addr, w.len, watch.access).is_ok()
-                && inferior.set_watch(slot, watch).is_ok()
-            {
+            }
+            if let Ok(slots) = self.arm_watch(addr, w.len, w.kind) {
                 let wp = &mut self.watchpoints.list_mut()[i];
                 *wp = Watchpoint {
                     addr,
-                    slot,
+                    slots,
                     last,
                     armed: true,
                     hits: 0,

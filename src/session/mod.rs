@@ -65,6 +65,11 @@ use watchpoints::{WatchKind, WatchTable, Watchpoint};
 
 pub type Result<T> = std::result::Result<T, SessionError>;
 
+/// The aligned pieces, one debug register each, a watch of `[addr, addr + len)` takes.
+pub fn watch_pieces(addr: u64, len: u64) -> std::result::Result<Vec<(u64, u64)>, String> {
+    debugregs::pieces(addr, len)
+}
+
 /// SIGINT/SIGTERM/SIGHUP reached scry and the current command should end.
 pub fn signal_pending() -> bool {
     crate::os::interrupt::pending()

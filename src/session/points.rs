@@ -31,30 +31,32 @@ impl Session {
                 )));
             }
         }
-        debugregs::validate(addr, len, kind.hardware()).map_err(SessionError::Invalid)?;
         let last = self.read_memory(addr, len as usize)?;
-        let inferior = self.inferior()?;
-        let Some(slot) = inferior.free_watch_slot() else {
-            let ids: Vec<String> = self
-                .watchpoints
-                .list()
-                .iter()
-                .filter(|w| w.armed)
-                .map(|w| w.id.to_string())
-                .collect();
-            return Err(SessionError::Invalid(format!(
-                "all 4 hardware watchpoint slots are in use (watchpoints {}); remove one first",
-                ids.join(", ")
-            )));
+        let slots = match self.arm_watch(addr, len, kind) {
+            Ok(slots) => slots,
+            Err(SessionError::Invalid(why)) if why.is_empty() => {
+                let ids: Vec<String> = self
+                    .watchpoints
+                    .list()
+                    .iter()
+                    .filter(|w| w.armed)
+                    .map(|w| {
+                        format!(
+                            "{} ({} register{})",
+                            w.id,
+                            w.slots.len(),
+                            if w.slots.len() == 1 { "" } else { "s" }
+                        )
+                    })
+                    .collect();
+                let needed = debugregs::pieces(addr, len).map_or(1, |p| p.len());
+                return Err(SessionError::Invalid(format!(
+                    "this watch needs {needed} of the 4 hardware debug registers and too few are free (watchpoints {}); remove one first",
+                    ids.join(", ")
+                )));
+            }
+            Err(e) => return Err(e),
         };
-        inferior.set_watch(
-            slot,
-            WatchSlot {
-                addr,
-                len,
-                access: kind.hardware(),
-            },
-        )?;
         Ok(self.watchpoints.add(Watchpoint {
             id: 0,
             addr,
@@ -62,11 +64,45 @@ impl Session {
             kind,
             name,
             hits: 0,
-            slot,
+            slots,
             last,
             spec,
             armed: true,
         }))
+    }
+
+    /// Puts a watch of `[addr, addr + len)` into debug registers, one per aligned piece, all
+    /// or none: the slots it took. `Invalid("")` when too few registers are free.
+    pub(super) fn arm_watch(&mut self, addr: u64, len: u64, kind: WatchKind) -> Result<Vec<usize>> {
+        let pieces = debugregs::pieces(addr, len).map_err(SessionError::Invalid)?;
+        let inferior = self.inferior()?;
+        let mut taken: Vec<usize> = Vec::new();
+        for (at, size) in pieces {
+            let failed = match inferior.free_watch_slot() {
+                None => Some(SessionError::Invalid(String::new())),
+                Some(slot) => {
+                    let watch = WatchSlot {
+                        addr: at,
+                        len: size,
+                        access: kind.hardware(),
+                    };
+                    match inferior.set_watch(slot, watch) {
+                        Ok(()) => {
+                            taken.push(slot);
+                            None
+                        }
+                        Err(e) => Some(e.into()),
+                    }
+                }
+            };
+            if let Some(e) = failed {
+                for slot in taken {
+                    inferior.clear_watch(slot);
+                }
+                return Err(e);
+            }
+        }
+        Ok(taken)
     }
 
     pub fn watchpoint_remove(&mut self, r: BreakpointRef) -> Result<()> {
@@ -84,7 +120,9 @@ impl Session {
         })?;
         if w.armed {
             if let Ok(inferior) = self.inferior() {
-                inferior.clear_watch(w.slot);
+                for slot in w.slots {
+                    inferior.clear_watch(slot);
+                }
             }
         }
         Ok(())
@@ -97,19 +135,19 @@ impl Session {
     /// Books the hits of the fired slots; describes the first one a user sees.
     pub(super) fn watch_hit(&mut self, tid: Tid, slots: u8) -> Result<Option<WatchReport>> {
         let mut report = None;
+        // One access over two pieces of a wide watch fires both registers: one hit.
+        let mut seen = Vec::new();
         for slot in 0..debugregs::SLOTS {
             if slots & (1 << slot) == 0 {
                 continue;
             }
-            let Some(w) = self
-                .watchpoints
-                .list()
-                .iter()
-                .find(|w| w.slot == slot)
-                .cloned()
-            else {
+            let Some(w) = self.watchpoints.by_slot(slot).cloned() else {
                 continue;
             };
+            if seen.contains(&w.id) {
+                continue;
+            }
+            seen.push(w.id);
             let mut now = self.read_memory(w.addr, w.len as usize)?;
             // Other threads ran between this thread's trap and the stop of them all: what
             // memory holds now may be theirs. The instruction says what this one stored

@@ -153,6 +153,16 @@ pub fn le_value(bytes: &[u8]) -> u64 {
     u64::from_le_bytes(raw)
 }
 
+/// The watched bytes as a stop line shows them: a number up to 8 bytes; a wider watch its
+/// bytes in memory order, in hex (no number of 16 or 32 bytes would be a true one).
+fn watched_text(bytes: &[u8]) -> String {
+    if bytes.len() <= 8 {
+        value_text(le_value(bytes))
+    } else {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
 fn value_text(v: u64) -> String {
     if v < 65536 {
         v.to_string()
@@ -217,17 +227,12 @@ impl StopInfo {
                     let kind = if w.is_write { "write" } else { "read" };
                     let _ = write!(s, " {kind} {:#x}", w.addr);
                     if w.is_write {
-                        let _ = write!(
-                            s,
-                            " {} -> {}",
-                            value_text(le_value(&w.old)),
-                            value_text(le_value(&w.new))
-                        );
+                        let _ = write!(s, " {} -> {}", watched_text(&w.old), watched_text(&w.new));
                         if w.racy {
                             let _ = write!(s, " (read after other threads ran)");
                         }
                     } else {
-                        let _ = write!(s, " = {}", value_text(le_value(&w.new)));
+                        let _ = write!(s, " = {}", watched_text(&w.new));
                     }
                 }
             }

@@ -46,7 +46,9 @@ pub struct Watchpoint {
     pub kind: WatchKind,
     pub name: Option<String>,
     pub hits: u64,
-    pub slot: usize,
+    /// The debug registers it holds: one per aligned piece of `[addr, addr + len)` (a
+    /// 16-byte watch is two 8-byte pieces), up to all four.
+    pub slots: Vec<usize>,
     /// The watched bytes as of the last hit (or when set).
     pub last: Vec<u8>,
     /// What the user asked for, to re-arm it in the next process.
@@ -88,7 +90,16 @@ impl WatchTable {
     }
 
     pub fn by_slot_mut(&mut self, slot: usize) -> Option<&mut Watchpoint> {
-        self.list.iter_mut().find(|w| w.armed && w.slot == slot)
+        self.list
+            .iter_mut()
+            .find(|w| w.armed && w.slots.contains(&slot))
+    }
+
+    /// The armed watchpoint holding debug register `slot`.
+    pub fn by_slot(&self, slot: usize) -> Option<&Watchpoint> {
+        self.list
+            .iter()
+            .find(|w| w.armed && w.slots.contains(&slot))
     }
 
     pub fn disarm_all(&mut self) {
@@ -142,7 +153,7 @@ mod tests {
             kind,
             name: None,
             hits: 0,
-            slot: 0,
+            slots: vec![0],
             last: vec![0; 4],
             spec: "0x10".into(),
             armed: true,

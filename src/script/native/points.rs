@@ -174,7 +174,7 @@ pub(super) fn install<'js>(
             Some(o) => match o.get::<_, Value>("len")? {
                 v if v.is_undefined() => None,
                 v => Some(
-                    values::to_count(&ctx, &v, 8, "watchpoint len").map_err(|e| throw(&ctx, e))?,
+                    values::to_count(&ctx, &v, 32, "watchpoint len").map_err(|e| throw(&ctx, e))?,
                 ),
             },
             None => None,
@@ -186,10 +186,13 @@ pub(super) fn install<'js>(
                     .as_string()
                     .and_then(|s| s.to_string().ok())
                     .and_then(|s| h.session_ref(&ctx).ok()?.symbol_size(&s));
+                // The whole variable where the debug registers can cover it (a 16-byte
+                // struct is two); else the largest aligned piece at its start.
+                let covered = |size: u64| {
+                    crate::session::watch_pieces(addr, size).is_ok_and(|p| p.len() <= 2)
+                };
                 match sized {
-                    Some(size) if matches!(size, 1 | 2 | 4 | 8) && addr.is_multiple_of(size) => {
-                        size
-                    }
+                    Some(size) if covered(size) => size,
                     _ => [8u64, 4, 2, 1]
                         .into_iter()
                         .find(|l| addr % l == 0)

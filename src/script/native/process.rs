@@ -62,10 +62,19 @@ fn stop_to_js_fields<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
         }
         o.put("access_type", if w.is_write { "write" } else { "read" })?;
         o.put("addr", u64_to_js(ctx, w.addr)?)?;
+        // Up to 8 bytes a number; a wider watch its bytes as hex (memory order), never a
+        // number cut to 64 bits.
+        let watched = |bytes: &[u8]| -> R<'js> {
+            if bytes.len() <= 8 {
+                u64_to_js(ctx, le_value(bytes))
+            } else {
+                values::to_hex(bytes).into_js(ctx)
+            }
+        };
         if w.is_write {
-            o.put("old", u64_to_js(ctx, le_value(&w.old))?)?;
+            o.put("old", watched(&w.old)?)?;
         }
-        o.put("new", u64_to_js(ctx, le_value(&w.new))?)?;
+        o.put("new", watched(&w.new)?)?;
         if w.racy {
             o.put("racy", true)?;
         }
