@@ -35,25 +35,29 @@ impl Session {
         let slots = match self.arm_watch(addr, len, kind) {
             Ok(slots) => slots,
             Err(SessionError::Invalid(why)) if why.is_empty() => {
-                let ids: Vec<String> = self
-                    .watchpoints
-                    .list()
+                let armed: Vec<&Watchpoint> =
+                    self.watchpoints.list().iter().filter(|w| w.armed).collect();
+                let held: usize = armed.iter().map(|w| w.slots.len()).sum();
+                let ids: Vec<String> = armed
                     .iter()
-                    .filter(|w| w.armed)
-                    .map(|w| {
-                        format!(
-                            "{} ({} register{})",
-                            w.id,
-                            w.slots.len(),
-                            if w.slots.len() == 1 { "" } else { "s" }
-                        )
+                    .map(|w| match w.slots.len() {
+                        1 => w.id.to_string(),
+                        n => format!("{} ({n} registers)", w.id),
                     })
                     .collect();
                 let needed = debugregs::pieces(addr, len).map_or(1, |p| p.len());
-                return Err(SessionError::Invalid(format!(
-                    "this watch needs {needed} of the 4 hardware debug registers and too few are free (watchpoints {}); remove one first",
-                    ids.join(", ")
-                )));
+                let free = debugregs::SLOTS.saturating_sub(held);
+                return Err(SessionError::Invalid(if free == 0 {
+                    format!(
+                        "all 4 hardware debug registers are in use (watchpoints {}); remove one first",
+                        ids.join(", ")
+                    )
+                } else {
+                    format!(
+                        "this watch needs {needed} hardware debug registers and {free} of the 4 are free (watchpoints {} hold the others); remove one first",
+                        ids.join(", ")
+                    )
+                }));
             }
             Err(e) => return Err(e),
         };
