@@ -227,3 +227,45 @@ fn next_steps_over_inlined_calls_line_by_line_as_gdb() {
         assert!(!gdb_last.starts_with("main ("), "{gdb}");
     }
 }
+
+/// A breakpoint on a function that exists only inlined stops inside the inlined call (GCC's
+/// entry_pc can lie before the call's first range: the first range wins, as in gdb), and
+/// finish() from there leaves the inlined call for its caller at the pc gdb's finish stops
+/// at, with no value (nothing returned one).
+#[test]
+fn finish_from_an_inlined_call_leaves_it_where_gdb_does() {
+    let exe = fixture_with("finish_inlined", &["-g", "-O2"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('helper'); cont()");
+    assert_eq!(scry.ok("state.unwind()[0].symbol"), "helper");
+    assert_eq!(scry.ok("state.unwind()[0].inlined"), "true");
+    let at_bp = scry.num("state.pc");
+    let done = scry.ok("finish()");
+    assert!(
+        done.starts_with("finish at ") && !done.contains("returned"),
+        "{done}"
+    );
+    assert_eq!(scry.ok("!!state.unwind()[0].inlined"), "false");
+    assert!(scry.ok("state.unwind()[0].symbol").starts_with("work"));
+    let after = scry.num("state.pc");
+    scry.ok("breakpoint.remove(1)");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert!(scry.ok("output()").contains("t=30"));
+    let Some(gdb) = gdb_at(
+        &exe,
+        "helper",
+        &[
+            "printf \"pc=%#lx\\n\", $pc",
+            "finish",
+            "printf \"pc=%#lx\\n\", $pc",
+        ],
+    ) else {
+        return;
+    };
+    let pcs: Vec<u64> = gdb
+        .lines()
+        .filter_map(|l| l.strip_prefix("pc=0x"))
+        .filter_map(|h| u64::from_str_radix(h.trim(), 16).ok())
+        .collect();
+    assert_eq!(pcs, vec![at_bp, after], "{gdb}");
+}

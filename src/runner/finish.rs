@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use super::{finish_run, EndAs, Front, Run, RunEnd, RunError, RunResult};
+use super::{finish_run, EndAs, Front, Run, RunEnd, RunError, RunResult, Stepped};
 use crate::session::{Reason, SessionError};
 
 /// Runs the selected thread's function to its return, recursion-safe: the return must leave
@@ -10,6 +10,9 @@ use crate::session::{Reason, SessionError};
 /// address goes on). Other stops end it early, as in `cont()`.
 pub(crate) fn finish<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd> {
     let (frames, _) = front.call(|s| s.unwind(2, true))?;
+    if frames.first().is_some_and(|f| f.inlined) {
+        return finish_inlined(front, deadline);
+    }
     // The caller is the row after the current physical frame (calls inlined into the current
     // function are rows of their own with the same pc), past any frame a tail call erased (it
     // never resumes: the return goes to the caller that called it).
@@ -45,6 +48,43 @@ pub(crate) fn finish<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd
             if !run.keep_going(&stop)? {
                 return Ok((stop, EndAs::Plain));
             }
+        }
+    })();
+    finish_run(run, ended)
+}
+
+/// `finish()` in a call inlined into its caller: no return to wait for, so the thread steps
+/// (over calls, as `next()` does) until its pc leaves the inlined call, as gdb's `finish`
+/// does from an inlined frame; it shows the caller's line and no value. A return of the
+/// function holding the inlined code ends it too.
+fn finish_inlined<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd> {
+    let first = front.call(|s| s.line_frames())?;
+    let Some(level) = (first.lines.len() - 1)
+        .checked_sub(first.hidden)
+        .filter(|l| *l > 0)
+    else {
+        return Err(RunError::Session(SessionError::Invalid(
+            "finish(): no inlined call to leave at pc".into(),
+        )));
+    };
+    let callee = first.functions[level].clone();
+    let sp0 = front.call(|s| s.regs().map(|r| r.rsp))?;
+    let mut run = Run::begin(front, deadline)?;
+    let ended = (|| loop {
+        let insn = match run.step_over()? {
+            Stepped::On(insn) => insn,
+            Stepped::Ended(stop) => return Ok((stop, EndAs::Plain)),
+        };
+        if insn.mnemonic.starts_with("ret") && run.sp()? > sp0 {
+            return Ok((run.latest(), EndAs::FinishInlined(None)));
+        }
+        let f = run.front.call(|s| s.line_frames())?;
+        if f.lines.len() <= level || f.functions[level] != callee {
+            // Out of it. Another inlined call beginning right here is not entered yet: the
+            // stop is the caller's, on its line.
+            let deeper = f.lines.len().saturating_sub(level);
+            let hide = (deeper > 0 && f.entries >= deeper).then_some(deeper);
+            return Ok((run.latest(), EndAs::FinishInlined(hide)));
         }
     })();
     finish_run(run, ended)

@@ -136,6 +136,17 @@ enum EndAs {
     Step(Option<usize>),
     /// The end of a `finish()` of the function at this pc.
     Finish(u64),
+    /// The end of a `finish()` out of an inlined call, with this many innermost inlined
+    /// calls beginning at the stop shown as not entered: no value (nothing returned one).
+    FinishInlined(Option<usize>),
+}
+
+/// What one instruction of a line stepper did.
+enum Stepped {
+    /// The instruction ran (a call as a whole, to its return).
+    On(crate::symbols::Insn),
+    /// Another stop ended the run.
+    Ended(StopInfo),
 }
 
 /// One run in progress: the front end and the deadline every leg keeps.
@@ -218,6 +229,55 @@ impl<'f, F: Front> Run<'f, F> {
         }
     }
 
+    /// Executes the selected thread's next instruction, a call as a whole (run at full speed
+    /// to its return address).
+    fn step_over(&mut self) -> RunResult<Stepped> {
+        let insn = self.front.call(|s| {
+            let pc = s.pc()?;
+            let insns = s.disasm(pc, 1)?;
+            insns.into_iter().next().ok_or_else(|| {
+                SessionError::Invalid(format!("cannot decode an instruction at {pc:#x}"))
+            })
+        })?;
+        if insn.mnemonic == "call" {
+            let ret = insn.addr + insn.len as u64;
+            if let Some(stop) = self.over_call(ret)? {
+                return Ok(Stepped::Ended(stop));
+            }
+        } else {
+            let stop = self.step()?;
+            if stop.reason() != Reason::Step && !self.keep_going(&stop)? {
+                return Ok(Stepped::Ended(stop));
+            }
+        }
+        Ok(Stepped::On(insn))
+    }
+
+    /// Runs over the call about to be made, to its return address `ret` at full speed:
+    /// `None` once it returned (the stack as high as at the call), or the stop that ended
+    /// the run.
+    fn over_call(&mut self, ret: u64) -> RunResult<Option<StopInfo>> {
+        let sp_call = self.sp()?;
+        self.temp_site(ret)?;
+        let outcome = (|| loop {
+            let stop = self.cont()?;
+            if stop.reason() == Reason::Breakpoint && stop.pc == Some(ret) {
+                if self.sp()? >= sp_call {
+                    return Ok(None);
+                }
+                if stop.breakpoint_id.is_none() {
+                    // A deeper call returning there.
+                    continue;
+                }
+            }
+            if !self.keep_going(&stop)? {
+                return Ok(Some(stop));
+            }
+        })();
+        self.drop_temp_site(ret);
+        outcome
+    }
+
     /// The latest leg's stop.
     fn latest(&self) -> StopInfo {
         self.front.latest().unwrap_or_default()
@@ -244,7 +304,7 @@ fn finish_run<F: Front>(
     let mut stop = front.latest().unwrap_or(last);
     front.call(|s| {
         // Calls inlined at pc shown as not entered yet are left out of the stop's place.
-        if let EndAs::Step(Some(n)) = end {
+        if let EndAs::Step(Some(n)) | EndAs::FinishInlined(Some(n)) = end {
             s.hide_inlines(n)?;
         }
         s.describe(&mut stop);
@@ -254,6 +314,11 @@ fn finish_run<F: Front>(
             EndAs::Steps(done, asked) => stop.steps = Some((done, asked)),
             EndAs::Step(_) => {
                 stop.reason = Some(Reason::Step);
+                stop.breakpoint_id = None;
+                stop.breakpoint_name = None;
+            }
+            EndAs::FinishInlined(_) => {
+                stop.reason = Some(Reason::Finish);
                 stop.breakpoint_id = None;
                 stop.breakpoint_name = None;
             }

@@ -2,8 +2,8 @@
 
 use std::time::Instant;
 
-use super::{finish_run, EndAs, Front, Run, RunEnd, RunError, RunResult};
-use crate::session::{Reason, Session, SessionError, StopInfo};
+use super::{finish_run, EndAs, Front, Run, RunEnd, RunError, RunResult, Stepped};
+use crate::session::{Session, SessionError, StopInfo};
 
 /// The line being stepped.
 #[derive(PartialEq, Eq)]
@@ -66,24 +66,10 @@ struct Stepper {
 impl Stepper {
     fn go<F: Front>(mut self, run: &mut Run<'_, F>) -> RunResult<(StopInfo, EndAs)> {
         loop {
-            let insn = run.front.call(|s| {
-                let pc = s.pc()?;
-                let insns = s.disasm(pc, 1)?;
-                insns.into_iter().next().ok_or_else(|| {
-                    SessionError::Invalid(format!("cannot decode an instruction at {pc:#x}"))
-                })
-            })?;
-            if insn.mnemonic == "call" {
-                let ret = insn.addr + insn.len as u64;
-                if let Some(stop) = over_call(run, ret)? {
-                    return Ok((stop, EndAs::Plain));
-                }
-            } else {
-                let stop = run.step()?;
-                if stop.reason() != Reason::Step && !run.keep_going(&stop)? {
-                    return Ok((stop, EndAs::Plain));
-                }
-            }
+            let insn = match run.step_over()? {
+                Stepped::On(insn) => insn,
+                Stepped::Ended(stop) => return Ok((stop, EndAs::Plain)),
+            };
             if insn.mnemonic.starts_with("ret") && run.sp()? > self.sp0 {
                 // Returned into the caller. In the middle of one of its lines (after the call),
                 // the step goes on to that line's end, as gdb's does; at a line's start, or with
@@ -154,27 +140,4 @@ impl Stepper {
             }
         }
     }
-}
-
-/// Runs over the call about to be made, to its return address `ret` at full speed: `None`
-/// once it returned (the stack as high as at the call), or the stop that ended the run.
-fn over_call<F: Front>(run: &mut Run<'_, F>, ret: u64) -> RunResult<Option<StopInfo>> {
-    let sp_call = run.sp()?;
-    run.temp_site(ret)?;
-    let outcome = (|| loop {
-        let stop = run.cont()?;
-        if stop.reason() == Reason::Breakpoint && stop.pc == Some(ret) {
-            if run.sp()? >= sp_call {
-                return Ok(None);
-            }
-            if stop.breakpoint_id.is_none() {
-                continue;
-            }
-        }
-        if !run.keep_going(&stop)? {
-            return Ok(Some(stop));
-        }
-    })();
-    run.drop_temp_site(ret);
-    outcome
 }

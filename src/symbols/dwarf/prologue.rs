@@ -28,20 +28,27 @@ impl InfoTree {
             .ok()?;
         let mut ranges = unit.unit_ref().die_ranges(&die).ok()?;
         let mut best: Option<(u64, u64)> = None;
-        let mut n = 0;
+        let mut all = Vec::new();
         while let Ok(Some(r)) = ranges.next() {
-            n += 1;
-            // The entry is the lowest range (a cold part split off lies elsewhere but the
-            // entry is where DW_AT_low_pc or the first range says).
-            if best.is_none() {
-                best = Some((r.begin, r.end));
+            // GCC lists empty ranges (begin == end) where an inlined call starts at a view of
+            // an address whose instruction is not its own: no code there.
+            if r.begin < r.end {
+                // The entry is the first range (a cold part split off lies elsewhere but the
+                // entry is where DW_AT_low_pc or the first range says).
+                best.get_or_insert((r.begin, r.end));
+                all.push((r.begin, r.end));
             }
-            if n > 64 {
+            if all.len() > 64 {
                 break;
             }
         }
+        // DW_AT_entry_pc where it is code of the block; an entry_pc outside every range
+        // (GCC's `push rbx` at 0x1170 before an inlined call whose ranges begin at 0x1171)
+        // would stop before the call began, in its caller: the first range then, as gdb.
         let entry = match die.attr_value(gimli::DW_AT_entry_pc) {
-            Some(gimli::AttributeValue::Addr(a)) => Some(a),
+            Some(gimli::AttributeValue::Addr(a)) if all.iter().any(|&(b, e)| b <= a && a < e) => {
+                Some(a)
+            }
             _ => None,
         };
         best.map(|(lo, hi)| (entry.unwrap_or(lo), hi))
