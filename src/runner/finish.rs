@@ -73,7 +73,7 @@ fn finish_inlined<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd> {
     let ended = (|| loop {
         let insn = match run.step_over()? {
             Stepped::On(insn) => insn,
-            Stepped::Ended(stop) => return Ok((stop, EndAs::Plain)),
+            Stepped::Ended(stop) => return Ok((*stop, EndAs::Plain)),
         };
         if insn.mnemonic.starts_with("ret") && run.sp()? > sp0 {
             return Ok((run.latest(), EndAs::FinishInlined(None)));

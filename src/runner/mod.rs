@@ -145,8 +145,8 @@ enum EndAs {
 enum Stepped {
     /// The instruction ran (a call as a whole, to its return).
     On(crate::symbols::Insn),
-    /// Another stop ended the run.
-    Ended(StopInfo),
+    /// Another stop ended the run (boxed: a stop is ten times an instruction's size).
+    Ended(Box<StopInfo>),
 }
 
 /// One run in progress: the front end and the deadline every leg keeps.
@@ -242,12 +242,12 @@ impl<'f, F: Front> Run<'f, F> {
         if insn.mnemonic == "call" {
             let ret = insn.addr + insn.len as u64;
             if let Some(stop) = self.over_call(ret)? {
-                return Ok(Stepped::Ended(stop));
+                return Ok(Stepped::Ended(Box::new(stop)));
             }
         } else {
             let stop = self.step()?;
             if stop.reason() != Reason::Step && !self.keep_going(&stop)? {
-                return Ok(Stepped::Ended(stop));
+                return Ok(Stepped::Ended(Box::new(stop)));
             }
         }
         Ok(Stepped::On(insn))

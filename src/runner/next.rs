@@ -68,7 +68,7 @@ impl Stepper {
         loop {
             let insn = match run.step_over()? {
                 Stepped::On(insn) => insn,
-                Stepped::Ended(stop) => return Ok((stop, EndAs::Plain)),
+                Stepped::Ended(stop) => return Ok((*stop, EndAs::Plain)),
             };
             if insn.mnemonic.starts_with("ret") && run.sp()? > self.sp0 {
                 // Returned into the caller. In the middle of one of its lines (after the call),
