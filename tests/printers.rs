@@ -63,6 +63,14 @@ const CXX_EXPECTED: &[(&str, &str)] = &[
     ("wlist", "list(1) [{a: 5, b: 6}]"),
     ("pointer_fn", "function -> twice"),
     ("empty_fn", "function(empty)"),
+    // Iterators show what they refer to, as gdb's printers do.
+    ("vit", "iterator -> 12"),
+    ("mit", r#"iterator -> {first: "nuts", second: 8}"#),
+    ("sit", "iterator -> 1"),
+    ("uit", r#"iterator -> {first: 2, second: "two"}"#),
+    ("lit", "iterator -> 2"),
+    ("dit", "iterator -> 4"),
+    ("vnull", "iterator(null)"),
     (
         "shop",
         r#"{stock: map(3) {"bolts": 31, "nuts": 8, "washers": 112}, sizes: vector(2) [38, 40], name: "corner"}"#,
@@ -157,6 +165,12 @@ fn libstdcxx_containers_print_what_they_hold() {
             "{name}: scry {} gdb {theirs}",
             got[*name]
         );
+    }
+    // An iterator is the element it refers to in gdb; `iterator -> element` here.
+    let iterators = ["vit", "sit", "lit", "dit"];
+    let gdb = common::gdb_prints(&exe, &format!("std_containers.cpp:{line}"), &iterators).unwrap();
+    for (name, theirs) in iterators.iter().zip(&gdb) {
+        assert_eq!(got[*name], format!("iterator -> {theirs}"), "{name}");
     }
 }
 

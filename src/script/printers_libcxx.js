@@ -267,4 +267,40 @@
     if (!m) invalid(`no extent in ${name}`);
     return Number(m[1]);
   }
+  // Iterators print as what they refer to (`iterator -> 12`); `*it` reads it; see the
+  // libstdc++ ones. A map's and a hash map's wrap the tree's or table's own iterator.
+  const iterator = (addr, element) => (addr === 0 ? { summary: 'iterator(null)' } : { summary: 'iterator', pointee: element });
+  const pointing = (h, ...fields) => {
+    const keys = N.val_keys(h);
+    const p = mem(h, fields.find((f) => keys.includes(f)) ?? fields[0]);
+    return iterator(num(p), () => typed(deref(p)));
+  };
+  def(/^std::__\d::__wrap_iter</, (h) => pointing(h, '__i_', '__i'));
+  def(/^std::__\d::__deque_iterator</, (h) => pointing(h, '__ptr_'));
+  // A map's value_type keeps the pair in `__cc`.
+  const unwrapped = (v) => {
+    const keys = N.val_keys(v);
+    return keys.length === 1 && keys[0] === '__cc' ? mem(v, '__cc') : v;
+  };
+  const treeIterator = (h) => {
+    const node = num(mem(h, '__ptr_'));
+    return iterator(node, () => typed(unwrapped(N.val_param_at(h, 0, node + valueOffset(h, 0, 25)))));
+  };
+  def(/^std::__\d::__tree_(const_)?iterator</, treeIterator);
+  def(/^std::__\d::__map_(const_)?iterator</, (h) => treeIterator(mem(h, '__i_')));
+  def(/^std::__\d::__list_(const_)?iterator</, (h) => {
+    const node = num(mem(h, '__ptr_'));
+    return iterator(node, () => typed(N.val_param_at(h, 0, node + valueOffset(h, 0, 16))));
+  });
+  // A hash iterator points at the node's base, whose template argument is the node pointer
+  // type: the field read as that type leads to the node, which holds `__value_`.
+  const hashIterator = (h) => {
+    const field = mem(h, '__node_');
+    return iterator(num(field), () => {
+      const node = N.val_param_at(deref(field), 0, N.val_addr(field));
+      return typed(unwrapped(mem(deref(node), '__value_')));
+    });
+  };
+  def(/^std::__\d::__hash_(const_)?iterator</, hashIterator);
+  def(/^std::__\d::__hash_map_(const_)?iterator</, (h) => hashIterator(mem(h, '__i_')));
 })

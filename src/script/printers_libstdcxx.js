@@ -268,4 +268,26 @@
     return { summary: `function -> ${functionAt(target) ?? '0x' + target.toString(16)}` };
   });
 
+  // Iterators print as what they refer to, as gdb's printers show them (`iterator -> 12`,
+  // `iterator -> {first: "nuts", second: 8}`); `*it` reads it. A null one says so. (An
+  // end() iterator refers to no element: what it shows is whatever lies there, as in gdb.)
+  const iterator = (addr, element) => (addr === 0 ? { summary: 'iterator(null)' } : { summary: 'iterator', pointee: element });
+  def(/^__gnu_cxx::__normal_iterator</, (h) => {
+    const cur = mem(h, '_M_current');
+    return iterator(num(cur), () => typed(deref(cur)));
+  });
+  def(/^std::_Deque_iterator</, (h) => {
+    const cur = mem(h, '_M_cur');
+    return iterator(num(cur), () => typed(deref(cur)));
+  });
+  // Node iterators: the value follows the node's links (a list's two, a forward_list's one,
+  // a tree's colour and three, a hash node's next pointer), at the value's alignment.
+  const nodeIterator = (field, links) => (h) => {
+    const node = num(mem(h, field));
+    return iterator(node, () => typed(N.val_param_at(h, 0, node + valueOffset(h, 0, links))));
+  };
+  def(/^std::_List_(const_)?iterator</, nodeIterator('_M_node', 16));
+  def(/^std::_Fwd_list_(const_)?iterator</, nodeIterator('_M_node', 8));
+  def(/^std::_Rb_tree_(const_)?iterator</, nodeIterator('_M_node', 32));
+  def(/^std::__detail::_Node_(const_)?iterator</, nodeIterator('_M_cur', 8));
 })

@@ -226,6 +226,17 @@ impl InfoTree {
         match params.get(i) {
             Some((_, Some(p))) => Ok(Some(*p)),
             Some((name, None)) => Err(format!("template parameter {name} has no type")),
+            // GCC leaves the template parameters off some instances (`std::_List_iterator<int>`
+            // has none): the argument as the type's name spells it, looked up by that name.
+            None if params.is_empty() => {
+                let name = self.qualified_type_name(t.id);
+                let named = template_arguments(&name)
+                    .and_then(|args| args.get(i).cloned())
+                    .and_then(|arg| self.type_by_spec(&arg).ok().flatten());
+                named.ok_or_else(|| {
+                    format!("{name} has no template parameters in its debug information")
+                })
+            }
             None => Err(format!(
                 "{} has {} template parameter{}, not {}",
                 self.type_name(ty),
@@ -335,5 +346,45 @@ impl InfoTree {
             gimli::Operation::Address { address } => Some(address),
             _ => None,
         }
+    }
+}
+
+/// The template arguments of a type name, top-level commas only: `map<K, pair<A, B>>` gives
+/// `["K", "pair<A, B>"]`. `None` without a template list.
+fn template_arguments(name: &str) -> Option<Vec<String>> {
+    let open = name.find('<')?;
+    let inner = name[open + 1..].strip_suffix('>')?;
+    let mut args = Vec::new();
+    let (mut depth, mut start) = (0i32, 0usize);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' | ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                args.push(inner[start..i].trim().to_string());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    args.push(inner[start..].trim().to_string());
+    Some(args)
+}
+
+#[cfg(test)]
+mod template_tests {
+    use super::template_arguments;
+
+    #[test]
+    fn template_arguments_split_at_the_top_level() {
+        assert_eq!(
+            template_arguments("std::_List_iterator<int>").unwrap(),
+            ["int"]
+        );
+        assert_eq!(
+            template_arguments("std::map<int, std::pair<char, long> >").unwrap(),
+            ["int", "std::pair<char, long>"]
+        );
+        assert!(template_arguments("Point").is_none());
     }
 }

@@ -473,6 +473,9 @@ impl InfoTree {
         out.push(if tuple { "(" } else { "{" });
         let mut first = true;
         for field in fields_in_order(members, statics) {
+            if matches!(field, Field::Member(m) if self.empty_base(m)) {
+                continue;
+            }
             if !first {
                 out.push(", ");
             }
@@ -502,6 +505,28 @@ impl InfoTree {
             }
         }
         out.push(if tuple { ")" } else { "}" });
+    }
+
+    /// A base class with no data (`std::__pair_base`, a tag or policy class): it prints as
+    /// `<X>: {}` and says nothing, so it is left out, as a struct's empty bases hold no bytes.
+    fn empty_base(&self, m: &super::types::Member) -> bool {
+        if !m.base {
+            return false;
+        }
+        let Some(ty) = self.strip(m.ty).map(|t| self.complete(t)) else {
+            return false;
+        };
+        match &ty.kind {
+            // A base only declared (its definition not found) may hold data: it stays.
+            Kind::Aggregate {
+                members,
+                statics,
+                declaration: false,
+                variants: None,
+                ..
+            } => statics.is_empty() && members.iter().all(|b| b.base && self.empty_base(b)),
+            _ => false,
+        }
     }
 
     /// A static member's value; one of struct or array type already printed in this value
@@ -808,6 +833,7 @@ impl InfoTree {
         let mut fields = Vec::new();
         for field in fields_in_order(members, statics) {
             let m = match field {
+                Field::Member(m) if self.empty_base(m) => continue,
                 Field::Member(m) => m,
                 Field::Static(s) => {
                     let sv = self.static_value(ty, s, t);
