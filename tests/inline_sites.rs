@@ -207,3 +207,38 @@ fn inside_an_inlined_helper_the_callers_names_are_found() {
     scry.ok("cont()");
     assert!(scry.ok("output()").contains("truth walk=246 step=7"));
 }
+
+/// A function defined in a header and inlined into two units, with one out-of-line copy: a
+/// breakpoint on it stops at every copy in every unit that includes the header, as gdb's
+/// four locations do (it was the copies of the out-of-line copy's own unit only).
+#[test]
+fn a_header_function_inlined_in_several_units_stops_in_each() {
+    let exe = common::fixture_from(
+        "header_inline",
+        "cc",
+        &["-g", "-O2"],
+        &["header_inline_main.c", "header_inline_other.c"],
+    );
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('scale')");
+    let list = scry.ok("breakpoint.list()");
+    let sites = list.matches("0x").count() - 1;
+    if let Some(gdb) = gdb_locations(&exe, "scale") {
+        assert_eq!(sites, gdb, "scry's locations are gdb's: {list}");
+    }
+    let mut xs = Vec::new();
+    for _ in 0..10 {
+        if !scry.ok("cont()").starts_with("breakpoint 1") {
+            break;
+        }
+        xs.push(scry.num("Number(state.var('x'))"));
+    }
+    xs.sort_unstable();
+    assert_eq!(
+        xs,
+        vec![1, 2, 3],
+        "each call once, the one in main's unit too"
+    );
+    let truth = common::truth(&mut scry);
+    assert_eq!(truth["calls"], "3");
+}

@@ -102,4 +102,92 @@ impl InfoTree {
         out.truncate(max);
         out
     }
+
+    /// `inlined_copies_in` of `unit` and, for a C or C++ function declared in a header (its
+    /// abstract instance's `DW_AT_decl_file` is not the unit's source), of every other unit
+    /// whose line table lists that header: each unit including it has its own abstract
+    /// instance and copies. Only the units that can hold copies are walked; the rest cost
+    /// a line-table header each.
+    pub(crate) fn inlined_copies_with_headers(
+        &self,
+        unit: &super::tree::UnitHandle,
+        name: &str,
+        max: usize,
+    ) -> Vec<u64> {
+        let mut out = self.inlined_copies_in(unit, name, max);
+        let c_like = matches!(
+            unit.language(),
+            Some(
+                gimli::DW_LANG_C
+                    | gimli::DW_LANG_C89
+                    | gimli::DW_LANG_C99
+                    | gimli::DW_LANG_C11
+                    | gimli::DW_LANG_C17
+                    | gimli::DW_LANG_C_plus_plus
+                    | gimli::DW_LANG_C_plus_plus_03
+                    | gimli::DW_LANG_C_plus_plus_11
+                    | gimli::DW_LANG_C_plus_plus_14
+                    | gimli::DW_LANG_C_plus_plus_17
+                    | gimli::DW_LANG_C_plus_plus_20
+            )
+        );
+        let Some(header) = self.header_declaring(unit, name).filter(|_| c_like) else {
+            return out;
+        };
+        for start in self.unit_starts().into_iter().take(MAX_UNITS) {
+            if start == unit.start() || out.len() >= max {
+                continue;
+            }
+            let Some(other) = self.unit_for_scan(start) else {
+                continue;
+            };
+            if self.unit_files(&other).iter().any(|f| *f == header) {
+                out.extend(self.inlined_copies_in(&other, name, max - out.len()));
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out.truncate(max);
+        out
+    }
+
+    /// The header a function `name` with an abstract (inline) instance in `unit` is declared
+    /// in, when that is not the unit's own source file.
+    fn header_declaring(&self, unit: &super::tree::UnitHandle, name: &str) -> Option<String> {
+        let bare = name.rsplit("::").next().unwrap_or(name);
+        let mut entries = unit.unit.entries();
+        let mut seen = 0usize;
+        while let Ok(Some(die)) = entries.next_dfs() {
+            seen += 1;
+            if seen > MAX_DIES {
+                return None;
+            }
+            let inline_named = die.tag() == gimli::DW_TAG_subprogram
+                && die.attr_value(gimli::DW_AT_inline).is_some()
+                && unit.string(die, gimli::DW_AT_name).as_deref() == Some(bare);
+            if !inline_named {
+                continue;
+            }
+            // gimli reads DW_AT_decl_file as a file index, whatever its form.
+            let index = match die.attr_value(gimli::DW_AT_decl_file)? {
+                gimli::AttributeValue::FileIndex(i) => i,
+                other => other.udata_value()?,
+            };
+            let file = self.unit_files(unit).get(index as usize)?.clone();
+            let own = super::source_file::unit_path(unit);
+            return (!file.is_empty() && Some(&file) != own.as_ref()).then_some(file);
+        }
+        None
+    }
+
+    /// The files a unit's line table names, by index.
+    fn unit_files(&self, unit: &super::tree::UnitHandle) -> Vec<String> {
+        let Some(program) = unit.unit.line_program.as_ref() else {
+            return Vec::new();
+        };
+        super::stmt::file_names(&unit.dwarf, &unit.unit, program.header())
+    }
 }
+
+/// Units examined for copies of a header's inline function at most.
+const MAX_UNITS: usize = 100_000;

@@ -57,7 +57,7 @@ impl DwarfInfo {
     pub fn inlined_copies_near(&self, func: FileAddr, name: &str, max: usize) -> Vec<FileAddr> {
         std::panic::catch_unwind(AssertUnwindSafe(|| {
             let unit = self.unit_for_pc(func.0)?;
-            Some(self.tree.inlined_copies_in(&unit, name, max))
+            Some(self.tree.inlined_copies_with_headers(&unit, name, max))
         }))
         .ok()
         .flatten()

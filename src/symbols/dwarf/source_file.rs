@@ -23,7 +23,7 @@ impl InfoTree {
 }
 
 /// The unit's source file: its `DW_AT_name`, under its `DW_AT_comp_dir` when relative.
-fn unit_path(unit: &UnitHandle) -> Option<String> {
+pub(super) fn unit_path(unit: &UnitHandle) -> Option<String> {
     let text = |r: &super::tree::Reader| {
         gimli::Reader::to_string_lossy(r)
             .ok()

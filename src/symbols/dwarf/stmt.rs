@@ -287,7 +287,7 @@ fn read_rows(dwarf: &gimli::Dwarf<Reader>, unit_offset: usize) -> Option<UnitRow
 
 /// File names by index as addr2line renders them (the unit's directory, the file's
 /// directory, the name; an absolute part replaces what came before).
-fn file_names(
+pub(super) fn file_names(
     dwarf: &gimli::Dwarf<Reader>,
     unit: &gimli::Unit<Reader>,
     header: &gimli::LineProgramHeader<Reader>,
