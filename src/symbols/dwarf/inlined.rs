@@ -141,7 +141,7 @@ impl InfoTree {
             let Some(other) = self.unit_for_scan(start) else {
                 continue;
             };
-            if self.unit_files(&other).iter().any(|f| *f == header) {
+            if self.unit_files(&other).contains(&header) {
                 out.extend(self.inlined_copies_in(&other, name, max - out.len()));
             }
         }
