@@ -206,3 +206,28 @@ fn the_followed_fork_note_survives_stops_that_listeners_let_go() {
     assert!(!scry.ok(":status").contains("followed fork"));
     assert!(scry.ok("kill()").starts_with("killed"));
 }
+
+/// Code of a library the program dlclosed, and of a program that exited, is still readable
+/// from its file: `state.disasm` and `line_at` answer where memory says "not mapped", and the
+/// bytes are the file's (the program's own memory there is gone: reads of it still fail).
+#[test]
+fn code_of_an_unloaded_library_or_an_exited_program_stays_readable() {
+    let lib = plugin();
+    let mut scry = Scry::spawn(&fixture("dlopen_host"), &[lib.to_str().unwrap()]);
+    scry.ok("breakpoint.set('after_dlopen'); cont()");
+    let live = scry.ok("state.disasm(4, 'plugin_work').map(i => i.text).join('; ')");
+    let line = scry.ok("line_at('plugin_work')");
+    scry.ok("ctx.w = symbol('plugin_work'); addEventListener('library', e => e.kind === 'unload' && e.path.includes('plugin') ? 'stop' : undefined)");
+    assert!(scry.ok("cont()").starts_with("library unload "));
+    assert_eq!(
+        scry.ok("state.disasm(4, ctx.w).map(i => i.text).join('; ')"),
+        live
+    );
+    assert_eq!(scry.ok("line_at(ctx.w)"), line);
+    assert!(scry.err("state.memory(ctx.w).u8()").contains("not mapped"));
+    scry.ok("removeEventListener('library'); breakpoint.remove(1)");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    // The program is gone: its own code still disassembles from the file.
+    let main = scry.ok("state.disasm('main').at(-1).mnemonic");
+    assert_eq!(main, "ret");
+}

@@ -202,10 +202,19 @@ impl Session {
         &self.symbols
     }
 
+    /// Up to `max` bytes of code at `addr`: the process's memory, else (the process is gone,
+    /// or unmapped the address with dlclose) the bytes of the module file that held it.
+    fn code_bytes(&mut self, addr: u64, max: usize) -> Result<Vec<u8>> {
+        match self.read_memory_partial(addr, max) {
+            Ok(bytes) => Ok(bytes),
+            Err(e) => self.symbols.file_code(RuntimeAddr(addr), max).ok_or(e),
+        }
+    }
+
     pub fn disasm(&mut self, addr: u64, count: usize) -> Result<Vec<Insn>> {
         // x86 instructions are at most 15 bytes.
         let want = count.saturating_mul(15).min(64 * 1024);
-        let bytes = self.read_memory_partial(addr, want)?;
+        let bytes = self.code_bytes(addr, want)?;
         let store = &self.symbols;
         let resolver = |a: u64| store.symbolize(RuntimeAddr(a));
         Ok(disassemble(&bytes, addr, count, &resolver))
@@ -231,7 +240,7 @@ impl Session {
         }
         let end = start.saturating_add(size);
         let want = size.min(MAX_FUNCTION_INSNS as u64 * 15) as usize;
-        let bytes = self.read_memory_partial(start, want)?;
+        let bytes = self.code_bytes(start, want)?;
         let store = &self.symbols;
         let resolver = |a: u64| store.symbolize(RuntimeAddr(a));
         let mut insns = disassemble(&bytes, start, MAX_FUNCTION_INSNS, &resolver);

@@ -48,7 +48,13 @@ pub struct SymbolStore {
     regions: Vec<Region>,
     /// The vDSO as a module, once the caller has read its image from memory.
     vdso_module: Option<LoadedModule>,
+    /// Modules the process unmapped (dlclose), newest last: their code is still the file's,
+    /// for disassembly and lines of an address that was theirs.
+    unloaded: Vec<LoadedModule>,
 }
+
+/// Unloaded modules remembered at most.
+const MAX_UNLOADED: usize = 32;
 
 impl SymbolStore {
     pub fn new() -> Self {
@@ -93,6 +99,17 @@ impl SymbolStore {
         }
         // Stable: libraries keep address order behind the executable.
         modules.sort_by_key(|m| !m.is_exe);
+        let same = |a: &LoadedModule, b: &LoadedModule| a.path == b.path && a.start == b.start;
+        let gone: Vec<LoadedModule> = self
+            .modules
+            .drain(..)
+            .filter(|old| !modules.iter().any(|m| same(m, old)))
+            .collect();
+        self.unloaded
+            .retain(|u| !modules.iter().any(|m| same(m, u)));
+        self.unloaded.extend(gone);
+        let excess = self.unloaded.len().saturating_sub(MAX_UNLOADED);
+        self.unloaded.drain(..excess);
         self.modules = modules;
         self.vdso = maps
             .iter()
@@ -200,5 +217,30 @@ impl SymbolStore {
 
     pub fn module_at(&self, addr: RuntimeAddr) -> Option<&LoadedModule> {
         self.modules.iter().find(|m| m.contains(addr))
+    }
+
+    /// A module the process unmapped that held `addr` (the newest, should two have), when no
+    /// loaded module does.
+    pub fn unloaded_at(&self, addr: RuntimeAddr) -> Option<&LoadedModule> {
+        if self.module_at(addr).is_some() {
+            return None;
+        }
+        self.unloaded.iter().rev().find(|m| m.contains(addr))
+    }
+
+    /// Up to `max` bytes of code at `addr` as the file of the module holding it has them
+    /// (an unloaded one included): for a process that is gone or an address it unmapped.
+    pub fn file_code(&self, addr: RuntimeAddr, max: usize) -> Option<Vec<u8>> {
+        let m = self.module_at(addr).or_else(|| self.unloaded_at(addr))?;
+        let at = m.bias.to_file(addr);
+        let image = m.image();
+        let seg = image.segment_at(at)?;
+        let avail = seg
+            .vaddr
+            .0
+            .saturating_add(seg.filesz.min(seg.memsz))
+            .checked_sub(at.0)?;
+        let len = (max as u64).min(avail) as usize;
+        image.file_bytes(at, len).map(<[u8]>::to_vec)
     }
 }

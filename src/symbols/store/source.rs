@@ -78,7 +78,7 @@ impl SymbolStore {
     /// The innermost source position of a runtime address, from the line table alone (no
     /// function is parsed; see `DwarfInfo::line_at`): what a stop line shows.
     pub fn line_at(&self, addr: RuntimeAddr) -> Option<Location> {
-        let module = self.module_at(addr)?;
+        let module = self.module_at(addr).or_else(|| self.unloaded_at(addr))?;
         module.file.dwarf()?.line_at(module.bias.to_file(addr))
     }
 
