@@ -296,3 +296,27 @@ fn same_named_functions_in_two_modules_are_named_by_module() {
     assert!(scry.ok("output()").contains("a=101 b=202"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A C++ reference reads as what it refers to: its number is the referent's value (it was
+/// the address the reference holds), its `.addr` the referent's address, its kind the
+/// referent's; the addresses are the ones the program prints.
+#[test]
+fn references_are_their_referents() {
+    let exe = common::fixture_from("references", "g++", &["-g", "-O0"], &["references.cpp"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('use'); cont()");
+    assert_eq!(scry.ok("Number(state.var('r'))"), "5");
+    assert_eq!(scry.ok("state.var('r') + 1"), "6");
+    assert_eq!(scry.ok("state.var('r').kind"), "int");
+    assert_eq!(scry.ok("state.var('p').kind"), "struct");
+    let (p, r) = (
+        scry.num("state.var('p').addr"),
+        scry.num("state.var('r').addr"),
+    );
+    scry.ok("cont()");
+    let out = scry.ok("output()");
+    assert!(
+        out.starts_with(&format!("{p:#x} {r:#x} ")),
+        "{out} vs {p:#x} {r:#x}"
+    );
+}

@@ -694,6 +694,30 @@ impl Session {
         self.derived(v, r)
     }
 
+    /// What a reference refers to (a C++ `T &`, a Rust `&T`), as it prints; any other value
+    /// itself. Its number, address and kind are the referent's: `Number(r)` of an `int &r`
+    /// is the int, not the address the reference holds.
+    pub fn referent(&self, v: &TypedValue) -> TypedValue {
+        let mut cur = v.clone();
+        for _ in 0..4 {
+            let is_ref = cur
+                .tree()
+                .and_then(|d| d.strip(cur.value.ty))
+                .is_some_and(|t| {
+                    matches!(t.kind, crate::symbols::dwarf::types::Kind::Reference { .. })
+                        || crate::symbols::dwarf::rust::is_rust_ref(&t)
+                });
+            if !is_ref {
+                break;
+            }
+            match self.value_deref(&cur) {
+                Ok(next) => cur = next,
+                Err(_) => break,
+            }
+        }
+        cur
+    }
+
     pub fn value_address_of(&self, v: &TypedValue) -> Result<TypedValue> {
         let r = self.with_value(v, |d, _| d.address_of(&v.value))?;
         self.derived(v, r)
@@ -746,6 +770,7 @@ impl Session {
     /// `pointer`, `enum`, `struct`, `union`, `array`, `text`, `function`, `void`.
     pub fn value_kind(&self, v: &TypedValue) -> &'static str {
         use crate::symbols::dwarf::types::{AggKind, Encoding, Kind};
+        let v = &self.referent(v);
         let Some(d) = v.tree() else {
             return "void";
         };

@@ -67,6 +67,7 @@ fn plain_to_js<'js>(ctx: &Ctx<'js>, p: &Plain) -> R<'js> {
 /// floats stay numbers and C strings are their characters, so `s == 'other'` compares text.
 fn primitive<'js>(ctx: &Ctx<'js>, host: &Host, v: &TypedValue, hint: &str, raw: bool) -> R<'js> {
     let session = host.session_ref(ctx)?;
+    let v = &session.referent(v);
     let limits = Limits::default();
     let printers = JsPretty::new(ctx, host, v);
     let pretty = (!raw).then_some(&printers as &dyn Pretty);
@@ -325,10 +326,14 @@ pub(super) fn install<'js>(
         handle(&ctx, r)
     });
 
+    let h = host.clone();
     def!(n, ctx, "val_addr", move |ctx: Ctx<'js>,
                                    v: H<'js>|
           -> R<'js> {
-        match v.borrow().0.value.address() {
+        // A reference's address is its referent's.
+        let tv = v.borrow().0.clone();
+        let referent = h.session_ref(&ctx)?.referent(&tv);
+        match referent.value.address() {
             Some(a) => u64_to_js(&ctx, a),
             None => Ok(undefined(&ctx)),
         }
