@@ -395,7 +395,17 @@ impl Session {
     /// `main+0x1f` for a return address: named by the call (`lookup`, one byte back) so a
     /// call at the very end of a function is not attributed to the next one.
     pub(super) fn symbolize_frame(&mut self, pc: u64, lookup: u64) -> Option<String> {
-        if pc == lookup {
+        // A "return address" that is a function's first byte with no code before it:
+        // makecontext's trampoline (`__start_context`), pushed as the return address of a
+        // task's function. It is named by itself.
+        let entry = |s: &Self, a: u64| {
+            s.symbols
+                .symbol_at(RuntimeAddr(a))
+                .is_some_and(|(_, _, off)| off == 0)
+        };
+        if pc == lookup
+            || (self.symbols.symbol_at(RuntimeAddr(lookup)).is_none() && entry(self, pc))
+        {
             return self.symbolize(pc);
         }
         self.symbols
@@ -464,12 +474,21 @@ impl Session {
         }
         let process = self.process_ref()?;
         let read = |addr: u64, buf: &mut [u8]| process.read_memory(addr, buf).is_ok();
-        Ok(unwind::unwind(
-            &self.symbols,
-            &frame0,
-            &read,
-            &UnwindLimits { max_frames },
-        ))
+        let (mut frames, mut stopped) =
+            unwind::unwind(&self.symbols, &frame0, &read, &UnwindLimits { max_frames });
+        // A makecontext stack begins at glibc's trampoline: what lies past it is no caller
+        // (the walk would read the task's unused stack as frames). The stack ends there, as
+        // a thread's ends at its start routine: cleanly, no note.
+        let bottom = frames.iter().skip(1).position(|f| {
+            self.symbols
+                .symbol_at(RuntimeAddr(f.pc))
+                .is_some_and(|(_, s, off)| off == 0 && &*s.name == "__start_context")
+        });
+        if let Some(i) = bottom {
+            frames.truncate(i + 2);
+            stopped = None;
+        }
+        Ok((frames, stopped))
     }
 }
 
