@@ -1,6 +1,7 @@
 //! scry: a Linux x86-64 debugger scripted in JavaScript, built for LLM agents.
 //!
-//! Layers, top to bottom: `repl` (framing, output), `script` (the only rquickjs user),
+//! Layers, top to bottom: `repl` (framing, output), `script` (the only rquickjs user; it
+//! reaches the machine only through `session`, whose `vocabulary` names what it needs),
 //! `runner` (run control: `cont`, `step`, `finish`, `next`, calling the script back for
 //! listeners' verdicts), `session` (the facade scripts and the runner call), `inferior` (threads, breakpoints, stop/resume),
 //! `os` (the only ptrace/unsafe code). `symbols` is pure and used by session and script;

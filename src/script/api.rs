@@ -218,7 +218,7 @@ Addresses: Number, BigInt, 'sym+off', a typed value. First: :status (what, where
 /// The stop reasons and the signals that stop, for `help('stop')` and `help('signals')`
 /// (from the code that decides them, so the text cannot drift).
 fn generated_notes(topic: &str) -> Option<String> {
-    use crate::os::signals;
+    use crate::session::vocabulary::signals;
     match topic {
         "stop" => {
             let reasons: Vec<&str> = crate::session::Reason::ALL

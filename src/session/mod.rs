@@ -65,6 +65,17 @@ use watchpoints::{WatchKind, WatchTable, Watchpoint};
 
 pub type Result<T> = std::result::Result<T, SessionError>;
 
+/// The machine's vocabulary the script layer speaks, through the facade (it imports neither
+/// `os` nor `inferior`): register names, signal names, the x87 and FP register formats, how
+/// a system call is caught, a decoded system call argument.
+pub mod vocabulary {
+    pub use crate::inferior::CatchMode;
+    pub use crate::os::fpregs::{f64_to_f80, f80_to_f64, FpRegs};
+    pub use crate::os::regs::{self, REGISTER_NAMES};
+    pub use crate::os::signals;
+    pub use crate::os::syscalls::render::Value as SyscallArg;
+}
+
 /// The aligned pieces, one debug register each, a watch of `[addr, addr + len)` takes.
 pub fn watch_pieces(addr: u64, len: u64) -> std::result::Result<Vec<(u64, u64)>, String> {
     debugregs::pieces(addr, len)

@@ -2,7 +2,7 @@
 //! values with lane views, `st0`-`st7` as Numbers, `mxcsr` as an integer.
 
 use super::*;
-use crate::os::fpregs::{f64_to_f80, f80_to_f64, FpRegs};
+use crate::session::vocabulary::{f64_to_f80, f80_to_f64, FpRegs};
 
 /// Every name, in listing order.
 pub const VECTOR_NAMES: [&str; 41] = [

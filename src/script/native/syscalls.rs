@@ -1,9 +1,8 @@
 //! System calls: `syscall.catch/uncatch/list` and the fields of a `syscall` event.
 
 use super::*;
-use crate::inferior::CatchMode;
-use crate::os::syscalls::render::Value as ArgValue;
 use crate::session::syscalls::{Phase, SyscallReport};
+use crate::session::vocabulary::{CatchMode, SyscallArg as ArgValue};
 
 /// Most words one `syscall.catch([...])` takes (there are fewer than 400 system calls).
 const MAX_WORDS: usize = 1024;
