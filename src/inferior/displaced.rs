@@ -30,7 +30,7 @@ impl Inferior {
         &mut self,
         tid: Tid,
         pc: u64,
-        pass: super::run::PassFn,
+        pass: super::PassFn,
     ) -> Result<Outcome, OsError> {
         let Some(scratch) = self.scratch_area(pc) else {
             return Ok(Outcome::InPlace);
@@ -105,7 +105,7 @@ impl Inferior {
         code: &[u8],
         load: Option<(Gpr, u64)>,
         after: After,
-        pass: super::run::PassFn,
+        pass: super::PassFn,
     ) -> Result<Outcome, OsError> {
         let original = *self.regs(tid)?;
         let mut saved = vec![0u8; code.len()];

@@ -1,9 +1,10 @@
 //! Booking what a wait reports: a thread's trap, signal, ptrace event or end becomes a stop
 //! to report or is dealt with on the spot (new threads, forks, exec, system calls).
 
-use super::run::{Mode, PassFn};
+use super::run::Mode;
 use super::sites::INT3;
 use super::thread::{RunState, StopKind, Thread};
+use super::PassFn;
 use super::{FollowFork, Inferior, Stop};
 use crate::os::ptrace::{self, SI_KERNEL};
 use crate::os::wait::{wait, WaitEvent, WaitOutcome};

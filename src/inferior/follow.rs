@@ -16,7 +16,7 @@ impl Inferior {
         &mut self,
         parent_tid: Tid,
         child: Tid,
-        pass: super::run::PassFn,
+        pass: super::PassFn,
     ) -> Result<(), OsError> {
         // The child starts in a stop of its own; collect it.
         if !self.collect_child(child) {

@@ -38,7 +38,7 @@ impl Inferior {
 
     /// Makes this process a held one: every thread stopped, scry's int3 bytes and debug
     /// registers taken out (the session arms them again when it selects it).
-    pub fn hold(&mut self, pass: super::run::PassFn) -> Result<(), OsError> {
+    pub fn hold(&mut self, pass: super::PassFn) -> Result<(), OsError> {
         self.stop_all(pass)?;
         self.partial = None;
         self.remove_all_sites();

@@ -27,6 +27,9 @@ use crate::os::timer::WaitAlarm;
 use crate::os::{ptrace, OsError, Tid};
 
 pub use catch::CatchMode;
+
+/// Signals for which `pass(sig)` is true are delivered without a stop.
+pub type PassFn<'a> = &'a dyn Fn(i32) -> bool;
 pub use lifecycle::SpawnOutput;
 use sites::Sites;
 use thread::{RunState, Thread};

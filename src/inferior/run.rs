@@ -34,8 +34,7 @@ enum Waited {
     Signalled,
 }
 
-/// Signals for which `pass(sig)` is true are delivered without a stop.
-pub type PassFn<'a> = &'a dyn Fn(i32) -> bool;
+use super::PassFn;
 
 impl Inferior {
     /// Arms the deadline for a run of steps or a continue; [`disarm`](Self::disarm) ends it.

@@ -3,7 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::run::{Mode, PassFn};
+use super::run::Mode;
+use super::PassFn;
 
 use super::{Inferior, Stop};
 use crate::os::{procfs, ptrace, OsError, Tid};

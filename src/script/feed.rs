@@ -7,8 +7,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::host::Host;
-use crate::session::{Session, StopInfo};
+use crate::session::Session;
 use crate::view::dom::DomModel;
 use crate::view::panels::{clip, clock, ChunkRecord, Status};
 use crate::view::{Publication, Publisher, View};
@@ -26,12 +25,6 @@ pub struct Feed {
     stop_seq: u64,
 }
 
-impl Feed {
-    pub fn url(&self) -> &str {
-        self.view.url()
-    }
-}
-
 fn status_of(session: &Session, running: bool) -> Status {
     let label = if running {
         "running".to_string()
@@ -43,77 +36,64 @@ fn status_of(session: &Session, running: bool) -> Status {
     Status { running, label }
 }
 
-impl Host {
-    /// Shows this session in `view` from now on.
-    pub fn attach_view(&self, view: View) {
+impl Feed {
+    /// The live view `view`, fed from now on (the session's output goes to it too).
+    pub fn open(view: View, session: &mut Session, dom: &mut DomModel) -> Feed {
         let shared = view.shared();
-        self.session
-            .borrow_mut()
-            .set_output_tee(Some(Arc::new(move |bytes: &[u8]| {
-                shared.push_output(bytes)
-            })));
-        self.dom.borrow_mut().track();
+        session.set_output_tee(Some(Arc::new(move |bytes: &[u8]| {
+            shared.push_output(bytes)
+        })));
+        dom.track();
         let publisher = view.publisher();
-        *self.feed.borrow_mut() = Some(Feed {
+        Feed {
             view,
             publisher,
             stop_line: String::new(),
             stop_seq: 0,
-        });
+        }
     }
 
-    pub fn view_url(&self) -> Option<String> {
-        self.feed.borrow().as_ref().map(|f| f.url().to_string())
+    pub fn url(&self) -> &str {
+        self.view.url()
     }
 
     /// Remembers the stop a response returns, for the page's stop line.
-    pub fn note_stop(&self, line: &str) {
-        if let Some(feed) = self.feed.borrow_mut().as_mut() {
-            line.clone_into(&mut feed.stop_line);
-            feed.stop_seq += 1;
-        }
+    pub fn note_stop(&mut self, line: &str) {
+        line.clone_into(&mut self.stop_line);
+        self.stop_seq += 1;
     }
 
     /// A run starts: the page says so at once.
-    pub fn publish_running(&self) {
-        if let (Some(feed), Ok(session)) =
-            (self.feed.borrow_mut().as_mut(), self.session.try_borrow())
-        {
-            let status = status_of(&session, true);
-            feed.publisher.publish(Publication {
-                status: Some(status),
-                ..Default::default()
-            });
-        }
+    pub fn publish_running(&mut self, session: &Session) {
+        self.publisher.publish(Publication {
+            status: Some(status_of(session, true)),
+            ..Default::default()
+        });
     }
 
     /// During a run, at a stop: publishes if one is due. `stop` makes the stop line (only
     /// called when the panels are published).
     pub fn tick(
-        &self,
+        &mut self,
         session: &mut Session,
         dom: &mut DomModel,
         stop: impl FnOnce(&mut Session) -> String,
     ) {
-        let mut feed = self.feed.borrow_mut();
-        let Some(feed) = feed.as_mut() else {
-            return;
-        };
-        if !feed.publisher.due() {
+        if !self.publisher.due() {
             return;
         }
-        let watched = feed.publisher.watchers() > 0;
+        let watched = self.publisher.watchers() > 0;
         if !watched && !dom.is_dirty() {
             return;
         }
         let panels = watched.then(|| {
-            feed.stop_line = stop(session);
-            feed.stop_seq += 1;
-            let mut panels = session.view_panels(&feed.stop_line);
-            panels.stop_seq = feed.stop_seq;
+            self.stop_line = stop(session);
+            self.stop_seq += 1;
+            let mut panels = session.view_panels(&self.stop_line);
+            panels.stop_seq = self.stop_seq;
             panels
         });
-        feed.publisher.publish(Publication {
+        self.publisher.publish(Publication {
             status: Some(status_of(session, true)),
             panels,
             dom: dom.is_dirty().then(|| dom.take_changes()),
@@ -121,47 +101,38 @@ impl Host {
         });
     }
 
-    /// The tick for a leg of a run whose stop is `info`.
-    pub fn tick_at(&self, info: &StopInfo) {
-        if self.feed.borrow().is_none() {
-            return;
-        }
-        // Never while a caller holds either: a skipped tick is only a later update.
-        let (Ok(mut session), Ok(mut dom)) =
-            (self.session.try_borrow_mut(), self.dom.try_borrow_mut())
-        else {
-            return;
-        };
-        self.tick(&mut session, &mut dom, |s| s.light_stop_line(info));
-    }
-
     /// The end of a chunk: everything, now.
-    pub fn publish_chunk(&self, code: &str, file: &str, answer: &str, ok: bool, started: Instant) {
-        let mut feed = self.feed.borrow_mut();
-        let Some(feed) = feed.as_mut() else {
-            return;
-        };
-        let (Ok(mut session), Ok(mut dom)) =
-            (self.session.try_borrow_mut(), self.dom.try_borrow_mut())
-        else {
-            return;
-        };
-        let chunk = ChunkRecord {
+    pub fn publish_chunk(
+        &mut self,
+        session: &mut Session,
+        dom: &mut DomModel,
+        chunk: ChunkShown<'_>,
+    ) {
+        let record = ChunkRecord {
             seq: 0,
-            file: file.to_string(),
-            code: clip(code, CHUNK_CODE_SHOWN),
-            answer: clip(answer, CHUNK_ANSWER_SHOWN),
-            ok,
+            file: chunk.file.to_string(),
+            code: clip(chunk.code, CHUNK_CODE_SHOWN),
+            answer: clip(chunk.answer, CHUNK_ANSWER_SHOWN),
+            ok: chunk.ok,
             at: clock(),
-            millis: started.elapsed().as_millis() as u64,
+            millis: chunk.started.elapsed().as_millis() as u64,
         };
-        let mut panels = session.view_panels(&feed.stop_line);
-        panels.stop_seq = feed.stop_seq;
-        feed.publisher.publish(Publication {
-            status: Some(status_of(&session, false)),
+        let mut panels = session.view_panels(&self.stop_line);
+        panels.stop_seq = self.stop_seq;
+        self.publisher.publish(Publication {
+            status: Some(status_of(session, false)),
             panels: Some(panels),
-            chunk: (file != "<meta>").then_some(chunk),
+            chunk: (chunk.file != "<meta>").then_some(record),
             dom: dom.is_dirty().then(|| dom.take_changes()),
         });
     }
+}
+
+/// A chunk as the page shows it: its code, file, answer, outcome and start.
+pub struct ChunkShown<'a> {
+    pub code: &'a str,
+    pub file: &'a str,
+    pub answer: &'a str,
+    pub ok: bool,
+    pub started: Instant,
 }

@@ -7,36 +7,12 @@ use std::time::{Duration, Instant};
 
 use rquickjs::Ctx;
 
-use super::feed::Feed;
+use super::feed::{ChunkShown, Feed};
+pub use super::response::Response;
 use crate::session::Session;
+use crate::session::StopInfo;
 use crate::view::dom::DomModel;
-
-/// The text of one response while a chunk runs. Past `hard_cap` bytes nothing more is kept,
-/// only counted: a `print` loop cannot exhaust scry's memory.
-#[derive(Default)]
-pub struct Response {
-    pub text: String,
-    pub dropped: u64,
-}
-
-pub const RESPONSE_HARD_CAP: usize = 8 * 1024 * 1024;
-
-impl Response {
-    pub fn push_line(&mut self, line: &str) {
-        let room = RESPONSE_HARD_CAP.saturating_sub(self.text.len());
-        if line.len() < room {
-            self.text.push_str(line);
-            self.text.push('\n');
-        } else {
-            let mut cut = room;
-            while cut > 0 && !line.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            self.text.push_str(&line[..cut]);
-            self.dropped += (line.len() - cut + 1) as u64;
-        }
-    }
-}
+use crate::view::View;
 
 /// Type names looked up at most before the cache starts over.
 const MAX_CLAIMS_CACHED: usize = 4096;
@@ -119,9 +95,89 @@ impl Host {
 }
 
 fn reentered(ctx: &Ctx<'_>) -> rquickjs::Error {
-    super::native::throw(
+    super::thrown::throw(
         ctx,
         "scry is busy answering another call: a hook it triggered (a setter, getter or \
          Error.prepareStackTrace) cannot use the debugger",
     )
+}
+
+/// The live view, through the host's cells: each borrows what it needs and never waits for
+/// a caller that holds one (a skipped publication is only a later one).
+impl Host {
+    /// Shows this session in `view` from now on.
+    pub fn attach_view(&self, view: View) {
+        let feed = Feed::open(
+            view,
+            &mut self.session.borrow_mut(),
+            &mut self.dom.borrow_mut(),
+        );
+        *self.feed.borrow_mut() = Some(feed);
+    }
+
+    pub fn view_url(&self) -> Option<String> {
+        self.feed.borrow().as_ref().map(|f| f.url().to_string())
+    }
+
+    /// Remembers the stop a response returns, for the page's stop line.
+    pub fn note_stop(&self, line: &str) {
+        if let Some(feed) = self.feed.borrow_mut().as_mut() {
+            feed.note_stop(line);
+        }
+    }
+
+    /// A run starts: the page says so at once.
+    pub fn publish_running(&self) {
+        if let (Some(feed), Ok(session)) =
+            (self.feed.borrow_mut().as_mut(), self.session.try_borrow())
+        {
+            feed.publish_running(&session);
+        }
+    }
+
+    /// During a run, at a stop: publishes if one is due (see `Feed::tick`).
+    pub fn tick(
+        &self,
+        session: &mut Session,
+        dom: &mut DomModel,
+        stop: impl FnOnce(&mut Session) -> String,
+    ) {
+        if let Some(feed) = self.feed.borrow_mut().as_mut() {
+            feed.tick(session, dom, stop);
+        }
+    }
+
+    /// The tick for a leg of a run whose stop is `info`.
+    pub fn tick_at(&self, info: &StopInfo) {
+        if self.feed.borrow().is_none() {
+            return;
+        }
+        let (Ok(mut session), Ok(mut dom)) =
+            (self.session.try_borrow_mut(), self.dom.try_borrow_mut())
+        else {
+            return;
+        };
+        self.tick(&mut session, &mut dom, |s| s.light_stop_line(info));
+    }
+
+    /// The end of a chunk: everything, now.
+    pub fn publish_chunk(&self, code: &str, file: &str, answer: &str, ok: bool, started: Instant) {
+        let mut feed = self.feed.borrow_mut();
+        let Some(feed) = feed.as_mut() else {
+            return;
+        };
+        let (Ok(mut session), Ok(mut dom)) =
+            (self.session.try_borrow_mut(), self.dom.try_borrow_mut())
+        else {
+            return;
+        };
+        let chunk = ChunkShown {
+            code,
+            file,
+            answer,
+            ok,
+            started,
+        };
+        feed.publish_chunk(&mut session, &mut dom, chunk);
+    }
 }

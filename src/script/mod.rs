@@ -11,7 +11,9 @@ pub mod orient;
 mod printer;
 mod promises;
 mod record;
+mod response;
 pub mod rewrite;
+mod thrown;
 pub mod values;
 
 use std::rc::Rc;

@@ -18,7 +18,7 @@ const MAX_FIELDS: usize = 200;
 /// Values one print may visit, and bytes of text (strings, keys) it may collect. Together
 /// with the caps above: `a = []; for (...) a.push(a)` printed 1000^4 nodes before.
 pub const MAX_NODES: usize = 200_000;
-pub const MAX_TEXT: usize = super::host::RESPONSE_HARD_CAP;
+pub const MAX_TEXT: usize = super::response::RESPONSE_HARD_CAP;
 /// The clock is read every this many values.
 const CLOCK_EVERY: usize = 256;
 

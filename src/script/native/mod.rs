@@ -5,7 +5,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use rquickjs::prelude::{Opt, Rest};
-use rquickjs::{Array, Constructor, Ctx, Function, IntoJs, Object, Value};
+use rquickjs::{Array, Ctx, Function, IntoJs, Object, Value};
 
 use super::host::Host;
 use super::record::{Push, Put};
@@ -39,28 +39,7 @@ mod typed;
 
 type R<'js> = rquickjs::Result<Value<'js>>;
 
-/// The global (read-only, non-configurable, defined before any user code) holding the
-/// `Error` constructor scry's errors are made with: a script cannot replace it.
-pub const ERROR_CTOR: &str = "__scryErrorCtor";
-
-/// Throws a `ScryError`: scry's own errors print as `error: <message>`, without a JS class.
-/// The error is constructed and named by definition, never by assignment, so no setter a
-/// script defined runs while a native function may hold the session. Long messages are cut
-/// (a 100 MB symbol name is not echoed back).
-pub fn throw(ctx: &Ctx<'_>, msg: impl std::fmt::Display) -> rquickjs::Error {
-    let text = msg.to_string();
-    let text = values::clip_message(&text);
-    let made = (|| -> rquickjs::Result<Object<'_>> {
-        let ctor: Constructor = ctx.globals().get(ERROR_CTOR)?;
-        let e: Object = ctor.construct((text.as_ref(),))?;
-        e.put("name", "ScryError")?;
-        Ok(e)
-    })();
-    match made {
-        Ok(e) => ctx.throw(e.into_value()),
-        Err(e) => e,
-    }
-}
+pub use super::thrown::{throw, ERROR_CTOR};
 
 /// The longest symbol expression looked up: far beyond any real (even mangled C++) name, and
 /// short enough that a lookup and its "did you mean" stay quick.

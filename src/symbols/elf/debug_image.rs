@@ -11,8 +11,9 @@ use object::elf::{self, FileHeader64};
 use object::read::elf::FileHeader;
 use object::Endianness;
 
+use super::file::SharedBytes;
 use super::file::{map_regular_file, Backing};
-use super::image::{build_id, SharedBytes};
+use super::image::build_id;
 use super::symbol::Symbol;
 use super::symtab;
 

@@ -1,7 +1,22 @@
 //! The bytes of an ELF file: mapped from disk, or owned (an image read from process memory).
 
-use super::image::Bytes;
+use std::sync::Arc;
+
 use crate::os::mapped::MappedFile;
+
+/// Bytes kept alive by reference counting: an image's mapping or a file read into memory,
+/// shared with parsed tables that must outlive a borrow of the image.
+pub type SharedBytes = Arc<dyn Bytes>;
+
+/// What `SharedBytes` holds.
+pub trait Bytes: AsRef<[u8]> + Send + Sync {
+    /// A pass that reads `range` once (a walk over all of `.debug_info`) hands its memory back:
+    /// a mapped file's pages there leave the process and the next read faults the same bytes
+    /// in again from the page cache. Bytes in memory stay as they are.
+    fn release(&self, _range: std::ops::Range<usize>) {}
+}
+
+impl Bytes for Vec<u8> {}
 
 pub(super) enum Backing {
     Mapped(MappedFile),

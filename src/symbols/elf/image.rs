@@ -6,28 +6,15 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context};
 use object::elf::{self, FileHeader64};
-use object::read::elf::{FileHeader, NoteIterator, ProgramHeader, SectionHeader, SectionTable};
+use object::read::elf::{FileHeader, NoteIterator, ProgramHeader, SectionHeader};
 use object::Endianness;
 
 use super::debuglink::DebugLink;
-use super::file::{map_regular_file, Backing};
+use super::file::{map_regular_file, Backing, SharedBytes};
 use super::index::SymbolIndex;
+use super::sections::Sections;
 use super::{plt, symtab};
 use crate::symbols::addr::{FileAddr, LoadBias};
-
-/// Bytes kept alive by reference counting: an image's mapping or a file read into memory,
-/// shared with parsed tables that must outlive a borrow of the image.
-pub type SharedBytes = Arc<dyn Bytes>;
-
-/// What `SharedBytes` holds.
-pub trait Bytes: AsRef<[u8]> + Send + Sync {
-    /// A pass that reads `range` once (a walk over all of `.debug_info`) hands its memory back:
-    /// a mapped file's pages there leave the process and the next read faults the same bytes
-    /// in again from the page cache. Bytes in memory stay as they are.
-    fn release(&self, _range: std::ops::Range<usize>) {}
-}
-
-impl Bytes for Vec<u8> {}
 
 /// The kernel (and ld.so) map segments at page granularity: a segment whose p_offset is not
 /// page aligned is mapped from the page containing it. x86-64 uses 4 KiB pages.
@@ -343,8 +330,6 @@ fn exec_ranges(segments: &[LoadSegment]) -> Vec<(FileAddr, FileAddr)> {
         .map(|s| (s.vaddr, FileAddr(s.vaddr_end())))
         .collect()
 }
-
-pub(super) type Sections<'data> = SectionTable<'data, FileHeader64<Endianness>, &'data [u8]>;
 
 /// Best effort: a broken dynamic section costs the soname, not the whole file.
 fn soname(endian: Endianness, data: &[u8], sections: &Sections<'_>) -> Option<String> {

@@ -10,7 +10,7 @@ use object::elf::{self, SectionHeader64};
 use object::read::elf::SectionHeader;
 use object::Endianness;
 
-use super::image::Sections;
+use super::sections::Sections;
 use super::symbol::{SymKind, Symbol};
 use crate::symbols::addr::FileAddr;
 

@@ -7,6 +7,10 @@ use object::elf::{self, FileHeader64};
 use object::read::elf::{FileHeader, ProgramHeader, SectionHeader};
 use object::Endianness;
 
+/// The section headers of a 64-bit ELF file, as `object` reads them.
+pub(super) type Sections<'data> =
+    object::read::elf::SectionTable<'data, FileHeader64<Endianness>, &'data [u8]>;
+
 /// One section whose bytes lie inside the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct SectionInfo {

@@ -4,13 +4,13 @@
 //! still merges any duplicates that remain.
 
 use object::elf::{self, FileHeader64, Sym64};
-use object::read::elf::{SectionTable, Sym, SymbolTable};
+use object::read::elf::{Sym, SymbolTable};
 use object::Endianness;
 
 use super::symbol::{SymKind, Symbol};
 use crate::symbols::addr::FileAddr;
 
-type Sections<'data> = SectionTable<'data, FileHeader64<Endianness>, &'data [u8]>;
+use super::sections::Sections;
 type Table<'data> = SymbolTable<'data, FileHeader64<Endianness>, &'data [u8]>;
 
 /// Tables with more entries than this are converted by two threads: a large C++ program's
