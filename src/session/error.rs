@@ -55,3 +55,9 @@ impl From<SymbolError> for SessionError {
         SessionError::Symbol(e)
     }
 }
+
+/// A bug on hostile DWARF costs this answer, not the session.
+pub(super) fn guarded<T>(f: impl FnOnce() -> T) -> super::Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .map_err(|_| SessionError::Invalid("reading this value failed (malformed DWARF?)".into()))
+}

@@ -1,7 +1,8 @@
 //! `'other.c'::counter`: a global or static of one source file, as gdb reads it, for when
 //! two files define the same name.
 
-use super::values::{function_static_at, global_value, TypedValue};
+use super::typed_value::TypedValue;
+use super::values::{function_static_at, global_value};
 use super::*;
 use crate::symbols::elf::{demangle, SymKind};
 

@@ -3,21 +3,24 @@
 //! called it. A frame is a physical frame or one of the frames tail calls erased between a
 //! physical frame and its caller (`SymbolStore::tail_calls`): entry values pass through
 //! those as gdb's do, each erased frame's jump being the call site of the frame inside it.
+//! Also the rows of a frame's variables as the session hands them out.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::backend::ProcessView;
-use super::tailcalls::tail_frames;
-use super::values::tls_block;
+use super::tls::tls_block;
+use super::typed_value::TypedValue;
 use super::*;
 use crate::os::fpregs::FpRegs;
 use crate::symbols::dwarf::callsite::{single_register, Callee, Passed};
 use crate::symbols::dwarf::location::{self as loc, FrameAccess};
 use crate::symbols::dwarf::reader::DwarfReader as Reader;
 use crate::symbols::dwarf::tree::UnitHandle;
-use crate::symbols::dwarf::DwarfInfo;
-use crate::symbols::{FileAddr, LoadedModule};
+use crate::symbols::dwarf::{DwarfInfo, FrameVar};
+use crate::symbols::store::TailCall;
+use crate::symbols::{FileAddr, LoadedModule, ModuleFile};
 
 /// Entry values are looked up through at most this many callers (erased frames count): a
 /// recursion passing `n - 1` down chains one call site per level, and gdb follows it to
@@ -332,4 +335,56 @@ fn le(bytes: &[u8]) -> u64 {
     let n = bytes.len().min(8);
     raw[..n].copy_from_slice(&bytes[..n]);
     u64::from_le_bytes(raw)
+}
+
+/// One variable of a frame.
+pub struct FrameVarRow {
+    pub name: String,
+    pub param: bool,
+    pub value: TypedValue,
+    /// A parameter's value at the function's entry (`name@entry`), where it is known.
+    pub entry: Option<TypedValue>,
+}
+
+impl FrameVarRow {
+    /// A frame variable of a function in `file`, as a row.
+    pub(super) fn of(v: FrameVar, file: &Arc<ModuleFile>) -> FrameVarRow {
+        FrameVarRow {
+            name: v.name,
+            param: v.param,
+            value: TypedValue {
+                file: file.clone(),
+                value: v.value,
+            },
+            entry: v.entry.map(|value| TypedValue {
+                file: file.clone(),
+                value,
+            }),
+        }
+    }
+}
+
+/// A parameter of an unwind row, with its value at the function's entry where known.
+#[derive(Clone)]
+pub struct FrameParam {
+    pub name: String,
+    pub value: TypedValue,
+    pub entry: Option<TypedValue>,
+}
+
+/// The frames tail calls erased between physical frame `physical` and its caller, innermost
+/// first (see `SymbolStore::tail_calls`).
+pub(super) fn tail_frames(
+    store: &SymbolStore,
+    frames: &[unwind::Frame],
+    physical: usize,
+) -> Vec<TailCall> {
+    let (Some(callee), Some(caller)) = (frames.get(physical), frames.get(physical + 1)) else {
+        return Vec::new();
+    };
+    // Only a return address leads to the caller's call site.
+    if !matches!(caller.source, FrameSource::Cfi | FrameSource::FramePointer) {
+        return Vec::new();
+    }
+    store.tail_calls(RuntimeAddr(callee.lookup_pc()), RuntimeAddr(caller.pc))
 }

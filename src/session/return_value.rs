@@ -3,7 +3,7 @@
 //! (its address in rax) or from rax/rdx and xmm0/xmm1 eightbyte by eightbyte. Read at the
 //! return address right after `finish()`, while the registers still hold it.
 
-use super::values::TypedValue;
+use super::typed_value::TypedValue;
 use super::*;
 use crate::symbols::dwarf::returns::{Eightbyte, Returned};
 use crate::symbols::dwarf::types::Encoding;

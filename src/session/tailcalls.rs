@@ -1,11 +1,10 @@
 //! Unwind rows for frames that tail calls erased (see `SymbolStore::tail_calls`), inserted
 //! between a physical frame's rows and its caller's, and their variables.
 
-use super::frame_view::{EntryMemo, FrameView};
-use super::values::{guarded, FrameVarRow};
+use super::error::guarded;
+use super::frame_view::{tail_frames, EntryMemo, FrameVarRow, FrameView};
 use super::*;
 use crate::symbols::dwarf::{Gone, Place};
-use crate::symbols::store::TailCall;
 
 /// The x86-64 psABI's red zone: a leaf function's data may sit this far below its sp.
 const RED_ZONE: u64 = 128;
@@ -129,21 +128,4 @@ impl Session {
             })
             .collect())
     }
-}
-
-/// The frames tail calls erased between physical frame `physical` and its caller, innermost
-/// first (see `SymbolStore::tail_calls`).
-pub(super) fn tail_frames(
-    store: &SymbolStore,
-    frames: &[unwind::Frame],
-    physical: usize,
-) -> Vec<TailCall> {
-    let (Some(callee), Some(caller)) = (frames.get(physical), frames.get(physical + 1)) else {
-        return Vec::new();
-    };
-    // Only a return address leads to the caller's call site.
-    if !matches!(caller.source, FrameSource::Cfi | FrameSource::FramePointer) {
-        return Vec::new();
-    }
-    store.tail_calls(RuntimeAddr(callee.lookup_pc()), RuntimeAddr(caller.pc))
 }

@@ -142,7 +142,7 @@ impl Session {
         let (module, sym) = store
             .tls_symbol(name)
             .ok_or_else(|| SessionError::Invalid(format!("no thread-local variable '{name}'")))?;
-        match super::values::tls_block(inferior, store, module, fs_base) {
+        match super::tls::tls_block(inferior, store, module, fs_base) {
             Some(block) => Ok((block + sym.addr.0, sym.size)),
             None => Err(SessionError::Invalid(format!(
                 "the TLS block of {} is not allocated in thread {tid} yet (glibc gives a library loaded with dlopen its block in a thread when that thread first uses one of its thread-locals)",

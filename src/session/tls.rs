@@ -2,6 +2,9 @@
 //! the TCB; its second word is the DTV, whose entry `modid` holds the address of that module's
 //! TLS block in this thread. Module ids are given in link-map order to modules with a PT_TLS.
 
+use super::backend::ProcessView;
+use crate::symbols::{LoadedModule, SymbolStore};
+
 /// Byte offset of the DTV pointer in glibc's `tcbhead_t` (`tcb`, then `dtv`).
 pub const TCB_DTV_OFFSET: u64 = 8;
 /// `dtv_t` is a union of a counter and `{ void *val; void *to_free; }`: 16 bytes.
@@ -21,6 +24,65 @@ pub fn exe_block(fs_base: u64, memsz: u64, align: u64) -> u64 {
 pub const R_DEBUG_MAP_OFFSET: u64 = 8;
 /// `struct link_map`'s public head: `l_addr`, `l_name`, `l_ld`, `l_next`, `l_prev`.
 pub const LINK_MAP_NEXT_OFFSET: u64 = 24;
+
+/// The address of a module's TLS block in the thread whose thread pointer is `fs_base`.
+/// Module ids follow the dynamic loader's link-map order (see `thread_local`).
+pub(super) fn tls_block(
+    inferior: &dyn ProcessView,
+    store: &SymbolStore,
+    module: &LoadedModule,
+    fs_base: u64,
+) -> Option<u64> {
+    let tls = module.image().tls.as_ref()?;
+    let read = |a: u64| -> Option<u64> {
+        let mut b = [0u8; 8];
+        inferior.read_memory(a, &mut b).ok()?;
+        Some(u64::from_le_bytes(b))
+    };
+    let mut modid = None;
+    if let Ok(r_debug) = store.resolve("_r_debug") {
+        let mut map = read(r_debug.0 + R_DEBUG_MAP_OFFSET).unwrap_or(0);
+        let mut n = 0;
+        let mut seen = 0;
+        while map != 0 && seen < 4096 {
+            seen += 1;
+            let Some(l_addr) = read(map) else { break };
+            let has_tls = store
+                .modules()
+                .iter()
+                .any(|m| m.bias.0 == l_addr && m.image().tls.is_some());
+            if has_tls {
+                n += 1;
+                if l_addr == module.bias.0 {
+                    modid = Some(n);
+                    break;
+                }
+            }
+            map = read(map + LINK_MAP_NEXT_OFFSET).unwrap_or(0);
+        }
+    }
+    if modid.is_none() && module.is_exe {
+        modid = Some(1);
+    }
+    if let Some(id) = modid {
+        if let Some(dtv) = read(fs_base + TCB_DTV_OFFSET) {
+            // dtv[-1] holds how many entries this thread's DTV has: a module loaded later
+            // than the DTV was last grown has no entry in it yet.
+            let len = read(dtv.wrapping_sub(DTV_ENTRY_SIZE)).unwrap_or(0);
+            if id > len {
+                return None;
+            }
+            if let Some(block) = read(dtv + DTV_ENTRY_SIZE * id) {
+                if block != DTV_UNALLOCATED && block != 0 {
+                    return Some(block);
+                }
+            }
+        }
+    }
+    module
+        .is_exe
+        .then(|| exe_block(fs_base, tls.memsz, tls.align))
+}
 
 #[cfg(test)]
 mod tests {

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::values::guarded;
+use super::error::guarded;
 use super::*;
 use crate::symbols::dwarf::tree::InfoTree;
 use crate::symbols::dwarf::types::TypeId;

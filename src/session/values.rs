@@ -7,7 +7,10 @@
 use std::sync::Arc;
 
 use super::backend::ProcessView;
-use super::frame_view::{EntryMemo, FrameView, MAX_ENTRY_DEPTH};
+use super::error::guarded;
+use super::frame_view::{EntryMemo, FrameParam, FrameVarRow, FrameView, MAX_ENTRY_DEPTH};
+use super::tls::tls_block;
+use super::typed_value::TypedValue;
 use super::*;
 use crate::os::fpregs::FpRegs;
 use crate::symbols::dwarf::path::{self, Path};
@@ -15,54 +18,6 @@ use crate::symbols::dwarf::pretty::Pretty;
 use crate::symbols::dwarf::tree::InfoTree;
 use crate::symbols::dwarf::{FrameVar, Limits, Place, Plain, Scalar, Target, Value};
 use crate::symbols::{FileAddr, LoadedModule, ModuleFile, SymKind};
-
-/// A value and the file whose DWARF describes its type.
-#[derive(Clone)]
-pub struct TypedValue {
-    pub file: Arc<ModuleFile>,
-    pub value: Value,
-}
-
-impl TypedValue {
-    pub(super) fn tree(&self) -> Option<&InfoTree> {
-        self.file.dwarf().map(|d| &d.tree)
-    }
-}
-
-/// One variable of a frame.
-pub struct FrameVarRow {
-    pub name: String,
-    pub param: bool,
-    pub value: TypedValue,
-    /// A parameter's value at the function's entry (`name@entry`), where it is known.
-    pub entry: Option<TypedValue>,
-}
-
-impl FrameVarRow {
-    /// A frame variable of a function in `file`, as a row.
-    pub(super) fn of(v: FrameVar, file: &Arc<ModuleFile>) -> FrameVarRow {
-        FrameVarRow {
-            name: v.name,
-            param: v.param,
-            value: TypedValue {
-                file: file.clone(),
-                value: v.value,
-            },
-            entry: v.entry.map(|value| TypedValue {
-                file: file.clone(),
-                value,
-            }),
-        }
-    }
-}
-
-/// A parameter of an unwind row, with its value at the function's entry where known.
-#[derive(Clone)]
-pub struct FrameParam {
-    pub name: String,
-    pub value: TypedValue,
-    pub entry: Option<TypedValue>,
-}
 
 /// Target memory and names, as values read them; with the module whose DWARF describes the
 /// value, where its static members are stored.
@@ -193,71 +148,6 @@ fn executable_copy(store: &SymbolStore, name: &str) -> Option<RuntimeAddr> {
     let sym = exe.file.image.symbols.lookup_name_raw(name)?;
     let defined = sym.global && sym.kind == SymKind::Object && sym.addr.0 != 0;
     defined.then(|| exe.bias.to_runtime(sym.addr))
-}
-
-/// A bug on hostile DWARF costs this answer, not the session.
-pub(super) fn guarded<T>(f: impl FnOnce() -> T) -> Result<T> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-        .map_err(|_| SessionError::Invalid("reading this value failed (malformed DWARF?)".into()))
-}
-
-/// The address of a module's TLS block in the thread whose thread pointer is `fs_base`.
-/// Module ids follow the dynamic loader's link-map order (see `thread_local`).
-pub(super) fn tls_block(
-    inferior: &dyn ProcessView,
-    store: &SymbolStore,
-    module: &LoadedModule,
-    fs_base: u64,
-) -> Option<u64> {
-    let tls = module.image().tls.as_ref()?;
-    let read = |a: u64| -> Option<u64> {
-        let mut b = [0u8; 8];
-        inferior.read_memory(a, &mut b).ok()?;
-        Some(u64::from_le_bytes(b))
-    };
-    let mut modid = None;
-    if let Ok(r_debug) = store.resolve("_r_debug") {
-        let mut map = read(r_debug.0 + tls::R_DEBUG_MAP_OFFSET).unwrap_or(0);
-        let mut n = 0;
-        let mut seen = 0;
-        while map != 0 && seen < 4096 {
-            seen += 1;
-            let Some(l_addr) = read(map) else { break };
-            let has_tls = store
-                .modules()
-                .iter()
-                .any(|m| m.bias.0 == l_addr && m.image().tls.is_some());
-            if has_tls {
-                n += 1;
-                if l_addr == module.bias.0 {
-                    modid = Some(n);
-                    break;
-                }
-            }
-            map = read(map + tls::LINK_MAP_NEXT_OFFSET).unwrap_or(0);
-        }
-    }
-    if modid.is_none() && module.is_exe {
-        modid = Some(1);
-    }
-    if let Some(id) = modid {
-        if let Some(dtv) = read(fs_base + tls::TCB_DTV_OFFSET) {
-            // dtv[-1] holds how many entries this thread's DTV has: a module loaded later
-            // than the DTV was last grown has no entry in it yet.
-            let len = read(dtv.wrapping_sub(tls::DTV_ENTRY_SIZE)).unwrap_or(0);
-            if id > len {
-                return None;
-            }
-            if let Some(block) = read(dtv + tls::DTV_ENTRY_SIZE * id) {
-                if block != tls::DTV_UNALLOCATED && block != 0 {
-                    return Some(block);
-                }
-            }
-        }
-    }
-    module
-        .is_exe
-        .then(|| tls::exe_block(fs_base, tls.memsz, tls.align))
 }
 
 impl Session {

@@ -1,0 +1,20 @@
+//! A typed value: a DWARF value and the file whose DWARF describes its type.
+
+use std::sync::Arc;
+
+use crate::symbols::dwarf::tree::InfoTree;
+use crate::symbols::dwarf::Value;
+use crate::symbols::ModuleFile;
+
+/// A value and the file whose DWARF describes its type.
+#[derive(Clone)]
+pub struct TypedValue {
+    pub file: Arc<ModuleFile>,
+    pub value: Value,
+}
+
+impl TypedValue {
+    pub(super) fn tree(&self) -> Option<&InfoTree> {
+        self.file.dwarf().map(|d| &d.tree)
+    }
+}
