@@ -375,5 +375,8 @@
 
   // What the printer files (printers_libstdcxx.js, printers_libcxx.js, printers_rust.js) are
   // written with.
-  N.printerKit = freeze({ def, seq, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, MAX_WALK });
+  // An iterator prints as what it refers to (`iterator -> 12`); a null one says so. (An end()
+  // iterator refers to no element: what it shows is whatever lies there, as in gdb.)
+  const iterator = (addr, element) => (addr === 0 ? { summary: 'iterator(null)' } : { summary: 'iterator', pointee: element });
+  N.printerKit = freeze({ def, seq, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, iterator, MAX_WALK });
 })

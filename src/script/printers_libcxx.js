@@ -5,7 +5,7 @@
 // scry's. Built on the registry of printers.js; called once with the native object.
 (function (N) {
   'use strict';
-  const { def, seq, mem, num, u64, at, deref, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, MAX_WALK } = N.printerKit;
+  const { def, seq, mem, num, u64, at, deref, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, iterator, MAX_WALK } = N.printerKit;
   // libc++ versions its ABI with an inline namespace (`__1`; `__2` for the next ABI).
   const STD = (name) => new RegExp(`^std::__\\d::${name}<`);
   // The first half of a libc++ `__compressed_pair` (the second is an allocator or a deleter,
@@ -269,7 +269,6 @@
   }
   // Iterators print as what they refer to (`iterator -> 12`); `*it` reads it; see the
   // libstdc++ ones. A map's and a hash map's wrap the tree's or table's own iterator.
-  const iterator = (addr, element) => (addr === 0 ? { summary: 'iterator(null)' } : { summary: 'iterator', pointee: element });
   const pointing = (h, ...fields) => {
     const keys = N.val_keys(h);
     const p = mem(h, fields.find((f) => keys.includes(f)) ?? fields[0]);

@@ -5,7 +5,7 @@
 // registry of printers.js; called once with the native object.
 (function (N) {
   'use strict';
-  const { def, seq, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, MAX_WALK } = N.printerKit;
+  const { def, seq, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, iterator, MAX_WALK } = N.printerKit;
   const ScryError = N.ScryError;
   // ---- libstdc++ --------------------------------------------------------------------------
   const STD = (name) => new RegExp(`^std::(__cxx11::)?${name}<`);
@@ -269,9 +269,7 @@
   });
 
   // Iterators print as what they refer to, as gdb's printers show them (`iterator -> 12`,
-  // `iterator -> {first: "nuts", second: 8}`); `*it` reads it. A null one says so. (An
-  // end() iterator refers to no element: what it shows is whatever lies there, as in gdb.)
-  const iterator = (addr, element) => (addr === 0 ? { summary: 'iterator(null)' } : { summary: 'iterator', pointee: element });
+  // `iterator -> {first: "nuts", second: 8}`); `*it` reads it (the kit's `iterator`).
   def(/^__gnu_cxx::__normal_iterator</, (h) => {
     const cur = mem(h, '_M_current');
     return iterator(num(cur), () => typed(deref(cur)));

@@ -66,6 +66,30 @@ fn address<'js>(ctx: &Ctx<'js>, host: &Host, v: &Value<'js>) -> rquickjs::Result
     values::to_address(ctx, v).map_err(|e| throw(ctx, e))
 }
 
+/// A `{timeout}` a call was given, in seconds, or `None` when not given; `what` names the
+/// call in the error (`gcore: timeout must be ...`).
+fn timeout_given<'js>(
+    ctx: &Ctx<'js>,
+    v: Option<Value<'js>>,
+    what: &str,
+) -> rquickjs::Result<Option<Duration>> {
+    let Some(v) = v.filter(|v| !v.is_undefined() && !v.is_null()) else {
+        return Ok(None);
+    };
+    v.as_number()
+        .and_then(|secs| crate::session::seconds(secs, crate::session::MAX_DEADLINE))
+        .map(Some)
+        .ok_or_else(|| {
+            throw(
+                ctx,
+                format!(
+                    "{what}timeout must be a positive number of seconds, got {}",
+                    values::describe(ctx, &v)
+                ),
+            )
+        })
+}
+
 fn undefined<'js>(ctx: &Ctx<'js>) -> Value<'js> {
     Value::new_undefined(ctx.clone())
 }

@@ -206,21 +206,7 @@ pub(super) fn install<'js>(
         let given = |v: Opt<Value<'js>>| v.0.filter(|v| !v.is_undefined() && !v.is_null());
         let started = Instant::now();
         let mut session = h.session_mut(&ctx)?;
-        let limit = match given(timeout) {
-            Some(v) => v
-                .as_number()
-                .and_then(|secs| crate::session::seconds(secs, MAX_DEADLINE))
-                .ok_or_else(|| {
-                    throw(
-                        &ctx,
-                        format!(
-                            "gcore: timeout must be a positive number of seconds, got {}",
-                            values::describe(&ctx, &v)
-                        ),
-                    )
-                })?,
-            None => session.config.timeout,
-        };
+        let limit = timeout_given(&ctx, timeout.0, "gcore: ")?.unwrap_or(session.config.timeout);
         let opts = crate::session::GcoreOptions {
             overwrite: given(overwrite).and_then(|v| v.as_bool()).unwrap_or(false),
             deadline: started + limit,

@@ -7,7 +7,6 @@ use std::cell::{Cell, RefCell};
 use super::process::{event_to_js, stop_to_js};
 use super::*;
 use crate::runner::{self, Event, Front, RunEnd, RunError, RunResult, Verdict};
-use crate::session::MAX_DEADLINE;
 
 /// Which events have listeners, one bit per [`Event`] in its declaration order, the order of
 /// the prelude's `EVENTS` (which sets the bits whenever listeners change): a run hands over
@@ -111,19 +110,8 @@ fn deadline_of<'js>(
     if crate::session::signal_pending() {
         return Err(throw(ctx, "interrupted by a signal to scry"));
     }
-    let limit = match timeout.0.filter(|v| !v.is_undefined() && !v.is_null()) {
-        Some(v) => v
-            .as_number()
-            .and_then(|secs| crate::session::seconds(secs, MAX_DEADLINE))
-            .ok_or_else(|| {
-                throw(
-                    ctx,
-                    format!(
-                        "timeout must be a positive number of seconds, got {}",
-                        values::describe(ctx, &v)
-                    ),
-                )
-            })?,
+    let limit = match timeout_given(ctx, timeout.0, "")? {
+        Some(limit) => limit,
         None => host.session_ref(ctx)?.config.timeout,
     };
     Ok(Instant::now() + limit)
