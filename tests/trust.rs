@@ -435,6 +435,37 @@ fn an_ignored_or_blocked_sigtrap_is_kept_across_breakpoints_and_steps() {
     }
 }
 
+#[test]
+fn a_sigtrap_disposition_set_in_the_middle_of_a_run_is_kept() {
+    // The program sets its action after scry's first stop, in the run that traps: learnt
+    // as it is set (scry follows libc's sigaction), on a continue and on single steps.
+    let bin = fixture("trap_disposition");
+    for mode in ["ignore", "block"] {
+        let expected = alone(&bin, &[mode]);
+        for stepped in [false, true] {
+            let mut scry = Scry::spawn(&bin, &[mode]);
+            if stepped {
+                // Single steps over the rt_sigaction call itself.
+                scry.ok("breakpoint.set('__libc_sigaction'); cont(); step(80)");
+            }
+            scry.ok("breakpoint.set('work'); addEventListener('breakpoint', e => 'continue')");
+            let mut stop = scry.ok("cont()");
+            while stop.starts_with("signal SIGTRAP") {
+                stop = scry.ok("cont()");
+            }
+            assert!(
+                stop.starts_with("exited with code 0"),
+                "{mode} stepped={stepped}: {stop}"
+            );
+            assert_eq!(
+                scry.ok("output()").trim_end(),
+                expected.trim_end(),
+                "{mode} stepped={stepped}"
+            );
+        }
+    }
+}
+
 // ---- stacks --------------------------------------------------------------------------------
 
 #[test]

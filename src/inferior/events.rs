@@ -62,6 +62,9 @@ impl Inferior {
                     if pc > 0 && self.sites.contains(pc - 1) {
                         self.set_pc(tid, pc - 1)?;
                         self.after_our_trap(tid);
+                        if self.sigaction.site == Some(pc - 1) {
+                            self.entered_sigaction(tid);
+                        }
                         return Ok(Some(Stop::Breakpoint { tid, addr: pc - 1 }));
                     }
                     if pc > 0 && self.moribund.contains(&(pc - 1)) && !self.int3_in_memory(pc - 1) {
@@ -348,6 +351,7 @@ impl Inferior {
         self.scratch = None;
         self.partial = None;
         self.rendezvous = None;
+        self.sigaction.forget();
         self.moribund.clear();
         self.syscall_gadget = None;
         self.trap_guard = None;

@@ -151,11 +151,12 @@ pub struct NonStop {
 }
 
 impl NonStop {
-    /// `rendezvous`: the dynamic loader's breakpoint, which scry handles itself and lets go
-    /// at once (unless a user breakpoint is there too, which the caller then reports).
-    fn covers(&self, stop: &Stop, rendezvous: Option<u64>) -> bool {
+    /// `own`: scry's own breakpoints (the dynamic loader's rendezvous, libc's sigaction),
+    /// which scry handles itself and lets go at once (unless a user breakpoint is there
+    /// too, which the caller then reports).
+    fn covers(&self, stop: &Stop, own: [Option<u64>; 2]) -> bool {
         match stop {
-            Stop::Breakpoint { addr, .. } if Some(*addr) == rendezvous => true,
+            Stop::Breakpoint { addr, .. } if own.contains(&Some(*addr)) => true,
             Stop::Breakpoint { .. } => self.breakpoint,
             Stop::Watchpoint { .. } => self.watchpoint,
             Stop::Signal { .. } => self.signal,
@@ -232,6 +233,8 @@ pub struct Inferior {
     syscall_gadget: Option<u64>,
     /// The program's SIGTRAP disposition to keep during this run (see `sigtrap`).
     trap_guard: Option<sigtrap::TrapGuard>,
+    /// The program's own SIGTRAP actions, followed as it sets them (see `sigtrap`).
+    sigaction: sigtrap::SigactionWatch,
     /// A stop was reported with only its own thread stopped (the others run on while
     /// listeners decide): that thread. See `NonStop`.
     partial: Option<Tid>,
@@ -286,6 +289,7 @@ impl Inferior {
             pinning: None,
             syscall_gadget: None,
             trap_guard: None,
+            sigaction: Default::default(),
             partial: None,
             scratch: None,
             rendezvous: None,

@@ -92,8 +92,9 @@ impl Inferior {
     /// Restores the original byte at `addr`, unless the program wrote over the int3 itself:
     /// then its bytes stay (writing the stale saved byte back would corrupt its new code).
     pub fn remove_site(&mut self, addr: u64) -> Result<(), OsError> {
-        // The loader's rendezvous stays while scry follows the loader.
-        if Some(addr) == self.rendezvous {
+        // The loader's rendezvous stays while scry follows the loader, and libc's sigaction
+        // while scry follows the program's SIGTRAP action.
+        if Some(addr) == self.rendezvous || Some(addr) == self.sigaction.site {
             return Ok(());
         }
         self.push_moribund(addr);
@@ -128,6 +129,9 @@ impl Inferior {
     /// Forgets the site at `addr` without writing anything: its memory is gone (the library
     /// holding it was unloaded).
     pub fn forget_site(&mut self, addr: u64) {
+        if self.sigaction.site == Some(addr) {
+            self.sigaction.forget();
+        }
         if let Some(slot) = self.hw_sites.remove(&addr) {
             self.clear_watch(slot);
         }
@@ -148,6 +152,7 @@ impl Inferior {
 
     pub(super) fn remove_all_sites(&mut self) {
         self.rendezvous = None;
+        self.sigaction.forget();
         let hw: Vec<u64> = self.hw_sites.keys().copied().collect();
         for addr in self.sites.addrs().into_iter().chain(hw) {
             let _ = self.remove_site(addr);

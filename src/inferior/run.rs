@@ -118,7 +118,7 @@ impl Inferior {
     /// listeners will decide whether the run goes on (`nonstop`), else with every thread
     /// stopped.
     fn report(&mut self, stop: Stop, nonstop: NonStop, pass: PassFn) -> Result<Stop, OsError> {
-        if self.dead || !nonstop.covers(&stop, self.rendezvous) {
+        if self.dead || !nonstop.covers(&stop, [self.rendezvous, self.sigaction.site]) {
             return self.settle(stop, pass);
         }
         self.mark_event_thread(&stop);
@@ -372,6 +372,7 @@ impl Inferior {
         lifted: bool,
     ) -> Result<Stop, OsError> {
         let from = self.pc(tid)?;
+        let sigaction = self.sigaction_in_step(tid);
         let sig = self.take_signal(tid);
         self.single_step(tid, sig)?;
         self.mark(tid, RunState::Running, StopKind::Event);
@@ -380,6 +381,9 @@ impl Inferior {
         // and the breakpoint would count a second hit for one arrival.
         let mut deferred = 0;
         let stop = self.step_loop(tid, from, deadline, pass, lifted, &mut deferred)?;
+        if let (Some(action), Stop::Step { .. }) = (sigaction, stop) {
+            self.sigaction_stepped(tid, action);
+        }
         if deferred != 0 && !self.dead && self.threads.contains_key(&tid) {
             let pending = self
                 .threads
@@ -457,6 +461,10 @@ impl Inferior {
                             None => {}
                         }
                         let pc = self.pc(tid)?;
+                        if self.sigaction.site == Some(pc) {
+                            // Stepped onto libc's sigaction: followed as a hit would be.
+                            self.entered_sigaction(tid);
+                        }
                         return Ok(if self.has_site(pc) {
                             Stop::Breakpoint { tid, addr: pc }
                         } else {

@@ -7,8 +7,19 @@
 //! own it puts them back: the mask with PTRACE_SETSIGMASK, the disposition with an injected
 //! `rt_sigaction`. A program with a SIGTRAP handler is watched the same way, since a thread
 //! running that handler blocks SIGTRAP: after each trap of scry's the handler's presence is
-//! checked, and a handler the kernel took away is put back with the thread's mask. Any
-//! other disposition the program changes in the middle of a run is seen at the next run.
+//! checked, and a handler the kernel took away is put back with the thread's mask.
+//!
+//! A disposition the program sets in the middle of a run is learnt as it is set: scry keeps a
+//! breakpoint of its own at libc's `__libc_sigaction` (where `signal()`, `sigaction()` and
+//! `sigset()` all go). A thread that enters it for SIGTRAP with a new action runs on under
+//! PTRACE_SYSCALL until its `rt_sigaction` call returns: the action is read at the call's
+//! entry and taken as the guard's at its exit, and no trap of scry's comes in between (a
+//! syscall-stop is not a signal, so the kernel resets nothing). A thread single-stepped over
+//! the call's `syscall` instruction is handled the same way around the step. A raw
+//! `syscall(SYS_rt_sigaction, ...)` outside libc, or a mask blocked in the middle of a run,
+//! is seen at the next run.
+
+use std::collections::HashMap;
 
 use super::Inferior;
 use crate::os::{procfs, ptrace, OsError, Tid};
@@ -29,6 +40,37 @@ pub(super) struct TrapGuard {
     /// Threads that had SIGTRAP blocked when the run began.
     blocked: Vec<Tid>,
 }
+
+/// Following the program's own `rt_sigaction(SIGTRAP, act, ...)` calls (see the module doc).
+#[derive(Default)]
+pub(super) struct SigactionWatch {
+    /// scry's breakpoint at libc's `__libc_sigaction`, once libc is loaded.
+    pub(super) site: Option<u64>,
+    /// Threads inside `__libc_sigaction` for SIGTRAP with a new action, run under
+    /// PTRACE_SYSCALL: the action the call is installing, once its entry was seen.
+    threads: HashMap<Tid, Watched>,
+}
+
+#[derive(Default)]
+struct Watched {
+    action: Option<[u8; KERNEL_SIGACTION]>,
+    /// System calls seen so far: a function that makes no rt_sigaction call after a few
+    /// (a failed check in libc) is not followed further.
+    calls: u32,
+}
+
+impl SigactionWatch {
+    pub(super) fn follows(&self, tid: Tid) -> bool {
+        self.threads.contains_key(&tid)
+    }
+
+    pub(super) fn forget(&mut self) {
+        *self = Self::default();
+    }
+}
+
+/// Calls a watched thread may make before its rt_sigaction without being let go.
+const WATCHED_CALLS: u32 = 4;
 
 impl Inferior {
     /// At the start of a run: is the program's SIGTRAP disposition one the kernel would
@@ -136,6 +178,118 @@ impl Inferior {
 }
 
 impl Inferior {
+    /// Puts scry's breakpoint on libc's `__libc_sigaction` (see the module doc).
+    pub fn watch_sigaction(&mut self, addr: u64) -> Result<(), OsError> {
+        if self.sigaction.site == Some(addr) {
+            return Ok(());
+        }
+        self.insert_site(addr)?;
+        self.sigaction.site = Some(addr);
+        Ok(())
+    }
+
+    pub fn sigaction_site(&self) -> Option<u64> {
+        self.sigaction.site
+    }
+
+    /// `tid` trapped at scry's breakpoint on `__libc_sigaction`: followed to its
+    /// rt_sigaction call when it sets a new SIGTRAP action (rdi, rsi: signal and action).
+    pub(super) fn entered_sigaction(&mut self, tid: Tid) {
+        let Ok(regs) = self.regs(tid) else {
+            return;
+        };
+        if regs.rdi == libc::SIGTRAP as u64 && regs.rsi != 0 {
+            self.sigaction.threads.insert(tid, Watched::default());
+        }
+    }
+
+    /// A syscall-stop of a thread followed into `__libc_sigaction`: the action read at the
+    /// call's entry, the guard brought up to date at its exit.
+    pub(super) fn sigaction_syscall(&mut self, tid: Tid, point: &ptrace::SyscallPoint) {
+        let Some(watched) = self.sigaction.threads.get_mut(&tid) else {
+            return;
+        };
+        match *point {
+            ptrace::SyscallPoint::Entry { nr, args } => {
+                watched.calls += 1;
+                if nr == NR_RT_SIGACTION && args[0] == libc::SIGTRAP as u64 && args[1] != 0 {
+                    let mut action = [0u8; KERNEL_SIGACTION];
+                    if self.read_memory(args[1], &mut action).is_ok() {
+                        // Re-borrowed: the read above needs `self` whole.
+                        if let Some(w) = self.sigaction.threads.get_mut(&tid) {
+                            w.action = Some(action);
+                        }
+                    }
+                } else if watched.calls > WATCHED_CALLS {
+                    self.sigaction.threads.remove(&tid);
+                }
+            }
+            ptrace::SyscallPoint::Exit { ret } => {
+                if let Some(action) = watched.action {
+                    self.sigaction.threads.remove(&tid);
+                    if ret == 0 {
+                        self.sigtrap_action_set(tid, action);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Before a single step of `tid`: the action it installs when the instruction is the
+    /// `syscall` of an `rt_sigaction(SIGTRAP, act, ...)`.
+    pub(super) fn sigaction_in_step(&mut self, tid: Tid) -> Option<[u8; KERNEL_SIGACTION]> {
+        let regs = *self.regs(tid).ok()?;
+        if regs.rax != NR_RT_SIGACTION || regs.rdi != libc::SIGTRAP as u64 || regs.rsi == 0 {
+            return None;
+        }
+        let mut insn = [0u8; 2];
+        self.read_memory(regs.rip, &mut insn).ok()?;
+        if insn != [0x0f, 0x05] {
+            return None;
+        }
+        let mut action = [0u8; KERNEL_SIGACTION];
+        self.read_memory(regs.rsi, &mut action).ok()?;
+        Some(action)
+    }
+
+    /// After the single step that ran `rt_sigaction(SIGTRAP, action, ...)` in `tid`: the
+    /// step's trap came after the call, so the kernel may have reset the new action already;
+    /// it is taken as the guard's and put back.
+    pub(super) fn sigaction_stepped(&mut self, tid: Tid, action: [u8; KERNEL_SIGACTION]) {
+        self.sigaction.threads.remove(&tid);
+        let ok = self.regs(tid).is_ok_and(|r| r.rax == 0);
+        if ok {
+            self.sigtrap_action_set(tid, action);
+            self.after_our_trap(tid);
+        }
+    }
+
+    /// The program has just set SIGTRAP's action to `action` in `tid`: the guard keeps it
+    /// for the rest of the run (the threads blocked at the run's start stay as they were).
+    fn sigtrap_action_set(&mut self, tid: Tid, action: [u8; KERNEL_SIGACTION]) {
+        let handler = u64::from_ne_bytes(action[..8].try_into().unwrap_or_default());
+        let ignored = handler == libc::SIG_IGN as u64;
+        let caught = handler != libc::SIG_IGN as u64 && handler != libc::SIG_DFL as u64;
+        let mut blocked = self
+            .trap_guard
+            .take()
+            .map(|g| g.blocked)
+            .unwrap_or_default();
+        if !blocked.contains(&tid) && ptrace::get_sigmask(tid).is_ok_and(|m| m & SIGTRAP_BIT != 0) {
+            blocked.push(tid);
+        }
+        if !ignored && !caught && blocked.is_empty() {
+            return;
+        }
+        self.trap_guard = Some(TrapGuard {
+            action: Some(action),
+            ignored,
+            caught,
+            blocked,
+        });
+    }
+
     /// Resumes `tid` delivering `sig`. A SIGTRAP the program has a handler for is delivered
     /// with a single step, which stops at the handler's first instruction with a plain ptrace
     /// stop (no trap, so nothing is reset): there the guard learns the handler and the mask

@@ -29,6 +29,7 @@ impl Inferior {
             Err(e) if e.is_gone() => return Ok(None),
             Err(e) => return Err(e),
         };
+        self.sigaction_syscall(tid, &info.point);
         match info.point {
             SyscallPoint::Exit { ret } => Ok(self.syscall_exit(tid, ret, info.ip)),
             SyscallPoint::Entry { nr, args } => {
@@ -171,6 +172,7 @@ impl Inferior {
             t.stepped = false;
         }
         if self.catch.mode == CatchMode::Ptrace
+            || self.sigaction.follows(tid)
             || self.catch.awaiting.contains_key(&tid)
             || self.catch.interrupted.contains_key(&tid)
         {

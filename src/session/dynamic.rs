@@ -43,15 +43,42 @@ impl Session {
                 self.r_debug = Some(r_debug.0);
             }
         }
+        self.follow_sigaction();
     }
 
-    /// Whether `stop` is the loader's rendezvous with no user breakpoint there: scry's own.
-    pub(super) fn is_loader_stop(&self, stop: &Stop) -> bool {
-        let Stop::Breakpoint { addr, .. } = *stop else {
-            return false;
+    /// Puts scry's breakpoint on libc's `__libc_sigaction` once libc is loaded, so that a
+    /// SIGTRAP action the program sets in the middle of a run is kept across scry's traps
+    /// (see `inferior::sigtrap`). Not in a read-only session, where it would take a debug
+    /// register and nothing could be put back anyway.
+    pub(super) fn follow_sigaction(&mut self) {
+        if self.config.read_only {
+            return;
+        }
+        let Some(addr) = self.symbols.lookup_raw("__libc_sigaction") else {
+            return;
         };
-        let rendezvous = self.target.as_ref().and_then(|t| t.inferior.rendezvous());
-        rendezvous == Some(addr) && !self.breakpoints.is_user_site(addr)
+        if let Ok(inferior) = self.inferior() {
+            if inferior.sigaction_site().is_none() {
+                let _ = inferior.watch_sigaction(addr.0);
+            }
+        }
+    }
+
+    /// Whether `stop` is at a breakpoint of scry's own (the loader's rendezvous, libc's
+    /// sigaction) with no user breakpoint there; `Some(true)` for the rendezvous.
+    pub(super) fn own_stop(&self, stop: &Stop) -> Option<bool> {
+        let Stop::Breakpoint { addr, .. } = *stop else {
+            return None;
+        };
+        let inferior = &self.target.as_ref()?.inferior;
+        if self.breakpoints.is_user_site(addr) {
+            return None;
+        }
+        if inferior.rendezvous() == Some(addr) {
+            Some(true)
+        } else {
+            (inferior.sigaction_site() == Some(addr)).then_some(false)
+        }
     }
 
     /// At the rendezvous: when the loader's list is consistent again, what changed. The
@@ -70,6 +97,7 @@ impl Session {
         }
         let before = self.module_keys();
         self.refresh_symbols();
+        self.follow_sigaction();
         let after = self.module_keys();
         let mut changes = Vec::new();
         for (path, base, end) in &before {

@@ -77,9 +77,11 @@ impl Session {
         // reads these registers anyway, so this costs no system call.
         let from = inferior.pc(inferior.selected()).ok();
         let mut stop = inferior.step(deadline, &pass)?;
-        if self.is_loader_stop(&stop) {
-            // A step onto the loader's rendezvous: scry's breakpoint, not the user's.
-            self.loader_changed();
+        if let Some(loader) = self.own_stop(&stop) {
+            // A step onto a breakpoint of scry's, not the user's.
+            if loader {
+                self.loader_changed();
+            }
             if let Some(tid) = stop.tid() {
                 stop = Stop::Step { tid };
             }
@@ -110,13 +112,18 @@ impl Session {
             }
             let nonstop = self.nonstop;
             let stop = self.inferior_for_run()?.cont(deadline, &pass, nonstop)?;
-            if self.is_loader_stop(&stop) {
-                // The loader changed its list: scry's business, then the run goes on.
-                let changes = self.loader_changed();
-                if self.library_events {
-                    self.library_changes.extend(changes);
+            match self.own_stop(&stop) {
+                Some(true) => {
+                    // The loader changed its list: scry's business, then the run goes on.
+                    let changes = self.loader_changed();
+                    if self.library_events {
+                        self.library_changes.extend(changes);
+                    }
+                    continue;
                 }
-                continue;
+                // Into libc's sigaction: the inferior follows the call itself.
+                Some(false) => continue,
+                None => {}
             }
             self.after_raw(stop);
             let info = self.book_stop(stop)?;
