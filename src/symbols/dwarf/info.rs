@@ -93,6 +93,14 @@ impl DwarfInfo {
         self.unit_spans();
     }
 
+    /// `index_units`, and the table of every unit's address ranges that source positions
+    /// with inlined frames are looked up in (what the first unwind through a file builds):
+    /// for a thread that opens a file ahead of need.
+    pub fn index_for_lookups(&self) {
+        self.unit_spans();
+        drop(self.context());
+    }
+
     /// Which units hold which addresses.
     pub(super) fn unit_spans(&self) -> &UnitSpans {
         self.units.get_or_init(|| UnitSpans::build(&self.dwarf))

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::symbols::elf::{crc32, DebugImage, ElfImage};
+use crate::symbols::elf::{crc32, DebugImage, DebugLink, ElfImage};
 
 /// The global debug directory distributions install debug files under.
 pub const SYSTEM_DEBUG_DIR: &str = "/usr/lib/debug";
@@ -24,19 +24,47 @@ pub struct DebugFile {
     pub found_by: FoundBy,
 }
 
-/// Searches for the debug file of `image`, whose path in the process is `module_path`.
-/// `user_dirs` come before the system directory.
-pub(super) fn find(
-    image: &ElfImage,
-    module_path: &Path,
-    user_dirs: &[PathBuf],
-) -> Option<DebugFile> {
+/// What identifies a module's separate debug file: owned, so that a search can run on
+/// another thread while the module's image is being used.
+#[derive(Clone, Debug)]
+pub(super) struct Wanted {
+    /// The image's own file, never taken for its own debug file.
+    path: PathBuf,
+    /// The path the process maps the file from (debuglink names are looked for beside it).
+    module_path: PathBuf,
+    build_id: Option<Vec<u8>>,
+    debuglink: Option<DebugLink>,
+}
+
+impl Wanted {
+    pub(super) fn of(image: &ElfImage, module_path: &Path) -> Wanted {
+        Wanted {
+            path: image.path.clone(),
+            module_path: module_path.to_path_buf(),
+            build_id: image.build_id.clone(),
+            debuglink: image.debuglink.clone(),
+        }
+    }
+
+    /// Whether the system debug directory has a file under this build id: one `stat`,
+    /// nothing read.
+    pub(super) fn installed_by_build_id(&self) -> bool {
+        self.build_id
+            .as_deref()
+            .filter(|id| id.len() >= 2)
+            .is_some_and(|id| by_build_id(Path::new(SYSTEM_DEBUG_DIR), id).is_file())
+    }
+}
+
+/// Searches for the debug file `wanted` describes. `user_dirs` come before the system
+/// directory.
+pub(super) fn find(wanted: &Wanted, user_dirs: &[PathBuf]) -> Option<DebugFile> {
     let dirs: Vec<&Path> = user_dirs
         .iter()
         .map(PathBuf::as_path)
         .chain(std::iter::once(Path::new(SYSTEM_DEBUG_DIR)))
         .collect();
-    if let Some(id) = image.build_id.as_deref().filter(|id| id.len() >= 2) {
+    if let Some(id) = wanted.build_id.as_deref().filter(|id| id.len() >= 2) {
         for dir in &dirs {
             let Ok(candidate) = DebugImage::load(&by_build_id(dir, id)) else {
                 continue;
@@ -50,15 +78,15 @@ pub(super) fn find(
             }
         }
     }
-    let link = image.debuglink.as_ref()?;
-    for path in debuglink_candidates(module_path, &link.name, &dirs) {
-        if same_file(&path, &image.path) || same_file(&path, module_path) {
+    let link = wanted.debuglink.as_ref()?;
+    for path in debuglink_candidates(&wanted.module_path, &link.name, &dirs) {
+        if same_file(&path, &wanted.path) || same_file(&path, &wanted.module_path) {
             continue;
         }
         let Ok(candidate) = DebugImage::load(&path) else {
             continue;
         };
-        let ids_agree = match (&candidate.build_id, &image.build_id) {
+        let ids_agree = match (&candidate.build_id, &wanted.build_id) {
             (Some(a), Some(b)) => a == b,
             _ => true,
         };
@@ -200,6 +228,34 @@ mod split_tests {
         let scope = m.dwarf().unwrap().scopes_at(add).expect("add's scope");
         let names: Vec<String> = scope.chain[0].vars.iter().map(|v| v.name.clone()).collect();
         assert_eq!(names, ["a", "b"]);
+    }
+
+    #[test]
+    fn a_debug_file_opened_ahead_of_need_answers_as_one_found_on_need() {
+        use crate::symbols::store::DwarfOpening;
+        let dir = crate::symbols::testutil::temp_dir("dbgahead");
+        let debug = dir.join("prog.debug");
+        let (exe, full) = split("dbgahead-exe", &debug);
+        link(&exe, &debug);
+        std::fs::rename(&debug, exe.dir().join("prog.debug")).unwrap();
+        let image = ElfImage::load(&exe).unwrap();
+        let dirs: Arc<[PathBuf]> = Arc::from(Vec::new());
+        // Asked for its DWARF first, then for the file; and the other way round.
+        for dwarf_first in [true, false] {
+            let wanted = Wanted::of(&image, &exe);
+            let opening = DwarfOpening::start_separate(wanted, dirs.clone());
+            if std::thread::available_parallelism().is_ok_and(|n| n.get() > 1) {
+                assert!(opening.is_some(), "a thread where a core is spare");
+            }
+            let image = ElfImage::load(&exe).unwrap();
+            let m = ModuleFile::with_opening(image, exe.to_path_buf(), dirs.clone(), opening);
+            if dwarf_first {
+                assert!(m.dwarf().is_some());
+            }
+            let dbg = m.debug_file().expect("the opening's debug file");
+            assert_eq!(dbg.found_by, FoundBy::DebugLink);
+            check_debug_info(&m, &full);
+        }
     }
 
     #[test]

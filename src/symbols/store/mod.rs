@@ -131,7 +131,11 @@ impl SymbolStore {
         let file = match self.cache.get(&key) {
             Some(file) => file.clone(),
             None if self.not_elf.contains(&key) => return None,
-            None => match self.open_file(&open_path(first), exe == Some(group.path)) {
+            None => match self.open_file(
+                &open_path(first),
+                Path::new(group.path),
+                exe == Some(group.path),
+            ) {
                 Ok((img, opening)) => {
                     let path = PathBuf::from(group.path);
                     let dirs = self.debug_dirs.clone();
@@ -186,19 +190,29 @@ impl SymbolStore {
     }
 
     /// Maps and parses one file. The executable's own DWARF is opened meanwhile on another
-    /// thread: nearly every session asks about the program's lines and variables, few about
-    /// a library's, and a library's debug information (libc's, say) would cost a core for
-    /// nothing.
+    /// thread: nearly every session asks about the program's lines and variables. So is the
+    /// C library's separate debug file when the system has one (libc6-dbg): nearly every
+    /// stack ends in libc, and its first unwind (the arguments of its frames) would
+    /// otherwise stall the stopped program for tens of milliseconds. Other libraries' debug
+    /// information is opened on first need (a core each for nothing, most sessions).
     fn open_file(
         &self,
         path: &Path,
+        module_path: &Path,
         is_exe: bool,
     ) -> anyhow::Result<(ElfImage, Option<DwarfOpening>)> {
         let mapped = ElfImage::map(path)?;
-        let opening = is_exe
+        let mut opening = is_exe
             .then(|| DwarfOpening::start(mapped.shared_bytes()))
             .flatten();
-        Ok((mapped.parse()?, opening))
+        let image = mapped.parse()?;
+        if opening.is_none() && is_c_library(module_path) && !module::has_debug_info(image.data()) {
+            let wanted = debug_file::Wanted::of(&image, module_path);
+            if wanted.installed_by_build_id() {
+                opening = DwarfOpening::start_separate(wanted, self.debug_dirs.clone());
+            }
+        }
+        Ok((image, opening))
     }
 
     /// The vDSO's mapping (start, end), from the last `refresh`.
@@ -242,5 +256,26 @@ impl SymbolStore {
             .checked_sub(at.0)?;
         let len = (max as u64).min(avail) as usize;
         image.file_bytes(at, len).map(<[u8]>::to_vec)
+    }
+}
+
+/// The C library, by its file name: `libc.so.6` (or an older `libc-2.31.so`), never
+/// `libcrypto.so.3`.
+fn is_c_library(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name.starts_with("libc.so") || (name.starts_with("libc-") && name.ends_with(".so"))
+}
+
+#[cfg(test)]
+#[test]
+fn the_c_library_by_its_file_name() {
+    for (path, c) in [
+        ("/lib/x86_64-linux-gnu/libc.so.6", true),
+        ("/lib/libc-2.31.so", true),
+        ("/usr/lib/libcrypto.so.3", false),
+        ("/usr/lib/libcap.so.2", false),
+        ("/opt/libc.so.6.d/other.so", false),
+    ] {
+        assert_eq!(is_c_library(Path::new(path)), c, "{path}");
     }
 }

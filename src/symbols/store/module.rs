@@ -58,40 +58,83 @@ pub struct ModuleFile {
     opening: Mutex<Option<DwarfOpening>>,
 }
 
-/// A file's own DWARF opened and its units indexed on a thread of their own, started before
-/// the symbol tables are parsed: the two are independent, each takes a large program a few
-/// tens of milliseconds, and while scry loads a program that program is stopped and the
-/// second core idle. The first question that needs DWARF waits for the thread.
+/// A file's DWARF opened and its units indexed on a thread of their own, ahead of need:
+/// the file's own, started before the symbol tables are parsed (the two are independent,
+/// each takes a large program a few tens of milliseconds, and while scry loads a program
+/// that program is stopped and the second core idle), or its separate debug file's (the C
+/// library's: see `SymbolStore::open_file`). The first question that needs it waits for the
+/// thread.
 #[derive(Debug)]
-pub struct DwarfOpening(Option<JoinHandle<Option<DwarfInfo>>>);
+pub struct DwarfOpening {
+    separate: bool,
+    thread: Option<JoinHandle<Opened>>,
+}
+
+/// What an opening thread found.
+#[derive(Debug)]
+enum Opened {
+    Own(Option<DwarfInfo>),
+    Separate(Option<DebugFile>, Option<DwarfInfo>),
+}
 
 impl DwarfOpening {
-    /// `None` when the file has no DWARF of its own, scry may run on one CPU only (the
-    /// thread would then take its time from the main one), or no thread could be had: the
-    /// DWARF is then opened on first need, as for any other file.
+    /// The file's own DWARF. `None` when the file has none, scry may run on one CPU only
+    /// (the thread would then take its time from the main one), or no thread could be had:
+    /// the DWARF is then opened on first need, as for any other file.
     pub fn start(bytes: SharedBytes) -> Option<DwarfOpening> {
-        let spare_cpu = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-        if !spare_cpu || !has_debug_info((*bytes).as_ref()) {
+        if !has_debug_info((*bytes).as_ref()) {
             return None;
         }
-        std::thread::Builder::new()
-            .name("scry-dwarf".into())
-            .spawn(move || {
-                let dwarf = DwarfInfo::from_elf(bytes)?;
+        Self::spawn(false, move || {
+            let dwarf = DwarfInfo::from_elf(bytes);
+            if let Some(dwarf) = &dwarf {
                 dwarf.index_units();
-                Some(dwarf)
-            })
-            .ok()
-            .map(|thread| DwarfOpening(Some(thread)))
+            }
+            Opened::Own(dwarf)
+        })
     }
 
-    /// The DWARF, or `None` when the file had none. A panic on the thread goes on here, on
-    /// the thread that asked, as if it had opened the DWARF itself.
-    fn finish(mut self) -> Option<DwarfInfo> {
-        let thread = self.0.take()?;
-        thread
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    /// The separate debug file `wanted` names, and its DWARF.
+    pub(super) fn start_separate(
+        wanted: debug_file::Wanted,
+        dirs: Arc<[PathBuf]>,
+    ) -> Option<DwarfOpening> {
+        Self::spawn(true, move || {
+            let file = debug_file::find(&wanted, &dirs);
+            let dwarf = file
+                .as_ref()
+                .and_then(|f| DwarfInfo::from_elf(f.image.shared_bytes()));
+            if let Some(dwarf) = &dwarf {
+                dwarf.index_for_lookups();
+            }
+            Opened::Separate(file, dwarf)
+        })
+    }
+
+    fn spawn(separate: bool, work: impl FnOnce() -> Opened + Send + 'static) -> Option<Self> {
+        let spare_cpu = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+        if !spare_cpu {
+            return None;
+        }
+        let thread = std::thread::Builder::new()
+            .name("scry-dwarf".into())
+            .spawn(work)
+            .ok()?;
+        Some(DwarfOpening {
+            separate,
+            thread: Some(thread),
+        })
+    }
+
+    /// What the thread found. A panic on the thread goes on here, on the thread that asked,
+    /// as if it had opened the DWARF itself.
+    fn finish(mut self) -> Option<Opened> {
+        let thread = self.thread.take()?;
+        Some(
+            thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+        )
     }
 }
 
@@ -100,7 +143,7 @@ impl Drop for DwarfOpening {
     /// not outlive the module that owns the file: once the module is gone the file may be
     /// rewritten in place, and a read of its mapping past a new end is a SIGBUS.
     fn drop(&mut self) {
-        if let Some(thread) = self.0.take() {
+        if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
     }
@@ -137,11 +180,31 @@ impl ModuleFile {
         ModuleFile::new(image, path, Arc::from(Vec::new()))
     }
 
-    /// The separate debug file, searched for on first call (see `debug_file::find`).
+    /// The separate debug file, searched for on first call (see `debug_file::find`), or
+    /// the one its opening thread found.
     pub fn debug_file(&self) -> Option<&DebugFile> {
         self.debug_file
-            .get_or_init(|| debug_file::find(&self.image, &self.module_path, &self.debug_dirs))
+            .get_or_init(|| {
+                if let Some(Opened::Separate(file, dwarf)) = self.finish_opening(true) {
+                    // `dwarf` is not being initialized: its initializer takes the opening
+                    // first, so an opening still here means nobody has asked for it yet.
+                    let _ = self.dwarf.set(dwarf.map(|d| (d, DwarfSource::Separate)));
+                    return file;
+                }
+                let wanted = debug_file::Wanted::of(&self.image, &self.module_path);
+                debug_file::find(&wanted, &self.debug_dirs)
+            })
             .as_ref()
+    }
+
+    /// The opening thread's result, when one of that kind (`separate`) was started and not
+    /// yet taken.
+    fn finish_opening(&self, separate: bool) -> Option<Opened> {
+        let mut slot = self.opening.lock().ok()?;
+        if slot.as_ref()?.separate != separate {
+            return None;
+        }
+        slot.take()?.finish()
     }
 
     /// Whether `debug_file` has looked for the separate debug file yet.
@@ -198,8 +261,14 @@ impl ModuleFile {
         self.dwarf
             .get_or_init(|| {
                 let opening = self.opening.lock().ok().and_then(|mut o| o.take());
-                let own = match opening {
-                    Some(opening) => opening.finish(),
+                let own = match opening.and_then(DwarfOpening::finish) {
+                    Some(Opened::Own(own)) => own,
+                    Some(Opened::Separate(file, dwarf)) => {
+                        // `debug_file` is not being initialized: it would have taken the
+                        // opening first.
+                        let _ = self.debug_file.set(file);
+                        return dwarf.map(|d| (d, DwarfSource::Separate));
+                    }
                     None => DwarfInfo::from_elf(self.image.shared_bytes()),
                 };
                 if let Some(own) = own {
@@ -311,7 +380,7 @@ impl LoadedModule {
     }
 }
 
-fn has_debug_info(data: &[u8]) -> bool {
+pub(super) fn has_debug_info(data: &[u8]) -> bool {
     read_sections(data)
         .iter()
         .any(|s| s.name == ".debug_info" && s.size > 0)
