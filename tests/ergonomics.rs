@@ -34,6 +34,7 @@ fn results_stringify_to_exactly_what_they_print() {
         "state.stack",
         "status()",
         "state.frame(1)",
+        "state.unwind()[1]",
         "modules()",
         "lines('loop.c:15')",
     ] {

@@ -72,6 +72,30 @@ fn a_log_that_returns_null_prints_nothing() {
     assert_eq!(scry.num("hits"), 1);
 }
 
+/// Rows of a line listing (frames, instructions) print, stringify and join as their lines:
+/// `state.unwind().join('\n')` is the listing itself, not a record per row.
+#[test]
+fn listing_rows_join_as_their_lines() {
+    let mut scry = Scry::spawn(&fixture("chain"), &[]);
+    scry.ok("breakpoint.set('leaf'); cont()");
+    let listing = scry.ok("state.unwind()");
+    assert!(listing.lines().count() >= 3, "{listing}");
+    assert_eq!(scry.ok("state.unwind().join('\\n')"), listing);
+    assert_eq!(scry.ok("state.unwind().map(String).join('\\n')"), listing);
+    let second = listing.lines().nth(1).unwrap();
+    assert!(second.starts_with("#1 0x"), "{second}");
+    assert_eq!(scry.ok("state.unwind()[1]"), second);
+    assert_eq!(scry.ok("`${state.unwind()[1]}`"), second);
+    // The row's fields are all there to use; a frame of its own stays a record.
+    assert_eq!(scry.ok("state.unwind()[1].frame"), "1");
+    assert!(scry.ok("state.frame(1)").starts_with("frame\t1\n"));
+    // A disassembly row is one line too (with its address in full: alone it has no header).
+    assert_eq!(
+        scry.ok("state.disasm(3).join('\\n').split('\\n').length"),
+        "3"
+    );
+}
+
 /// Chunk after chunk may declare the same names again; values persist between chunks; block
 /// scopes and closures inside a chunk are untouched.
 #[test]

@@ -533,7 +533,9 @@
         const r = res.rows[i];
         hidden(r, 'registers', r.registers);
         hidden(r, 'source', r.source);
-        hidden(r, LINE, undefined);
+        // A row prints (and joins) as its line of the listing, as a disassembly row does.
+        hidden(r, LINE, r.row_line);
+        delete r.row_line;
       }
       hidden(res.rows, LINE, res.text);
       return resultRows(res.rows);
@@ -543,6 +545,8 @@
       const rows = N.unwind(Math.min(n + 1, MAX_FRAMES), true, false).rows;
       const f = rows[n];
       if (!f) throw new ScryError(`no frame ${n}: the stack has ${rows.length} frame${rows.length === 1 ? '' : 's'}, #0 to #${rows.length - 1} (state.unwind() lists them)`);
+      // A frame is a record (its line is the listing's business).
+      delete f.row_line;
       // Assigning a register writes where that frame keeps it (a saved slot, or the live
       // register), then reads the frame again.
       const known = f.registers;

@@ -618,13 +618,16 @@ pub(super) fn install<'js>(
             }
             o.put("registers", regs)?;
             o.put("source", f.source)?;
-            rows.push(o)?;
             // A frame interrupted by a signal sits above the handler's return trampoline.
             let trampoline = frames
                 .get(i + 1)
                 .is_some_and(|next| next.source == "signal" && next.pc != f.pc);
-            text.push_str(&frame_line(f, trampoline, args[i].as_deref()));
+            let line = frame_line(f, trampoline, args[i].as_deref());
+            text.push_str(&line);
             text.push('\n');
+            // The row's own text is its line of the listing (the prelude hides it).
+            o.put("row_line", line)?;
+            rows.push(o)?;
         }
         if let Some(why) = stopped {
             text.push_str(&format!("(unwinding stopped: {why})\n"));
