@@ -183,3 +183,65 @@ fn spawn_options_give_stdin_env_cwd_and_args() {
         .err(&format!("spawn({path:?}, {{cwd: '/no/such/dir'}})"))
         .contains("/no/such/dir"));
 }
+
+/// scry keeps what it read of a file across spawns while the file is unchanged; a program
+/// rebuilt between two spawns is read anew, whether written over in place (the same inode,
+/// which `cp` keeps) or replaced by a new file (what a linker writes).
+#[test]
+fn a_program_rebuilt_between_spawns_is_read_anew() {
+    let dir = common::temp_path("rebuilt");
+    std::fs::create_dir_all(&dir).unwrap();
+    let build = |name: &str, func: &str, pad: usize| {
+        let src = dir.join(format!("{name}.c"));
+        let blank = "\n".repeat(pad);
+        std::fs::write(
+            &src,
+            format!("{blank}__attribute__((noinline)) int {func}(int x) {{ return x * 3; }}\nint main(void) {{ return {func}(14) == 42 ? 0 : 1; }}\n"),
+        )
+        .unwrap();
+        let out = dir.join(name);
+        let ok = std::process::Command::new("cc")
+            .args(["-g", "-O0", "-o"])
+            .arg(&out)
+            .arg(&src)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        out
+    };
+    let one = build("one", "alpha", 0);
+    let two = build("two", "beta", 6);
+    let prog = dir.join("prog");
+    std::fs::copy(&one, &prog).unwrap();
+    let mut scry = Scry::spawn(&prog, &[]);
+    let stop = scry.ok(
+        "breakpoint.set('main'); cont(); breakpoint.remove(1); breakpoint.set('alpha'); cont()",
+    );
+    assert!(stop.contains("alpha") && stop.contains("one.c:1"), "{stop}");
+    // Written over in place: same inode, new contents (a running program's file cannot be).
+    scry.ok("kill()");
+    use std::os::unix::fs::MetadataExt;
+    let inode = std::fs::metadata(&prog).unwrap().ino();
+    std::fs::copy(&two, &prog).unwrap();
+    assert_eq!(std::fs::metadata(&prog).unwrap().ino(), inode);
+    scry.ok(&format!("spawn({:?})", prog.to_str().unwrap()));
+    assert_eq!(scry.ok("symbols('alpha', {exact: true}).length"), "0");
+    let stop = scry.ok("breakpoint.set('beta'); cont()");
+    assert!(stop.contains("beta") && stop.contains("two.c:7"), "{stop}");
+    // Replaced by a new file.
+    let fresh = dir.join("fresh");
+    std::fs::copy(&one, &fresh).unwrap();
+    std::fs::rename(&fresh, &prog).unwrap();
+    scry.ok("kill()");
+    scry.ok(&format!("spawn({:?})", prog.to_str().unwrap()));
+    assert_eq!(scry.ok("symbols('beta', {exact: true}).length"), "0");
+    let stop = scry.ok("cont()");
+    assert!(stop.contains("alpha") && stop.contains("one.c:1"), "{stop}");
+    // Unchanged: spawned again, the same answers.
+    scry.ok("kill()");
+    scry.ok(&format!("spawn({:?})", prog.to_str().unwrap()));
+    let stop = scry.ok("cont()");
+    assert!(stop.contains("alpha") && stop.contains("one.c:1"), "{stop}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

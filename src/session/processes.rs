@@ -147,7 +147,7 @@ impl Session {
         self.snapshot = Snapshot::default();
         self.last_signal = None;
         self.stepped_from = None;
-        self.symbols = SymbolStore::new();
+        self.symbols = self.symbols.renewed();
         self.library_changes.clear();
         self.refresh_symbols();
         self.rearm_keeping_hits();

@@ -142,7 +142,7 @@ impl Session {
         if let Stop::Exec { .. } = stop {
             // The old image is gone with every int3 and debug register in it.
             self.forget_process();
-            self.symbols = SymbolStore::new();
+            self.symbols = self.symbols.renewed();
             self.library_changes.clear();
             self.refresh_symbols();
             self.rearm();

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use debug_file::{DebugFile, FoundBy, SYSTEM_DEBUG_DIR};
-pub use module::{DwarfOpening, DwarfSource, LoadedModule, ModuleFile, SymbolSource};
+pub use module::{DwarfOpening, DwarfSource, FileIdentity, LoadedModule, ModuleFile, SymbolSource};
 pub use tailcalls::TailCall;
 
 use crate::os::maps::MapEntry;
@@ -59,6 +59,31 @@ const MAX_UNLOADED: usize = 32;
 impl SymbolStore {
     pub fn new() -> Self {
         SymbolStore::default()
+    }
+
+    /// A store for a new process (a spawn, an exec, another process selected) that keeps
+    /// the files this one read and that are unchanged on disk: a program spawned again, and
+    /// the libraries every program shares, are not parsed and indexed again (nor their debug
+    /// files read). Only the files of the latest module list are kept, so a session that
+    /// runs many programs does not hoard them; a file rebuilt since (a new inode, size or
+    /// modification time) is read anew.
+    pub fn renewed(&self) -> SymbolStore {
+        let mut cache = HashMap::new();
+        for (key, file) in &self.cache {
+            let in_use = self
+                .modules
+                .iter()
+                .chain(&self.unloaded)
+                .any(|m| Arc::ptr_eq(&m.file, file));
+            if in_use && file.unchanged_on_disk() {
+                cache.insert(key.clone(), file.clone());
+            }
+        }
+        SymbolStore {
+            cache,
+            debug_dirs: self.debug_dirs.clone(),
+            ..SymbolStore::default()
+        }
     }
 
     /// Sets the directories searched for separate debug files (before `/usr/lib/debug`).
@@ -137,9 +162,15 @@ impl SymbolStore {
                 exe == Some(group.path),
             ) {
                 Ok((img, opening)) => {
+                    // Known to be the file a later process maps only when the path here is
+                    // the very file that was read (not one seen through another root).
+                    let read = FileIdentity::of(&open_path(first));
+                    let here = FileIdentity::of(Path::new(group.path));
+                    let identity = read.filter(|_| read == here);
                     let path = PathBuf::from(group.path);
                     let dirs = self.debug_dirs.clone();
-                    let file = Arc::new(ModuleFile::with_opening(img, path, dirs, opening));
+                    let file = ModuleFile::with_opening(img, path, dirs, opening);
+                    let file = Arc::new(file.with_identity(identity));
                     self.cache.insert(key, file.clone());
                     file
                 }

@@ -56,6 +56,32 @@ pub struct ModuleFile {
     dwarf: OnceLock<Option<(DwarfInfo, DwarfSource)>>,
     /// The file's own DWARF being opened on another thread (see `DwarfOpening`).
     opening: Mutex<Option<DwarfOpening>>,
+    /// The file on disk when it was read, for telling whether a later process maps the
+    /// same bytes (see `SymbolStore::renewed`); `None` when that cannot be told.
+    identity: Option<FileIdentity>,
+}
+
+/// What tells one version of a file from another: the same inode rewritten in place has a
+/// new size or modification time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileIdentity {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime_ns: i128,
+}
+
+impl FileIdentity {
+    pub fn of(path: &std::path::Path) -> Option<FileIdentity> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        Some(FileIdentity {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+        })
+    }
 }
 
 /// A file's DWARF opened and its units indexed on a thread of their own, ahead of need:
@@ -171,7 +197,20 @@ impl ModuleFile {
             separate_cfi: OnceLock::new(),
             dwarf: OnceLock::new(),
             opening: Mutex::new(opening),
+            identity: None,
         }
+    }
+
+    /// Records what the file on disk was when it was read.
+    pub fn with_identity(mut self, identity: Option<FileIdentity>) -> ModuleFile {
+        self.identity = identity;
+        self
+    }
+
+    /// Whether the file at the module's path is still the one that was read.
+    pub fn unchanged_on_disk(&self) -> bool {
+        self.identity
+            .is_some_and(|id| FileIdentity::of(&self.module_path) == Some(id))
     }
 
     /// An image on its own, with only the system debug directory (tests, tools).
