@@ -11,7 +11,7 @@ fn events_carry_reason_symbol_line_state_and_prev() {
     scry.ok("breakpoint.set('add+0', 'adder')");
     scry.ok(
         "ctx.seen = []; addEventListener('breakpoint', e => {
-           ctx.seen.push([e.stop_reason, e.breakpoint_id, e.breakpoint_name, e.symbol, e.line.split(' at ')[0],
+           ctx.seen.push([e.stop_reason, e.breakpoint_id, e.breakpoint_name, e.symbol, e.text.split(' at ')[0],
                           e.state.registers.rdi, e.prev.registers.rdi === undefined ? 'none' : e.prev.registers.rdi].join(','));
            return 'continue';
          })",
@@ -110,4 +110,18 @@ fn remove_event_listener_without_a_function_removes_every_one_of_the_type() {
         .err("removeEventListener('step', 3)")
         .contains("fn must be the function given to addEventListener"));
     assert_eq!(scry.ok("removeEventListener('step')"), "0");
+}
+
+/// An event's `line` is the source line's number and `source` its `file:line`, as frames
+/// have them; the stop's whole printed line is `text`.
+#[test]
+fn an_event_says_its_source_line_as_a_number() {
+    let mut scry = Scry::spawn(&fixture("loop"), &["2"]);
+    scry.ok("breakpoint.set('loop.c:8')");
+    scry.ok("ctx.seen = []; addEventListener('breakpoint', e => { ctx.seen.push([typeof e.line, e.line, e.source, e.text.startsWith('breakpoint 1 at ')].join(' ')); return 'continue' })");
+    assert!(scry.ok("cont()").starts_with("exited with code 3"));
+    assert_eq!(
+        scry.ok("ctx.seen.join(' | ')"),
+        "number 8 loop.c:8 true | number 8 loop.c:8 true"
+    );
 }

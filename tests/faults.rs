@@ -266,19 +266,26 @@ fn stdin_closed_mid_chunk_evaluates_what_arrived_and_ends() {
     );
 }
 
+/// Spawning again while the spawned program lives starts over, as gdb's `run` does: the old
+/// process is killed, and the new entry stop says so.
 #[test]
-fn second_spawn_while_live_is_refused() {
+fn a_second_spawn_starts_over() {
     let program = fixture("loop");
     let mut scry = Scry::spawn(&program, &[]);
-    let err = scry.err(&format!("spawn({:?})", program.to_str().unwrap()));
+    let first = scry.target_pid();
+    let stop = scry.ok(&format!("spawn({:?}, '2')", program.to_str().unwrap()));
     assert!(
-        err.contains("is still live; kill() or detach() it first"),
-        "{err}"
+        stop.contains(&format!(
+            "[the previous process {first} was killed to start this one]"
+        )),
+        "{stop}"
     );
-    assert!(
-        scry.ok("state.pc").len() > 2,
-        "the first target is untouched"
-    );
+    assert!(common::process_is_dead(first), "the first target is killed");
+    let second = scry.num("status().pid") as i32;
+    assert_ne!(second, first);
+    assert!(scry.ok("cont()").starts_with("exited with code 3"));
+    // The new process ran with the new arguments.
+    assert!(scry.ok("output()").contains("total=1 calls=2"));
 }
 
 #[test]

@@ -96,6 +96,21 @@ fn listing_rows_join_as_their_lines() {
     );
 }
 
+/// A line without code names the nearest lines that have some, so the next call can be right.
+#[test]
+fn a_line_without_code_names_its_neighbours_with_code() {
+    let mut scry = Scry::spawn(&fixture("loop"), &[]);
+    let e = scry.err("breakpoint.set('loop.c:11')");
+    assert!(
+        e.contains("no code for loop.c:11 in the line tables; the nearest lines with code: loop.c:10, loop.c:12"),
+        "{e}"
+    );
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    // Nothing above line 4 has code: only the line after is named.
+    let e = scry.err("breakpoint.set('loop.c:4')");
+    assert!(e.contains("the nearest lines with code: loop.c:7"), "{e}");
+}
+
 /// Chunk after chunk may declare the same names again; values persist between chunks; block
 /// scopes and closures inside a chunk are untouched.
 #[test]

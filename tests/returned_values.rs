@@ -103,3 +103,39 @@ fn a_rust_string_returns_typed_and_small_aggregates_are_not_guessed() {
     scry.ok("cont()");
     assert_eq!(common::truth(&mut scry)["b"], "21");
 }
+
+/// A scalar is read as its type says, not as rax: an `int` that returned -183 is -183, and
+/// the value is a typed one (a number where numbers go).
+#[test]
+fn finish_reads_a_returned_scalar_as_its_type() {
+    for opt in ["-O0", "-O2"] {
+        let exe = common::fixture_with("returned_scalars", &["-g", opt]);
+        let mut scry = Scry::spawn(&exe, &[]);
+        let cases = [
+            ("negative", "-183"),
+            ("letter", "99 'c'"),
+            ("odd", "true"),
+            ("hue", "BLUE"),
+            ("slot", "<table+0x8>"),
+            ("shrink", "-4463"),
+        ];
+        for (f, _) in cases {
+            scry.ok(&format!("breakpoint.set('{f}')"));
+        }
+        for (f, want) in cases {
+            let stop = scry.ok("cont()");
+            assert!(stop.contains(&format!(" {f}")), "{opt}: {stop}");
+            let fin = scry.ok("ctx.fin = finish()");
+            assert!(
+                fin.contains(" returned ") && fin.contains(want),
+                "{opt} {f}: {fin}"
+            );
+        }
+        assert_eq!(scry.ok("ctx.fin.returned + 1"), "-4462", "{opt}");
+        assert_eq!(scry.ok("ctx.fin.returned < 0"), "true", "{opt}");
+        assert!(scry.ok("cont()").starts_with("exited with code 0"));
+        assert!(scry
+            .ok("output()")
+            .contains("n=-183 c=c b=1 h=2 p=30 s=-4463"));
+    }
+}

@@ -335,3 +335,22 @@ fn wide_and_unaligned_watches_take_several_registers() {
         .ok("output()")
         .contains("pair=5,7 block31=9 odd=11223344"));
 }
+
+/// The instruction that wrote is named with its own line when the trap's pc, just past it,
+/// is on the next one (a store that ends its line): `... store_ends_line.c:7 by put+0x12
+/// store_ends_line.c:6: mov [rax],edx`, so the writing line is read off the stop.
+#[test]
+fn the_writing_instruction_is_named_with_its_own_line() {
+    let exe = fixture("store_ends_line");
+    let mut scry = Scry::spawn(&exe, &[]);
+    let stop = scry.ok("watchpoint.set('total', 'w'); ctx.w = cont()");
+    assert!(stop.contains("0 -> 21"), "{stop}");
+    assert!(stop.contains(" store_ends_line.c:7 by put+"), "{stop}");
+    assert!(
+        stop.contains(" store_ends_line.c:6: mov [rax],edx"),
+        "{stop}"
+    );
+    // The line shown is the instruction's, by the line table.
+    let line = scry.ok("line_at(ctx.w.insn_addr)");
+    assert!(line.contains("store_ends_line.c:6"), "{line}");
+}

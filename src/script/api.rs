@@ -108,7 +108,8 @@ results print as text, and String(x) / `${x}` is that text; listings (disasm, sy
     (
         "events",
         "\
-every event: reason (= stop_reason) pc tid symbol line state prev; by type:
+every event: reason (= stop_reason) pc tid symbol source ('loop.c:15') line (15)
+  text (the stop's line) state prev; by type:
   step        each instruction of step(n) (not cont()); e.executed = the instruction just
               run, state.instruction = the next one
   breakpoint  breakpoint_id breakpoint_name

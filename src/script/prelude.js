@@ -675,8 +675,18 @@
     get module() {
       return this.pc === undefined ? undefined : N.module_at(this.pc);
     },
-    get line() {
+    // What the stop prints: `breakpoint 1 at 0x... add+0x4 loop.c:15`.
+    get text() {
       return N.last_stop_line();
+    },
+    // `loop.c:15`, and its line number alone, as the stop line shows them.
+    get source() {
+      return N.last_stop_source() ?? undefined;
+    },
+    get line() {
+      const src = N.last_stop_source();
+      const m = src ? /:(\d+)$/.exec(src) : null;
+      return m ? Number(m[1]) : undefined;
     },
     get insn() {
       if (this.reason !== 'watchpoint') return undefined;

@@ -2,6 +2,9 @@
 
 use super::*;
 
+/// How far from a line without code its neighbours with code are looked for.
+const NEAR_LINES: u32 = 20;
+
 impl Session {
     // ---- symbols -----------------------------------------------------------------------
 
@@ -92,8 +95,25 @@ impl Session {
                     "no loaded module has code from {file} (is it built with -g, or in a library not loaded yet?)"
                 )));
             }
+            // The lines around it that have code (a blank line, a comment, a declaration the
+            // optimizer folded away): what the user most likely meant, in one answer.
+            let has_code = |s: &mut Self, l: u32| s.symbols.line_address(file, l).is_some();
+            let before = (line.saturating_sub(NEAR_LINES).max(1)..line)
+                .rev()
+                .find(|&l| has_code(self, l));
+            let after = (line + 1..=line + NEAR_LINES).find(|&l| has_code(self, l));
+            let near: Vec<String> = [before, after]
+                .into_iter()
+                .flatten()
+                .map(|l| format!("{file}:{l}"))
+                .collect();
+            let hint = if near.is_empty() {
+                " (is the line inside a function?)".to_string()
+            } else {
+                format!("; the nearest lines with code: {}", near.join(", "))
+            };
             return Err(SessionError::Invalid(format!(
-                "no code for {file}:{line} in the line tables (is the line inside a function?)"
+                "no code for {file}:{line} in the line tables{hint}"
             )));
         }
         match self.try_resolve_symbol(expr)? {

@@ -465,6 +465,16 @@ impl Session {
     }
 
     pub fn spawn(&mut self, spec: SpawnSpec) -> Result<StopInfo> {
+        // Spawning again is starting over (gdb's `run` on a live program): a process scry
+        // spawned itself, alone, is killed first and the new stop says so. An attached or a
+        // held one is someone's to keep: an error, as before.
+        let mut killed = None;
+        let alone_and_ours =
+            self.held.is_empty() && self.origin() == Some(Origin::Spawned) && self.is_live();
+        if alone_and_ours {
+            killed = self.pid();
+            self.kill()?;
+        }
         self.ensure_no_target()?;
         let path = resolve_program(&spec.program).ok_or_else(|| {
             SessionError::Invalid(format!("spawn: no such program '{}'", spec.program))
@@ -519,6 +529,11 @@ impl Session {
         }
         info.notes
             .extend(supported::privilege_note(&request.path, euid, egid));
+        if let Some(old) = killed {
+            info.notes.push(format!(
+                "the previous process {old} was killed to start this one"
+            ));
+        }
         Ok(info)
     }
 
@@ -548,7 +563,7 @@ impl Session {
         self.core = None;
         self.ended = None;
         self.snapshot = Snapshot::default();
-        self.symbols = SymbolStore::new();
+        self.symbols = self.symbols.renewed();
         self.library_changes.clear();
         self.refresh_symbols();
         self.rearm();

@@ -192,6 +192,7 @@ impl Session {
                 if let Some(c) = culprit {
                     r.culprit_searched = true;
                     r.insn_symbol = self.symbolize(c.addr);
+                    r.insn_source = self.source_position(c.addr);
                     (r.insn_addr, r.insn_text) = (Some(c.addr), c.text);
                 }
                 report = Some(r);
@@ -212,8 +213,10 @@ impl Session {
         let (addr, len) = (w.addr, w.len);
         if let Ok(Some(c)) = self.culprit(tid, addr, len) {
             let insn_symbol = self.symbolize(c.addr);
+            let insn_source = self.source_position(c.addr);
             if let Some(w) = info.watch.as_mut() {
                 (w.insn_addr, w.insn_text, w.insn_symbol) = (Some(c.addr), c.text, insn_symbol);
+                w.insn_source = insn_source;
             }
         }
     }

@@ -22,7 +22,49 @@ impl Session {
         }
         stop.returned = self.regs().ok().map(|r| r.rax);
         stop.returned_float = self.float_return(fn_pc);
+        if stop.returned_float.is_some() {
+            return None;
+        }
         self.returned_aggregate(fn_pc)
+            .or_else(|| self.returned_scalar(fn_pc))
+    }
+
+    /// What a function returned when its DWARF return type is an integer, `bool`, `char`,
+    /// an enum, a pointer or a reference: the low bytes of rax (rax:rdx for a 16-byte
+    /// integer), typed, so an `int` that returned -183 reads -183, not rax's 0xffffff49.
+    /// `None` for any other type.
+    pub fn returned_scalar(&mut self, fn_pc: u64) -> Option<TypedValue> {
+        let (file, ty, size) = {
+            let module = self.symbols.module_at(RuntimeAddr(fn_pc))?;
+            let dwarf = module.file.dwarf()?;
+            let chain = dwarf.scopes_at(module.bias.to_file(RuntimeAddr(fn_pc)))?;
+            let (unit, die) = dwarf.tree.entry(chain.function)?;
+            let (_, ty) = dwarf.tree.name_and_type(&unit, &die);
+            let t = dwarf.tree.strip(ty)?;
+            let scalar = match t.kind {
+                Kind::Base(Encoding::Float) => false,
+                Kind::Base(_) | Kind::Enum { .. } => true,
+                Kind::Pointer(_) | Kind::Reference { .. } => true,
+                _ => false,
+            };
+            let size = dwarf.tree.size_of(ty)? as usize;
+            if !scalar || size == 0 || size > 16 || (size > 8 && size != 16) {
+                return None;
+            }
+            let file: Arc<ModuleFile> = module.file.clone();
+            (file, ty, size)
+        };
+        let regs = self.regs().ok()?;
+        let mut bytes = [regs.rax.to_le_bytes(), regs.rdx.to_le_bytes()].concat();
+        bytes.truncate(size);
+        Some(TypedValue {
+            file,
+            value: Value {
+                ty,
+                place: Place::bytes(bytes),
+                bits: None,
+            },
+        })
     }
 
     /// Whether the function at `fn_pc` returns nothing by its DWARF (`void`: no return type

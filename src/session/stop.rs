@@ -138,6 +138,9 @@ pub struct WatchReport {
     pub insn_addr: Option<u64>,
     pub insn_text: Option<String>,
     pub insn_symbol: Option<String>,
+    /// `counter.c:11`: the source position of the instruction, which the trap's pc (just
+    /// past it) may not share (a store that ends a line leaves pc on the next).
+    pub insn_source: Option<String>,
     /// `insn_*` were looked for (they stay `None` if nothing plausible was found).
     pub culprit_searched: bool,
     /// A write whose value the instruction does not say, read after other threads ran
@@ -270,10 +273,19 @@ impl StopInfo {
                 let text = text.split("  #").next().unwrap_or(text);
                 match &w.insn_symbol {
                     Some(sym) => {
-                        let _ = write!(s, " by {sym}: {text}");
+                        let _ = write!(s, " by {sym}");
                     }
                     None => {
-                        let _ = write!(s, " by {at:#x}: {text}");
+                        let _ = write!(s, " by {at:#x}");
+                    }
+                }
+                // Its own line when the stop's position is another one.
+                match &w.insn_source {
+                    Some(line) if self.source.as_ref() != Some(line) => {
+                        let _ = write!(s, " {line}: {text}");
+                    }
+                    _ => {
+                        let _ = write!(s, ": {text}");
                     }
                 }
             }

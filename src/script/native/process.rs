@@ -253,6 +253,18 @@ pub(super) fn install<'js>(
         }
     );
 
+    // `counter.c:8`: the latest stop's source position, as its line shows it.
+    let h = host.clone();
+    def!(
+        n,
+        ctx,
+        "last_stop_source",
+        move |ctx: Ctx<'js>| -> rquickjs::Result<Option<String>> {
+            let info = described_last_stop(&ctx, &h)?;
+            Ok(info.source.clone())
+        }
+    );
+
     // The instruction that made the latest watchpoint stop's access.
     let h = host.clone();
     def!(n, ctx, "watch_culprit", move |ctx: Ctx<'js>| -> R<'js> {
