@@ -359,3 +359,50 @@ fn references_are_their_referents() {
         "{out} vs {p:#x} {r:#x}"
     );
 }
+
+/// `'net.c'::publish` names the function of one source file where two files each have a
+/// static `publish`, wherever a function name is taken (breakpoints here; values already).
+#[test]
+fn a_function_of_one_source_file_by_gdb_spelling() {
+    let dir = temp_path("file_funcs");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (file, body) in [
+        ("disk.c", "__attribute__((noinline)) static int publish(int x) { return x + 1; }\nint disk(int x) { return publish(x); }\n"),
+        ("net.c", "__attribute__((noinline)) static int publish(int x) { return x + 2; }\nint net(int x) { return publish(x); }\n"),
+        ("main.c", "int disk(int); int net(int);\nint main(void) { return disk(1) + net(2) == 6 ? 0 : 1; }\n"),
+    ] {
+        std::fs::write(dir.join(file), body).unwrap();
+    }
+    let ok = std::process::Command::new("cc")
+        .args(["-g", "-O0", "-o", "prog", "main.c", "disk.c", "net.c"])
+        .current_dir(&dir)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let mut scry = Scry::spawn(&dir.join("prog"), &[]);
+    scry.ok("breakpoint.set(\"'net.c'::publish\")");
+    let stop = scry.ok("cont()");
+    assert!(
+        stop.contains(" publish+") && stop.contains(" net.c:1"),
+        "{stop}"
+    );
+    // The caller is net(), never disk(): the other file's publish was not taken.
+    assert_eq!(scry.ok("state.unwind()[1].symbol.split('+')[0]"), "net");
+    assert_eq!(scry.ok("String(state.var('x'))"), "2");
+    // The other file's, set now, is another address.
+    scry.ok("breakpoint.set(\"'disk.c'::publish\")");
+    assert_ne!(
+        scry.num("breakpoint.list()[0].addr"),
+        scry.num("breakpoint.list()[1].addr")
+    );
+    // A file no unit compiles waits as pending, said without doubled quotes.
+    let r = scry.eval("breakpoint.set(\"'nope.c'::publish\")");
+    assert!(
+        r.body
+            .contains("no loaded module has 'nope.c'::publish yet"),
+        "{r:?}"
+    );
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -52,7 +52,7 @@ impl Session {
 
 /// Where the functions named `func` (raw or demangled path) whose code a unit compiling `file`
 /// holds begin. Only symbols whose raw names spell the path are demangled.
-fn functions_in_file(store: &SymbolStore, file: &str, func: &str) -> Vec<RuntimeAddr> {
+pub(super) fn functions_in_file(store: &SymbolStore, file: &str, func: &str) -> Vec<RuntimeAddr> {
     let needles = demangle::path_needles(func);
     let names = |raw: &str| {
         raw == func
@@ -80,4 +80,17 @@ fn functions_in_file(store: &SymbolStore, file: &str, func: &str) -> Vec<Runtime
         }
     }
     found
+}
+
+/// `'net.c'::publish` (or with double quotes): the source file and the name after it, as
+/// gdb spells a function or variable of one file. `None` for any other form.
+pub(super) fn file_scoped(spec: &str) -> Option<(&str, &str)> {
+    let spec = spec.trim();
+    let quote = spec.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let rest = &spec[1..];
+    let end = rest.find(quote)?;
+    let (file, after) = (&rest[..end], &rest[end + 1..]);
+    let name = after.strip_prefix("::")?;
+    (!file.is_empty() && !name.is_empty() && !name.contains(char::is_whitespace))
+        .then_some((file, name))
 }

@@ -125,6 +125,22 @@ impl Session {
     /// A symbol expression's address, the module list read again once if the name is not in
     /// it; `Ok(None)` for a name no module has, without the suggestions an error carries.
     fn try_resolve_symbol(&mut self, expr: &str) -> Result<Option<u64>> {
+        if let Some((file, func)) = super::file_scope::file_scoped(expr) {
+            // `'net.c'::publish`: the function of that source file, when two files (or
+            // plugins) each have a static one of that name.
+            let first = |s: &Self| {
+                super::file_scope::functions_in_file(&s.symbols, file, func)
+                    .first()
+                    .map(|a| a.0)
+            };
+            if let Some(addr) = first(self) {
+                return Ok(Some(addr));
+            }
+            if self.refresh_symbols_on_miss() {
+                return Ok(first(self));
+            }
+            return Ok(None);
+        }
         if let Some(addr) = self.symbols.try_resolve(expr)? {
             return Ok(Some(addr.0));
         }
@@ -321,6 +337,8 @@ pub fn check_debug_dirs(dirs: &[PathBuf]) -> std::result::Result<(), String> {
 /// Whether a breakpoint spec is a function named alone (`walk`, `lib:f`), not an address,
 /// an offset or a source line.
 pub(super) fn names_a_function(spec: &str) -> bool {
+    // The file of `'my-file.c'::f` may hold any character.
+    let spec = super::file_scope::file_scoped(spec).map_or(spec, |(_, f)| f);
     !spec.contains(['+', '-'])
         && source_line_expr(spec).is_none()
         && !spec.trim().starts_with(|c: char| c.is_ascii_digit())

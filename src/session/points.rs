@@ -421,8 +421,14 @@ impl Session {
             }
             _ => String::new(),
         };
+        // `'net.c'::f` carries its own quotes.
+        let quoted = if spec.contains('\'') {
+            spec.clone()
+        } else {
+            format!("'{spec}'")
+        };
         let note = format!(
-            "breakpoint {id} pending: no loaded module has '{spec}' yet{hint}; it is armed when a library that has it loads ({{pending: false}} makes this an error)"
+            "breakpoint {id} pending: no loaded module has {quoted} yet{hint}; it is armed when a library that has it loads ({{pending: false}} makes this an error)"
         );
         Ok((id, note))
     }
