@@ -75,6 +75,12 @@ impl Stepper {
                 // the step goes on to that line's end, as gdb's does; at a line's start, or with
                 // no line known there, it ends here.
                 let back = run.front.call(|s| s.line_frames())?;
+                // Calls inlined into the caller that begin at the return address: the caller
+                // stops there, on the line that makes them (gdb hides inlined calls at their
+                // start and shows their call site).
+                if back.entries > 0 && back.entries < back.lines.len() {
+                    return Ok((run.latest(), EndAs::Step(Some(back.entries))));
+                }
                 let line = back.lines.last().cloned().flatten();
                 let at_start = run.front.call(|s| s.pc().map(|pc| s.at_line_start(pc)))?;
                 let Some(line) = line.filter(|_| !at_start) else {

@@ -54,6 +54,31 @@ impl InfoTree {
         best.map(|(lo, hi)| (entry.unwrap_or(lo), hi))
     }
 
+    /// Whether one of the DIE's address ranges (a non-contiguous block's second part, say)
+    /// begins at `pc`.
+    pub(crate) fn range_begins_at(&self, unit: &UnitHandle, die: usize, pc: u64) -> bool {
+        let Some(entry) = die
+            .checked_sub(unit.start())
+            .and_then(|off| unit.unit.entry(UnitOffset(off)).ok())
+        else {
+            return false;
+        };
+        let Ok(mut ranges) = unit.unit_ref().die_ranges(&entry) else {
+            return false;
+        };
+        let mut seen = 0;
+        while let Ok(Some(r)) = ranges.next() {
+            if r.begin == pc && r.begin < r.end {
+                return true;
+            }
+            seen += 1;
+            if seen > 64 {
+                break;
+            }
+        }
+        false
+    }
+
     /// The first address of the function body (after the prologue). `code` holds the
     /// function's first bytes (at least 8 when the function is that long).
     pub(crate) fn body_start(

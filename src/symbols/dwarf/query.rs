@@ -86,6 +86,25 @@ impl DwarfInfo {
             let Some(chain) = self.scopes_at(pc) else {
                 return 0;
             };
+            // The block before pc, for telling where a block's later range begins.
+            let before = std::cell::OnceCell::new();
+            let starts_here = |die: usize| {
+                let entry = self.tree.function_range(&chain.unit, die);
+                if entry.is_some_and(|(entry, _)| entry == pc.0) {
+                    return true;
+                }
+                // gdb's block_starting_point_at: a range of the block begins at pc and the
+                // instruction before is not the block's (a call inlined in two parts, the
+                // second reached by a jump): entering it there is entering the call.
+                self.tree.range_begins_at(&chain.unit, die, pc.0)
+                    && !before
+                        .get_or_init(|| {
+                            pc.0.checked_sub(1)
+                                .and_then(|p| self.scopes_at(FileAddr(p)))
+                        })
+                        .as_ref()
+                        .is_some_and(|b: &ScopeChain| b.chain.iter().any(|s| s.die == die))
+            };
             chain
                 .chain
                 .iter()
@@ -93,10 +112,7 @@ impl DwarfInfo {
                 .take_while(|s| {
                     s.inlined
                         && !s.name.as_deref().is_some_and(|n| same_function(n, named))
-                        && self
-                            .tree
-                            .function_range(&chain.unit, s.die)
-                            .is_some_and(|(entry, _)| entry == pc.0)
+                        && starts_here(s.die)
                 })
                 .count()
         }))

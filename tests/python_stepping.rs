@@ -1,0 +1,81 @@
+//! `next()` through CPython 3.11 (built -O2 with LTO, Debian's python3.11-dbg for its debug
+//! file), the acceptance program whose inlined calls split in parts and begin at return
+//! addresses: scry stops on exactly the lines gdb stops on.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::Scry;
+
+const PYTHON: &str = "/usr/bin/python3.11";
+const SCRIPT: &str = "x = []\nfor i in range(50): x.append(i); d = {i: i}; s = str(i) + 'a'\n";
+const NEXTS: usize = 10;
+
+/// The source lines gdb's `next` stops on after a breakpoint on `function`, the breakpoint's
+/// line first.
+fn gdb_lines(function: &str) -> Vec<String> {
+    let mut cmd = Command::new("gdb");
+    cmd.args(["-batch", "-nx", "-iex", "set debuginfod enabled off"])
+        .args([
+            "-ex",
+            "set pagination off",
+            "-ex",
+            &format!("break {function}"),
+        ])
+        .args(["-ex", "run", "-ex", "frame"]);
+    for _ in 0..NEXTS {
+        cmd.args(["-ex", "next", "-ex", "frame"]);
+    }
+    let out = cmd
+        .args(["-ex", "kill", "--args", PYTHON, "-c", SCRIPT])
+        .output()
+        .expect("gdb runs");
+    // `frame` says `#0  list_append (self=..., object=...) at ../Objects/listobject.c:865`.
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("#0 "))
+        .filter_map(|l| l.rsplit(':').next())
+        .map(|n| n.trim().to_string())
+        .collect()
+}
+
+fn scry_lines(function: &str) -> Vec<String> {
+    let mut scry = Scry::spawn(Path::new(PYTHON), &["-c", SCRIPT]);
+    let mut stops = vec![scry.ok(&format!("breakpoint.set('{function}'); cont()"))];
+    for _ in 0..NEXTS {
+        stops.push(scry.ok("next()"));
+    }
+    stops
+        .iter()
+        .map(|s| {
+            let last = s
+                .split_whitespace()
+                .find(|w| w.contains(".c:") || w.contains(".h:"));
+            last.and_then(|w| w.rsplit(':').next())
+                .unwrap_or("?")
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn next_through_optimized_python_stops_where_gdb_does() {
+    let debug_info = Command::new("dpkg")
+        .args(["-s", "python3.11-dbg"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !Path::new(PYTHON).exists() || !debug_info {
+        eprintln!("skipped: python3.11 with python3.11-dbg is not installed");
+        return;
+    }
+    // list_append: `Py_RETURN_NONE` inlined in two parts (the second reached by a jump after
+    // the list grew), and returns into callers where inlined calls begin at the return
+    // address.
+    for function in ["list_append", "PyDict_SetItem", "long_add"] {
+        let gdb = gdb_lines(function);
+        assert_eq!(gdb.len(), NEXTS + 1, "{function}: gdb said {gdb:?}");
+        assert_eq!(scry_lines(function), gdb, "{function}");
+    }
+}
