@@ -188,3 +188,32 @@ fn a_log_that_returns_nothing_prints_nothing() {
     assert_eq!(lines.len(), 301, "{end}");
     assert_eq!(lines[299], "299");
 }
+
+/// Several breakpoints at one address each decide on their own terms, as gdb's do: a plain
+/// one stops though another's condition is false, every log whose condition holds prints, and
+/// the stop is named for the breakpoint that stopped it.
+#[test]
+fn breakpoints_sharing_an_address_each_keep_their_terms() {
+    let exe = fixture("loop");
+    // A condition on the first, a plain second: every hit stops, as breakpoint 2.
+    let mut scry = Scry::spawn(&exe, &["4"]);
+    scry.ok("breakpoint.set('add', {if: e => state.var('b') == 2})");
+    let note = scry.ok("breakpoint.set('add')");
+    assert!(note.contains("breakpoint 2 shares 0x"), "{note}");
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("breakpoint 2 at "), "{stop}");
+    assert_eq!(scry.ok("String(state.var('b'))"), "0");
+    // A condition and a log: the log prints on every hit, its own included, the condition
+    // stops at b == 2 as breakpoint 1.
+    let mut scry = Scry::spawn(&exe, &["4"]);
+    scry.ok("breakpoint.set('add', {if: e => state.var('b') == 2})");
+    scry.ok("breakpoint.set('add', {log: e => 'b=' + state.var('b')})");
+    let stop = scry.ok("cont()");
+    assert!(
+        stop.starts_with("b=0\nb=1\nb=2\nbreakpoint 1 at "),
+        "{stop}"
+    );
+    assert_eq!(scry.ok("String(state.var('b'))"), "2");
+    let end = scry.ok("cont()");
+    assert!(end.starts_with("b=3\nexited with code 3"), "{end}");
+}

@@ -35,7 +35,7 @@ pub(crate) fn finish<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd
     let ended = (|| {
         run.temp_site(ret)?;
         loop {
-            let stop = run.cont()?;
+            let mut stop = run.cont()?;
             if stop.reason() == Reason::Breakpoint && stop.pc == Some(ret) {
                 if run.sp()? > sp0 {
                     return Ok((stop, EndAs::Finish(fn_pc)));
@@ -45,7 +45,7 @@ pub(crate) fn finish<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd
                     continue;
                 }
             }
-            if !run.keep_going(&stop)? {
+            if !run.keep_going(&mut stop)? {
                 return Ok((stop, EndAs::Plain));
             }
         }

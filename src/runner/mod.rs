@@ -100,7 +100,9 @@ pub(crate) trait Front {
     fn listens(&self, event: Event) -> bool;
 
     /// Hands a stop to the listeners of `event`; the latest leg's stop is `stop`.
-    fn event(&self, event: Event, stop: &StopInfo) -> RunResult<Verdict>;
+    /// `stop` may be relabelled by the front (the breakpoint that fired, of several at one
+    /// address).
+    fn event(&self, event: Event, stop: &mut StopInfo) -> RunResult<Verdict>;
 
     /// Each leg's stop as it comes (booked, not described).
     fn leg(&self, stop: &StopInfo);
@@ -189,7 +191,7 @@ impl<'f, F: Front> Run<'f, F> {
         Ok(stop)
     }
 
-    fn event(&self, event: Event, stop: &StopInfo) -> RunResult<Verdict> {
+    fn event(&self, event: Event, stop: &mut StopInfo) -> RunResult<Verdict> {
         if self.front.listens(event) {
             self.front.event(event, stop)
         } else {
@@ -201,7 +203,7 @@ impl<'f, F: Front> Run<'f, F> {
     /// changes go on unless a listener stops them; a breakpoint, watchpoint, signal or system
     /// call goes on when a listener lets it through; anything else ends the run. True when
     /// the run goes on.
-    fn keep_going(&self, stop: &StopInfo) -> RunResult<bool> {
+    fn keep_going(&self, stop: &mut StopInfo) -> RunResult<bool> {
         let reason = stop.reason();
         let Some(event) = Event::of(reason) else {
             return Ok(false);
@@ -245,8 +247,8 @@ impl<'f, F: Front> Run<'f, F> {
                 return Ok(Stepped::Ended(Box::new(stop)));
             }
         } else {
-            let stop = self.step()?;
-            if stop.reason() != Reason::Step && !self.keep_going(&stop)? {
+            let mut stop = self.step()?;
+            if stop.reason() != Reason::Step && !self.keep_going(&mut stop)? {
                 return Ok(Stepped::Ended(Box::new(stop)));
             }
         }
@@ -260,7 +262,7 @@ impl<'f, F: Front> Run<'f, F> {
         let sp_call = self.sp()?;
         self.temp_site(ret)?;
         let outcome = (|| loop {
-            let stop = self.cont()?;
+            let mut stop = self.cont()?;
             if stop.reason() == Reason::Breakpoint && stop.pc == Some(ret) {
                 if self.sp()? >= sp_call {
                     return Ok(None);
@@ -270,7 +272,7 @@ impl<'f, F: Front> Run<'f, F> {
                     continue;
                 }
             }
-            if !self.keep_going(&stop)? {
+            if !self.keep_going(&mut stop)? {
                 return Ok(Some(stop));
             }
         })();
@@ -339,8 +341,8 @@ fn finish_run<F: Front>(
 pub(crate) fn cont<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd> {
     let run = Run::begin(front, deadline)?;
     let ended = (|| loop {
-        let stop = run.cont()?;
-        if !run.keep_going(&stop)? {
+        let mut stop = run.cont()?;
+        if !run.keep_going(&mut stop)? {
             return Ok((stop, EndAs::Plain));
         }
     })();
@@ -406,7 +408,7 @@ fn quiet_steps<F: Front>(run: &Run<'_, F>, n: u64) -> RunResult<(StopInfo, EndAs
 fn listened_steps<F: Front>(run: &Run<'_, F>, n: u64) -> RunResult<(StopInfo, EndAs)> {
     let mut done = 0;
     loop {
-        let stop = run.step()?;
+        let mut stop = run.step()?;
         let reason = stop.reason();
         let counts = matches!(
             reason,
@@ -414,21 +416,21 @@ fn listened_steps<F: Front>(run: &Run<'_, F>, n: u64) -> RunResult<(StopInfo, En
         );
         let go_on = match reason {
             Reason::ThreadStart | Reason::ThreadExit => {
-                run.event(Event::Thread, &stop)? != Verdict::Stop
+                run.event(Event::Thread, &mut stop)? != Verdict::Stop
             }
             _ if counts => {
                 done += 1;
-                if run.event(Event::Step, &stop)? == Verdict::Stop {
+                if run.event(Event::Step, &mut stop)? == Verdict::Stop {
                     false
                 } else if reason == Reason::Step {
                     true
                 } else {
-                    run.keep_going(&stop)?
+                    run.keep_going(&mut stop)?
                 }
             }
-            Reason::Signal => run.event(Event::Signal, &stop)? == Verdict::Continue,
+            Reason::Signal => run.event(Event::Signal, &mut stop)? == Verdict::Continue,
             Reason::Exited | Reason::Killed => {
-                run.event(Event::Exit, &stop)?;
+                run.event(Event::Exit, &mut stop)?;
                 false
             }
             _ => false,

@@ -49,6 +49,9 @@ pub struct Host {
     /// The latest stop of a run, booked but not yet described: its line is made only if
     /// the script ends up returning or printing it.
     pub last_stop: RefCell<Option<crate::session::StopInfo>>,
+    /// Of several breakpoints at one address, the one whose terms stopped the hit being
+    /// dispatched (set by the prelude, read back by the run's front).
+    pub fired_breakpoint: Cell<Option<u32>>,
     /// The script area of the live view, as `dom` changes it (kept even without a view).
     pub dom: RefCell<DomModel>,
     /// The live view, when one is open.
@@ -64,6 +67,7 @@ impl Host {
             js_deadline: Rc::new(Cell::new(None)),
             listened: Cell::new(0),
             last_stop: RefCell::new(None),
+            fired_breakpoint: Cell::new(None),
             dom: RefCell::new(DomModel::default()),
             feed: RefCell::new(None),
             pretty_claims: RefCell::new(ClaimCache::default()),

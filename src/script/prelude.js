@@ -733,19 +733,34 @@
   }
   // A breakpoint's own condition and log, before any listener: 'skip' when the condition is
   // false (the hit is let go, listeners never see it), 'continue' after a log line.
+  // Several breakpoints at one address each decide on their own terms, as gdb's do: the hit
+  // stops (for the listeners to see) if any plain one or any whose condition holds and that
+  // does not log is there, named as that one; every log whose condition holds prints.
   function breakpointOptions(ev) {
-    const o = bpOptions.get(own(ev, 'breakpoint_id'));
-    if (!o) return undefined;
+    const ids = own(ev, 'breakpoint_ids') ?? [own(ev, 'breakpoint_id')];
+    if (!ids.some((id) => bpOptions.has(id))) return undefined;
     const outer = listenerType;
     inListener++;
     listenerType = 'breakpoint';
     try {
-      if (o.cond && !callListener('breakpoint', 'breakpoint condition', o.cond, ev)) return 'skip';
-      if (o.log) {
-        // A log that returns nothing (undefined or null) only counts or collects: no line of it.
-        const line = callListener('breakpoint', 'breakpoint log', o.log, ev);
-        if (line !== undefined && line !== null) N.print(line);
-        return 'continue';
+      let logged = false;
+      let stops;
+      for (const id of ids) {
+        const o = bpOptions.get(id);
+        if (o && o.cond && !callListener('breakpoint', 'breakpoint condition', o.cond, ev)) continue;
+        if (o && o.log) {
+          // A log that returns nothing (undefined or null) only counts or collects: no line.
+          const line = callListener('breakpoint', 'breakpoint log', o.log, ev);
+          if (line !== undefined && line !== null) N.print(line);
+          logged = true;
+          continue;
+        }
+        if (stops === undefined) stops = id;
+      }
+      if (stops === undefined) return logged ? 'continue' : 'skip';
+      if (stops !== own(ev, 'breakpoint_id')) {
+        N.bp_fired(stops);
+        field(ev, 'breakpoint_id', stops);
       }
       return undefined;
     } finally {

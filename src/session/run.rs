@@ -226,6 +226,16 @@ impl Session {
             Stop::Attached { .. } => Reason::Attached,
             Stop::Step { .. } => Reason::Step,
             Stop::Breakpoint { addr, .. } => {
+                let sharing: Vec<u32> = self
+                    .breakpoints
+                    .list()
+                    .iter()
+                    .filter(|b| b.armed && b.at(addr))
+                    .map(|b| b.id)
+                    .collect();
+                if sharing.len() > 1 {
+                    info.breakpoint_ids = sharing;
+                }
                 if let Some(bp) = self.breakpoints.hit(addr) {
                     info.breakpoint_id = Some(bp.id);
                     info.breakpoint_name = bp.name.clone();
@@ -364,5 +374,18 @@ pub(super) fn signal_origin(info: &mut StopInfo, signal: i32, code: i32, addr: u
     } else if matches!(code, 0 | -1 | -6) {
         info.notes
             .push(format!("sent by process {}", addr as u32 as i32));
+    }
+}
+
+impl Session {
+    /// Names `id`, one of the breakpoints at `stop`'s address, as the one that stopped it.
+    pub fn relabel_breakpoint_stop(&self, stop: &mut StopInfo, id: u32) {
+        if !stop.breakpoint_ids.contains(&id) {
+            return;
+        }
+        if let Some(bp) = self.breakpoints.list().iter().find(|b| b.id == id) {
+            stop.breakpoint_id = Some(id);
+            stop.breakpoint_name = bp.name.clone();
+        }
     }
 }

@@ -92,6 +92,9 @@ pub struct StopInfo {
     pub symbol: Option<String>,
     pub breakpoint_id: Option<u32>,
     pub breakpoint_name: Option<String>,
+    /// Every armed breakpoint at the hit's address, in id order, when there are several:
+    /// each decides on its own terms whether the hit stops.
+    pub breakpoint_ids: Vec<u32>,
     pub signal: Option<i32>,
     pub fault_addr: Option<u64>,
     pub exit_code: Option<i32>,

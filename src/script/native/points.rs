@@ -74,7 +74,27 @@ pub(super) fn install<'js>(
             .session_mut(&ctx)?
             .breakpoint_set(addr, name, spec, force, hardware)
             .map_err(|e| throw(&ctx, e))?;
+        // Another breakpoint at the same address stops there on its own terms: a condition
+        // given to this one does not hold that one back. Said once, here.
+        let shared = h
+            .session_mut(&ctx)?
+            .breakpoints()
+            .iter()
+            .find(|b| b.id != id && b.armed && b.addr == addr)
+            .map(|b| b.id);
+        if let Some(other) = shared {
+            h.print(&format!(
+                "breakpoint {id} shares {addr:#x} with breakpoint {other}: a hit stops if any of them does, each by its own condition and log"
+            ));
+        }
         Ok(Value::new_number(ctx.clone(), id as f64))
+    });
+
+    // Of several breakpoints at one address, the one whose terms stop this hit.
+    let h = host.clone();
+    def!(n, ctx, "bp_fired", move |id: u32| -> rquickjs::Result<()> {
+        h.fired_breakpoint.set(Some(id));
+        Ok(())
     });
 
     let h = host.clone();

@@ -35,6 +35,13 @@ fn stop_to_js_fields<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
     if let Some(name) = &info.breakpoint_name {
         o.put("breakpoint_name", name.as_str())?;
     }
+    if !info.breakpoint_ids.is_empty() {
+        let ids = rquickjs::Array::new(ctx.clone())?;
+        for (i, id) in info.breakpoint_ids.iter().enumerate() {
+            ids.set(i, *id)?;
+        }
+        o.put("breakpoint_ids", ids)?;
+    }
     if let Some(sig) = info.signal {
         o.put("signal", signals::signal_name(sig))?;
     }

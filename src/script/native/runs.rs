@@ -55,14 +55,21 @@ impl Front for ScriptFront<'_, '_> {
         self.host.listened.get() & event_bit(event) != 0
     }
 
-    fn event(&self, event: Event, stop: &StopInfo) -> RunResult<Verdict> {
+    fn event(&self, event: Event, stop: &mut StopInfo) -> RunResult<Verdict> {
         self.credit_run();
+        self.host.fired_breakpoint.set(None);
         let called = (|| -> rquickjs::Result<Option<String>> {
             let ev = event_to_js(self.ctx, stop)?;
             let verdict: Value = self.hook.call((event.name(), ev))?;
             Ok(verdict.as_string().and_then(|s| s.to_string().ok()))
         })();
         self.since.set(Instant::now());
+        if let Some(id) = self.host.fired_breakpoint.take() {
+            if let Ok(session) = self.host.session.try_borrow() {
+                session.relabel_breakpoint_stop(stop, id);
+            }
+            *self.host.last_stop.borrow_mut() = Some(stop.clone());
+        }
         match called {
             Ok(Some(v)) if v == "stop" => Ok(Verdict::Stop),
             Ok(Some(v)) if v == "continue" => Ok(Verdict::Continue),
