@@ -36,9 +36,9 @@ fn stop_to_js_fields<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
         o.put("breakpoint_name", name.as_str())?;
     }
     if !info.breakpoint_ids.is_empty() {
-        let ids = rquickjs::Array::new(ctx.clone())?;
-        for (i, id) in info.breakpoint_ids.iter().enumerate() {
-            ids.set(i, *id)?;
+        let ids = Array::new(ctx.clone())?;
+        for id in &info.breakpoint_ids {
+            ids.push(*id)?;
         }
         o.put("breakpoint_ids", ids)?;
     }
