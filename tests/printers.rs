@@ -638,3 +638,21 @@ fn optimized_out_never_invalid(exe: &Path, wrong_dwarf: &[&str]) {
         }
     }
 }
+
+/// `unique_ptr<T[]>` owns an array whose length it does not keep: it prints its pointer and
+/// indexes it, as gdb's `bins[2]` does (it was one element, so `bins[2]` was out of bounds).
+#[test]
+fn a_unique_ptr_to_an_array_indexes_its_elements() {
+    let exe = common::fixture_from("unique_array", "g++", &["-g", "-O0"], &["unique_array.cpp"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('unique_array.cpp:7'); cont()");
+    assert_eq!(scry.ok("state.value('bins[2]')"), "30");
+    assert_eq!(scry.ok("state.var('bins')[3] + 1"), "41");
+    assert!(scry
+        .ok("String(state.var('bins'))")
+        .starts_with("unique_ptr<[]>(0x"));
+    assert_eq!(scry.ok("String(state.var('one'))"), "unique_ptr -> 7");
+    if let Some(gdb) = common::gdb_prints(&exe, "unique_array.cpp:7", &["bins[2]", "bins[3]"]) {
+        assert_eq!(gdb, ["30", "40"]);
+    }
+}

@@ -77,3 +77,19 @@ fn a_function_breakpoint_and_finish_in_optimized_rust() {
         assert!(ret.ends_with(&format!("ledger.rs:{call}")), "{text}");
     }
 }
+
+/// rustc -O2 gives a local `&[u8]` the type `*const [u8]` (the same fat pair): it prints its
+/// elements and indexes, as gdb's `*const [u8] [76, 84, 0, 127]` and `bytes[3]`.
+#[test]
+fn a_raw_slice_pointer_reads_as_its_elements() {
+    let exe = common::rust_fixture("optslice", "2");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('optslice.rs:24'); cont()");
+    let locals = scry.ok("state.locals()");
+    assert!(
+        locals.contains("bytes\t*const [u8]\t[76, 84, 0, 127]"),
+        "{locals}"
+    );
+    assert_eq!(scry.ok("state.value('bytes[3]')"), "127");
+    assert_eq!(scry.ok("state.var('bytes').length"), "4");
+}

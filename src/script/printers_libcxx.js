@@ -202,9 +202,11 @@
   }
   def(STD('shared_ptr'), (h) => sharedOf(h, 'shared_ptr'));
   def(STD('weak_ptr'), (h) => sharedOf(h, 'weak_ptr'));
-  def(STD('unique_ptr'), (h) => {
+  def(STD('unique_ptr'), (h, name) => {
     const ptr = first(h, '__ptr_');
     if (num(ptr) === 0) return { summary: 'unique_ptr(null)' };
+    // unique_ptr<T[]> owns an array whose length it does not keep: its pointer, indexable.
+    if (/unique_ptr<[^<>]*\[\]/.test(name)) return { summary: 'unique_ptr<[]>', value: () => typed(ptr), at: (i) => typed(at(ptr, i)) };
     return { summary: 'unique_ptr', pointee: () => typed(deref(ptr)) };
   });
   def(STD('optional'), (h) => {

@@ -196,12 +196,14 @@
   }
   def(/^std::shared_ptr</, (h) => sharedOf(h, 'shared_ptr'));
   def(/^std::weak_ptr</, (h) => sharedOf(h, 'weak_ptr'));
-  def(/^std::unique_ptr</, (h) => {
+  def(/^std::unique_ptr</, (h, name) => {
     const tuple = mem(h, '_M_t', '_M_t');
     const head = base(tuple, 'std::_Head_base<0,');
     if (head === undefined) invalid('no pointer in the tuple');
     const ptr = mem(head, '_M_head_impl');
     if (num(ptr) === 0) return { summary: 'unique_ptr(null)' };
+    // unique_ptr<T[]> owns an array whose length it does not keep: its pointer, indexable.
+    if (/^std::unique_ptr<[^<>]*\[\]/.test(name)) return { summary: 'unique_ptr<[]>', value: () => typed(ptr), at: (i) => typed(at(ptr, i)) };
     return { summary: 'unique_ptr', pointee: () => typed(deref(ptr)) };
   });
   def(/^std::optional</, (h) => {

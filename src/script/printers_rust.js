@@ -160,9 +160,17 @@
     const keys = N.val_keys(h);
     if (!keys.includes('pointer') || !keys.includes('vtable')) invalid(`${name} has no data pointer and vtable`);
     const data = inner(h, 'pointer');
-    const vtable = inner(h, 'vtable');
     // `Box<colls::Square>`, `&colls::Square`, `&mut colls::Square`.
     const spell = name.startsWith('&') ? (t) => `${name.slice(0, name.indexOf('dyn '))}${t}` : (t) => `Box<${t}>`;
+    let vtable;
+    try {
+      vtable = inner(h, 'vtable');
+    } catch (e) {
+      // -O2 may keep the data pointer and not the vtable: the pointer is still the answer.
+      if (!/optimized out/.test(String(e && e.message))) throw e;
+      const dyn = (/dyn [^,>]*/.exec(name) ?? ['dyn ?'])[0];
+      return { summary: `${spell(dyn)} 0x${data.toString(16)} (vtable <optimized out>)` };
+    }
     const found = data === 0 ? undefined : N.val_dyn(h, vtable, data);
     if (found === undefined) return { summary: `${spell('dyn ?')} 0x${data.toString(16)}` };
     const [concrete, value] = found;

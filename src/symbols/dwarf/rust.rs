@@ -41,8 +41,11 @@ impl InfoTree {
         if boxed.starts_with("str,") || boxed.starts_with("str>") {
             return Some(RustSeq::Text);
         }
+        // A raw slice pointer is the same fat pair (rustc gives a `&[u8]` that type at -O2).
         if (name.starts_with("&[")
             || name.starts_with("&mut [")
+            || name.starts_with("*const [")
+            || name.starts_with("*mut [")
             || bare.starts_with("Vec<")
             || boxed.starts_with('['))
             && matches!(ty.kind, Kind::Aggregate { .. })
