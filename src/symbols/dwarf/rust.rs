@@ -91,8 +91,10 @@ impl InfoTree {
                     Some(Kind::Pointer(to)) => to,
                     _ => None,
                 };
-                let p = read_u64(&self.member_value(v, ptr))?;
                 let n = read_u64(&self.member_value(v, len))?;
+                // The length may be known where the address is not (-O2 keeps them apart).
+                let p = read_u64(&self.member_value(v, ptr))
+                    .map_err(|_| format!("optimized out: length {n}, the elements' address"))?;
                 return Ok((elem, p, n));
             }
             let len = field("len").ok_or("no len")?;
