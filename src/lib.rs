@@ -9,12 +9,16 @@
 //! `daemon` (named sessions) and `mcp` (the MCP server) sit beside `repl`: they host engines
 //! and answer chunks through [`repl::Repl::respond`]. `view` (the live page) knows neither
 //! JavaScript nor ptrace: session fills in what it shows, script drives its `dom` model, and
-//! its server threads only read what the engine publishes.
+//! its server threads only read what the engine publishes. `maps` (the text of
+//! `/proc/PID/maps` parsed) is pure and at the bottom: every layer that reads a process's
+//! layout (live or from a core) shares its one description of a mapping, so `symbols` needs
+//! nothing of `os` to build its module list.
 
 pub mod cli;
 pub mod corefile;
 pub mod daemon;
 pub mod inferior;
+pub mod maps;
 pub mod mcp;
 pub mod os;
 pub mod repl;

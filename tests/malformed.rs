@@ -16,7 +16,7 @@ use common::{fixture, fixture_with, Scry};
 /// One case taking longer than this is a hang (a healthy one takes a millisecond or two).
 const CASE_BUDGET: Duration = Duration::from_secs(10);
 use scry::corefile::{CoreImage, CoreProcess, FileSearch};
-use scry::os::maps::parse_maps;
+use scry::maps::parse_maps;
 use scry::symbols::unwind::{unwind, UnwindLimits, UnwindRegs};
 use scry::symbols::{ElfImage, FileAddr, ModuleFile, RuntimeAddr, SymbolStore};
 

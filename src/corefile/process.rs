@@ -10,7 +10,7 @@ use super::image::{CoreImage, FileSource};
 use super::layout::{PsInfo, SigInfo};
 use super::memory::CoreMemory;
 use super::{elf, notes::CoreThread};
-use crate::os::maps::{MapEntry, Perms};
+use crate::maps::{MapEntry, Perms};
 use crate::os::regs::RawRegs;
 use crate::os::Tid;
 

@@ -9,7 +9,7 @@
 //! call, so other threads (which may be running) never see anything change.
 
 use super::Inferior;
-use crate::os::maps;
+use crate::maps;
 use crate::os::memory::ProcMem;
 use crate::os::regs::RawRegs;
 use crate::os::wait::{wait, WaitEvent, WaitOutcome};

@@ -11,7 +11,6 @@ pub mod inherited;
 pub mod interrupt;
 pub mod keeper;
 pub mod mapped;
-pub mod maps;
 pub mod memory;
 pub mod pipe;
 pub mod procfs;

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 
 use crate::corefile::{CoreProcess, Gap, MemoryError};
 use crate::inferior::Inferior;
+use crate::maps::{self, MapEntry};
 use crate::os::fpregs::{self, FpRegs};
-use crate::os::maps::{self, MapEntry};
 use crate::os::regs::RawRegs;
 use crate::os::{procfs, OsError, Tid};
 

@@ -41,10 +41,11 @@ use std::time::{Duration, Instant};
 
 pub use crate::inferior::{FollowFork, NonStop, Stop as RawStop};
 use crate::inferior::{Inferior, Origin, Stop, WatchSlot};
+use crate::maps;
 use crate::os::debugregs;
 use crate::os::regs::{self, RawRegs};
 use crate::os::spawn::{resolve_program, SpawnRequest};
-use crate::os::{maps, procfs, signals, Tid};
+use crate::os::{procfs, signals, Tid};
 use crate::symbols::unwind::{self, FrameSource, UnwindLimits, UnwindRegs};
 use crate::symbols::x86::{culprit, disassemble, Insn};
 use crate::symbols::{RuntimeAddr, SymbolStore};

@@ -1,6 +1,6 @@
 //! Which stack holds an address, and where its usable part ends. Pure over a maps snapshot.
 
-use crate::os::maps::MapEntry;
+use crate::maps::MapEntry;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StackBounds {
@@ -108,7 +108,7 @@ pub fn parse_stack_limit(limits: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::os::maps::parse_maps;
+    use crate::maps::parse_maps;
 
     const MAPS: &str = "\
 7ffff7d00000-7ffff7d01000 ---p 00000000 00:00 0

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::os::maps::MapEntry;
+use crate::maps::MapEntry;
 use crate::symbols::addr::LoadBias;
 use crate::symbols::elf::ElfImage;
 

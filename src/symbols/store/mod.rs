@@ -23,7 +23,7 @@ pub use debug_file::{DebugFile, FoundBy, SYSTEM_DEBUG_DIR};
 pub use module::{DwarfOpening, DwarfSource, FileIdentity, LoadedModule, ModuleFile, SymbolSource};
 pub use tailcalls::TailCall;
 
-use crate::os::maps::MapEntry;
+use crate::maps::MapEntry;
 use crate::symbols::addr::RuntimeAddr;
 use crate::symbols::elf::ElfImage;
 use layout::{agreed_bias, group_mappings, loader_mapped, round_up_page, Group};

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{LoadedModule, ModuleFile, SymbolStore};
-use crate::os::maps::MapEntry;
+use crate::maps::MapEntry;
 use crate::symbols::addr::RuntimeAddr;
 use crate::symbols::elf::ElfImage;
 

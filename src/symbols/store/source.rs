@@ -218,7 +218,7 @@ mod tests {
         let img = ElfImage::load(&exe).unwrap();
         let main = img.symbols.lookup_name("main").unwrap().addr;
 
-        let maps = crate::os::maps::parse_maps(&format!(
+        let maps = crate::maps::parse_maps(&format!(
             "00400000-00500000 r-xp 00000000 08:01 5 {}\n",
             exe.display()
         ));

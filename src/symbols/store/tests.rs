@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::*;
-use crate::os::maps::{parse_maps, Perms};
+use crate::maps::{parse_maps, Perms};
 use crate::symbols::addr::{LoadBias, RuntimeAddr};
 use crate::symbols::elf::{ElfImage, SymKind};
 use crate::symbols::error::SymbolError;

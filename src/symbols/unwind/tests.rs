@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::cfi::{self, CfiStep};
 use super::*;
-use crate::os::maps::{parse_maps, MapEntry, Perms};
+use crate::maps::{parse_maps, MapEntry, Perms};
 use crate::symbols::addr::RuntimeAddr;
 use crate::symbols::elf::sections::read_sections;
 use crate::symbols::elf::ElfImage;
