@@ -79,3 +79,52 @@ fn next_through_optimized_python_stops_where_gdb_does() {
         assert_eq!(scry_lines(function), gdb, "{function}");
     }
 }
+
+/// In an LTO program the copies of a function inlined into other units are its breakpoint's
+/// locations too, as gdb's are: every place gdb stops for `break PyNumber_Add` is one of
+/// scry's (scry finds more: gdb 13 misses the copies inside `binary_op1`'s callers that
+/// addr2line shows as PyNumber_Add).
+#[test]
+fn a_breakpoint_on_an_lto_function_covers_its_copies_in_other_units() {
+    let debug_info = Command::new("dpkg")
+        .args(["-s", "python3.11-dbg"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !Path::new(PYTHON).exists() || !debug_info {
+        eprintln!("skipped: python3.11 with python3.11-dbg is not installed");
+        return;
+    }
+    let out = Command::new("gdb")
+        .args(["-batch", "-nx", "-iex", "set debuginfod enabled off"])
+        .args([
+            "-ex",
+            "break PyNumber_Add",
+            "-ex",
+            "info breakpoints",
+            PYTHON,
+        ])
+        .output()
+        .expect("gdb runs");
+    let gdb: Vec<u64> = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter_map(|w| w.strip_prefix("0x"))
+        .filter_map(|h| u64::from_str_radix(h, 16).ok())
+        .collect();
+    assert!(gdb.len() > 2, "gdb found {gdb:?}");
+    let mut scry = Scry::spawn(Path::new(PYTHON), &["-c", SCRIPT]);
+    scry.ok("breakpoint.set('PyNumber_Add')");
+    let listed = scry.ok("breakpoint.list()[0].locations.map(a => hex(a)).join(' ')");
+    let scry_sites: Vec<u64> = listed
+        .split_whitespace()
+        .filter_map(|h| u64::from_str_radix(h.trim_start_matches("0x"), 16).ok())
+        .collect();
+    for a in &gdb {
+        assert!(
+            scry_sites.contains(a),
+            "gdb's {a:#x} is not in scry's {listed}"
+        );
+    }
+    // A hit at a copy inlined into another unit stops as the breakpoint, in PyNumber_Add.
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("breakpoint 1 at "), "{stop}");
+}

@@ -151,6 +151,53 @@ impl InfoTree {
         out
     }
 
+    /// LTO: the out-of-line function starting at `func` in `unit` is a concrete instance of
+    /// an abstract one in *another* unit (GCC's early-debug unit), which its copies inlined
+    /// anywhere in the program refer to: that abstract DIE. `None` for the usual program,
+    /// where each unit has its own abstract instances.
+    pub(crate) fn lto_origin(&self, unit: &super::tree::UnitHandle, func: u64) -> Option<usize> {
+        let die = self.function_at(unit, func)?;
+        let entry = unit.entry_at(die)?;
+        let origin = unit.reference(&entry, gimli::DW_AT_abstract_origin)?;
+        let same_unit = self
+            .unit_of(origin)
+            .is_some_and(|u| u.start() == unit.start());
+        (!same_unit).then_some(origin)
+    }
+
+    /// The entries of every call inlined anywhere in the program whose abstract origin is
+    /// `origin` (see `lto_origin`): one pass over every unit, at most `max`.
+    pub(crate) fn inlined_copies_of_origin(&self, origin: usize, max: usize) -> Vec<u64> {
+        let mut out = Vec::new();
+        let mut seen = 0usize;
+        'units: for start in self.unit_starts().into_iter().take(MAX_UNITS) {
+            let Some(unit) = self.unit_for_scan(start) else {
+                continue;
+            };
+            let mut entries = unit.unit.entries();
+            while let Ok(Some(die)) = entries.next_dfs() {
+                seen += 1;
+                if seen > MAX_DIES || out.len() >= max {
+                    break 'units;
+                }
+                if die.tag() != gimli::DW_TAG_inlined_subroutine
+                    || unit.reference(die, gimli::DW_AT_abstract_origin) != Some(origin)
+                {
+                    continue;
+                }
+                let call = unit.global(die.offset());
+                if let Some((entry, _)) = self.function_range(&unit, call) {
+                    out.push(entry);
+                }
+            }
+            self.release_unit(start);
+        }
+        out.sort_unstable();
+        out.dedup();
+        out.truncate(max);
+        out
+    }
+
     /// The header a function `name` with an abstract (inline) instance in `unit` is declared
     /// in, when that is not the unit's own source file.
     fn header_declaring(&self, unit: &super::tree::UnitHandle, name: &str) -> Option<String> {

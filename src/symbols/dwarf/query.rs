@@ -57,7 +57,16 @@ impl DwarfInfo {
     pub fn inlined_copies_near(&self, func: FileAddr, name: &str, max: usize) -> Vec<FileAddr> {
         std::panic::catch_unwind(AssertUnwindSafe(|| {
             let unit = self.unit_for_pc(func.0)?;
-            Some(self.tree.inlined_copies_with_headers(&unit, name, max))
+            let mut out = self.tree.inlined_copies_with_headers(&unit, name, max);
+            // An LTO program keeps the copies inlined into other units under one abstract
+            // instance: found by one pass over every unit (gdb's further locations).
+            if let Some(origin) = self.tree.lto_origin(&unit, func.0) {
+                out.extend(self.tree.inlined_copies_of_origin(origin, max));
+                out.sort_unstable();
+                out.dedup();
+                out.truncate(max);
+            }
+            Some(out)
         }))
         .ok()
         .flatten()
