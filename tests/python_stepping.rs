@@ -73,7 +73,7 @@ fn next_through_optimized_python_stops_where_gdb_does() {
     // list_append: `Py_RETURN_NONE` inlined in two parts (the second reached by a jump after
     // the list grew), and returns into callers where inlined calls begin at the return
     // address.
-    for function in ["list_append", "PyDict_SetItem", "long_add"] {
+    for function in ["list_append", "PyDict_SetItem", "long_add", "PyNumber_Add"] {
         let gdb = gdb_lines(function);
         assert_eq!(gdb.len(), NEXTS + 1, "{function}: gdb said {gdb:?}");
         assert_eq!(scry_lines(function), gdb, "{function}");
