@@ -60,14 +60,22 @@ fn scry_lines(function: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn next_through_optimized_python_stops_where_gdb_does() {
+/// Whether python3.11 and its debug file (python3.11-dbg, which .ci/run installs) are here.
+fn python_with_debug_info() -> bool {
     let debug_info = Command::new("dpkg")
         .args(["-s", "python3.11-dbg"])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !Path::new(PYTHON).exists() || !debug_info {
+    let here = Path::new(PYTHON).exists() && debug_info;
+    if !here {
         eprintln!("skipped: python3.11 with python3.11-dbg is not installed");
+    }
+    here
+}
+
+#[test]
+fn next_through_optimized_python_stops_where_gdb_does() {
+    if !python_with_debug_info() {
         return;
     }
     // list_append: `Py_RETURN_NONE` inlined in two parts (the second reached by a jump after
@@ -86,12 +94,7 @@ fn next_through_optimized_python_stops_where_gdb_does() {
 /// addr2line shows as PyNumber_Add).
 #[test]
 fn a_breakpoint_on_an_lto_function_covers_its_copies_in_other_units() {
-    let debug_info = Command::new("dpkg")
-        .args(["-s", "python3.11-dbg"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !Path::new(PYTHON).exists() || !debug_info {
-        eprintln!("skipped: python3.11 with python3.11-dbg is not installed");
+    if !python_with_debug_info() {
         return;
     }
     let out = Command::new("gdb")

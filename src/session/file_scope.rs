@@ -82,15 +82,16 @@ pub(super) fn functions_in_file(store: &SymbolStore, file: &str, func: &str) -> 
     found
 }
 
-/// `'net.c'::publish` (or with double quotes): the source file and the name after it, as
-/// gdb spells a function or variable of one file. `None` for any other form.
-pub(super) fn file_scoped(spec: &str) -> Option<(&str, &str)> {
-    let spec = spec.trim();
-    let quote = spec.chars().next().filter(|c| *c == '\'' || *c == '"')?;
-    let rest = &spec[1..];
-    let end = rest.find(quote)?;
-    let (file, after) = (&rest[..end], &rest[end + 1..]);
-    let name = after.strip_prefix("::")?;
-    (!file.is_empty() && !name.is_empty() && !name.contains(char::is_whitespace))
-        .then_some((file, name))
+/// `'net.c'::publish`: the source file and the name after it, as gdb spells a function or
+/// variable of one file, read by the path grammar values use. `None` for any other form.
+pub(super) fn file_scoped(spec: &str) -> Option<(String, String)> {
+    // Asked at every breakpoint hit (is its spec a function?): a spec that cannot be one
+    // costs no parse.
+    if !spec.trim_start().starts_with('\'') {
+        return None;
+    }
+    match crate::symbols::dwarf::path::parse(spec) {
+        Ok(crate::symbols::dwarf::path::Path::InFile { file, name }) => Some((file, name)),
+        _ => None,
+    }
 }

@@ -129,7 +129,7 @@ impl Session {
             // `'net.c'::publish`: the function of that source file, when two files (or
             // plugins) each have a static one of that name.
             let first = |s: &Self| {
-                super::file_scope::functions_in_file(&s.symbols, file, func)
+                super::file_scope::functions_in_file(&s.symbols, &file, &func)
                     .first()
                     .map(|a| a.0)
             };
@@ -338,7 +338,9 @@ pub fn check_debug_dirs(dirs: &[PathBuf]) -> std::result::Result<(), String> {
 /// an offset or a source line.
 pub(super) fn names_a_function(spec: &str) -> bool {
     // The file of `'my-file.c'::f` may hold any character.
-    let spec = super::file_scope::file_scoped(spec).map_or(spec, |(_, f)| f);
+    if let Some((_, f)) = super::file_scope::file_scoped(spec) {
+        return names_a_function(&f);
+    }
     !spec.contains(['+', '-'])
         && source_line_expr(spec).is_none()
         && !spec.trim().starts_with(|c: char| c.is_ascii_digit())

@@ -7,58 +7,68 @@ use super::typed_value::TypedValue;
 use super::*;
 use crate::symbols::dwarf::returns::{Eightbyte, Returned};
 use crate::symbols::dwarf::types::Encoding;
-use crate::symbols::dwarf::{Kind, Place, Value};
+use crate::symbols::dwarf::{Kind, Place, TypeId, Value};
 use crate::symbols::ModuleFile;
 use std::sync::Arc;
 
 impl Session {
     /// Describes `stop` as the end of a `finish()` of the function at `fn_pc`: its reason, and
-    /// what the function returned (nothing for `void`: its rax is whatever it last held). An
-    /// aggregate comes back as a typed value for the caller to print.
+    /// what the function returned (nothing for `void`: its rax is whatever it last held). A
+    /// value whose type DWARF gives comes back typed for the caller to print.
     pub fn describe_return(&mut self, stop: &mut StopInfo, fn_pc: u64) -> Option<TypedValue> {
         stop.reason = Some(Reason::Finish);
-        if self.returns_void(fn_pc) {
+        // The function's return type, looked up once: where DWARF does not say, rax.
+        let returns = self.return_type(fn_pc);
+        if returns.as_ref().is_some_and(|(_, ty)| ty.is_none()) {
             return None;
         }
         stop.returned = self.regs().ok().map(|r| r.rax);
-        stop.returned_float = self.float_return(fn_pc);
+        let (file, ty) = returns?;
+        stop.returned_float = self.float_return(&file, ty);
         if stop.returned_float.is_some() {
             return None;
         }
-        self.returned_aggregate(fn_pc)
-            .or_else(|| self.returned_scalar(fn_pc))
+        self.returned_aggregate(&file, ty)
+            .or_else(|| self.returned_scalar(&file, ty))
     }
 
-    /// What a function returned when its DWARF return type is an integer, `bool`, `char`,
+    /// The file of the function at `fn_pc` and its DWARF return type (`None` inside: `void`,
+    /// no return type on its DIE or the declaration it completes); `None` where DWARF does
+    /// not describe the function.
+    fn return_type(&self, fn_pc: u64) -> Option<(Arc<ModuleFile>, Option<TypeId>)> {
+        let module = self.symbols.module_at(RuntimeAddr(fn_pc))?;
+        let dwarf = module.file.dwarf()?;
+        let chain = dwarf.scopes_at(module.bias.to_file(RuntimeAddr(fn_pc)))?;
+        let (unit, die) = dwarf.tree.entry(chain.function)?;
+        let (_, ty) = dwarf.tree.name_and_type(&unit, &die);
+        Some((module.file.clone(), ty))
+    }
+
+    /// What a function returned when its return type `ty` is an integer, `bool`, `char`,
     /// an enum, a pointer or a reference: the low bytes of rax (rax:rdx for a 16-byte
     /// integer), typed, so an `int` that returned -183 reads -183, not rax's 0xffffff49.
     /// `None` for any other type.
-    pub fn returned_scalar(&mut self, fn_pc: u64) -> Option<TypedValue> {
-        let (file, ty, size) = {
-            let module = self.symbols.module_at(RuntimeAddr(fn_pc))?;
-            let dwarf = module.file.dwarf()?;
-            let chain = dwarf.scopes_at(module.bias.to_file(RuntimeAddr(fn_pc)))?;
-            let (unit, die) = dwarf.tree.entry(chain.function)?;
-            let (_, ty) = dwarf.tree.name_and_type(&unit, &die);
-            let t = dwarf.tree.strip(ty)?;
-            let scalar = match t.kind {
-                Kind::Base(Encoding::Float) => false,
-                Kind::Base(_) | Kind::Enum { .. } => true,
-                Kind::Pointer(_) | Kind::Reference { .. } => true,
-                _ => false,
-            };
-            let size = dwarf.tree.size_of(ty)? as usize;
-            if !scalar || size == 0 || size > 16 || (size > 8 && size != 16) {
-                return None;
-            }
-            let file: Arc<ModuleFile> = module.file.clone();
-            (file, ty, size)
+    fn returned_scalar(
+        &mut self,
+        file: &Arc<ModuleFile>,
+        ty: Option<TypeId>,
+    ) -> Option<TypedValue> {
+        let tree = &file.dwarf()?.tree;
+        let scalar = match tree.strip(ty)?.kind {
+            Kind::Base(Encoding::Float) => false,
+            Kind::Base(_) | Kind::Enum { .. } => true,
+            Kind::Pointer(_) | Kind::Reference { .. } => true,
+            _ => false,
         };
+        let size = tree.size_of(ty)? as usize;
+        if !scalar || size == 0 || (size > 8 && size != 16) {
+            return None;
+        }
         let regs = self.regs().ok()?;
         let mut bytes = [regs.rax.to_le_bytes(), regs.rdx.to_le_bytes()].concat();
         bytes.truncate(size);
         Some(TypedValue {
-            file,
+            file: file.clone(),
             value: Value {
                 ty,
                 place: Place::bytes(bytes),
@@ -67,34 +77,14 @@ impl Session {
         })
     }
 
-    /// Whether the function at `fn_pc` returns nothing by its DWARF (`void`: no return type
-    /// on its DIE or the declaration it completes). False where DWARF does not say.
-    pub fn returns_void(&mut self, fn_pc: u64) -> bool {
-        let found = (|| {
-            let module = self.symbols.module_at(RuntimeAddr(fn_pc))?;
-            let dwarf = module.file.dwarf()?;
-            let chain = dwarf.scopes_at(module.bias.to_file(RuntimeAddr(fn_pc)))?;
-            let (unit, die) = dwarf.tree.entry(chain.function)?;
-            Some(dwarf.tree.name_and_type(&unit, &die).1.is_none())
-        })();
-        found.unwrap_or(false)
-    }
-
-    /// What a function returned when its DWARF return type is floating point (the psABI
+    /// What a function returned when its return type `ty` is floating point (the psABI
     /// returns `float` and `double` in xmm0, `long double` in st0); `None` for any other
-    /// type, whose value is rax. `fn_pc` is an address inside the function.
-    pub fn float_return(&mut self, fn_pc: u64) -> Option<f64> {
-        let size = {
-            let module = self.symbols.module_at(RuntimeAddr(fn_pc))?;
-            let dwarf = module.file.dwarf()?;
-            let chain = dwarf.scopes_at(module.bias.to_file(RuntimeAddr(fn_pc)))?;
-            let (unit, die) = dwarf.tree.entry(chain.function)?;
-            let (_, ty) = dwarf.tree.name_and_type(&unit, &die);
-            let t = dwarf.tree.strip(ty)?;
-            match t.kind {
-                Kind::Base(Encoding::Float) => t.size?,
-                _ => return None,
-            }
+    /// type, whose value is rax.
+    fn float_return(&mut self, file: &ModuleFile, ty: Option<TypeId>) -> Option<f64> {
+        let t = file.dwarf()?.tree.strip(ty)?;
+        let size = match t.kind {
+            Kind::Base(Encoding::Float) => t.size?,
+            _ => return None,
         };
         let fpu = self.selected_fp_regs()?;
         let xmm0 = fpu.xmm(0)?;
@@ -108,18 +98,13 @@ impl Session {
 
     /// The aggregate a function returned, typed (`std::string`, a small struct in rax:rdx);
     /// `None` for scalars (rax or `float_return` says them) and where the psABI's rule
-    /// cannot be applied with certainty. `fn_pc` is an address inside the function.
-    pub fn returned_aggregate(&mut self, fn_pc: u64) -> Option<TypedValue> {
-        let (file, ty, how) = {
-            let module = self.symbols.module_at(RuntimeAddr(fn_pc))?;
-            let dwarf = module.file.dwarf()?;
-            let chain = dwarf.scopes_at(module.bias.to_file(RuntimeAddr(fn_pc)))?;
-            let (unit, die) = dwarf.tree.entry(chain.function)?;
-            let (_, ty) = dwarf.tree.name_and_type(&unit, &die);
-            let how = dwarf.tree.returned_aggregate(ty)?;
-            let file: Arc<ModuleFile> = module.file.clone();
-            (file, ty, how)
-        };
+    /// cannot be applied with certainty.
+    fn returned_aggregate(
+        &mut self,
+        file: &Arc<ModuleFile>,
+        ty: Option<TypeId>,
+    ) -> Option<TypedValue> {
+        let how = file.dwarf()?.tree.returned_aggregate(ty)?;
         let regs = self.regs().ok()?;
         let place = match how {
             Returned::Memory => Place::Memory(regs.rax),
@@ -146,7 +131,7 @@ impl Session {
             }
         };
         Some(TypedValue {
-            file,
+            file: file.clone(),
             value: Value {
                 ty,
                 place,

@@ -226,15 +226,24 @@ impl Session {
             Stop::Attached { .. } => Reason::Attached,
             Stop::Step { .. } => Reason::Step,
             Stop::Breakpoint { addr, .. } => {
-                let sharing: Vec<u32> = self
+                // Several at this address (rare): every id, for each to decide on its terms.
+                // A lone breakpoint's hit (every logpoint hit) allocates nothing here.
+                let at_addr = |b: &&super::breakpoints::Breakpoint| b.armed && b.at(addr);
+                if self
                     .breakpoints
                     .list()
                     .iter()
-                    .filter(|b| b.armed && b.at(addr))
-                    .map(|b| b.id)
-                    .collect();
-                if sharing.len() > 1 {
-                    info.breakpoint_ids = sharing;
+                    .filter(at_addr)
+                    .nth(1)
+                    .is_some()
+                {
+                    info.breakpoint_ids = self
+                        .breakpoints
+                        .list()
+                        .iter()
+                        .filter(at_addr)
+                        .map(|b| b.id)
+                        .collect();
                 }
                 if let Some(bp) = self.breakpoints.hit(addr) {
                     info.breakpoint_id = Some(bp.id);
