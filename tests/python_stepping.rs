@@ -80,8 +80,26 @@ fn next_through_optimized_python_stops_where_gdb_does() {
     }
     // list_append: `Py_RETURN_NONE` inlined in two parts (the second reached by a jump after
     // the list grew), and returns into callers where inlined calls begin at the return
-    // address.
-    for function in ["list_append", "PyDict_SetItem", "long_add", "PyNumber_Add"] {
+    // address. PyObject_Hash: a tail call, then a jump back into a later part of the
+    // inlined call being stepped (gdb stops at the call site, codeobject.c:2224).
+    // _PyObject_Malloc: the same jump onto a row that is no statement (gdb steps on, in the
+    // caller's frame). PyLong_FromLong and long_add: returns into the middle of a row (the
+    // row's line is the caller's) and onto the start of a row that is no statement (no line).
+    // PyTuple_New: its GCC copy PyTuple_New.part.0 is a location (gdb's `next` from an inlined
+    // copy stops there), and a stop where inlined calls begin shows their call site.
+    // PyUnicode_Concat: calls inlined on two lines interleaved within one row (the row is the
+    // step's range, cut where a hidden call ends).
+    for function in [
+        "PyTuple_New",
+        "PyUnicode_Concat",
+        "list_append",
+        "PyDict_SetItem",
+        "long_add",
+        "PyNumber_Add",
+        "PyObject_Hash",
+        "_PyObject_Malloc",
+        "PyLong_FromLong",
+    ] {
         let gdb = gdb_lines(function);
         assert_eq!(gdb.len(), NEXTS + 1, "{function}: gdb said {gdb:?}");
         assert_eq!(scry_lines(function), gdb, "{function}");

@@ -43,7 +43,7 @@ pub(crate) fn next<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd> 
         start: Stepping::Line(start),
         start_fn: first.functions[level].clone(),
         sp0: front.call(|s| s.regs().map(|r| r.rsp))?,
-        callee_line: None,
+        row: front.call(|s| s.pc().map(|pc| s.step_range(pc, first.hidden)))?,
     };
     let mut run = Run::begin(front, deadline)?;
     let ended = stepper.go(&mut run);
@@ -58,9 +58,10 @@ struct Stepper {
     start_fn: Option<String>,
     /// The stack pointer of the stepped frame: a `ret` that leaves it higher returned.
     sp0: u64,
-    /// Back in a caller mid-line: the callee's line until the caller's first row begins (see
-    /// below), as gdb keeps the line it stepped in until then.
-    callee_line: Option<Stepping>,
+    /// The addresses of the line-table row the step is in (gdb's step range): inside it the
+    /// step goes on without looking where it is (an inlined call beginning mid-row, between
+    /// rows, is no new line).
+    row: Option<(u64, u64)>,
 }
 
 impl Stepper {
@@ -81,25 +82,43 @@ impl Stepper {
                 if back.entries > 0 && back.entries < back.lines.len() {
                     return Ok((run.latest(), EndAs::Step(Some(back.entries))));
                 }
-                let line = back.lines.last().cloned().flatten();
-                let at_start = run.front.call(|s| s.pc().map(|pc| s.at_line_start(pc)))?;
-                let Some(line) = line.filter(|_| !at_start) else {
+                // gdb's rule, the line being stepped becomes the caller's: at the start of a
+                // row of another line, a statement row ends the step and a row that is no
+                // statement (-O2 scheduling) leaves no line (so the caller's next statement row
+                // ends it, even one of the line the call was on); in the middle of a row, its
+                // line, so the rest of that line runs.
+                let Some(line) = back.lines.last().cloned().flatten() else {
                     return Ok((run.latest(), EndAs::Step(None)));
                 };
+                let row_start = run.front.call(|s| s.pc().map(|pc| s.at_row_start(pc)))?;
+                self.start = if row_start && !self.start.is(&line) {
+                    let statement = run.front.call(|s| s.pc().map(|pc| s.at_statement(pc)))?;
+                    if statement {
+                        return Ok((run.latest(), EndAs::Step(None)));
+                    }
+                    Stepping::LineZero
+                } else {
+                    Stepping::Line(line)
+                };
                 self.level = back.lines.len() - 1;
-                let stepped = std::mem::replace(&mut self.start, Stepping::Line(line));
-                self.callee_line = Some(stepped);
+                self.row = run.front.call(|s| s.pc().map(|pc| s.step_range(pc, 0)))?;
                 self.start_fn = back.functions[self.level].clone();
                 self.sp0 = run.sp()?;
+                continue;
+            }
+            let pc = run.front.call(|s| s.pc())?;
+            if self.row.is_some_and(|(start, end)| start <= pc && pc < end) {
                 continue;
             }
             let f = run.front.call(|s| s.line_frames())?;
             let at =
                 |what: fn(&Session, u64) -> bool| run.front.call(|s| s.pc().map(|pc| what(s, pc)));
             if f.lines.len() <= self.level || f.functions[self.level] != self.start_fn {
-                // Out of the inlined call being stepped: its caller's code.
+                // Out of the inlined call being stepped: its caller's code. A stop where
+                // inlined calls begin shows the line making them, as gdb hides them there.
                 if at(Session::at_statement)? {
-                    return Ok((run.latest(), EndAs::Step(None)));
+                    let hidden = (f.entries > 0).then_some(f.entries);
+                    return Ok((run.latest(), EndAs::Step(hidden)));
                 }
                 continue;
             }
@@ -113,23 +132,24 @@ impl Stepper {
             }
             let here = f.lines[self.level].clone();
             let deeper = f.lines.len() - 1 - self.level;
-            let returned_here = deeper == 0 && self.callee_line.is_some();
-            if let Some(line) = here.as_ref().filter(|_| returned_here) {
-                if at(Session::at_row_start)? {
-                    // The first row to begin after the return address decides the line, as in
-                    // gdb: a statement row of another line than the callee's ends the step; a
-                    // row that is no statement (-O2 scheduling) becomes the line being stepped,
-                    // so the caller's next statement row, even one of the line the call was on,
-                    // ends it.
-                    let was = self.callee_line.take();
-                    if !at(Session::at_statement)? {
-                        self.start = Stepping::Line(line.clone());
-                        continue;
-                    }
-                    if !was.is_some_and(|w| w.is(line)) {
-                        return Ok((run.latest(), EndAs::Step(None)));
-                    }
+            // Calls that begin here by gdb's rule (block_starting_point_at) and hide the frame
+            // being stepped too: a jump to a later part of the inlined call being stepped (GCC
+            // splits calls in parts, a later one reached by a jump from outside). gdb hides
+            // them, and its frame is then not the one it steps (its "stepped into inlined
+            // function" wants that frame): the usual rule decides, a statement row of another
+            // line ends the step, shown at the outermost hidden call's site.
+            if f.entries > deeper {
+                let innermost = f.lines.last().cloned().flatten();
+                if innermost.is_some_and(|l| !self.start.is(&l)) && at(Session::at_statement)? {
+                    return Ok((run.latest(), EndAs::Step(Some(f.entries))));
                 }
+                // Not stopping, gdb steps the frame it is in from here on (set_step_info with
+                // line 0): the outermost hidden call's caller, on no line yet.
+                self.level = f.lines.len() - 1 - f.entries;
+                self.start = Stepping::LineZero;
+                self.start_fn = f.functions[self.level].clone();
+                self.row = run.front.call(|s| Ok(s.step_range(pc, 0)))?;
+                continue;
             }
             let Some(here) = here else { continue };
             if self.start.is(&here) {

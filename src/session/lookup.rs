@@ -197,17 +197,24 @@ impl Session {
             return Vec::new();
         }
         match self.symbols.try_resolve(spec.trim()) {
-            // With out-of-line code: the copies inlined in its unit.
-            Ok(Some(func)) => self
-                .symbols
-                .inlined_sites_near(
-                    func,
-                    function_of_spec(spec),
-                    super::points::MAX_INLINED_SITES,
-                )
-                .into_iter()
-                .map(|a| a.0)
-                .collect(),
+            // With out-of-line code: the copies inlined in its unit, and the specialised
+            // copies GCC made of it (after their prologues, as the function's own site).
+            Ok(Some(func)) => {
+                let name = function_of_spec(spec);
+                let mut sites: Vec<u64> = self
+                    .symbols
+                    .inlined_sites_near(func, name, super::points::MAX_INLINED_SITES)
+                    .into_iter()
+                    .map(|a| a.0)
+                    .collect();
+                for clone in self.symbols.clones_of(func, name) {
+                    if let Some(m) = self.symbols.module_at(clone) {
+                        let body = values::body_start(&m.file, m.bias.to_file(clone));
+                        sites.push(m.bias.to_runtime(body).0);
+                    }
+                }
+                sites
+            }
             Ok(None) => self.inlined_copies(spec),
             Err(_) => Vec::new(),
         }

@@ -340,6 +340,18 @@ impl Session {
         self.symbols.starts_statement(RuntimeAddr(pc))
     }
 
+    /// The addresses a line stepper at `pc` runs through before it looks where it is (gdb's
+    /// step range): the line-table row holding `pc`, cut where the outermost of `hidden`
+    /// inlined calls that a stop there hides ends.
+    pub fn step_range(&self, pc: u64, hidden: usize) -> Option<(u64, u64)> {
+        let (start, end) = self.symbols.row_span(RuntimeAddr(pc))?;
+        if hidden == 0 {
+            return Some((start, end));
+        }
+        let call_end = self.symbols.inlined_call_end(RuntimeAddr(pc), hidden)?;
+        Some((start, end.min(call_end.0)))
+    }
+
     /// Whether a line-table row (statement or not) begins exactly at `pc`.
     pub fn at_row_start(&self, pc: u64) -> bool {
         self.symbols.starts_row(RuntimeAddr(pc))

@@ -84,6 +84,14 @@ impl DwarfInfo {
         .unwrap_or(false)
     }
 
+    /// The addresses of the line-table row holding `addr`, from its start to where the next
+    /// row begins: the range gdb's line stepper runs through before it looks where it is.
+    pub fn row_span(&self, addr: FileAddr) -> Option<(u64, u64)> {
+        std::panic::catch_unwind(AssertUnwindSafe(|| self.stmt_line(addr.0).map(|r| r.span)))
+            .ok()
+            .flatten()
+    }
+
     /// Whether a statement row begins exactly at `addr`: where a stepper that arrives in the
     /// middle of a line (returning into its caller) may stop, as gdb's. True where the tables
     /// do not say.

@@ -54,6 +54,26 @@ impl InfoTree {
         best.map(|(lo, hi)| (entry.unwrap_or(lo), hi))
     }
 
+    /// The end of the DIE's highest address range (gdb's BLOCK_END).
+    pub(crate) fn block_end(&self, unit: &UnitHandle, die: usize) -> Option<u64> {
+        let entry = die
+            .checked_sub(unit.start())
+            .and_then(|off| unit.unit.entry(UnitOffset(off)).ok())?;
+        let mut ranges = unit.unit_ref().die_ranges(&entry).ok()?;
+        let mut end = None;
+        let mut seen = 0;
+        while let Ok(Some(r)) = ranges.next() {
+            if r.begin < r.end {
+                end = end.max(Some(r.end));
+            }
+            seen += 1;
+            if seen > 64 {
+                break;
+            }
+        }
+        end
+    }
+
     /// Whether one of the DIE's address ranges (a non-contiguous block's second part, say)
     /// begins at `pc`.
     pub(crate) fn range_begins_at(&self, unit: &UnitHandle, die: usize, pc: u64) -> bool {

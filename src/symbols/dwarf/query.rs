@@ -85,6 +85,20 @@ impl DwarfInfo {
         .flatten()
     }
 
+    /// Where the outermost of the `hidden` innermost calls inlined at `pc` ends (its highest
+    /// address): gdb's `next` from a stop that hides them steps no further than that before
+    /// it looks where it is.
+    pub(crate) fn inlined_call_end(&self, pc: FileAddr, hidden: usize) -> Option<u64> {
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            let chain = self.scopes_at(pc)?;
+            let at = chain.chain.len().checked_sub(hidden)?;
+            let scope = chain.chain.get(at).filter(|s| s.inlined)?;
+            self.tree.block_end(&chain.unit, scope.die)
+        }))
+        .ok()
+        .flatten()
+    }
+
     /// How many of the innermost calls inlined at `pc` begin exactly at `pc` (counted from
     /// the innermost, stopping at the first that does not): the calls a stop at `pc` has
     /// not entered yet, by gdb's rule for a breakpoint on the function they are inlined in.

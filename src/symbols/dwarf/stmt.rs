@@ -46,6 +46,8 @@ pub struct StmtLine {
     pub stmt: bool,
     /// Whether the row begins exactly at the address asked about (not in the middle of it).
     pub starts: bool,
+    /// The row's addresses: from its start to where the next row begins.
+    pub span: (u64, u64),
 }
 
 pub(crate) struct StmtLines {
@@ -220,6 +222,10 @@ impl UnitRows {
             line: best.line,
             stmt: best.stmt,
             starts: best.addr == pc,
+            span: (
+                row.addr,
+                self.rows.get(after).map_or(pc + 1, |next| next.addr),
+            ),
         })
     }
 }

@@ -317,6 +317,32 @@ fn find_clone<'a>(
     })
 }
 
+impl SymbolStore {
+    /// The entries of the specialised copies GCC made of the function at `func` named `name`
+    /// (`PyTuple_New.part.0`, `.constprop.1`, `.isra.0`; never `.cold`), in its module,
+    /// ascending: gdb's further locations of `break PyTuple_New`, since each copy's DWARF
+    /// names the function it was made from.
+    pub fn clones_of(&self, func: RuntimeAddr, name: &str) -> Vec<RuntimeAddr> {
+        let Some(m) = self.module_at(func) else {
+            return Vec::new();
+        };
+        if name.is_empty() || name.contains(['.', ' ', '(']) {
+            return Vec::new();
+        }
+        let mut out: Vec<RuntimeAddr> = m
+            .file
+            .symbols()
+            .iter()
+            .filter(|s| s.kind == SymKind::Func && is_clone_of(&s.name, name))
+            .map(|s| m.bias.to_runtime(s.addr))
+            .filter(|&a| a != func)
+            .collect();
+        out.sort_unstable_by_key(|a| a.0);
+        out.dedup();
+        out
+    }
+}
+
 /// Whether `raw` is `name` followed only by GCC's clone suffixes (`.constprop.N`, `.isra.N`,
 /// `.part.N`, `.lto_priv.N`, `.localalias`), each a word or a number.
 fn is_clone_of(raw: &str, name: &str) -> bool {

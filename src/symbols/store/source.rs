@@ -1,7 +1,7 @@
 //! Source positions across the modules of the store, in runtime addresses.
 
 use super::SymbolStore;
-use crate::symbols::addr::RuntimeAddr;
+use crate::symbols::addr::{FileAddr, RuntimeAddr};
 use crate::symbols::dwarf::Location;
 
 impl SymbolStore {
@@ -117,6 +117,15 @@ impl SymbolStore {
         })
     }
 
+    /// The runtime addresses of the line-table row holding `addr` (see
+    /// `DwarfInfo::row_span`).
+    pub fn row_span(&self, addr: RuntimeAddr) -> Option<(u64, u64)> {
+        let module = self.module_at(addr)?;
+        let (start, end) = module.file.dwarf()?.row_span(module.bias.to_file(addr))?;
+        let at = |a: u64| module.bias.to_runtime(FileAddr(a)).0;
+        Some((at(start), at(end)))
+    }
+
     /// Whether any line-table row begins exactly at a runtime address (see
     /// `DwarfInfo::starts_row`).
     pub fn starts_row(&self, addr: RuntimeAddr) -> bool {
@@ -154,6 +163,17 @@ impl SymbolStore {
             }
         }
         out
+    }
+
+    /// Where the outermost of the `hidden` innermost calls inlined at `addr` ends (see
+    /// `DwarfInfo::inlined_call_end`).
+    pub fn inlined_call_end(&self, addr: RuntimeAddr, hidden: usize) -> Option<RuntimeAddr> {
+        let module = self.module_at(addr)?;
+        let end = module
+            .file
+            .dwarf()?
+            .inlined_call_end(module.bias.to_file(addr), hidden)?;
+        Some(module.bias.to_runtime(FileAddr(end)))
     }
 
     /// How many innermost calls inlined at `addr` begin exactly there (see
