@@ -155,10 +155,23 @@ impl Stepper {
             if self.start.is(&here) {
                 continue;
             }
-            // A new line counts where its row is a statement boundary, as in gdb: -O2 code
-            // interleaves lines, and a row that is no statement is scheduling, not a step.
-            if deeper == 0 && at(Session::at_statement)? {
-                return Ok((run.latest(), EndAs::Step(None)));
+            if deeper == 0 {
+                // A jump into the middle of another line's row (the shared exit of a function
+                // with destructors, a loop's back edge): gdb takes that line as the one being
+                // stepped and runs the rest of it.
+                if !at(Session::at_row_start)? {
+                    self.start = Stepping::Line(here);
+                    self.row = run.front.call(|s| Ok(s.step_range(pc, 0)))?;
+                    continue;
+                }
+                // A new line counts where its row is a statement boundary, as in gdb: -O2
+                // code interleaves lines, and a row that is no statement is scheduling (its
+                // row becomes the step range, the line stepped stays).
+                if at(Session::at_statement)? {
+                    return Ok((run.latest(), EndAs::Step(None)));
+                }
+                self.row = run.front.call(|s| Ok(s.step_range(pc, 0)))?;
+                continue;
             }
             // The first instruction of a call inlined on a new line: stop, in this frame.
             if deeper > 0 && f.entries >= deeper {

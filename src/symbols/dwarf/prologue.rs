@@ -54,6 +54,23 @@ impl InfoTree {
         best.map(|(lo, hi)| (entry.unwrap_or(lo), hi))
     }
 
+    /// Where the DIE's first non-empty address range begins, in the DIE's own order: gdb
+    /// 13's entry of an inlined block (`block::entry_pc`), which reads no DW_AT_entry_pc.
+    pub(crate) fn first_range_start(&self, unit: &UnitHandle, die: usize) -> Option<u64> {
+        let entry = die
+            .checked_sub(unit.start())
+            .and_then(|off| unit.unit.entry(UnitOffset(off)).ok())?;
+        let mut ranges = unit.unit_ref().die_ranges(&entry).ok()?;
+        for _ in 0..64 {
+            match ranges.next() {
+                Ok(Some(r)) if r.begin < r.end => return Some(r.begin),
+                Ok(Some(_)) => continue,
+                _ => return None,
+            }
+        }
+        None
+    }
+
     /// The end of the DIE's highest address range (gdb's BLOCK_END).
     pub(crate) fn block_end(&self, unit: &UnitHandle, die: usize) -> Option<u64> {
         let entry = die

@@ -112,8 +112,9 @@ impl DwarfInfo {
             // The block before pc, for telling where a block's later range begins.
             let before = std::cell::OnceCell::new();
             let starts_here = |die: usize| {
-                let entry = self.tree.function_range(&chain.unit, die);
-                if entry.is_some_and(|(entry, _)| entry == pc.0) {
+                // gdb's entry of the block: its first range's start (GCC's DW_AT_entry_pc
+                // may be later, after a first part the call begins with; gdb 13 reads none).
+                if self.tree.first_range_start(&chain.unit, die) == Some(pc.0) {
                     return true;
                 }
                 // gdb's block_starting_point_at: a range of the block begins at pc and the

@@ -1,0 +1,101 @@
+//! `next()` through C++ (libstdc++, g++ at -O0 and -O2) stops on exactly the lines gdb's
+//! `next` stops on (fixtures/cpp_tally.cpp), through the program's return into `main`.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::Scry;
+
+const NEXTS: usize = 30;
+
+/// The `file:line` of each stop gdb's `next` makes after a breakpoint on `function`.
+fn gdb_stops(exe: &Path, function: &str) -> Option<Vec<String>> {
+    let mut cmd = Command::new("gdb");
+    cmd.args(["-batch", "-nx", "-iex", "set debuginfod enabled off"])
+        .args([
+            "-ex",
+            &format!("break {function}"),
+            "-ex",
+            "run",
+            "-ex",
+            "frame",
+        ]);
+    for _ in 0..NEXTS {
+        cmd.args(["-ex", "next", "-ex", "frame"]);
+    }
+    let out = cmd.arg(exe).output().ok()?;
+    // `#0  tally (words=...) at /path/fixtures/cpp_tally.cpp:20`
+    let stops: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("#0 "))
+        .filter_map(|l| l.rsplit(['/', ' ']).next())
+        .map(str::to_string)
+        .collect();
+    (!stops.is_empty()).then_some(stops)
+}
+
+fn scry_stops(exe: &Path, function: &str, count: usize) -> Vec<String> {
+    let mut scry = Scry::spawn(exe, &[]);
+    let mut stops = vec![scry.ok(&format!("breakpoint.set('{function}'); cont()"))];
+    while stops.len() < count {
+        stops.push(scry.ok("next()"));
+    }
+    stops
+        .iter()
+        .map(|s| {
+            s.split_whitespace()
+                .find(|w| w.contains(".cpp:") || w.contains(".h:") || w.contains(".tcc:"))
+                .unwrap_or_else(|| panic!("no line in {s:?}"))
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn next_through_cpp_stops_where_gdb_does() {
+    for opt in ["-O0", "-O2"] {
+        let exe = common::fixture_from(
+            &format!("cpp_tally{opt}"),
+            "g++",
+            &["-g", opt],
+            &["cpp_tally.cpp"],
+        );
+        for function in ["tally", "main"] {
+            let Some(gdb) = gdb_stops(&exe, function) else {
+                eprintln!("skipped: gdb is not installed");
+                return;
+            };
+            // gdb ends its list where the program exits; scry is asked as many times.
+            let scry = scry_stops(&exe, function, gdb.len());
+            assert_eq!(scry, gdb, "{function} at {opt}");
+        }
+    }
+}
+
+/// The jump into the middle of the closing line's row (the shared exit after `Guard`'s
+/// destructor) runs that line to its end: the next stop is the caller's, not line `}` again.
+#[test]
+fn a_jump_into_the_middle_of_a_line_runs_the_rest_of_it() {
+    let exe = common::fixture_from("cpp_tally-O0", "g++", &["-g", "-O0"], &["cpp_tally.cpp"]);
+    let source = include_str!("../fixtures/cpp_tally.cpp");
+    let ret = common::line_of(source, "return counts;");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok(&format!("breakpoint.set('cpp_tally.cpp:{ret}'); cont()"));
+    let lines: Vec<String> = (0..3)
+        .map(|_| {
+            let stop = scry.ok("next()");
+            stop.split_whitespace()
+                .find_map(|w| w.strip_prefix("cpp_tally.cpp:"))
+                .unwrap_or_else(|| panic!("no line in {stop}"))
+                .to_string()
+        })
+        .collect();
+    let call = common::line_of(source, "auto counts = tally(words);");
+    assert_eq!(
+        lines,
+        [ret + 1, ret, call + 1].map(|l| l.to_string()),
+        "`}}` (destructors), the return line's jump, then main's next line"
+    );
+}
