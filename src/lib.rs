@@ -1,18 +1,47 @@
 //! scry: a Linux x86-64 debugger scripted in JavaScript, built for LLM agents.
 //!
-//! Layers, top to bottom: `repl` (framing, output), `script` (the only rquickjs user; it
-//! reaches the machine only through `session`, whose `vocabulary` names what it needs),
-//! `runner` (run control: `cont`, `step`, `finish`, `next`, calling the script back for
-//! listeners' verdicts), `session` (the facade scripts and the runner call), `inferior` (threads, breakpoints, stop/resume),
-//! `os` (the only ptrace/unsafe code). `symbols` is pure and used by session and script;
-//! `corefile` (reading and writing core files) is pure too, beside `inferior` under session.
-//! `daemon` (named sessions) and `mcp` (the MCP server) sit beside `repl`: they host engines
-//! and answer chunks through [`repl::Repl::respond`]. `view` (the live page) knows neither
-//! JavaScript nor ptrace: session fills in what it shows, script drives its `dom` model, and
-//! its server threads only read what the engine publishes. `maps` (the text of
-//! `/proc/PID/maps` parsed) is pure and at the bottom: every layer that reads a process's
-//! layout (live or from a core) shares its one description of a mapping, so `symbols` needs
-//! nothing of `os` to build its module list.
+//! # Layers, top to bottom
+//!
+//! | layer | owns | uses |
+//! |---|---|---|
+//! | `repl`, `daemon`, `mcp` | framing chunks and answers; named sessions; the MCP server | script, session, os (signal masks of helper threads) |
+//! | `script` | the only rquickjs user: the JS API, listeners, printers, stop lines | runner, session (and its `vocabulary`), symbols, view |
+//! | `runner` | run control: `cont`, `step(n)`, `next`, `finish`; calls the front end back for listeners' verdicts | session, symbols (an instruction's type) |
+//! | `session` | the facade: breakpoints, watchpoints, catches, symbols of the process, stops described | its `Target` trait (live backends), `ProcessView` (live or core), inferior (only to make one), corefile, symbols, os |
+//! | `inferior` | the native backend: threads, sites, stop/resume over ptrace | os, symbols (the x86 relocator of displaced steps) |
+//! | `corefile` | reading and writing core files | os (register and thread types, opening files) |
+//! | `symbols` | pure: ELF, DWARF, CFI, disassembly; bytes in, answers out | maps, os (mapping a file) |
+//! | `view` | the live page: knows neither JavaScript nor ptrace | os (signal masks) |
+//! | `os` | the only ptrace, libc and `unsafe` | - |
+//! | `maps` | the text of `/proc/PID/maps` parsed, one description of a mapping for all | - |
+//!
+//! The session never names the native backend but where it makes one (`spawn`, `attach`):
+//! everything else it asks of a live process goes through [`session`]'s `Target` trait, which
+//! a GDB-remote stub and a recording's replay implement next. A core file is read through
+//! `ProcessView` only, and the session refuses, naming the core, what would run or write it.
+//!
+//! # The life of a `cont()`, for a newcomer
+//!
+//! 1. **Chunk.** `repl` reads JavaScript up to a `;;` line and hands it to `script`, which
+//!    evaluates it in QuickJS under the script budget.
+//! 2. **Binding.** The prelude's `cont(opts)` checks its arguments and calls the native
+//!    `run_cont` (`script/native/runs.rs`) with the listener dispatcher; the native builds a
+//!    `runner::Front` over the session and calls `runner::cont`.
+//! 3. **Runner.** `runner` arms the deadline (`Session::arm`) and loops over legs: each leg is
+//!    `Session::cont` (or `Session::step` for `step`/`next`/`finish`), which asks the backend
+//!    (`Target::cont`) to resume and wait.
+//! 4. **Backend.** The native backend resumes every thread with ptrace, waits, stops the
+//!    others (all-stop), undoes its int3 and returns a raw `inferior::Stop`.
+//! 5. **Stop.** The session takes what is its own business (the loader's rendezvous: new
+//!    libraries, breakpoints re-armed; libc's `sigaction`) and goes on; anything else becomes
+//!    a `StopInfo` (reason, thread, pc, breakpoint id, hit counts).
+//! 6. **Listeners.** If a listener of that event exists, the runner hands the stop to the
+//!    front end (`Front::event`), which runs the JS listeners with the session lent to them
+//!    and answers a `Verdict`: go on (the next leg) or stop here.
+//! 7. **Stop line.** The run ends: the runner takes its temporary breakpoints out and stops
+//!    every thread again; the session describes the stop (`Session::describe`: function,
+//!    `file:line`, notes) and `script` prints it as the chunk's answer, e.g.
+//!    `breakpoint 1 at 0x401136 work+0x6 loop.c:8`, then `;; ok`.
 
 pub mod cli;
 pub mod corefile;

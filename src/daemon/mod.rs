@@ -21,9 +21,9 @@ use std::time::Duration;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
-use crate::inferior::Origin;
 use crate::repl::Repl;
 use crate::script::Engine;
+use crate::session::Origin;
 use crate::session::{check_debug_dirs, Config, FollowFork, Session, SpawnSpec, MAX_DEADLINE};
 
 /// The settings of a debugging session that the plain command line, `scry session start` and

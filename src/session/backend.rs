@@ -2,8 +2,8 @@
 //! Both answer the same questions (threads, registers, memory, mappings, the files behind
 //! them), so `state`, unwinding, thread-locals, locals and typed values are written once
 //! against [`ProcessView`] and do not care which one they read. Running, writing and
-//! breakpoints need the live inferior itself (`Session::inferior`), which a core refuses.
-//! A third implementation (a GDB remote protocol stub) would slot in here.
+//! breakpoints are the live backend's ([`super::target::Target`], `Session::live`), which a
+//! core refuses.
 
 use std::path::PathBuf;
 

@@ -21,7 +21,7 @@ impl Session {
     /// and edited).
     pub fn set_fp_regs(&mut self, regs: &FpRegs) -> Result<()> {
         self.check_writable("write a register")?;
-        let inferior = self.inferior()?;
+        let inferior = self.live()?;
         let tid = inferior.selected();
         inferior.regs(tid)?;
         Ok(fpregs::set(tid, regs)?)

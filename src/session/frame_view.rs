@@ -35,7 +35,7 @@ const RSP: u16 = 7;
 /// One frame as location expressions see it.
 #[derive(Clone, Copy)]
 pub(super) struct FrameView<'a> {
-    pub inferior: &'a dyn ProcessView,
+    pub process: &'a dyn ProcessView,
     pub store: &'a SymbolStore,
     pub frames: &'a [unwind::Frame],
     /// The physical frame.
@@ -68,13 +68,13 @@ impl<'a> FrameView<'a> {
     /// A view with no frame behind it: only what needs no register (a fixed address, a
     /// thread-local) can be read through it.
     pub fn frameless(
-        inferior: &'a dyn ProcessView,
+        process: &'a dyn ProcessView,
         store: &'a SymbolStore,
         module: &'a LoadedModule,
         fs_base: u64,
     ) -> FrameView<'a> {
         FrameView {
-            inferior,
+            process,
             store,
             frames: &[],
             index: 0,
@@ -286,11 +286,11 @@ impl FrameAccess for FrameView<'_> {
     }
 
     fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
-        self.inferior.read_memory(addr, buf).is_ok()
+        self.process.read_memory(addr, buf).is_ok()
     }
 
     fn tls(&self, offset: u64) -> Option<u64> {
-        let block = tls_block(self.inferior, self.store, self.tls_module?, self.fs_base)?;
+        let block = tls_block(self.process, self.store, self.tls_module?, self.fs_base)?;
         Some(block.wrapping_add(offset))
     }
 

@@ -125,7 +125,7 @@ impl Session {
                 "read-only session: cannot write a core file (--read-only writes nothing, on disk either)".into(),
             ));
         }
-        let pid = self.inferior()?.pid();
+        let pid = self.live()?.pid();
         // Inside a listener only the event's thread is stopped; a core holds every thread's
         // registers, which a running thread does not give. The run goes on from an all-stop
         // state afterwards, as after `watchpoint.set` in a listener.

@@ -12,12 +12,12 @@ impl Session {
 
     /// The live process, for what only a process can do (run, write, break). A core file
     /// refuses, naming itself.
-    pub(super) fn inferior(&mut self) -> Result<&mut Inferior> {
+    pub(super) fn live(&mut self) -> Result<&mut dyn Target> {
         if let Some(refusal) = self.core_refusal("run") {
             return Err(refusal);
         }
         match &mut self.target {
-            Some(t) if !t.inferior.is_dead() => Ok(&mut t.inferior),
+            Some(t) if !t.process.is_dead() => Ok(t.process.as_mut()),
             _ => Err(SessionError::NoProcess(processes::ended_with_held(
                 &self.ended,
                 &self.held,
@@ -27,12 +27,12 @@ impl Session {
 
     /// The inferior for resuming: a process that died while being stopped may still have
     /// stops to report (the thread events before its end, then the end itself).
-    pub(super) fn inferior_for_run(&mut self) -> Result<&mut Inferior> {
+    pub(super) fn live_for_run(&mut self) -> Result<&mut dyn Target> {
         if let Some(refusal) = self.core_refusal("run") {
             return Err(refusal);
         }
         match &mut self.target {
-            Some(t) if !t.inferior.is_dead() || t.inferior.has_queued() => Ok(&mut t.inferior),
+            Some(t) if !t.process.is_dead() || t.process.has_queued() => Ok(t.process.as_mut()),
             _ => Err(SessionError::NoProcess(processes::ended_with_held(
                 &self.ended,
                 &self.held,
@@ -63,7 +63,7 @@ impl Session {
             .ok_or_else(|| SessionError::Invalid(format!("no register '{name}'")))?;
         let mut raw = self.regs()?;
         regs::set_register(&mut raw, index, value);
-        let inferior = self.inferior()?;
+        let inferior = self.live()?;
         let tid = inferior.selected();
         let kept = inferior.set_regs_read_back(tid, &raw)?;
         self.snapshot.note_regs(&kept);
@@ -93,7 +93,7 @@ impl Session {
 
     pub fn write_memory(&mut self, addr: u64, bytes: &[u8]) -> Result<()> {
         self.check_writable("write memory")?;
-        self.inferior()?.write_memory(addr, bytes)?;
+        self.live()?.write_memory(addr, bytes)?;
         Ok(())
     }
 

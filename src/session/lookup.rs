@@ -12,7 +12,9 @@ impl Session {
         self.symbols.set_debug_dirs(self.config.debug_dirs.clone());
         let (process, symbols) = match (&self.core, &self.target) {
             (Some(c), _) => (&c.process as &dyn ProcessView, &mut self.symbols),
-            (None, Some(t)) if !t.inferior.is_dead() => (&t.inferior as _, &mut self.symbols),
+            (None, Some(t)) if !t.process.is_dead() => {
+                (t.process.as_ref() as &dyn ProcessView, &mut self.symbols)
+            }
             _ => return,
         };
         let Ok(entries) = process.maps() else {
@@ -315,7 +317,7 @@ impl Session {
             let Ok(last) = self.read_memory(addr, w.len as usize) else {
                 continue;
             };
-            if self.inferior().is_err() {
+            if self.live().is_err() {
                 return;
             }
             if let Ok(slots) = self.arm_watch(addr, w.len, w.kind) {

@@ -27,6 +27,7 @@ pub mod stop;
 mod supported;
 pub mod syscalls;
 mod tailcalls;
+mod target;
 mod threads;
 pub mod tls;
 mod typed_value;
@@ -39,8 +40,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub use crate::inferior::{FollowFork, NonStop, Stop as RawStop};
-use crate::inferior::{Inferior, Origin, Stop, WatchSlot};
+pub use crate::inferior::{FollowFork, NonStop, Origin, Stop as RawStop};
+use crate::inferior::{Inferior, Stop, WatchSlot};
 use crate::maps;
 use crate::os::debugregs;
 use crate::os::regs::{self, RawRegs};
@@ -62,6 +63,7 @@ pub use overview::Overview;
 pub use processes::ProcessRow;
 use snapshot::Snapshot;
 pub use stop::{Reason, StopInfo, WatchReport};
+use target::Target;
 pub use threads::LineFrames;
 pub use typed_value::TypedValue;
 use watchpoints::{WatchKind, WatchTable, Watchpoint};
@@ -303,8 +305,9 @@ pub enum SignalMode {
     StopUnlessIgnored,
 }
 
-struct Target {
-    inferior: Inferior,
+/// A live process and the program it runs.
+struct Live {
+    process: Box<dyn Target>,
     program: String,
 }
 
@@ -312,7 +315,7 @@ pub struct Session {
     pub config: Config,
     /// The live process. At most one of `target` and `core` is set; inspection reads
     /// whichever it is through `process()`.
-    target: Option<Target>,
+    target: Option<Live>,
     /// The core file the session reads instead of a process.
     core: Option<postmortem::CoreTarget>,
     symbols: SymbolStore,
@@ -360,7 +363,7 @@ pub struct Session {
     syscalls: syscalls::SyscallCatches,
     /// Processes under control but not selected (`config.follow_fork = 'both'`): every
     /// thread stopped, none of scry's int3 bytes in them (see `processes`).
-    held: Vec<Target>,
+    held: Vec<Live>,
     /// Forks held since the last reported stop, for its notes.
     fork_notes: Vec<String>,
 }
@@ -415,13 +418,13 @@ impl Session {
     // ---- process lifecycle -------------------------------------------------------------
 
     pub fn is_live(&self) -> bool {
-        self.target.as_ref().is_some_and(|t| !t.inferior.is_dead())
+        self.target.as_ref().is_some_and(|t| !t.process.is_dead())
     }
 
     pub fn pid(&self) -> Option<Tid> {
         match &self.core {
             Some(c) => Some(c.process.pid()),
-            None => self.target.as_ref().map(|t| t.inferior.pid()),
+            None => self.target.as_ref().map(|t| t.process.pid()),
         }
     }
 
@@ -436,8 +439,8 @@ impl Session {
     pub fn last_process(&self) -> Option<(Tid, &str, Option<&str>)> {
         // The live process may have changed under the same session: a followed fork child,
         // a new image after exec.
-        if let Some(t) = self.target.as_ref().filter(|t| !t.inferior.is_dead()) {
-            return Some((t.inferior.pid(), t.program.as_str(), None));
+        if let Some(t) = self.target.as_ref().filter(|t| !t.process.is_dead()) {
+            return Some((t.process.pid(), t.program.as_str(), None));
         }
         let (pid, program) = self.last_process.as_ref()?;
         let ended = (!self.is_live() && self.core.is_none())
@@ -446,20 +449,20 @@ impl Session {
     }
 
     pub fn origin(&self) -> Option<Origin> {
-        self.target.as_ref().map(|t| t.inferior.origin())
+        self.target.as_ref().map(|t| t.process.origin())
     }
 
     fn ensure_no_target(&self) -> Result<()> {
         if let Some(t) = self.held.first() {
             return Err(SessionError::Invalid(format!(
                 "process {} is still held; kill() or detach() it first",
-                t.inferior.pid()
+                t.process.pid()
             )));
         }
         match &self.target {
-            Some(t) if !t.inferior.is_dead() => Err(SessionError::Invalid(format!(
+            Some(t) if !t.process.is_dead() => Err(SessionError::Invalid(format!(
                 "process {} is still live; kill() or detach() it first",
-                t.inferior.pid()
+                t.process.pid()
             ))),
             _ => Ok(()),
         }
@@ -560,7 +563,10 @@ impl Session {
         stop: Stop,
     ) -> Result<StopInfo> {
         self.last_process = Some((inferior.pid(), program.clone()));
-        self.target = Some(Target { inferior, program });
+        self.target = Some(Live {
+            process: Box::new(inferior),
+            program,
+        });
         self.core = None;
         self.ended = None;
         self.snapshot = Snapshot::default();
@@ -580,7 +586,7 @@ impl Session {
         if let Some(target) = self.target.as_mut() {
             // An error leaves the process traced and stopped as it was (a refusal changes
             // nothing; `kill()` still ends it).
-            notes.extend(target.inferior.detach()?);
+            notes.extend(target.process.detach()?);
             self.target = None;
             self.ended = Some("detached".into());
             self.forget_process();
@@ -613,7 +619,7 @@ impl Session {
                 ..Default::default()
             });
         };
-        let stop = target.inferior.kill()?;
+        let stop = target.process.kill()?;
         self.release_held(true);
         self.forget_process();
         self.finish_stop(stop)
@@ -632,10 +638,10 @@ impl Session {
         self.core = None;
         if let Some(mut target) = self.target.take() {
             // The end of a session takes back what it started, read-only or not.
-            target.inferior.read_only = false;
-            let _ = match target.inferior.origin() {
-                Origin::Spawned => target.inferior.kill().map(|_| ()),
-                Origin::Attached => target.inferior.detach().map(drop),
+            target.process.set_read_only(false);
+            let _ = match target.process.origin() {
+                Origin::Spawned => target.process.kill().map(|_| ()),
+                Origin::Attached => target.process.detach().map(drop),
             };
         }
         self.release_held(false);

@@ -67,9 +67,9 @@ impl Session {
 
     /// The selected thread's registers, not noted for `prev`.
     fn peek_regs(&mut self) -> Option<RawRegs> {
-        let inferior = self.inferior().ok()?;
+        let inferior = self.live().ok()?;
         let tid = inferior.selected();
-        inferior.regs(tid).ok().copied()
+        inferior.regs(tid).ok()
     }
 
     fn fill_live(&mut self, p: &mut Panels) {

@@ -24,7 +24,9 @@ impl Session {
     pub(super) fn process(&mut self) -> Result<&mut dyn ProcessView> {
         match (&mut self.core, &mut self.target) {
             (Some(core), _) => Ok(&mut core.process),
-            (None, Some(t)) if !t.inferior.is_dead() => Ok(&mut t.inferior),
+            (None, Some(t)) if !t.process.is_dead() => {
+                Ok(t.process.as_mut() as &mut dyn ProcessView)
+            }
             _ => Err(SessionError::NoProcess(processes::ended_with_held(
                 &self.ended,
                 &self.held,
@@ -38,7 +40,7 @@ impl Session {
             return Ok(&core.process);
         }
         match &self.target {
-            Some(t) if !t.inferior.is_dead() => Ok(&t.inferior),
+            Some(t) if !t.process.is_dead() => Ok(t.process.as_ref() as &dyn ProcessView),
             _ => Err(self.no_process()),
         }
     }

@@ -24,15 +24,15 @@ impl Session {
         let Some(t) = &mut self.target else {
             return;
         };
-        let parent = t.inferior.pid();
+        let parent = t.process.pid();
         let program = t.program.clone();
-        for child in t.inferior.take_forked() {
+        for child in t.process.take_forked() {
             let pid = child.pid();
             self.fork_notes.push(format!(
                 "fork child {pid} of {parent} held: process.select({pid}) debugs it"
             ));
-            self.held.push(Target {
-                inferior: child,
+            self.held.push(Live {
+                process: child,
                 program: program.clone(),
             });
         }
@@ -44,7 +44,7 @@ impl Session {
     }
 
     fn held_pids(&self) -> Vec<Tid> {
-        self.held.iter().map(|t| t.inferior.pid()).collect()
+        self.held.iter().map(|t| t.process.pid()).collect()
     }
 
     /// A note for the stop at which the selected process ended while others are held.
@@ -62,11 +62,11 @@ impl Session {
     pub fn process_list(&mut self) -> Vec<ProcessRow> {
         let mut rows = Vec::new();
         match &self.target {
-            Some(t) if !t.inferior.is_dead() => rows.push(ProcessRow {
-                pid: t.inferior.pid(),
+            Some(t) if !t.process.is_dead() => rows.push(ProcessRow {
+                pid: t.process.pid(),
                 program: t.program.clone(),
                 state: "selected".into(),
-                threads: t.inferior.thread_count(),
+                threads: t.process.thread_count(),
             }),
             _ => {
                 if let Some((pid, program)) = &self.last_process {
@@ -82,12 +82,12 @@ impl Session {
             }
         }
         for t in &self.held {
-            let there = t.inferior.still_there();
+            let there = t.process.still_there();
             rows.push(ProcessRow {
-                pid: t.inferior.pid(),
+                pid: t.process.pid(),
                 program: t.program.clone(),
                 state: if there { "held" } else { "gone" }.into(),
-                threads: if there { t.inferior.thread_count() } else { 0 },
+                threads: if there { t.process.thread_count() } else { 0 },
             });
         }
         rows
@@ -101,14 +101,14 @@ impl Session {
         if self
             .target
             .as_ref()
-            .is_some_and(|t| !t.inferior.is_dead() && t.inferior.pid() == pid)
+            .is_some_and(|t| !t.process.is_dead() && t.process.pid() == pid)
         {
             return Ok(());
         }
-        let Some(index) = self.held.iter().position(|t| t.inferior.pid() == pid) else {
+        let Some(index) = self.held.iter().position(|t| t.process.pid() == pid) else {
             let mut known: Vec<Tid> = self.held_pids();
-            if let Some(t) = self.target.as_ref().filter(|t| !t.inferior.is_dead()) {
-                known.insert(0, t.inferior.pid());
+            if let Some(t) = self.target.as_ref().filter(|t| !t.process.is_dead()) {
+                known.insert(0, t.process.pid());
             }
             return Err(SessionError::Invalid(if known.is_empty() {
                 format!("no process {pid}: no process is under control")
@@ -116,7 +116,7 @@ impl Session {
                 format!("no process {pid}; processes: {}", join_pids(&known))
             }));
         };
-        if !self.held[index].inferior.still_there() {
+        if !self.held[index].process.still_there() {
             let gone = self.held.remove(index);
             drop(gone);
             return Err(SessionError::Invalid(format!(
@@ -125,9 +125,9 @@ impl Session {
         }
         let incoming = self.held.remove(index);
         if let Some(mut current) = self.target.take() {
-            if !current.inferior.is_dead() {
+            if !current.process.is_dead() {
                 let pass = self.pass_fn();
-                if let Err(e) = current.inferior.hold(&pass) {
+                if let Err(e) = current.process.hold(&pass) {
                     // Nothing changed: the selected process stays selected.
                     self.target = Some(current);
                     self.held.insert(index, incoming);
@@ -138,10 +138,10 @@ impl Session {
             }
         }
         self.forget_process();
-        self.last_process = Some((incoming.inferior.pid(), incoming.program.clone()));
+        self.last_process = Some((incoming.process.pid(), incoming.program.clone()));
         self.target = Some(incoming);
         if let Some(t) = &mut self.target {
-            t.inferior.report_threads = self.thread_events;
+            t.process.set_report_threads(self.thread_events);
         }
         self.ended = None;
         self.snapshot = Snapshot::default();
@@ -174,11 +174,11 @@ impl Session {
     /// one's detached and left running, their code as on disk).
     pub(super) fn release_held(&mut self, kill: bool) {
         for mut t in std::mem::take(&mut self.held) {
-            t.inferior.read_only = false;
-            let _ = if kill || t.inferior.origin() == Origin::Spawned {
-                t.inferior.kill().map(|_| ())
+            t.process.set_read_only(false);
+            let _ = if kill || t.process.origin() == Origin::Spawned {
+                t.process.kill().map(|_| ())
             } else {
-                t.inferior.detach().map(drop)
+                t.process.detach().map(drop)
             };
         }
     }
@@ -190,7 +190,7 @@ impl Session {
         let mut first_error = None;
         let mut kept = Vec::new();
         for mut t in std::mem::take(&mut self.held) {
-            match t.inferior.detach() {
+            match t.process.detach() {
                 Ok(note) => kept.extend(note),
                 Err(e) => {
                     first_error.get_or_insert(e);
@@ -211,8 +211,8 @@ impl Session {
 
 /// How the last process ended (`ended`), naming the held processes that remain (a free
 /// function so that it borrows only those two fields).
-pub(super) fn ended_with_held(ended: &Option<String>, held: &[Target]) -> Option<String> {
-    let pids: Vec<Tid> = held.iter().map(|t| t.inferior.pid()).collect();
+pub(super) fn ended_with_held(ended: &Option<String>, held: &[Live]) -> Option<String> {
+    let pids: Vec<Tid> = held.iter().map(|t| t.process.pid()).collect();
     if pids.is_empty() {
         return ended.clone();
     }

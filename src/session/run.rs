@@ -8,8 +8,8 @@ impl Session {
     /// Arms the deadline for a run (one continue or a batch of steps).
     pub fn arm(&mut self, deadline: Instant) -> Result<()> {
         let follow = self.config.follow_fork;
-        let inferior = self.inferior_for_run()?;
-        inferior.follow_fork = follow;
+        let inferior = self.live_for_run()?;
+        inferior.set_follow_fork(follow);
         inferior.arm(deadline);
         Ok(())
     }
@@ -18,14 +18,14 @@ impl Session {
     pub fn disarm(&mut self) {
         let pass = self.pass_fn();
         if let Some(t) = &mut self.target {
-            t.inferior.disarm(&pass);
+            t.process.disarm(&pass);
         }
     }
 
     /// Which signals pass without a stop, as the inferior asks.
     pub(super) fn pass_fn(&self) -> impl Fn(i32) -> bool {
         let modes = self.signal_modes;
-        let pid = self.target.as_ref().map(|t| t.inferior.pid());
+        let pid = self.target.as_ref().map(|t| t.process.pid());
         move |sig: i32| match modes.get(sig as usize) {
             Some(SignalMode::Pass) => true,
             // Read only when such a signal comes (one status read per signal).
@@ -42,7 +42,7 @@ impl Session {
     pub(super) fn stop_every_thread(&mut self) -> Result<()> {
         let pass = self.pass_fn();
         if let Some(t) = &mut self.target {
-            t.inferior.all_stop(&pass)?;
+            t.process.all_stop(&pass)?;
         }
         Ok(())
     }
@@ -59,7 +59,7 @@ impl Session {
 
     /// A library change as a stop of the loading thread (only that thread is stopped).
     fn library_stop(&mut self, change: dynamic::LibraryChange) -> StopInfo {
-        let tid = self.target.as_ref().map(|t| t.inferior.selected());
+        let tid = self.target.as_ref().map(|t| t.process.selected());
         StopInfo {
             reason: Some(Reason::Library),
             tid,
@@ -72,7 +72,7 @@ impl Session {
     /// One instruction on the selected thread, without describing the stop: for batches.
     pub fn step_raw(&mut self, deadline: Instant) -> Result<Stop> {
         let pass = self.pass_fn();
-        let inferior = self.inferior_for_run()?;
+        let inferior = self.live_for_run()?;
         // Where the step starts, for the instruction it executes (`e.executed`): the step
         // reads these registers anyway, so this costs no system call.
         let from = inferior.pc(inferior.selected()).ok();
@@ -111,7 +111,7 @@ impl Session {
                 return Ok(self.library_stop(change));
             }
             let nonstop = self.nonstop;
-            let stop = self.inferior_for_run()?.cont(deadline, &pass, nonstop)?;
+            let stop = self.live_for_run()?.cont(deadline, &pass, nonstop)?;
             match self.own_stop(&stop) {
                 Some(true) => {
                     // The loader changed its list: scry's business, then the run goes on.
@@ -149,7 +149,7 @@ impl Session {
             self.follow_loader();
             // The new image is the program now.
             if let Some(t) = &mut self.target {
-                if let Some(exe) = procfs::exe_path(t.inferior.pid()) {
+                if let Some(exe) = procfs::exe_path(t.process.pid()) {
                     t.program = exe.display().to_string();
                 }
             }
@@ -179,7 +179,7 @@ impl Session {
             || self
                 .target
                 .as_ref()
-                .is_some_and(|t| t.inferior.thread_ids().len() > 1);
+                .is_some_and(|t| t.process.thread_ids().len() > 1);
     }
 
     /// What a stop needs only when someone reads its line: the symbol, whether to show the
@@ -305,16 +305,15 @@ impl Session {
             }
         });
         if let Some(t) = &mut self.target {
-            self.carried_notes
-                .extend(t.inferior.take_syscall_warnings());
+            self.carried_notes.extend(t.process.take_syscall_warnings());
         }
         self.carried_notes.append(&mut self.fork_notes);
         // A process can die while its other threads are being stopped: the stops before its
         // end are still reported, without a pc.
-        let dead = self.target.as_ref().is_none_or(|t| t.inferior.is_dead());
+        let dead = self.target.as_ref().is_none_or(|t| t.process.is_dead());
         if stop.is_final() {
             if let Some(t) = &self.target {
-                self.last_process = Some((t.inferior.pid(), t.program.clone()));
+                self.last_process = Some((t.process.pid(), t.program.clone()));
             }
             self.ended = info.ending();
             self.target = None;
@@ -324,16 +323,16 @@ impl Session {
             // A thread stuck in the kernel has no pc to show; state says why.
             let stuck = stop
                 .tid()
-                .is_some_and(|t| self.inferior().is_ok_and(|i| i.stuck_reason(t).is_some()));
+                .is_some_and(|t| self.live().is_ok_and(|i| i.stuck_reason(t).is_some()));
             if !stuck {
                 info.pc = Some(self.pc()?);
             }
-            if let Some((parent, child)) = self.inferior().ok().and_then(|i| i.take_followed()) {
+            if let Some((parent, child)) = self.live().ok().and_then(|i| i.take_followed()) {
                 self.carried_notes.push(format!(
                     "followed fork child {child}; parent {parent} runs on untraced"
                 ));
             }
-            if let Some(sig) = self.inferior().ok().and_then(|i| i.job_stopped()) {
+            if let Some(sig) = self.live().ok().and_then(|i| i.job_stopped()) {
                 info.notes.push(format!(
                     "the process is stopped by {} (job control) and runs only after SIGCONT, as without scry",
                     signals::signal_name(sig)
@@ -346,7 +345,7 @@ impl Session {
     /// The signal the selected thread stopped with will not be delivered.
     pub fn suppress_signal(&mut self) -> Result<()> {
         self.check_writable("suppress a signal")?;
-        let inferior = self.inferior()?;
+        let inferior = self.live()?;
         let tid = inferior.selected();
         inferior.clear_pending_signal(tid);
         Ok(())
@@ -356,7 +355,7 @@ impl Session {
     pub fn set_thread_events(&mut self, on: bool) {
         self.thread_events = on;
         if let Some(t) = &mut self.target {
-            t.inferior.report_threads = on;
+            t.process.set_report_threads(on);
         }
     }
 

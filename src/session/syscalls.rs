@@ -199,7 +199,7 @@ impl Session {
     /// How caught calls stop in the live process: `seccomp`, or `ptrace` and why.
     pub fn syscall_mode(&self) -> Option<(CatchMode, Option<String>)> {
         let t = self.target.as_ref()?;
-        Some(t.inferior.syscall_catch_mode())
+        Some(t.process.syscall_catch_mode())
     }
 
     /// `config.syscall_filter`: for catches from now on (a filter already installed stays).
@@ -224,16 +224,16 @@ impl Session {
         let filter = self.config.syscall_filter;
         if let Some(t) = &mut self.target {
             if read_only {
-                t.inferior
+                t.process
                     .forbid_seccomp("a read-only session changes nothing in the program");
             }
             if filter == SyscallFilter::Ptrace {
-                t.inferior
+                t.process
                     .forbid_seccomp("config.syscall_filter is 'ptrace'");
             }
-            t.inferior
+            t.process
                 .allow_no_new_privs(filter == SyscallFilter::Seccomp);
-            t.inferior.set_syscall_catch(entry, exit);
+            t.process.set_syscall_catch(entry, exit);
         }
     }
 
@@ -246,7 +246,7 @@ impl Session {
         raw: [u64; 6],
         ret: Option<i64>,
     ) -> Result<SyscallReport> {
-        let inferior = self.inferior()?;
+        let inferior = self.live()?;
         let mut captured = inferior.syscall_capture(tid).to_vec();
         if let Some(r) = ret {
             captured.extend(render::capture_exit(nr, &raw, r, &mut |addr, buf| {

@@ -22,7 +22,7 @@ use crate::symbols::{FileAddr, LoadedModule, ModuleFile, SymKind};
 /// Target memory and names, as values read them; with the module whose DWARF describes the
 /// value, where its static members are stored.
 struct MemTarget<'a> {
-    inferior: &'a dyn ProcessView,
+    process: &'a dyn ProcessView,
     store: &'a SymbolStore,
     module: Option<&'a LoadedModule>,
     fs_base: u64,
@@ -31,7 +31,7 @@ struct MemTarget<'a> {
 
 impl Target for MemTarget<'_> {
     fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
-        self.inferior.read_memory(addr, buf).is_ok()
+        self.process.read_memory(addr, buf).is_ok()
     }
 
     fn symbolize(&self, addr: u64) -> Option<String> {
@@ -44,7 +44,7 @@ impl Target for MemTarget<'_> {
     }
 
     fn tls_address(&self, offset: u64) -> Option<u64> {
-        let block = tls_block(self.inferior, self.store, self.module?, self.fs_base)?;
+        let block = tls_block(self.process, self.store, self.module?, self.fs_base)?;
         Some(block.wrapping_add(offset))
     }
 
@@ -203,7 +203,7 @@ impl Session {
         let exact = matches!(frame.source, FrameSource::Regs | FrameSource::SignalFrame);
         let low = dwarf.function_start(&chain);
         let view = FrameView {
-            inferior,
+            process: inferior,
             store,
             frames,
             index: row.physical,
@@ -548,7 +548,7 @@ impl Session {
         // thread-local static member needs fs_base.
         let fs_base = self.snapshot.noted_regs().map_or(0, |r| r.fs_base);
         let target = MemTarget {
-            inferior,
+            process: inferior,
             store,
             module,
             fs_base,

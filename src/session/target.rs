@@ -1,0 +1,250 @@
+//! The live-process contract: what the session and the runner ask of a backend that runs the
+//! program, beyond what inspection reads ([`ProcessView`]). The ptrace inferior is the one
+//! backend today; a GDB-remote stub and a recording's replay are the next, each implementing
+//! this trait (delve's `Process`), so the session, `state` and the runner never name a
+//! backend. A core file is not one of them: it implements only [`ProcessView`], and the
+//! session refuses, naming the core, whatever would run or write it.
+//!
+//! What it is not: a place for policy. Which signals pass, which stops a listener decides on,
+//! how a line is stepped and what a stop shows are the session's and the runner's; a backend
+//! resumes, stops, reads, writes and reports raw [`Stop`]s.
+
+use std::time::Instant;
+
+use crate::inferior::{CatchMode, FollowFork, Inferior, NonStop, Origin, PassFn, Stop, WatchSlot};
+use crate::os::regs::RawRegs;
+use crate::os::syscalls::render::Captured;
+use crate::os::syscalls::SysSet;
+use crate::os::{OsError, Tid};
+
+use super::backend::ProcessView;
+
+/// A live process under the debugger's control.
+pub(crate) trait Target: ProcessView {
+    // ---- what it is ---------------------------------------------------------------------
+    fn origin(&self) -> Origin;
+    /// The process ended (its end may still be queued: [`Target::has_queued`]).
+    fn is_dead(&self) -> bool;
+    /// Stops are queued to be reported before the process's end.
+    fn has_queued(&self) -> bool;
+    /// The process still exists (a held one may be killed from outside).
+    fn still_there(&self) -> bool;
+    fn thread_count(&self) -> usize;
+    /// Writes are refused and breakpoints use debug registers (`--read-only`).
+    fn set_read_only(&mut self, on: bool);
+    /// Thread starts and exits are reported as stops.
+    fn set_report_threads(&mut self, on: bool);
+    fn set_follow_fork(&mut self, follow: FollowFork);
+
+    // ---- running ------------------------------------------------------------------------
+    /// Starts a run that ends by `deadline` (one continue or a batch of steps).
+    fn arm(&mut self, deadline: Instant);
+    /// Ends a run: every thread stopped again.
+    fn disarm(&mut self, pass: PassFn);
+    /// Stops every thread (a listener may have let the others run).
+    fn all_stop(&mut self, pass: PassFn) -> Result<(), OsError>;
+    /// Resumes until a stop worth reporting or the deadline.
+    fn cont(&mut self, deadline: Instant, pass: PassFn, nonstop: NonStop) -> Result<Stop, OsError>;
+    /// One instruction of the selected thread.
+    fn step(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError>;
+    /// Forgets the signal `tid` stopped with: it is not delivered on resume.
+    fn clear_pending_signal(&mut self, tid: Tid);
+    /// The stop signal that stopped the whole program (job control), if any.
+    fn job_stopped(&self) -> Option<i32>;
+    /// A fork child now followed in the parent's place: (parent, child).
+    fn take_followed(&mut self) -> Option<(Tid, Tid)>;
+    /// Fork children kept under control since the last call, each a target of its own.
+    fn take_forked(&mut self) -> Vec<Box<dyn Target>>;
+    /// Makes this a held process: every thread stopped, no breakpoint or debug register of
+    /// the debugger's left in it.
+    fn hold(&mut self, pass: PassFn) -> Result<(), OsError>;
+    fn kill(&mut self) -> Result<Stop, OsError>;
+    /// Lets the process go, its code and debug registers as without the debugger; a note
+    /// about what stays behind for its life, if anything.
+    fn detach(&mut self) -> Result<Option<String>, OsError>;
+
+    // ---- registers and memory -----------------------------------------------------------
+    fn pc(&mut self, tid: Tid) -> Result<u64, OsError>;
+    /// Writes `tid`'s registers; what the kernel kept.
+    fn set_regs_read_back(&mut self, tid: Tid, regs: &RawRegs) -> Result<RawRegs, OsError>;
+    fn write_memory(&mut self, addr: u64, bytes: &[u8]) -> Result<(), OsError>;
+
+    // ---- breakpoint sites ---------------------------------------------------------------
+    /// An internal site (the debugger's own: the loader's rendezvous, a run's temporary
+    /// breakpoints). Idempotent.
+    fn insert_site(&mut self, addr: u64) -> Result<(), OsError>;
+    /// A user's breakpoint; `hardware` forces or forbids a debug register.
+    fn insert_user_site(&mut self, addr: u64, hardware: Option<bool>) -> Result<(), OsError>;
+    fn remove_site(&mut self, addr: u64) -> Result<(), OsError>;
+    /// Drops a site whose code is gone (an unloaded library) without writing.
+    fn forget_site(&mut self, addr: u64);
+    /// Whether the site at `addr` is a debug register, if there is one.
+    fn site_is_hardware(&self, addr: u64) -> Option<bool>;
+    /// The program wrote over the site's int3.
+    fn site_overwritten(&self, addr: u64) -> bool;
+
+    // ---- watchpoints --------------------------------------------------------------------
+    fn free_watch_slot(&mut self) -> Option<usize>;
+    fn set_watch(&mut self, slot: usize, watch: WatchSlot) -> Result<(), OsError>;
+    fn clear_watch(&mut self, slot: usize);
+    /// Where the C library's `sigaction` is, so the backend keeps a SIGTRAP action set
+    /// mid-run (see `inferior::sigtrap`).
+    fn watch_sigaction(&mut self, addr: u64) -> Result<(), OsError>;
+    fn sigaction_site(&self) -> Option<u64>;
+
+    // ---- the dynamic loader -------------------------------------------------------------
+    fn rendezvous(&self) -> Option<u64>;
+    fn set_rendezvous(&mut self, addr: u64) -> Result<(), OsError>;
+
+    // ---- system calls -------------------------------------------------------------------
+    /// The calls to report at entry and at exit (applied at the next resume).
+    fn set_syscall_catch(&mut self, entry: SysSet, exit: SysSet);
+    /// How caught calls are made to stop, and why not the fastest way, if not.
+    fn syscall_catch_mode(&self) -> (CatchMode, Option<String>);
+    /// What the latest syscall stop of `tid` read from memory at the call's entry.
+    fn syscall_capture(&self, tid: Tid) -> &[(usize, Captured)];
+    fn take_syscall_warnings(&mut self) -> Vec<String>;
+    /// Whether the backend may set no_new_privs in the program to install a filter.
+    fn allow_no_new_privs(&mut self, allowed: bool);
+    /// Catch calls without a filter in the program, saying why.
+    fn forbid_seccomp(&mut self, why: &str);
+}
+
+/// The native backend: ptrace, this machine's kernel.
+impl Target for Inferior {
+    fn origin(&self) -> Origin {
+        Inferior::origin(self)
+    }
+    fn is_dead(&self) -> bool {
+        Inferior::is_dead(self)
+    }
+    fn has_queued(&self) -> bool {
+        Inferior::has_queued(self)
+    }
+    fn still_there(&self) -> bool {
+        Inferior::still_there(self)
+    }
+    fn thread_count(&self) -> usize {
+        Inferior::thread_count(self)
+    }
+    fn set_read_only(&mut self, on: bool) {
+        self.read_only = on;
+    }
+    fn set_report_threads(&mut self, on: bool) {
+        self.report_threads = on;
+    }
+    fn set_follow_fork(&mut self, follow: FollowFork) {
+        self.follow_fork = follow;
+    }
+
+    fn arm(&mut self, deadline: Instant) {
+        Inferior::arm(self, deadline)
+    }
+    fn disarm(&mut self, pass: PassFn) {
+        Inferior::disarm(self, pass)
+    }
+    fn all_stop(&mut self, pass: PassFn) -> Result<(), OsError> {
+        Inferior::all_stop(self, pass)
+    }
+    fn cont(&mut self, deadline: Instant, pass: PassFn, nonstop: NonStop) -> Result<Stop, OsError> {
+        Inferior::cont(self, deadline, pass, nonstop)
+    }
+    fn step(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
+        Inferior::step(self, deadline, pass)
+    }
+    fn clear_pending_signal(&mut self, tid: Tid) {
+        Inferior::clear_pending_signal(self, tid)
+    }
+    fn job_stopped(&self) -> Option<i32> {
+        Inferior::job_stopped(self)
+    }
+    fn take_followed(&mut self) -> Option<(Tid, Tid)> {
+        Inferior::take_followed(self)
+    }
+    fn take_forked(&mut self) -> Vec<Box<dyn Target>> {
+        Inferior::take_forked(self)
+            .into_iter()
+            .map(|child| Box::new(child) as Box<dyn Target>)
+            .collect()
+    }
+    fn hold(&mut self, pass: PassFn) -> Result<(), OsError> {
+        Inferior::hold(self, pass)
+    }
+    fn kill(&mut self) -> Result<Stop, OsError> {
+        Inferior::kill(self)
+    }
+    fn detach(&mut self) -> Result<Option<String>, OsError> {
+        Inferior::detach(self)
+    }
+
+    fn pc(&mut self, tid: Tid) -> Result<u64, OsError> {
+        Inferior::pc(self, tid)
+    }
+    fn set_regs_read_back(&mut self, tid: Tid, regs: &RawRegs) -> Result<RawRegs, OsError> {
+        Inferior::set_regs_read_back(self, tid, regs)
+    }
+    fn write_memory(&mut self, addr: u64, bytes: &[u8]) -> Result<(), OsError> {
+        Inferior::write_memory(self, addr, bytes)
+    }
+
+    fn insert_site(&mut self, addr: u64) -> Result<(), OsError> {
+        Inferior::insert_site(self, addr)
+    }
+    fn insert_user_site(&mut self, addr: u64, hardware: Option<bool>) -> Result<(), OsError> {
+        Inferior::insert_user_site(self, addr, hardware)
+    }
+    fn remove_site(&mut self, addr: u64) -> Result<(), OsError> {
+        Inferior::remove_site(self, addr)
+    }
+    fn forget_site(&mut self, addr: u64) {
+        Inferior::forget_site(self, addr)
+    }
+    fn site_is_hardware(&self, addr: u64) -> Option<bool> {
+        Inferior::site_is_hardware(self, addr)
+    }
+    fn site_overwritten(&self, addr: u64) -> bool {
+        Inferior::site_overwritten(self, addr)
+    }
+
+    fn free_watch_slot(&mut self) -> Option<usize> {
+        Inferior::free_watch_slot(self)
+    }
+    fn set_watch(&mut self, slot: usize, watch: WatchSlot) -> Result<(), OsError> {
+        Inferior::set_watch(self, slot, watch)
+    }
+    fn clear_watch(&mut self, slot: usize) {
+        Inferior::clear_watch(self, slot)
+    }
+    fn watch_sigaction(&mut self, addr: u64) -> Result<(), OsError> {
+        Inferior::watch_sigaction(self, addr)
+    }
+    fn sigaction_site(&self) -> Option<u64> {
+        Inferior::sigaction_site(self)
+    }
+
+    fn rendezvous(&self) -> Option<u64> {
+        Inferior::rendezvous(self)
+    }
+    fn set_rendezvous(&mut self, addr: u64) -> Result<(), OsError> {
+        Inferior::set_rendezvous(self, addr)
+    }
+
+    fn set_syscall_catch(&mut self, entry: SysSet, exit: SysSet) {
+        Inferior::set_syscall_catch(self, entry, exit)
+    }
+    fn syscall_catch_mode(&self) -> (CatchMode, Option<String>) {
+        Inferior::syscall_catch_mode(self)
+    }
+    fn syscall_capture(&self, tid: Tid) -> &[(usize, Captured)] {
+        Inferior::syscall_capture(self, tid)
+    }
+    fn take_syscall_warnings(&mut self) -> Vec<String> {
+        Inferior::take_syscall_warnings(self)
+    }
+    fn allow_no_new_privs(&mut self, allowed: bool) {
+        Inferior::allow_no_new_privs(self, allowed)
+    }
+    fn forbid_seccomp(&mut self, why: &str) {
+        Inferior::forbid_seccomp(self, why)
+    }
+}
