@@ -4,7 +4,7 @@
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 /// `--timeout SECS, -p/--pid PID, ...`: the options `cmd` knows.
-pub fn known_options(cmd: &clap::Command) -> String {
+pub(crate) fn known_options(cmd: &clap::Command) -> String {
     let mut names: Vec<String> = cmd
         .get_arguments()
         .filter(|a| !a.is_positional() && !a.is_hide_set())

@@ -16,7 +16,7 @@
 //! | `maps` | the text of `/proc/PID/maps` parsed, one description of a mapping for all | - |
 //!
 //! The session never names the native backend but where it makes one (`spawn`, `attach`):
-//! everything else it asks of a live process goes through [`session`]'s `Target` trait, which
+//! everything else it asks of a live process goes through `session`'s `Target` trait, which
 //! a GDB-remote stub and a recording's replay implement next. A core file is read through
 //! `ProcessView` only, and the session refuses, naming the core, what would run or write it.
 //!
@@ -43,16 +43,36 @@
 //!    `file:line`, notes) and `script` prints it as the chunk's answer, e.g.
 //!    `breakpoint 1 at 0x401136 work+0x6 loop.c:8`, then `;; ok`.
 
-pub mod cli;
+#![warn(unreachable_pub)]
+
+pub(crate) mod cli;
 pub mod corefile;
-pub mod daemon;
-pub mod inferior;
+pub(crate) mod daemon;
+pub(crate) mod inferior;
 pub mod maps;
-pub mod mcp;
-pub mod os;
-pub mod repl;
+pub(crate) mod mcp;
+pub(crate) mod os;
+pub(crate) mod repl;
 pub(crate) mod runner;
-pub mod script;
-pub mod session;
+pub(crate) mod script;
+pub(crate) mod session;
 pub mod symbols;
-pub mod view;
+pub(crate) mod view;
+
+/// What the `scry` binary wires together (and the JS API table its tests check): the one
+/// door out of the crate besides the pure `symbols`, `corefile` and `maps`. Everything else
+/// is `pub(crate)`, so the compiler keeps the layers' insides to the crate.
+pub mod entry {
+    pub use crate::cli::parse_failure;
+    pub use crate::daemon::{core_program, main as daemon_main, TargetOptions};
+    pub use crate::mcp::main as mcp_main;
+    pub use crate::os::alloc::HugeBlocks;
+    pub use crate::os::protect_self;
+    pub use crate::repl::{for_terminal, stdin_is_terminal, Repl, Stdin};
+    pub use crate::script::{api, Engine};
+    pub use crate::session::syscalls::keeper_main;
+    pub use crate::session::{
+        install_signal_handling, termination, Session, SessionError, SpawnSpec,
+    };
+    pub use crate::view::View;
+}

@@ -1,10 +1,10 @@
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
-use scry::daemon::TargetOptions;
-use scry::repl::Repl;
-use scry::script::Engine;
-use scry::session::{Session, SpawnSpec};
+use scry::entry::Engine;
+use scry::entry::Repl;
+use scry::entry::TargetOptions;
+use scry::entry::{Session, SpawnSpec};
 
 /// A Linux x86-64 debugger scripted in JavaScript, for LLM agents and their harnesses.
 ///
@@ -76,12 +76,12 @@ fn options_after_core_program(cli: Cli) -> Result<Cli, clap::Error> {
 
 /// Large blocks on huge pages: see `os::alloc`.
 #[global_allocator]
-static ALLOC: scry::os::alloc::HugeBlocks = scry::os::alloc::HugeBlocks;
+static ALLOC: scry::entry::HugeBlocks = scry::entry::HugeBlocks;
 
 fn main() -> ExitCode {
-    scry::os::protect_self();
+    scry::entry::protect_self();
     // scry's binary started again to let system calls through for programs it let go.
-    if let Some(code) = scry::session::syscalls::keeper_main() {
+    if let Some(code) = scry::entry::keeper_main() {
         return ExitCode::from(code as u8);
     }
     let first = std::env::args_os().nth(1);
@@ -91,15 +91,15 @@ fn main() -> ExitCode {
             .map(|w| w.to_string_lossy().into_owned())
             .collect();
         return if first.as_deref() == Some("mcp".as_ref()) {
-            scry::mcp::main(&words)
+            scry::entry::mcp_main(&words)
         } else {
-            scry::daemon::main(&words)
+            scry::entry::daemon_main(&words)
         };
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let (text, code) = scry::cli::parse_failure(&Cli::command(), &e);
+            let (text, code) = scry::entry::parse_failure(&Cli::command(), &e);
             if code == 0 {
                 print!("{text}");
             } else {
@@ -111,7 +111,7 @@ fn main() -> ExitCode {
     let cli = match options_after_core_program(cli) {
         Ok(cli) => cli,
         Err(e) => {
-            let (text, code) = scry::cli::parse_failure(&Cli::command(), &e);
+            let (text, code) = scry::entry::parse_failure(&Cli::command(), &e);
             eprint!("{text}");
             return ExitCode::from(code);
         }
@@ -128,7 +128,7 @@ fn main() -> ExitCode {
         }
     };
     // Bound before the target starts, so a taken port starts nothing.
-    let view = match cli.options.view.as_deref().map(scry::view::View::open) {
+    let view = match cli.options.view.as_deref().map(scry::entry::View::open) {
         Some(Ok(view)) => Some(view),
         Some(Err(e)) => {
             eprintln!("scry: {e}");
@@ -136,16 +136,16 @@ fn main() -> ExitCode {
         }
         None => None,
     };
-    let interactive = scry::repl::stdin_is_terminal() && !cli.batch;
+    let interactive = scry::entry::stdin_is_terminal() && !cli.batch;
     // Before anything large is allocated: the guardian is a forked process that lives as
     // long as scry, and every page scry writes after the fork is copied for it (forked after
     // loading a large program's symbols, it cost a tenth of the time to the first stop).
-    scry::session::install_signal_handling(interactive);
+    scry::entry::install_signal_handling(interactive);
     let mut session = Session::new(config);
     let first_stop = if let Some(core) = &cli.core {
-        match scry::daemon::core_program(&cli.program) {
+        match scry::entry::core_program(&cli.program) {
             Ok(program) => session.open_core(core, program.as_deref()),
-            Err(e) => Err(scry::session::SessionError::Invalid(e)),
+            Err(e) => Err(scry::entry::SessionError::Invalid(e)),
         }
     } else if let Some(pid) = cli.pid {
         session.attach(pid)
@@ -195,20 +195,20 @@ fn main() -> ExitCode {
             Err(e) => eprintln!("scry: {e}"),
         }
     }
-    let stdin = std::io::BufReader::new(scry::repl::Stdin);
-    let result = if quit || scry::session::termination().is_some() {
+    let stdin = std::io::BufReader::new(scry::entry::Stdin);
+    let result = if quit || scry::entry::termination().is_some() {
         Ok(())
     } else if interactive {
         if first_stop.reason.is_some() {
             let orientation = repl.engine().orientation(Some(&first_stop.line()));
-            println!("{}", scry::repl::for_terminal(&orientation));
+            println!("{}", scry::entry::for_terminal(&orientation));
         }
         repl.run_tty(stdin, &mut out)
     } else {
         repl.run_pipe(stdin, &mut out)
     };
     repl.finish_for_exit();
-    if let Some(sig) = scry::session::termination() {
+    if let Some(sig) = scry::entry::termination() {
         eprintln!("scry: ended by signal {sig}; the target was released");
         return ExitCode::from(128 + sig as u8);
     }

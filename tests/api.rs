@@ -4,7 +4,7 @@
 mod common;
 
 use common::{fixture, Scry};
-use scry::script::api;
+use scry::entry::api;
 
 #[test]
 fn every_documented_path_exists() {

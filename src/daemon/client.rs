@@ -25,7 +25,7 @@ use super::wire::{self, Verb};
 /// `session list` waits this long for one session's `info`.
 const INFO_TIMEOUT: Duration = Duration::from_secs(5);
 /// `eval` and `stop` give up on a daemon silent for this long.
-pub const SILENCE: Duration = Duration::from_secs(10);
+pub(super) const SILENCE: Duration = Duration::from_secs(10);
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("scry: {message}");

@@ -11,9 +11,9 @@
 //! connection only read and write sockets and hand requests to the main thread over a channel.
 
 mod client;
-pub mod paths;
+pub(crate) mod paths;
 mod serve;
-pub mod wire;
+pub(crate) mod wire;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -109,14 +109,14 @@ impl TargetOptions {
 }
 
 /// A positive, finite number of seconds from option `--what`, clamped to `max`.
-pub fn positive_secs(v: f64, what: &str, max: Duration) -> Result<Duration, String> {
+pub(crate) fn positive_secs(v: f64, what: &str, max: Duration) -> Result<Duration, String> {
     crate::session::seconds(v, max)
         .ok_or_else(|| format!("--{what} must be a positive number of seconds"))
 }
 
 /// What a session debugs.
 #[derive(Debug, Clone)]
-pub enum Target {
+pub(crate) enum Target {
     Spawn {
         program: String,
         args: Vec<String>,
@@ -130,7 +130,7 @@ pub enum Target {
 }
 
 /// A session that was started.
-pub struct Opened {
+pub(crate) struct Opened {
     /// Answers its chunks.
     pub repl: Repl,
     /// The first stop's line and the orientation below it.
@@ -143,7 +143,7 @@ pub struct Opened {
 
 /// Starts a session on `target`, with a live view on `view` (`[ADDR:]PORT`) if given. The view
 /// is bound first, so a taken port starts nothing.
-pub fn open(config: Config, target: &Target, view: Option<&str>) -> Result<Opened, String> {
+pub(crate) fn open(config: Config, target: &Target, view: Option<&str>) -> Result<Opened, String> {
     let view = view.map(crate::view::View::open).transpose()?;
     let mut session = Session::new(config);
     let stop = match target {
@@ -176,7 +176,7 @@ pub fn open(config: Config, target: &Target, view: Option<&str>) -> Result<Opene
 
 /// Ends a session's hold on its target the way its origin asks (a spawned process is killed,
 /// an attached one detached and left running) and says what happened, as a stop line.
-pub fn release(repl: &mut Repl) -> String {
+pub(crate) fn release(repl: &mut Repl) -> String {
     repl.engine().with_session(|s| {
         if let Some(core) = s.core_name() {
             s.release();

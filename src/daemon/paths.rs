@@ -10,7 +10,7 @@ const SOCKET_PATH_MAX: usize = 107;
 const NAME_MAX: usize = 64;
 
 /// The private directory of this user's sessions, created (mode 0700) when missing.
-pub fn runtime_dir() -> Result<PathBuf, String> {
+pub(crate) fn runtime_dir() -> Result<PathBuf, String> {
     let uid = user_id()?;
     let dir = match std::env::var_os("XDG_RUNTIME_DIR") {
         Some(base) if !base.is_empty() => PathBuf::from(base).join("scry"),
@@ -45,7 +45,7 @@ fn user_id() -> Result<u32, String> {
 }
 
 /// Checks a session name: 1 to 64 of letters, digits, `.`, `_`, `-`, not starting with `.`.
-pub fn check_name(name: &str) -> Result<(), String> {
+pub(crate) fn check_name(name: &str) -> Result<(), String> {
     let fine = !name.is_empty()
         && name.len() <= NAME_MAX
         && !name.starts_with('.')
@@ -62,7 +62,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
 }
 
 /// The socket of session `name` (the directory is created when missing).
-pub fn socket_path(name: &str) -> Result<PathBuf, String> {
+pub(crate) fn socket_path(name: &str) -> Result<PathBuf, String> {
     check_name(name)?;
     let path = runtime_dir()?.join(format!("{name}.sock"));
     if path.as_os_str().len() > SOCKET_PATH_MAX {
@@ -75,7 +75,7 @@ pub fn socket_path(name: &str) -> Result<PathBuf, String> {
 }
 
 /// The daemon's log (its stderr) next to the socket.
-pub fn log_path(name: &str) -> Result<PathBuf, String> {
+pub(crate) fn log_path(name: &str) -> Result<PathBuf, String> {
     check_name(name)?;
     Ok(runtime_dir()?.join(format!("{name}.log")))
 }

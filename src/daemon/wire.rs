@@ -18,14 +18,14 @@
 use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verb {
+pub(crate) enum Verb {
     Eval,
     Info,
     Stop,
 }
 
 impl Verb {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Verb::Eval => "eval",
             Verb::Info => "info",
@@ -41,13 +41,13 @@ impl fmt::Display for Verb {
 }
 
 /// The bytes of a request; `alive` asks for the ALIVE prefix.
-pub fn request(verb: Verb, payload: &str, alive: bool) -> Vec<u8> {
+pub(crate) fn request(verb: Verb, payload: &str, alive: bool) -> Vec<u8> {
     let flag = if alive { " alive" } else { "" };
     format!("{verb}{flag}\n{payload}").into_bytes()
 }
 
 /// A request's verb, whether it asked for the ALIVE prefix, and its payload.
-pub fn parse_request(bytes: &[u8]) -> Result<(Verb, bool, String), String> {
+pub(crate) fn parse_request(bytes: &[u8]) -> Result<(Verb, bool, String), String> {
     let text = String::from_utf8_lossy(bytes);
     let (head, payload) = text.split_once('\n').unwrap_or((&text, ""));
     let (verb, alive) = match head.strip_suffix(" alive") {
@@ -65,7 +65,7 @@ pub fn parse_request(bytes: &[u8]) -> Result<(Verb, bool, String), String> {
 
 /// How far a reply with the ALIVE prefix got: the daemon's pid once known, and whether the
 /// prefix is complete (then the rest is the reply proper).
-pub fn parse_alive(bytes: &[u8]) -> (Option<u32>, Option<&[u8]>) {
+pub(crate) fn parse_alive(bytes: &[u8]) -> (Option<u32>, Option<&[u8]>) {
     let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
     let pid = std::str::from_utf8(&bytes[..digits])
         .ok()
@@ -80,7 +80,7 @@ pub fn parse_alive(bytes: &[u8]) -> (Option<u32>, Option<&[u8]>) {
 }
 
 /// A reply: the body, then the status line.
-pub fn reply(body: &str, ok: bool) -> String {
+pub(crate) fn reply(body: &str, ok: bool) -> String {
     let mut text = body.to_string();
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
@@ -91,7 +91,7 @@ pub fn reply(body: &str, ok: bool) -> String {
 
 /// A reply's body and status; `None` when the status line is missing (the session ended
 /// before it answered).
-pub fn parse_reply(bytes: &[u8]) -> Option<(String, bool)> {
+pub(crate) fn parse_reply(bytes: &[u8]) -> Option<(String, bool)> {
     let text = String::from_utf8_lossy(bytes);
     for (status, ok) in [(";; ok\n", true), (";; error\n", false)] {
         if let Some(body) = text.strip_suffix(status) {
@@ -105,7 +105,7 @@ pub fn parse_reply(bytes: &[u8]) -> Option<(String, bool)> {
 
 /// The chunk stdin mode would read from `text`: every line with its line ending removed
 /// (`\r` too) and `\n` put back, the last line included.
-pub fn normalize_chunk(text: &str) -> String {
+pub(crate) fn normalize_chunk(text: &str) -> String {
     let mut lines: Vec<&str> = text.split('\n').collect();
     if text.ends_with('\n') || text.is_empty() {
         lines.pop();

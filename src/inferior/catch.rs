@@ -123,7 +123,7 @@ impl Catch {
 
 impl Inferior {
     /// Sets the calls to report at entry and at exit (applied before the next continue).
-    pub fn set_syscall_catch(&mut self, entry: SysSet, exit: SysSet) {
+    pub(crate) fn set_syscall_catch(&mut self, entry: SysSet, exit: SysSet) {
         if entry != self.catch.entry || exit != self.catch.exit {
             self.catch.entry = entry;
             self.catch.exit = exit;
@@ -132,19 +132,19 @@ impl Inferior {
     }
 
     /// Whether scry may set the program's no_new_privs flag to install a filter.
-    pub fn allow_no_new_privs(&mut self, allowed: bool) {
+    pub(crate) fn allow_no_new_privs(&mut self, allowed: bool) {
         self.catch.no_new_privs_allowed = allowed;
     }
 
     /// Caught calls stop through PTRACE_SYSCALL only: nothing is installed in the program.
-    pub fn forbid_seccomp(&mut self, why: &str) {
+    pub(crate) fn forbid_seccomp(&mut self, why: &str) {
         if self.catch.no_seccomp.is_none() && self.catch.covered.is_empty() {
             self.catch.no_seccomp = Some(why.to_string());
         }
     }
 
     /// How caught calls stop in this process, and why when it is not the fast way.
-    pub fn syscall_catch_mode(&self) -> (CatchMode, Option<String>) {
+    pub(crate) fn syscall_catch_mode(&self) -> (CatchMode, Option<String>) {
         let why = match self.catch.mode {
             CatchMode::Seccomp if self.catch.set_no_new_privs => Some(
                 "the program runs unprivileged, so scry set its no_new_privs flag, which a filter needs".into(),
@@ -155,13 +155,13 @@ impl Inferior {
     }
 
     /// What the latest syscall stop of `tid` read from memory at the call's entry.
-    pub fn syscall_capture(&self, tid: Tid) -> &[(usize, Captured)] {
+    pub(crate) fn syscall_capture(&self, tid: Tid) -> &[(usize, Captured)] {
         self.catch.last.get(&tid).map_or(&[], |v| v.as_slice())
     }
 
     /// Warnings about caught system calls since the last call (a fork child scry could
     /// not hand to the keeper).
-    pub fn take_syscall_warnings(&mut self) -> Vec<String> {
+    pub(crate) fn take_syscall_warnings(&mut self) -> Vec<String> {
         std::mem::take(&mut self.catch.warnings)
     }
 

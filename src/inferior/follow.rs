@@ -65,7 +65,7 @@ impl Inferior {
     }
 
     /// The fork scry followed since the last time this was asked: (parent, child).
-    pub fn take_followed(&mut self) -> Option<(Tid, Tid)> {
+    pub(crate) fn take_followed(&mut self) -> Option<(Tid, Tid)> {
         self.followed.take()
     }
 }

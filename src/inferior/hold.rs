@@ -32,13 +32,13 @@ impl Inferior {
     }
 
     /// Fork children held since the last time this was asked.
-    pub fn take_forked(&mut self) -> Vec<Inferior> {
+    pub(crate) fn take_forked(&mut self) -> Vec<Inferior> {
         std::mem::take(&mut self.forked)
     }
 
     /// Makes this process a held one: every thread stopped, scry's int3 bytes and debug
     /// registers taken out (the session arms them again when it selects it).
-    pub fn hold(&mut self, pass: super::PassFn) -> Result<(), OsError> {
+    pub(crate) fn hold(&mut self, pass: super::PassFn) -> Result<(), OsError> {
         self.stop_all(pass)?;
         self.partial = None;
         self.remove_all_sites();
@@ -47,7 +47,7 @@ impl Inferior {
     }
 
     /// The process still exists and is traced by scry (it was not killed from outside).
-    pub fn still_there(&self) -> bool {
+    pub(crate) fn still_there(&self) -> bool {
         !self.dead
             && !matches!(
                 crate::os::procfs::thread_state(self.pid, self.pid),
@@ -56,7 +56,7 @@ impl Inferior {
     }
 
     /// The number of threads scry knows in this process.
-    pub fn thread_count(&self) -> usize {
+    pub(crate) fn thread_count(&self) -> usize {
         self.threads.len()
     }
 }

@@ -9,7 +9,7 @@ use crate::os::wait::{wait, WaitEvent, WaitOutcome};
 use crate::os::{procfs, ptrace, OsError, Tid};
 
 /// What the target writes: the read end of its stdout-and-stderr pipe, and its terminal.
-pub struct SpawnOutput {
+pub(crate) struct SpawnOutput {
     pub output: OwnedFd,
     /// The program's own terminal, when it got one.
     pub tty: Option<crate::os::pty::Pty>,
@@ -25,7 +25,7 @@ impl Inferior {
     /// it maps any library or runs any constructor).
     /// `read_only`: the inferior never writes the program (see `forbid_if_read_only`), from
     /// the run to its entry point on.
-    pub fn spawn(
+    pub(crate) fn spawn(
         req: &SpawnRequest,
         at_loader: bool,
         read_only: bool,
@@ -66,7 +66,7 @@ impl Inferior {
 
     /// Attaches to every thread of `pid` with PTRACE_SEIZE (the program sees no SIGSTOP) and
     /// stops them all.
-    pub fn attach(pid: Tid) -> Result<(Inferior, Stop), OsError> {
+    pub(crate) fn attach(pid: Tid) -> Result<(Inferior, Stop), OsError> {
         if pid <= 0 {
             return Err(OsError::Spawn(format!("attach: {pid} is not a process id")));
         }
@@ -129,7 +129,7 @@ impl Inferior {
     /// Restores every breakpoint byte and lets every thread go, passing on signals it was
     /// about to receive. Returns what the process keeps of scry's for life, if anything (its
     /// seccomp filter), for the user to be told.
-    pub fn detach(&mut self) -> Result<Option<String>, OsError> {
+    pub(crate) fn detach(&mut self) -> Result<Option<String>, OsError> {
         if self.dead {
             return Ok(None);
         }
@@ -154,7 +154,7 @@ impl Inferior {
     }
 
     /// SIGKILLs the process and reaps it.
-    pub fn kill(&mut self) -> Result<Stop, OsError> {
+    pub(crate) fn kill(&mut self) -> Result<Stop, OsError> {
         self.forbid_if_read_only("kill the program")?;
         if self.dead {
             return Ok(Stop::Killed {

@@ -12,10 +12,10 @@ mod pinning;
 mod points;
 mod run;
 mod sigtrap;
-pub mod sites;
+pub(crate) mod sites;
 mod stop_all;
 mod syscall_stops;
-pub mod thread;
+pub(crate) mod thread;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
@@ -26,11 +26,10 @@ use crate::os::regs::RawRegs;
 use crate::os::timer::WaitAlarm;
 use crate::os::{ptrace, OsError, Tid};
 
-pub use catch::CatchMode;
+pub(crate) use catch::CatchMode;
 
 /// Signals for which `pass(sig)` is true are delivered without a stop.
-pub type PassFn<'a> = &'a dyn Fn(i32) -> bool;
-pub use lifecycle::SpawnOutput;
+pub(crate) type PassFn<'a> = &'a dyn Fn(i32) -> bool;
 use sites::Sites;
 use thread::{RunState, Thread};
 
@@ -197,7 +196,7 @@ impl FollowFork {
     }
 }
 
-pub struct Inferior {
+pub(crate) struct Inferior {
     pid: Tid,
     origin: Origin,
     threads: BTreeMap<Tid, Thread>,
@@ -259,7 +258,7 @@ pub struct Inferior {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WatchSlot {
+pub(crate) struct WatchSlot {
     pub addr: u64,
     pub len: u64,
     pub access: Access,
@@ -301,28 +300,28 @@ impl Inferior {
         })
     }
 
-    pub fn pid(&self) -> Tid {
+    pub(crate) fn pid(&self) -> Tid {
         self.pid
     }
 
-    pub fn origin(&self) -> Origin {
+    pub(crate) fn origin(&self) -> Origin {
         self.origin
     }
 
-    pub fn is_dead(&self) -> bool {
+    pub(crate) fn is_dead(&self) -> bool {
         self.dead
     }
 
     /// Stops are waiting to be reported (possibly the process's own end).
-    pub fn has_queued(&self) -> bool {
+    pub(crate) fn has_queued(&self) -> bool {
         !self.queued.is_empty()
     }
 
-    pub fn selected(&self) -> Tid {
+    pub(crate) fn selected(&self) -> Tid {
         self.selected
     }
 
-    pub fn select(&mut self, tid: Tid) -> bool {
+    pub(crate) fn select(&mut self, tid: Tid) -> bool {
         if self.threads.contains_key(&tid) {
             self.selected = tid;
             true
@@ -331,18 +330,18 @@ impl Inferior {
         }
     }
 
-    pub fn clear_pending_signal(&mut self, tid: Tid) {
+    pub(crate) fn clear_pending_signal(&mut self, tid: Tid) {
         if let Some(t) = self.threads.get_mut(&tid) {
             t.pending_signal = 0;
         }
     }
 
-    pub fn thread_ids(&self) -> Vec<Tid> {
+    pub(crate) fn thread_ids(&self) -> Vec<Tid> {
         self.threads.keys().copied().collect()
     }
 
     /// Registers of `tid`, read once per stop.
-    pub fn regs(&mut self, tid: Tid) -> Result<&RawRegs, OsError> {
+    pub(crate) fn regs(&mut self, tid: Tid) -> Result<&RawRegs, OsError> {
         let thread = self.threads.get_mut(&tid).ok_or(OsError::Ptrace {
             what: "getregs",
             tid,
@@ -364,7 +363,7 @@ impl Inferior {
         Ok(thread.regs.as_ref().expect("just filled"))
     }
 
-    pub fn set_regs(&mut self, tid: Tid, regs: &RawRegs) -> Result<(), OsError> {
+    pub(crate) fn set_regs(&mut self, tid: Tid, regs: &RawRegs) -> Result<(), OsError> {
         ptrace::set_regs(tid, regs)?;
         if let Some(thread) = self.threads.get_mut(&tid) {
             thread.regs = Some(*regs);
@@ -375,7 +374,11 @@ impl Inferior {
     /// Writes `regs` into `tid` and returns what the kernel kept: it silently masks what a
     /// program may not set (eflags' reserved and privileged bits, for one), and what is read
     /// later must be that, not what was asked.
-    pub fn set_regs_read_back(&mut self, tid: Tid, regs: &RawRegs) -> Result<RawRegs, OsError> {
+    pub(crate) fn set_regs_read_back(
+        &mut self,
+        tid: Tid,
+        regs: &RawRegs,
+    ) -> Result<RawRegs, OsError> {
         self.forbid_if_read_only("write a register")?;
         ptrace::set_regs(tid, regs)?;
         let kept = ptrace::get_regs(tid)?;
@@ -385,7 +388,7 @@ impl Inferior {
         Ok(kept)
     }
 
-    pub fn pc(&mut self, tid: Tid) -> Result<u64, OsError> {
+    pub(crate) fn pc(&mut self, tid: Tid) -> Result<u64, OsError> {
         Ok(self.regs(tid)?.rip)
     }
 
@@ -396,14 +399,14 @@ impl Inferior {
     }
 
     /// Reads target memory as the program sees it on disk: breakpoint bytes are hidden.
-    pub fn read_memory(&self, addr: u64, buf: &mut [u8]) -> Result<(), OsError> {
+    pub(crate) fn read_memory(&self, addr: u64, buf: &mut [u8]) -> Result<(), OsError> {
         self.mem.read(addr, buf)?;
         self.sites.unpatch(addr, buf);
         Ok(())
     }
 
     /// Like [`read_memory`](Self::read_memory) but stops at the first unreadable byte.
-    pub fn read_memory_partial(&self, addr: u64, buf: &mut [u8]) -> usize {
+    pub(crate) fn read_memory_partial(&self, addr: u64, buf: &mut [u8]) -> usize {
         let n = self.mem.read_partial(addr, buf);
         self.sites.unpatch(addr, &mut buf[..n]);
         n
@@ -422,7 +425,7 @@ impl Inferior {
     }
 
     /// Writes target memory; bytes under a breakpoint become its saved original instead.
-    pub fn write_memory(&mut self, addr: u64, bytes: &[u8]) -> Result<(), OsError> {
+    pub(crate) fn write_memory(&mut self, addr: u64, bytes: &[u8]) -> Result<(), OsError> {
         self.forbid_if_read_only("write memory")?;
         let mut buf = bytes.to_vec();
         self.sites.patch_write(addr, &mut buf);
@@ -448,7 +451,7 @@ impl Inferior {
 
     /// The job-control signal that stopped every thread (the process waits for SIGCONT), if
     /// it is stopped that way.
-    pub fn job_stopped(&self) -> Option<i32> {
+    pub(crate) fn job_stopped(&self) -> Option<i32> {
         let first = self.threads.values().next()?.group_stop?;
         self.threads
             .values()
@@ -457,14 +460,14 @@ impl Inferior {
     }
 
     /// Whether `tid` is running (inside a listener of a run that may go on).
-    pub fn is_running(&self, tid: Tid) -> bool {
+    pub(crate) fn is_running(&self, tid: Tid) -> bool {
         self.threads
             .get(&tid)
             .is_some_and(|t| t.state == RunState::Running)
     }
 
     /// Why `tid` could not be stopped, if it could not.
-    pub fn stuck_reason(&self, tid: Tid) -> Option<&str> {
+    pub(crate) fn stuck_reason(&self, tid: Tid) -> Option<&str> {
         self.threads.get(&tid)?.stuck.as_deref()
     }
 }

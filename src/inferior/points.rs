@@ -8,12 +8,12 @@ use crate::os::debugregs::{self, Access};
 use crate::os::{ptrace, OsError, Tid};
 
 impl Inferior {
-    pub fn has_site(&self, addr: u64) -> bool {
+    pub(crate) fn has_site(&self, addr: u64) -> bool {
         self.sites.contains(addr) || self.hw_sites.contains_key(&addr)
     }
 
     /// Whether the site at `addr` is a debug register (`Some(true)`) or an int3.
-    pub fn site_is_hardware(&self, addr: u64) -> Option<bool> {
+    pub(crate) fn site_is_hardware(&self, addr: u64) -> Option<bool> {
         if self.hw_sites.contains_key(&addr) {
             Some(true)
         } else {
@@ -24,7 +24,7 @@ impl Inferior {
     /// A site of scry's own (the entry point, the loader's rendezvous, `finish()`'s return
     /// address): an int3, which leaves the debug registers to the user, unless the session
     /// is read-only (then a debug register). Idempotent.
-    pub fn insert_site(&mut self, addr: u64) -> Result<(), OsError> {
+    pub(crate) fn insert_site(&mut self, addr: u64) -> Result<(), OsError> {
         if self.has_site(addr) {
             return Ok(());
         }
@@ -38,7 +38,11 @@ impl Inferior {
     /// program's code stays its own: its reads of it, and an int3 it writes there itself,
     /// are as without scry), else an int3 (refused when read-only). `hardware`: `Some(true)`
     /// a debug register or an error, `Some(false)` an int3. Idempotent.
-    pub fn insert_user_site(&mut self, addr: u64, hardware: Option<bool>) -> Result<(), OsError> {
+    pub(crate) fn insert_user_site(
+        &mut self,
+        addr: u64,
+        hardware: Option<bool>,
+    ) -> Result<(), OsError> {
         if self.has_site(addr) {
             return Ok(());
         }
@@ -91,7 +95,7 @@ impl Inferior {
 
     /// Restores the original byte at `addr`, unless the program wrote over the int3 itself:
     /// then its bytes stay (writing the stale saved byte back would corrupt its new code).
-    pub fn remove_site(&mut self, addr: u64) -> Result<(), OsError> {
+    pub(crate) fn remove_site(&mut self, addr: u64) -> Result<(), OsError> {
         // The loader's rendezvous stays while scry follows the loader, and libc's sigaction
         // while scry follows the program's SIGTRAP action.
         if Some(addr) == self.rendezvous || Some(addr) == self.sigaction.site {
@@ -116,19 +120,19 @@ impl Inferior {
     }
 
     /// Puts scry's own breakpoint on the dynamic loader's rendezvous function.
-    pub fn set_rendezvous(&mut self, addr: u64) -> Result<(), OsError> {
+    pub(crate) fn set_rendezvous(&mut self, addr: u64) -> Result<(), OsError> {
         self.insert_site(addr)?;
         self.rendezvous = Some(addr);
         Ok(())
     }
 
-    pub fn rendezvous(&self) -> Option<u64> {
+    pub(crate) fn rendezvous(&self) -> Option<u64> {
         self.rendezvous
     }
 
     /// Forgets the site at `addr` without writing anything: its memory is gone (the library
     /// holding it was unloaded).
-    pub fn forget_site(&mut self, addr: u64) {
+    pub(crate) fn forget_site(&mut self, addr: u64) {
         if self.sigaction.site == Some(addr) {
             self.sigaction.forget();
         }
@@ -140,13 +144,13 @@ impl Inferior {
 
     /// The int3 of the site at `addr` is still in memory (the program has not written over
     /// it). False when it cannot be read.
-    pub fn int3_in_memory(&self, addr: u64) -> bool {
+    pub(crate) fn int3_in_memory(&self, addr: u64) -> bool {
         let mut byte = [0u8];
         self.mem.read(addr, &mut byte).is_ok() && byte[0] == INT3
     }
 
     /// A site the program wrote over: it no longer stops anything.
-    pub fn site_overwritten(&self, addr: u64) -> bool {
+    pub(crate) fn site_overwritten(&self, addr: u64) -> bool {
         self.sites.contains(addr) && !self.dead && !self.int3_in_memory(addr)
     }
 
@@ -162,7 +166,7 @@ impl Inferior {
     /// A free debug register slot for a watchpoint, if any. When breakpoints hold them all,
     /// the newest such breakpoint moves to an int3 to make room (not in a read-only
     /// session, which writes no int3).
-    pub fn free_watch_slot(&mut self) -> Option<usize> {
+    pub(crate) fn free_watch_slot(&mut self) -> Option<usize> {
         if let Some(free) = self.watch.iter().position(|w| w.is_none()) {
             return Some(free);
         }
@@ -177,7 +181,7 @@ impl Inferior {
     }
 
     /// Arms `slot` on every thread (debug registers are per thread).
-    pub fn set_watch(&mut self, slot: usize, watch: WatchSlot) -> Result<(), OsError> {
+    pub(crate) fn set_watch(&mut self, slot: usize, watch: WatchSlot) -> Result<(), OsError> {
         self.watch[slot] = Some(watch);
         self.dr7 = debugregs::arm(self.dr7, slot, watch.access, watch.len);
         for tid in self.thread_ids() {
@@ -199,7 +203,7 @@ impl Inferior {
         Ok(())
     }
 
-    pub fn clear_watch(&mut self, slot: usize) {
+    pub(crate) fn clear_watch(&mut self, slot: usize) {
         self.watch[slot] = None;
         self.dr7 = debugregs::disarm(self.dr7, slot);
         for tid in self.thread_ids() {
@@ -213,10 +217,6 @@ impl Inferior {
                 self.clear_watch(slot);
             }
         }
-    }
-
-    pub fn watch_slot(&self, slot: usize) -> Option<WatchSlot> {
-        self.watch.get(slot).copied().flatten()
     }
 
     /// Writes the armed slots and DR7 into one thread. DR7 goes last (and first to 0) so the

@@ -38,7 +38,7 @@ use super::PassFn;
 
 impl Inferior {
     /// Arms the deadline for a run of steps or a continue; [`disarm`](Self::disarm) ends it.
-    pub fn arm(&mut self, deadline: Instant) {
+    pub(crate) fn arm(&mut self, deadline: Instant) {
         self.run_deadline = Some(deadline);
         self.alarm
             .arm(deadline.saturating_duration_since(Instant::now()));
@@ -49,7 +49,7 @@ impl Inferior {
 
     /// Ends a run: every thread stopped (see [`all_stop`](Self::all_stop)), the deadline
     /// and any placement undone.
-    pub fn disarm(&mut self, pass: PassFn) {
+    pub(crate) fn disarm(&mut self, pass: PassFn) {
         let _ = self.all_stop(pass);
         self.run_deadline = None;
         self.trap_guard = None;
@@ -58,7 +58,7 @@ impl Inferior {
     }
 
     /// Steps the selected thread by one instruction; the others stay stopped.
-    pub fn step(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
+    pub(crate) fn step(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
         self.all_stop(pass)?;
         if let Some(stop) = self.next_queued() {
             return Ok(stop);
@@ -72,16 +72,11 @@ impl Inferior {
 
     /// Stops every thread if a stop was reported with only its own thread stopped (see
     /// [`NonStop`]): what every inspection of other threads and every end of a run needs.
-    pub fn all_stop(&mut self, pass: PassFn) -> Result<(), OsError> {
+    pub(crate) fn all_stop(&mut self, pass: PassFn) -> Result<(), OsError> {
         if self.partial.take().is_some() && !self.dead {
             self.stop_all(pass)?;
         }
         Ok(())
-    }
-
-    /// A stop was reported with only its thread stopped.
-    pub fn is_partial(&self) -> bool {
-        self.partial.is_some()
     }
 
     /// Ends a run on `stop`: every other thread stopped, the stopping thread selected, and a
@@ -127,7 +122,7 @@ impl Inferior {
     }
 
     /// Resumes every thread until something worth reporting happens or `deadline` passes.
-    pub fn cont(
+    pub(crate) fn cont(
         &mut self,
         deadline: Instant,
         pass: PassFn,

@@ -179,7 +179,7 @@ impl Inferior {
 
 impl Inferior {
     /// Puts scry's breakpoint on libc's `__libc_sigaction` (see the module doc).
-    pub fn watch_sigaction(&mut self, addr: u64) -> Result<(), OsError> {
+    pub(crate) fn watch_sigaction(&mut self, addr: u64) -> Result<(), OsError> {
         if self.sigaction.site == Some(addr) {
             return Ok(());
         }
@@ -188,7 +188,7 @@ impl Inferior {
         Ok(())
     }
 
-    pub fn sigaction_site(&self) -> Option<u64> {
+    pub(crate) fn sigaction_site(&self) -> Option<u64> {
         self.sigaction.site
     }
 

@@ -3,42 +3,38 @@
 
 use std::collections::HashMap;
 
-pub const INT3: u8 = 0xcc;
+pub(crate) const INT3: u8 = 0xcc;
 
 #[derive(Default)]
-pub struct Sites {
+pub(crate) struct Sites {
     original: HashMap<u64, u8>,
 }
 
 impl Sites {
-    pub fn contains(&self, addr: u64) -> bool {
+    pub(crate) fn contains(&self, addr: u64) -> bool {
         self.original.contains_key(&addr)
     }
 
-    pub fn original(&self, addr: u64) -> Option<u8> {
+    pub(crate) fn original(&self, addr: u64) -> Option<u8> {
         self.original.get(&addr).copied()
     }
 
-    pub fn insert(&mut self, addr: u64, original: u8) {
+    pub(crate) fn insert(&mut self, addr: u64, original: u8) {
         self.original.insert(addr, original);
     }
 
-    pub fn remove(&mut self, addr: u64) -> Option<u8> {
+    pub(crate) fn remove(&mut self, addr: u64) -> Option<u8> {
         self.original.remove(&addr)
     }
 
-    pub fn addrs(&self) -> Vec<u64> {
+    pub(crate) fn addrs(&self) -> Vec<u64> {
         self.original.keys().copied().collect()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.original.is_empty()
     }
 
     /// Replaces int3 bytes in `buf` (read from `addr`) with the bytes they hide, so readers see
     /// the program as it is on disk. A site whose int3 is gone was overwritten by the program
     /// itself (self-modifying or JIT code): the program's bytes win over the saved one.
-    pub fn unpatch(&self, addr: u64, buf: &mut [u8]) {
+    pub(crate) fn unpatch(&self, addr: u64, buf: &mut [u8]) {
         if self.original.is_empty() {
             return;
         }
@@ -65,7 +61,7 @@ impl Sites {
 
     /// A write over sites: the saved originals take the new bytes and the int3s stay in the
     /// buffer that will be written, so the breakpoint survives the write.
-    pub fn patch_write(&mut self, addr: u64, buf: &mut [u8]) {
+    pub(crate) fn patch_write(&mut self, addr: u64, buf: &mut [u8]) {
         let end = addr.saturating_add(buf.len() as u64);
         for (&site, orig) in self.original.iter_mut() {
             if site >= addr && site < end {

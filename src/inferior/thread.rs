@@ -4,13 +4,13 @@ use crate::os::regs::RawRegs;
 use crate::os::Tid;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunState {
+pub(crate) enum RunState {
     Running,
     Stopped,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopKind {
+pub(crate) enum StopKind {
     /// A ptrace-event or interrupt stop: resumed with no signal.
     Event,
     /// A signal-delivery-stop: resuming passes `pending_signal`.
@@ -22,7 +22,7 @@ pub enum StopKind {
     InSyscall,
 }
 
-pub struct Thread {
+pub(crate) struct Thread {
     pub tid: Tid,
     pub state: RunState,
     pub stop_kind: StopKind,
@@ -59,7 +59,7 @@ pub struct Thread {
 }
 
 impl Thread {
-    pub fn new_stopped(tid: Tid) -> Self {
+    pub(crate) fn new_stopped(tid: Tid) -> Self {
         Thread {
             tid,
             state: RunState::Stopped,
@@ -78,7 +78,7 @@ impl Thread {
         }
     }
 
-    pub fn mark_running(&mut self) {
+    pub(crate) fn mark_running(&mut self) {
         self.state = RunState::Running;
         self.parked_at = None;
         self.rewound = false;
@@ -86,7 +86,7 @@ impl Thread {
         self.pending_signal = 0;
     }
 
-    pub fn mark_stopped(&mut self, kind: StopKind) {
+    pub(crate) fn mark_stopped(&mut self, kind: StopKind) {
         self.state = RunState::Stopped;
         self.stuck = None;
         self.stop_kind = kind;

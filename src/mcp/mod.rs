@@ -23,7 +23,8 @@ use crate::session::Config;
 
 /// Protocol revisions this server speaks, newest first. Their differences do not touch the
 /// tools this server offers (`tools/list`, `tools/call` with text content and `isError`).
-pub const PROTOCOL_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub(crate) const PROTOCOL_VERSIONS: [&str; 4] =
+    ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// How often the idle main thread looks for a termination signal.
 const POLL: Duration = Duration::from_millis(200);
@@ -35,7 +36,7 @@ const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
 
 /// A JSON-RPC error: code and message.
-pub type RpcError = (i64, String);
+pub(crate) type RpcError = (i64, String);
 
 /// `scry mcp [OPTIONS]`: a Model Context Protocol server on stdin/stdout.
 #[derive(Parser, Debug)]
@@ -117,7 +118,7 @@ pub fn main(args: &[String]) -> ExitCode {
 }
 
 /// The protocol state: every named session, each a REPL owned by this (the ptrace) thread.
-pub struct Server {
+pub(crate) struct Server {
     config: Config,
     /// `--view`: the live view every started session gets unless `scry_start` says otherwise.
     pub view: Option<String>,
@@ -125,7 +126,7 @@ pub struct Server {
 }
 
 impl Server {
-    pub fn new(config: Config) -> Self {
+    pub(crate) fn new(config: Config) -> Self {
         Server {
             config,
             view: None,
@@ -135,7 +136,7 @@ impl Server {
 
     /// Answers one line of input: the serialized response, or `None` (a notification, a
     /// blank line, a response from the client).
-    pub fn handle_line(&mut self, line: &str) -> Option<String> {
+    pub(crate) fn handle_line(&mut self, line: &str) -> Option<String> {
         if line.trim().is_empty() {
             return None;
         }
@@ -208,7 +209,7 @@ impl Server {
     }
 
     /// Ends every session (spawned targets killed, attached ones detached).
-    pub fn release_all(&mut self) {
+    pub(crate) fn release_all(&mut self) {
         for (_, mut repl) in std::mem::take(&mut self.sessions) {
             crate::daemon::release(&mut repl);
         }

@@ -39,7 +39,7 @@ End a scry session: a spawned program is killed, an attached one detached (break
 restored) and left running. Returns what happened to the process.";
 
 /// `tools/list`'s tools, with the API reference in scry_eval's description.
-pub fn definitions() -> Value {
+pub(super) fn definitions() -> Value {
     let name = json!({
         "type": "string",
         "description": "The session's name (default 'default')."
@@ -92,7 +92,11 @@ fn text(text: impl Into<String>, is_error: bool) -> Value {
 }
 
 /// `tools/call`: the tool's result, or a JSON-RPC error for an unknown tool.
-pub fn call(server: &mut Server, tool: &str, args: &Map<String, Value>) -> Result<Value, RpcError> {
+pub(super) fn call(
+    server: &mut Server,
+    tool: &str,
+    args: &Map<String, Value>,
+) -> Result<Value, RpcError> {
     let outcome = match tool {
         "scry_start" => start(server, args),
         "scry_eval" => eval(server, args),

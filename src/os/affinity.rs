@@ -5,17 +5,17 @@
 
 use super::Tid;
 
-pub struct Affinity(libc::cpu_set_t);
+pub(crate) struct Affinity(libc::cpu_set_t);
 
 /// The CPU the calling thread is running on.
-pub fn current_cpu() -> Option<usize> {
+pub(crate) fn current_cpu() -> Option<usize> {
     // SAFETY: no arguments; returns -1 on failure.
     let cpu = unsafe { libc::sched_getcpu() };
     (cpu >= 0).then_some(cpu as usize)
 }
 
 /// `tid`'s current mask (0 = the calling thread).
-pub fn get(tid: Tid) -> Option<Affinity> {
+pub(crate) fn get(tid: Tid) -> Option<Affinity> {
     // SAFETY: sched_getaffinity fills the set we own, of the size we pass.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -24,13 +24,13 @@ pub fn get(tid: Tid) -> Option<Affinity> {
     }
 }
 
-pub fn set(tid: Tid, mask: &Affinity) -> bool {
+pub(crate) fn set(tid: Tid, mask: &Affinity) -> bool {
     // SAFETY: passes a fully initialised set of the size we pass.
     unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &mask.0) == 0 }
 }
 
 /// A mask holding only `cpu`.
-pub fn only(cpu: usize) -> Affinity {
+pub(crate) fn only(cpu: usize) -> Affinity {
     // SAFETY: CPU_ZERO/CPU_SET write inside the set we own.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -41,7 +41,7 @@ pub fn only(cpu: usize) -> Affinity {
 }
 
 impl Affinity {
-    pub fn allows(&self, cpu: usize) -> bool {
+    pub(crate) fn allows(&self, cpu: usize) -> bool {
         // SAFETY: reads a bit of the set we own.
         unsafe { libc::CPU_ISSET(cpu, &self.0) }
     }

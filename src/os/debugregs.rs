@@ -10,39 +10,17 @@ pub enum Access {
     ReadWrite,
 }
 
-pub const SLOTS: usize = 4;
-pub const DR6: usize = 6;
-pub const DR7: usize = 7;
+pub(crate) const SLOTS: usize = 4;
+pub(crate) const DR6: usize = 6;
+pub(crate) const DR7: usize = 7;
 
 /// DR6 bit 14: the trap was a single step.
 const DR6_BS: u64 = 1 << 14;
 
-/// Checks a watch request: length 1, 2, 4 or 8 and the address aligned to it (the CPU
-/// ignores the low address bits, so a misaligned watch would silently cover other bytes).
-pub fn validate(addr: u64, len: u64, access: Access) -> Result<(), String> {
-    if access == Access::Execute {
-        if len != 1 {
-            return Err("an execute watchpoint has length 1".into());
-        }
-        return Ok(());
-    }
-    if !matches!(len, 1 | 2 | 4 | 8) {
-        return Err(format!(
-            "watch length must be 1, 2, 4 or 8 bytes, not {len}"
-        ));
-    }
-    if !addr.is_multiple_of(len) {
-        return Err(format!(
-            "address {addr:#x} is not aligned to the watch length {len}"
-        ));
-    }
-    Ok(())
-}
-
 /// The aligned pieces, one debug register each, that cover `[addr, addr + len)` exactly:
 /// the largest aligned length (8, 4, 2, 1) at each step. 16 bytes at an 8-aligned address
 /// are two pieces; 4 bytes at `...2` are two of 2. More than `SLOTS` pieces is an error.
-pub fn pieces(addr: u64, len: u64) -> Result<Vec<(u64, u64)>, String> {
+pub(crate) fn pieces(addr: u64, len: u64) -> Result<Vec<(u64, u64)>, String> {
     if len == 0 {
         return Err("watch length must be at least 1 byte".into());
     }
@@ -86,20 +64,20 @@ fn access_bits(access: Access) -> u64 {
 }
 
 /// DR7 with `slot` armed (local enable) for `access` of `len` bytes.
-pub fn arm(dr7: u64, slot: usize, access: Access, len: u64) -> u64 {
+pub(crate) fn arm(dr7: u64, slot: usize, access: Access, len: u64) -> u64 {
     let shift = 16 + 4 * slot as u64;
     let cleared = disarm(dr7, slot);
     cleared | (1 << (2 * slot)) | (access_bits(access) << shift) | (len_bits(len) << (shift + 2))
 }
 
 /// DR7 with `slot` disarmed and its condition bits cleared.
-pub fn disarm(dr7: u64, slot: usize) -> u64 {
+pub(crate) fn disarm(dr7: u64, slot: usize) -> u64 {
     let shift = 16 + 4 * slot as u64;
     dr7 & !(0b11 << (2 * slot)) & !(0b1111 << shift)
 }
 
 /// The slots DR6 reports as fired (bit n = slot n), and whether it was also a single step.
-pub fn fired(dr6: u64) -> (u8, bool) {
+pub(crate) fn fired(dr6: u64) -> (u8, bool) {
     ((dr6 & 0xf) as u8, dr6 & DR6_BS != 0)
 }
 
@@ -137,18 +115,6 @@ mod tests {
         let both = arm(arm(0, 0, Access::Write, 4), 1, Access::Write, 1);
         assert_eq!(disarm(both, 0), arm(0, 1, Access::Write, 1));
         assert_eq!(disarm(disarm(both, 0), 1), 0);
-    }
-
-    #[test]
-    fn validates_requests() {
-        assert!(validate(0x1000, 8, Access::Write).is_ok());
-        assert!(validate(0x1004, 8, Access::Write)
-            .unwrap_err()
-            .contains("not aligned"));
-        assert!(validate(0x1000, 3, Access::Write)
-            .unwrap_err()
-            .contains("1, 2, 4 or 8"));
-        assert!(validate(0x1001, 1, Access::ReadWrite).is_ok());
     }
 
     #[test]

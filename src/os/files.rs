@@ -12,7 +12,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// Opens `path` for reading only if it is a regular file.
-pub fn open_regular(path: &Path) -> std::io::Result<File> {
+pub(crate) fn open_regular(path: &Path) -> std::io::Result<File> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -24,7 +24,7 @@ pub fn open_regular(path: &Path) -> std::io::Result<File> {
 }
 
 /// The contents of the regular file at `path`, refused when larger than `limit` bytes.
-pub fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     let file = open_regular(path)?;
     let len = file.metadata()?.len();
     if len > limit {
@@ -45,7 +45,7 @@ pub fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
 
 /// Renames `from` to `to` unless `to` exists (then `AlreadyExists`, and nothing changed):
 /// one atomic step, so nothing created at `to` after a look is ever replaced.
-pub fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(crate) fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
     use std::os::unix::ffi::OsStrExt;
     let c = |p: &Path| {
         std::ffi::CString::new(p.as_os_str().as_bytes())

@@ -189,7 +189,7 @@ impl FpRegs {
 
 /// The 80-bit extended value of st registers, as the nearest f64 (what JavaScript can hold;
 /// the extra 11 bits of precision and exponents beyond f64's range round or saturate).
-pub fn f80_to_f64(b: [u8; 10]) -> f64 {
+pub(crate) fn f80_to_f64(b: [u8; 10]) -> f64 {
     let mantissa = u64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8]));
     let se = u16::from_le_bytes([b[8], b[9]]);
     let sign = if se & 0x8000 != 0 { -1.0 } else { 1.0 };
@@ -207,7 +207,7 @@ pub fn f80_to_f64(b: [u8; 10]) -> f64 {
 }
 
 /// The 80-bit extended encoding of an f64 (exact: every f64 is representable).
-pub fn f64_to_f80(v: f64) -> [u8; 10] {
+pub(crate) fn f64_to_f80(v: f64) -> [u8; 10] {
     let bits = v.to_bits();
     let sign = ((bits >> 63) as u16) << 15;
     let exp = ((bits >> 52) & 0x7ff) as i32;
@@ -238,7 +238,7 @@ pub fn f64_to_f80(v: f64) -> [u8; 10] {
 
 /// The thread's floating-point and vector registers: the XSAVE area where the kernel has one
 /// (every CPU since 2008), else the FXSAVE area.
-pub fn get(tid: Tid) -> Result<FpRegs, OsError> {
+pub(crate) fn get(tid: Tid) -> Result<FpRegs, OsError> {
     let mut buf = vec![0u8; XSTATE_BUFFER];
     match regset(libc::PTRACE_GETREGSET, tid, &mut buf) {
         Ok(n) => {
@@ -267,7 +267,7 @@ pub fn get(tid: Tid) -> Result<FpRegs, OsError> {
 }
 
 /// Writes back an area read by `get` (and edited).
-pub fn set(tid: Tid, regs: &FpRegs) -> Result<(), OsError> {
+pub(crate) fn set(tid: Tid, regs: &FpRegs) -> Result<(), OsError> {
     let mut area = regs.area.clone();
     let result = match regs.format {
         Format::Xsave => regset(libc::PTRACE_SETREGSET, tid, &mut area).map(|_| ()),

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 /// Starts the guardian of the calling process. Best effort: on failure scry goes on without.
 /// `SCRY_GUARDIAN=0` in the environment leaves it out.
-pub fn start() {
+pub(crate) fn start() {
     if std::env::var_os("SCRY_GUARDIAN").is_some_and(|v| v == "0") {
         return;
     }
@@ -56,7 +56,7 @@ static REPORTS: AtomicI32 = AtomicI32::new(-1);
 
 /// The program the guardian ended since the last look because it held scry in a ptrace stop
 /// (see the module comment), if it did.
-pub fn ended_attacker() -> Option<i32> {
+pub(crate) fn ended_attacker() -> Option<i32> {
     let fd = REPORTS.load(Ordering::SeqCst);
     if fd < 0 {
         return None;

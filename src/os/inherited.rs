@@ -54,13 +54,13 @@ static CAPTURE: extern "C" fn() = capture;
 /// What a spawned program is to inherit: (ignored signals, blocked mask), as bit sets.
 /// Taken once, before fork: the child may only make async-signal-safe calls.
 #[derive(Debug, Clone, Copy)]
-pub struct Inherited {
+pub(crate) struct Inherited {
     ignored: u64,
     mask: u64,
 }
 
 impl Inherited {
-    pub fn at_start() -> Inherited {
+    pub(crate) fn at_start() -> Inherited {
         // The constructor's static must be kept by the linker: naming it here does that.
         let _ = &CAPTURE;
         if !CAPTURED.load(Ordering::SeqCst) {
@@ -75,17 +75,13 @@ impl Inherited {
         }
     }
 
-    pub fn ignores(&self, sig: i32) -> bool {
-        (1..=64).contains(&sig) && self.ignored & (1 << (sig - 1)) != 0
-    }
-
     /// In a forked child, before exec: every signal scry catches or ignores goes back to what
     /// scry inherited (exec resets handlers, not SIG_IGN), and the mask is the one scry
     /// started with.
     ///
     /// # Safety
     /// Only async-signal-safe calls: fit for a child between fork and exec.
-    pub unsafe fn apply_in_child(&self) {
+    pub(crate) unsafe fn apply_in_child(&self) {
         for sig in 1..=64 {
             if sig == libc::SIGKILL || sig == libc::SIGSTOP {
                 continue;

@@ -19,7 +19,7 @@ extern "C" fn record(sig: libc::c_int) {
 
 /// Installs the handlers. `interactive`: SIGINT interrupts the running command (a person
 /// pressed Ctrl-C) instead of ending the session.
-pub fn install(interactive: bool) {
+pub(crate) fn install(interactive: bool) {
     INTERACTIVE.store(interactive, Ordering::SeqCst);
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: installs an async-signal-safe handler that only stores to atomics.
@@ -34,7 +34,7 @@ pub fn install(interactive: bool) {
 }
 
 /// The signal that asked scry to end, if one did.
-pub fn termination() -> Option<i32> {
+pub(crate) fn termination() -> Option<i32> {
     match TERMINATE.load(Ordering::SeqCst) {
         0 => None,
         sig => Some(sig),
@@ -43,11 +43,11 @@ pub fn termination() -> Option<i32> {
 
 /// Whether the current command should stop: termination pending, or a Ctrl-C not yet
 /// consumed.
-pub fn pending() -> bool {
+pub(crate) fn pending() -> bool {
     termination().is_some() || INTERRUPT.load(Ordering::SeqCst)
 }
 
 /// Consumes a Ctrl-C; true if there was one.
-pub fn take_interrupt() -> bool {
+pub(crate) fn take_interrupt() -> bool {
     INTERRUPT.swap(false, Ordering::SeqCst)
 }

@@ -41,7 +41,7 @@ struct Keeper {
 static KEEPER: Mutex<Option<Keeper>> = Mutex::new(None);
 
 /// This process was started as a keeper.
-pub fn is_keeper_invocation() -> bool {
+pub(crate) fn is_keeper_invocation() -> bool {
     let mut args = std::env::args_os();
     let first = args.next();
     first.as_deref() == Some("scry-keeper".as_ref())
@@ -50,7 +50,7 @@ pub fn is_keeper_invocation() -> bool {
 
 /// Whether this kernel can take scry's filter out of the way when scry lets a program go:
 /// USER_NOTIF filters (Linux 5.0) and taking a file descriptor from another process (5.6).
-pub fn release_supported() -> Result<(), String> {
+pub(crate) fn release_supported() -> Result<(), String> {
     static CHECKED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     CHECKED
         .get_or_init(|| {
@@ -78,7 +78,7 @@ pub fn release_supported() -> Result<(), String> {
 }
 
 /// A duplicate of file descriptor `fd` of process `pid` (scry must be allowed to trace it).
-pub fn take_fd(pid: Tid, fd: i32) -> Result<OwnedFd, OsError> {
+pub(crate) fn take_fd(pid: Tid, fd: i32) -> Result<OwnedFd, OsError> {
     let fail = |what: &'static str| OsError::Ptrace {
         what,
         tid: pid,
@@ -99,7 +99,7 @@ pub fn take_fd(pid: Tid, fd: i32) -> Result<OwnedFd, OsError> {
 
 /// Makes sure a keeper runs (before anything is changed in a program that would depend on
 /// it).
-pub fn ready() -> Result<(), OsError> {
+pub(crate) fn ready() -> Result<(), OsError> {
     let mut keeper = KEEPER.lock().unwrap_or_else(|e| e.into_inner());
     if keeper.as_ref().is_none_or(|k| k.served >= PER_KEEPER) {
         *keeper = Some(start()?);
@@ -109,7 +109,7 @@ pub fn ready() -> Result<(), OsError> {
 
 /// Gives a seccomp listener to the keeper (started if none runs, or if it died); returns
 /// the keeper's process id.
-pub fn hand_over(listener: OwnedFd) -> Result<Tid, OsError> {
+pub(crate) fn hand_over(listener: OwnedFd) -> Result<Tid, OsError> {
     let mut keeper = KEEPER.lock().unwrap_or_else(|e| e.into_inner());
     for _ in 0..2 {
         if keeper.as_ref().is_none_or(|k| k.served >= PER_KEEPER) {
@@ -285,7 +285,7 @@ fn read_pid(socket: &OwnedFd) -> Option<Tid> {
 /// The keeper's main loop: receive listeners from scry, answer every notification with
 /// "continue", drop listeners whose processes are all gone; exit when scry has closed its
 /// end and no listener is left. Returns the exit code.
-pub fn serve() -> i32 {
+pub(crate) fn serve() -> i32 {
     // SAFETY: the fd scry's start() put there for us.
     let socket = unsafe { OwnedFd::from_raw_fd(SOCKET_FD) };
     let mut scry_open = true;

@@ -10,7 +10,7 @@ use memmap2::{Mmap, UncheckedAdvice};
 /// x86-64 pages: what `madvise` works in.
 const PAGE: usize = 4096;
 
-pub struct MappedFile {
+pub(crate) struct MappedFile {
     map: Mmap,
 }
 
@@ -18,7 +18,7 @@ impl MappedFile {
     /// Maps the file at `path`. Only regular files are opened: paths come from a process's
     /// maps and from debug directories, and may name devices, where even `open` can block
     /// or have effects.
-    pub fn open_regular(path: &Path) -> anyhow::Result<MappedFile> {
+    pub(crate) fn open_regular(path: &Path) -> anyhow::Result<MappedFile> {
         let file = super::files::open_regular(path)
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         // SAFETY: the mapping is private and read-only. If another process truncates the
@@ -30,14 +30,14 @@ impl MappedFile {
         Ok(MappedFile { map })
     }
 
-    pub fn bytes(&self) -> &[u8] {
+    pub(crate) fn bytes(&self) -> &[u8] {
         &self.map
     }
 
     /// Gives back the memory of the whole pages inside `range` (bytes already read and not
     /// needed again soon, e.g. a compressed section once inflated): the next read of any of
     /// them faults the file's contents back in.
-    pub fn release(&self, range: std::ops::Range<usize>) {
+    pub(crate) fn release(&self, range: std::ops::Range<usize>) {
         // Whole pages inside the range only: a neighbour's bytes on a shared page stay put.
         let start = range.start.div_ceil(PAGE) * PAGE;
         let end = range.end.min(self.map.len()) / PAGE * PAGE;

@@ -7,12 +7,12 @@ use std::os::unix::fs::FileExt;
 
 use super::{OsError, Tid};
 
-pub struct ProcMem {
+pub(crate) struct ProcMem {
     file: File,
 }
 
 impl ProcMem {
-    pub fn open(pid: Tid) -> Result<Self, OsError> {
+    pub(crate) fn open(pid: Tid) -> Result<Self, OsError> {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -25,7 +25,7 @@ impl ProcMem {
     }
 
     /// Fills `buf` from `addr`; any byte that cannot be read makes the whole read fail.
-    pub fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), OsError> {
+    pub(crate) fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), OsError> {
         let mut done = 0;
         while done < buf.len() {
             let at = addr.checked_add(done as u64).ok_or(OsError::Unmapped {
@@ -46,7 +46,7 @@ impl ProcMem {
     }
 
     /// Reads as much as is readable from `addr`, up to `buf.len()`; returns the count.
-    pub fn read_partial(&self, addr: u64, buf: &mut [u8]) -> usize {
+    pub(crate) fn read_partial(&self, addr: u64, buf: &mut [u8]) -> usize {
         let mut done = 0;
         while done < buf.len() {
             let Some(at) = addr.checked_add(done as u64) else {
@@ -60,7 +60,7 @@ impl ProcMem {
         done
     }
 
-    pub fn write(&self, addr: u64, bytes: &[u8]) -> Result<(), OsError> {
+    pub(crate) fn write(&self, addr: u64, bytes: &[u8]) -> Result<(), OsError> {
         let mut done = 0;
         while done < bytes.len() {
             let at = addr.checked_add(done as u64).ok_or(OsError::Unmapped {

@@ -1,34 +1,34 @@
 //! The OS layer: the only place that speaks ptrace, libc and `unsafe`. Everything above sees
 //! typed requests and results.
 
-pub mod affinity;
-pub mod alloc;
-pub mod debugregs;
-pub mod files;
-pub mod fpregs;
-pub mod guardian;
-pub mod inherited;
-pub mod interrupt;
-pub mod keeper;
-pub mod mapped;
-pub mod memory;
-pub mod pipe;
-pub mod procfs;
-pub mod ptrace;
-pub mod pty;
-pub mod regs;
-pub mod seccomp;
-pub mod signals;
-pub mod spawn;
-pub mod stdin;
-pub mod syscalls;
-pub mod timer;
-pub mod wait;
+pub(crate) mod affinity;
+pub(crate) mod alloc;
+pub(crate) mod debugregs;
+pub(crate) mod files;
+pub(crate) mod fpregs;
+pub(crate) mod guardian;
+pub(crate) mod inherited;
+pub(crate) mod interrupt;
+pub(crate) mod keeper;
+pub(crate) mod mapped;
+pub(crate) mod memory;
+pub(crate) mod pipe;
+pub(crate) mod procfs;
+pub(crate) mod ptrace;
+pub(crate) mod pty;
+pub(crate) mod regs;
+pub(crate) mod seccomp;
+pub(crate) mod signals;
+pub(crate) mod spawn;
+pub(crate) mod stdin;
+pub(crate) mod syscalls;
+pub(crate) mod timer;
+pub(crate) mod wait;
 
 use std::fmt;
 
 /// A kernel thread id (a process id is its leader's tid).
-pub type Tid = i32;
+pub(crate) type Tid = i32;
 
 /// Makes scry unattachable by the programs it debugs: a process that is not dumpable can be
 /// ptrace-attached only by one with CAP_SYS_PTRACE (a program that attached to its debugger
@@ -40,7 +40,7 @@ pub fn protect_self() {
 }
 
 /// scry's effective user and group ids (what a spawned program runs as).
-pub fn effective_ids() -> (u32, u32) {
+pub(crate) fn effective_ids() -> (u32, u32) {
     // SAFETY: geteuid and getegid have no preconditions and cannot fail.
     unsafe { (libc::geteuid(), libc::getegid()) }
 }

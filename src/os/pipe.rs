@@ -3,7 +3,7 @@
 use std::os::fd::AsRawFd;
 
 /// Bytes written into a pipe and not yet read (FIONREAD); 0 when the query fails.
-pub fn pending_bytes(fd: &impl AsRawFd) -> usize {
+pub(crate) fn pending_bytes(fd: &impl AsRawFd) -> usize {
     let mut n: libc::c_int = 0;
     // SAFETY: FIONREAD writes one int through the pointer we own.
     let rc = unsafe { libc::ioctl(fd.as_raw_fd(), libc::FIONREAD, &mut n) };
@@ -15,7 +15,7 @@ pub fn pending_bytes(fd: &impl AsRawFd) -> usize {
 }
 
 /// Blocks until `fd` has bytes to read or its write end is closed (or poll fails).
-pub fn wait_readable(fd: &impl AsRawFd) {
+pub(crate) fn wait_readable(fd: &impl AsRawFd) {
     let mut pfd = libc::pollfd {
         fd: fd.as_raw_fd(),
         events: libc::POLLIN,
@@ -31,7 +31,7 @@ pub fn wait_readable(fd: &impl AsRawFd) {
 }
 
 /// Whether `fd` has something to read within `ms` milliseconds.
-pub fn readable_within(fd: &impl AsRawFd, ms: i32) -> bool {
+pub(crate) fn readable_within(fd: &impl AsRawFd, ms: i32) -> bool {
     let mut pfd = libc::pollfd {
         fd: fd.as_raw_fd(),
         events: libc::POLLIN,
@@ -42,7 +42,7 @@ pub fn readable_within(fd: &impl AsRawFd, ms: i32) -> bool {
 }
 
 /// The write end is closed (POLLHUP), checked without waiting.
-pub fn is_hung_up(fd: &impl AsRawFd) -> bool {
+pub(crate) fn is_hung_up(fd: &impl AsRawFd) -> bool {
     let mut pfd = libc::pollfd {
         fd: fd.as_raw_fd(),
         events: libc::POLLIN,

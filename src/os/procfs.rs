@@ -7,7 +7,7 @@ use super::Tid;
 const AT_ENTRY: u64 = 9;
 
 /// Looks a key up in a raw auxv (pairs of native-endian u64).
-pub fn auxv_lookup(auxv: &[u8], key: u64) -> Option<u64> {
+pub(crate) fn auxv_lookup(auxv: &[u8], key: u64) -> Option<u64> {
     auxv.chunks_exact(16).find_map(|pair| {
         let k = u64::from_ne_bytes(pair[..8].try_into().ok()?);
         let v = u64::from_ne_bytes(pair[8..].try_into().ok()?);
@@ -16,25 +16,25 @@ pub fn auxv_lookup(auxv: &[u8], key: u64) -> Option<u64> {
 }
 
 /// The runtime address of the program's entry point (AT_ENTRY), already relocated for PIE.
-pub fn entry_point(pid: Tid) -> Option<u64> {
+pub(crate) fn entry_point(pid: Tid) -> Option<u64> {
     let auxv = std::fs::read(format!("/proc/{pid}/auxv")).ok()?;
     auxv_lookup(&auxv, AT_ENTRY)
 }
 
-pub fn exe_path(pid: Tid) -> Option<PathBuf> {
+pub(crate) fn exe_path(pid: Tid) -> Option<PathBuf> {
     std::fs::read_link(format!("/proc/{pid}/exe")).ok()
 }
 
-pub fn maps_text(pid: Tid) -> std::io::Result<String> {
+pub(crate) fn maps_text(pid: Tid) -> std::io::Result<String> {
     std::fs::read_to_string(format!("/proc/{pid}/maps"))
 }
 
 /// Whether `tid` is a thread of process `pid`.
-pub fn has_task(pid: Tid, tid: Tid) -> bool {
+pub(crate) fn has_task(pid: Tid, tid: Tid) -> bool {
     std::path::Path::new(&format!("/proc/{pid}/task/{tid}")).exists()
 }
 
-pub fn task_ids(pid: Tid) -> Vec<Tid> {
+pub(crate) fn task_ids(pid: Tid) -> Vec<Tid> {
     let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return Vec::new();
     };
@@ -45,14 +45,14 @@ pub fn task_ids(pid: Tid) -> Vec<Tid> {
     tids
 }
 
-pub fn thread_name(pid: Tid, tid: Tid) -> Option<String> {
+pub(crate) fn thread_name(pid: Tid, tid: Tid) -> Option<String> {
     let comm = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")).ok()?;
     Some(comm.trim_end().to_string())
 }
 
 /// The state letter of a thread (`R`, `S`, `t`, `Z`, ...) from `/proc/PID/task/TID/stat`;
 /// `None` when the thread is gone.
-pub fn thread_state(pid: Tid, tid: Tid) -> Option<char> {
+pub(crate) fn thread_state(pid: Tid, tid: Tid) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
     // The command name in parentheses may itself contain ')': the state follows the last one.
     stat.rsplit_once(')')?.1.trim_start().chars().next()
@@ -60,14 +60,14 @@ pub fn thread_state(pid: Tid, tid: Tid) -> Option<char> {
 
 /// The kernel function a sleeping thread waits in (`/proc/PID/task/TID/wchan`), when the
 /// kernel shows it.
-pub fn thread_wchan(pid: Tid, tid: Tid) -> Option<String> {
+pub(crate) fn thread_wchan(pid: Tid, tid: Tid) -> Option<String> {
     let w = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/wchan")).ok()?;
     let w = w.trim();
     (!w.is_empty() && w != "0").then(|| w.to_string())
 }
 
 /// A field of `/proc/PID/status`, e.g. `TracerPid` or `State`.
-pub fn status_field(status: &str, key: &str) -> Option<String> {
+pub(crate) fn status_field(status: &str, key: &str) -> Option<String> {
     status.lines().find_map(|line| {
         let (k, v) = line.split_once(':')?;
         (k == key).then(|| v.trim().to_string())
@@ -76,16 +76,16 @@ pub fn status_field(status: &str, key: &str) -> Option<String> {
 
 /// A signal-set field of `/proc/PID/status` (`SigIgn`, `SigCgt`, `SigBlk`): bit n-1 for
 /// signal n.
-pub fn signal_set(status: &str, key: &str) -> Option<u64> {
+pub(crate) fn signal_set(status: &str, key: &str) -> Option<u64> {
     u64::from_str_radix(&status_field(status, key)?, 16).ok()
 }
 
 /// The bytes of `/proc/PID/NAME` (`stat`, `cmdline`, `auxv`, ...).
-pub fn read(pid: Tid, name: &str) -> Option<Vec<u8>> {
+pub(crate) fn read(pid: Tid, name: &str) -> Option<Vec<u8>> {
     std::fs::read(format!("/proc/{pid}/{name}")).ok()
 }
 
-pub fn status_text(pid: Tid) -> Option<String> {
+pub(crate) fn status_text(pid: Tid) -> Option<String> {
     std::fs::read_to_string(format!("/proc/{pid}/status")).ok()
 }
 

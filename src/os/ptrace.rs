@@ -46,7 +46,7 @@ fn err(what: &'static str, tid: Tid) -> impl FnOnce(nix::Error) -> OsError {
 
 /// Options every traced thread carries. EXITKILL only for processes scry spawned: an attached
 /// process must outlive a crashed debugger.
-pub fn trace_options(kill_on_exit: bool) -> Options {
+pub(crate) fn trace_options(kill_on_exit: bool) -> Options {
     // Fork and vfork children are traced only long enough to take scry's int3 bytes out of
     // them (they inherit copies) and are then let go.
     let mut opts = Options::PTRACE_O_TRACECLONE
@@ -67,34 +67,34 @@ pub fn trace_options(kill_on_exit: bool) -> Options {
 /// creates later inherit them): its seccomp filter's SECCOMP_RET_TRACE then stops it for
 /// scry. Set only once scry has installed a filter: without the option a trace filter's
 /// calls fail with ENOSYS, which is what a program with such a filter of its own expects.
-pub fn enable_seccomp_stops(tid: Tid, kill_on_exit: bool) -> Result<(), OsError> {
+pub(crate) fn enable_seccomp_stops(tid: Tid, kill_on_exit: bool) -> Result<(), OsError> {
     let options = trace_options(kill_on_exit) | Options::PTRACE_O_TRACESECCOMP;
     ptrace::setoptions(pid(tid), options).map_err(err("setoptions", tid))
 }
 
-pub fn seize(tid: Tid, options: Options) -> Result<(), OsError> {
+pub(crate) fn seize(tid: Tid, options: Options) -> Result<(), OsError> {
     ptrace::seize(pid(tid), options).map_err(err("seize", tid))
 }
 
-pub fn interrupt(tid: Tid) -> Result<(), OsError> {
+pub(crate) fn interrupt(tid: Tid) -> Result<(), OsError> {
     ptrace::interrupt(pid(tid)).map_err(err("interrupt", tid))
 }
 
-pub fn cont(tid: Tid, sig: i32) -> Result<(), OsError> {
+pub(crate) fn cont(tid: Tid, sig: i32) -> Result<(), OsError> {
     resume_with(libc::PTRACE_CONT, "cont", tid, sig)
 }
 
-pub fn single_step(tid: Tid, sig: i32) -> Result<(), OsError> {
+pub(crate) fn single_step(tid: Tid, sig: i32) -> Result<(), OsError> {
     resume_with(libc::PTRACE_SINGLESTEP, "singlestep", tid, sig)
 }
 
 /// Resumes to the next system-call entry or exit stop.
-pub fn syscall_step(tid: Tid, sig: i32) -> Result<(), OsError> {
+pub(crate) fn syscall_step(tid: Tid, sig: i32) -> Result<(), OsError> {
     resume_with(libc::PTRACE_SYSCALL, "syscall", tid, sig)
 }
 
 /// The thread's blocked-signal mask, bit n-1 for signal n.
-pub fn get_sigmask(tid: Tid) -> Result<u64, OsError> {
+pub(crate) fn get_sigmask(tid: Tid) -> Result<u64, OsError> {
     let mut mask = 0u64;
     // SAFETY: PTRACE_GETSIGMASK writes `addr` (= 8, the size of a kernel sigset) bytes into
     // the u64 we own.
@@ -116,7 +116,7 @@ pub fn get_sigmask(tid: Tid) -> Result<u64, OsError> {
     Ok(mask)
 }
 
-pub fn set_sigmask(tid: Tid, mask: u64) -> Result<(), OsError> {
+pub(crate) fn set_sigmask(tid: Tid, mask: u64) -> Result<(), OsError> {
     // SAFETY: PTRACE_SETSIGMASK reads 8 bytes from the u64 we own.
     let rc = unsafe {
         libc::ptrace(
@@ -138,23 +138,23 @@ pub fn set_sigmask(tid: Tid, mask: u64) -> Result<(), OsError> {
 
 /// Lets a tracee in group-stop wait for SIGCONT like an untraced stopped process, while its
 /// tracer may still interrupt it (only for PTRACE_SEIZE'd tracees in a group-stop).
-pub fn listen(tid: Tid) -> Result<(), OsError> {
+pub(crate) fn listen(tid: Tid) -> Result<(), OsError> {
     resume_with(libc::PTRACE_LISTEN, "listen", tid, 0)
 }
 
-pub fn detach(tid: Tid, sig: i32) -> Result<(), OsError> {
+pub(crate) fn detach(tid: Tid, sig: i32) -> Result<(), OsError> {
     resume_with(libc::PTRACE_DETACH, "detach", tid, sig)
 }
 
-pub fn get_regs(tid: Tid) -> Result<RawRegs, OsError> {
+pub(crate) fn get_regs(tid: Tid) -> Result<RawRegs, OsError> {
     ptrace::getregs(pid(tid)).map_err(err("getregs", tid))
 }
 
-pub fn set_regs(tid: Tid, regs: &RawRegs) -> Result<(), OsError> {
+pub(crate) fn set_regs(tid: Tid, regs: &RawRegs) -> Result<(), OsError> {
     ptrace::setregs(pid(tid), *regs).map_err(err("setregs", tid))
 }
 
-pub fn event_msg(tid: Tid) -> Result<u64, OsError> {
+pub(crate) fn event_msg(tid: Tid) -> Result<u64, OsError> {
     ptrace::getevent(pid(tid))
         .map(|v| v as u64)
         .map_err(err("geteventmsg", tid))
@@ -162,7 +162,7 @@ pub fn event_msg(tid: Tid) -> Result<u64, OsError> {
 
 /// What a signal stop carries beyond its number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SigInfo {
+pub(crate) struct SigInfo {
     pub signo: i32,
     pub code: i32,
     /// `si_addr`: meaningful for SIGSEGV, SIGBUS, SIGILL, SIGFPE and hardware traps.
@@ -170,12 +170,12 @@ pub struct SigInfo {
 }
 
 /// si_code for a trap raised by the kernel itself, which is how an `int3` reports.
-pub const SI_KERNEL: i32 = 0x80;
-pub const TRAP_BRKPT: i32 = 1;
-pub const TRAP_TRACE: i32 = 2;
-pub const TRAP_HWBKPT: i32 = 4;
+pub(crate) const SI_KERNEL: i32 = 0x80;
+pub(crate) const TRAP_BRKPT: i32 = 1;
+pub(crate) const TRAP_TRACE: i32 = 2;
+pub(crate) const TRAP_HWBKPT: i32 = 4;
 
-pub fn sig_info(tid: Tid) -> Result<SigInfo, OsError> {
+pub(crate) fn sig_info(tid: Tid) -> Result<SigInfo, OsError> {
     let info = ptrace::getsiginfo(pid(tid)).map_err(err("getsiginfo", tid))?;
     // SAFETY: si_addr reads the union's fault-address member; for signals that do not set it
     // the value is unspecified but still a plain integer, and callers only trust it for the
@@ -193,7 +193,7 @@ pub fn sig_info(tid: Tid) -> Result<SigInfo, OsError> {
 /// reports something else: the kernel takes a PTRACE_INTERRUPT before the signals pending,
 /// so a thread that hit an int3 just as it was interrupted stops with its pc past the int3
 /// and the trap still to come.
-pub fn pending_trap(tid: Tid) -> Result<Option<SigInfo>, OsError> {
+pub(crate) fn pending_trap(tid: Tid) -> Result<Option<SigInfo>, OsError> {
     // struct ptrace_peeksiginfo_args { u64 off; u32 flags; s32 nr; }; flags 0 = the thread's
     // private queue. A siginfo is 128 bytes: signo at 0, code at 8, the fault address at 16.
     const SIGINFO: usize = 128;
@@ -234,13 +234,13 @@ fn debugreg_offset(index: usize) -> usize {
     std::mem::offset_of!(libc::user, u_debugreg) + 8 * index
 }
 
-pub fn read_debugreg(tid: Tid, index: usize) -> Result<u64, OsError> {
+pub(crate) fn read_debugreg(tid: Tid, index: usize) -> Result<u64, OsError> {
     ptrace::read_user(pid(tid), debugreg_offset(index) as ptrace::AddressType)
         .map(|v| v as u64)
         .map_err(err("peekuser", tid))
 }
 
-pub fn write_debugreg(tid: Tid, index: usize, value: u64) -> Result<(), OsError> {
+pub(crate) fn write_debugreg(tid: Tid, index: usize, value: u64) -> Result<(), OsError> {
     ptrace::write_user(
         pid(tid),
         debugreg_offset(index) as ptrace::AddressType,
@@ -250,7 +250,7 @@ pub fn write_debugreg(tid: Tid, index: usize, value: u64) -> Result<(), OsError>
 }
 
 /// Sends `sig` to one thread of a thread group.
-pub fn tgkill(tgid: Tid, tid: Tid, sig: i32) -> Result<(), OsError> {
+pub(crate) fn tgkill(tgid: Tid, tid: Tid, sig: i32) -> Result<(), OsError> {
     // SAFETY: a plain syscall with integer arguments.
     let rc = unsafe { libc::syscall(libc::SYS_tgkill, tgid, tid, sig) };
     if rc == 0 {
@@ -264,7 +264,7 @@ pub fn tgkill(tgid: Tid, tid: Tid, sig: i32) -> Result<(), OsError> {
     }
 }
 
-pub fn kill_process(pid_: Tid, sig: i32) -> Result<(), OsError> {
+pub(crate) fn kill_process(pid_: Tid, sig: i32) -> Result<(), OsError> {
     // SAFETY: a plain syscall with integer arguments.
     let rc = unsafe { libc::kill(pid_, sig) };
     if rc == 0 {
@@ -280,7 +280,7 @@ pub fn kill_process(pid_: Tid, sig: i32) -> Result<(), OsError> {
 
 /// Where in a system call a syscall-stop or seccomp stop is (PTRACE_GET_SYSCALL_INFO).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SyscallPoint {
+pub(crate) enum SyscallPoint {
     /// Entry (PTRACE_SYSCALL) or a seccomp stop: about to run.
     Entry {
         nr: u64,
@@ -299,7 +299,7 @@ pub enum SyscallPoint {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SyscallInfo {
+pub(crate) struct SyscallInfo {
     pub point: SyscallPoint,
     /// The instruction after the `syscall`.
     pub ip: u64,
@@ -308,7 +308,7 @@ pub struct SyscallInfo {
 const PTRACE_GET_SYSCALL_INFO: libc::c_uint = 0x420e;
 
 /// What system call a stopped thread is at, and where.
-pub fn syscall_info(tid: Tid) -> Result<SyscallInfo, OsError> {
+pub(crate) fn syscall_info(tid: Tid) -> Result<SyscallInfo, OsError> {
     // struct ptrace_syscall_info: op (u8), pad, arch (u32), ip, sp, then the union at 24:
     // entry {nr, args[6]}, exit {rval (s64), is_error (u8)}, seccomp {nr, args[6], ret_data}.
     let mut raw = [0u64; 11];

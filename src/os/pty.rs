@@ -8,7 +8,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use super::OsError;
 
-pub struct Pty {
+pub(crate) struct Pty {
     /// What the program writes to its terminal comes out here.
     pub master: OwnedFd,
     /// The terminal's path, for the child to open (which makes it its controlling terminal).
@@ -21,7 +21,7 @@ pub struct Pty {
 impl Pty {
     /// A new pty: no echo, no output processing (what the program writes is what is
     /// captured), the size of scry's own terminal on stdin if it has one.
-    pub fn open() -> Result<Pty, OsError> {
+    pub(crate) fn open() -> Result<Pty, OsError> {
         let fail = |what: &str| OsError::Spawn(format!("pty: {what}: {}", nix::Error::last()));
         // SAFETY: posix_openpt returns a new fd or -1.
         let fd = unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC) };
@@ -80,7 +80,7 @@ impl Pty {
 ///
 /// # Safety
 /// Fit only for a child between fork and exec.
-pub unsafe fn new_session(tty: Option<&CString>) {
+pub(crate) unsafe fn new_session(tty: Option<&CString>) {
     libc::setsid();
     if let Some(path) = tty {
         // Opened by a session leader without O_NOCTTY, it becomes the controlling terminal;
@@ -96,7 +96,7 @@ pub unsafe fn new_session(tty: Option<&CString>) {
 }
 
 /// Whether scry's stdin is a terminal (then a spawned program gets one of its own).
-pub fn stdin_is_terminal() -> bool {
+pub(crate) fn stdin_is_terminal() -> bool {
     // SAFETY: isatty only looks at the fd.
     unsafe { libc::isatty(0) == 1 }
 }

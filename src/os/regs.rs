@@ -1,16 +1,16 @@
 //! The general-purpose register set as ptrace sees it, addressed by name.
 
-pub type RawRegs = libc::user_regs_struct;
+pub(crate) type RawRegs = libc::user_regs_struct;
 
 /// Every register name scripts can use, in display order.
-pub const REGISTER_NAMES: [&str; 27] = [
+pub(crate) const REGISTER_NAMES: [&str; 27] = [
     "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13",
     "r14", "r15", "rip", "eflags", "cs", "ss", "ds", "es", "fs", "gs", "fs_base", "gs_base",
     "orig_rax",
 ];
 
 /// Index into [`REGISTER_NAMES`] for a name, accepting `pc`/`sp`/`fp` aliases.
-pub fn register_index(name: &str) -> Option<usize> {
+pub(crate) fn register_index(name: &str) -> Option<usize> {
     let name = match name {
         "pc" => "rip",
         "sp" => "rsp",
@@ -53,17 +53,17 @@ fn slot(regs: &mut RawRegs, index: usize) -> &mut u64 {
     }
 }
 
-pub fn get_register(regs: &RawRegs, index: usize) -> u64 {
+pub(crate) fn get_register(regs: &RawRegs, index: usize) -> u64 {
     let mut copy = *regs;
     *slot(&mut copy, index)
 }
 
-pub fn set_register(regs: &mut RawRegs, index: usize, value: u64) {
+pub(crate) fn set_register(regs: &mut RawRegs, index: usize, value: u64) {
     *slot(regs, index) = value;
 }
 
 /// EFLAGS bit positions for the condition and control flags scripts may read.
-pub const FLAG_BITS: [(&str, u32); 9] = [
+pub(crate) const FLAG_BITS: [(&str, u32); 9] = [
     ("c", 0),
     ("p", 2),
     ("a", 4),
@@ -76,7 +76,7 @@ pub const FLAG_BITS: [(&str, u32); 9] = [
 ];
 
 /// Bit for a flag name; `n` (negative) and `v` (overflow) are the vision's ARM-style aliases.
-pub fn flag_bit(name: &str) -> Option<u32> {
+pub(crate) fn flag_bit(name: &str) -> Option<u32> {
     let name = match name {
         "n" => "s",
         "v" => "o",
@@ -85,7 +85,7 @@ pub fn flag_bit(name: &str) -> Option<u32> {
     FLAG_BITS.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
 }
 
-pub fn zeroed() -> RawRegs {
+pub(crate) fn zeroed() -> RawRegs {
     // SAFETY: user_regs_struct is plain integers; all-zero is a valid value.
     unsafe { std::mem::zeroed() }
 }

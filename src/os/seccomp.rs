@@ -11,23 +11,23 @@ use super::syscalls::SysSet;
 
 /// Stop the thread for its tracer (PTRACE_EVENT_SECCOMP), with `SCRY_DATA` as the event
 /// message.
-pub const RET_TRACE: u32 = 0x7ff0_0000;
+pub(crate) const RET_TRACE: u32 = 0x7ff0_0000;
 /// Ask the listener of the filter (the keeper, once scry let the program go).
-pub const RET_USER_NOTIF: u32 = 0x7fc0_0000;
-pub const RET_ALLOW: u32 = 0x7fff_0000;
+pub(crate) const RET_USER_NOTIF: u32 = 0x7fc0_0000;
+pub(crate) const RET_ALLOW: u32 = 0x7fff_0000;
 /// The data scry's trace filters return: a stop with another value comes from a filter of
 /// the program's own.
-pub const SCRY_DATA: u32 = 0x5c27;
+pub(crate) const SCRY_DATA: u32 = 0x5c27;
 
-pub const SET_MODE_FILTER: u64 = 1;
-pub const FLAG_TSYNC: u64 = 1;
-pub const FLAG_NEW_LISTENER: u64 = 1 << 3;
+pub(crate) const SET_MODE_FILTER: u64 = 1;
+pub(crate) const FLAG_TSYNC: u64 = 1;
+pub(crate) const FLAG_NEW_LISTENER: u64 = 1 << 3;
 /// With TSYNC and NEW_LISTENER together, a thread that cannot be synchronised makes the
 /// call fail with ESRCH instead of returning its tid (which would read as an fd).
-pub const FLAG_TSYNC_ESRCH: u64 = 1 << 4;
+pub(crate) const FLAG_TSYNC_ESRCH: u64 = 1 << 4;
 
 /// `PR_SET_NO_NEW_PRIVS`: what an unprivileged thread needs before it may install a filter.
-pub const PR_SET_NO_NEW_PRIVS: u64 = 38;
+pub(crate) const PR_SET_NO_NEW_PRIVS: u64 = 38;
 
 const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
 const X32_SYSCALL_BIT: u32 = 0x4000_0000;
@@ -41,11 +41,12 @@ const JGT_K: u16 = 0x25;
 const JGE_K: u16 = 0x35;
 const RET_K: u16 = 0x06;
 
-/// The kernel's limit on one filter's length.
-pub const MAX_INSNS: usize = 4096;
+/// The kernel's limit on one filter's length (the filters built stay far below it).
+#[cfg(test)]
+const MAX_INSNS: usize = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Insn {
+pub(crate) struct Insn {
     pub code: u16,
     pub jt: u8,
     pub jf: u8,
@@ -66,7 +67,7 @@ const fn jump(code: u16, k: u32, jt: u8, jf: u8) -> Insn {
 }
 
 /// A filter returning `action` for the numbers in `set`, `SECCOMP_RET_ALLOW` for the rest.
-pub fn program(set: &SysSet, action: u32) -> Vec<Insn> {
+pub(crate) fn program(set: &SysSet, action: u32) -> Vec<Insn> {
     let mut p = vec![
         stmt(LD_W_ABS, DATA_ARCH),
         jump(JEQ_K, AUDIT_ARCH_X86_64, 1, 0),
@@ -89,7 +90,7 @@ pub fn program(set: &SysSet, action: u32) -> Vec<Insn> {
 }
 
 /// The instructions as the kernel reads them (`struct sock_filter`, 8 bytes each).
-pub fn to_bytes(program: &[Insn]) -> Vec<u8> {
+pub(crate) fn to_bytes(program: &[Insn]) -> Vec<u8> {
     let mut out = Vec::with_capacity(program.len() * 8);
     for i in program {
         out.extend_from_slice(&i.code.to_le_bytes());
@@ -101,7 +102,7 @@ pub fn to_bytes(program: &[Insn]) -> Vec<u8> {
 }
 
 /// A `struct sock_fprog` at `at` followed by the filter: what `seccomp()` gets a pointer to.
-pub fn fprog_bytes(program: &[Insn], at: u64) -> Vec<u8> {
+pub(crate) fn fprog_bytes(program: &[Insn], at: u64) -> Vec<u8> {
     let mut out = Vec::with_capacity(16 + program.len() * 8);
     out.extend_from_slice(&(program.len() as u16).to_le_bytes());
     out.extend_from_slice(&[0; 6]);

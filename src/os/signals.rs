@@ -36,14 +36,14 @@ const NAMES: [(&str, i32); 31] = [
 
 /// glibc keeps the first two real-time signals for itself (thread cancellation, and
 /// setuid/setgid broadcast to every thread), so a program's SIGRTMIN is 34.
-pub const SIGCANCEL: i32 = 32;
-pub const SIGSETXID: i32 = 33;
+pub(crate) const SIGCANCEL: i32 = 32;
+pub(crate) const SIGSETXID: i32 = 33;
 const SIGRTMIN: i32 = 34;
 const SIGRTMAX: i32 = 64;
 
 /// `SIGSEGV` for 11; real-time signals the way users know them from glibc: `SIGRTMIN+n`
 /// (SIGRTMIN = 34), `SIGRTMAX` (64), and glibc's own 32 and 33 by their use.
-pub fn signal_name(sig: i32) -> String {
+pub(crate) fn signal_name(sig: i32) -> String {
     match sig {
         SIGCANCEL => "SIGCANCEL".into(),
         SIGSETXID => "SIGSETXID".into(),
@@ -58,7 +58,7 @@ pub fn signal_name(sig: i32) -> String {
 }
 
 /// Accepts `SIGSEGV`, `segv`, `11`, `SIGRTMIN+3`, `SIGRTMAX-2`, `SIG37`, `SIGCANCEL`.
-pub fn signal_number(name: &str) -> Option<i32> {
+pub(crate) fn signal_number(name: &str) -> Option<i32> {
     let name = name.trim();
     let valid = |n: i32| (1..=64).contains(&n).then_some(n);
     if let Ok(n) = name.parse::<i32>() {
@@ -100,12 +100,12 @@ pub fn signal_number(name: &str) -> Option<i32> {
 
 /// True for signals numbered 32 and up, whose names alone are less known: stop lines add
 /// the number.
-pub fn is_realtime(sig: i32) -> bool {
+pub(crate) fn is_realtime(sig: i32) -> bool {
     sig >= SIGCANCEL
 }
 
 /// Signals whose siginfo carries a meaningful fault address (`si_addr`).
-pub fn has_fault_addr(sig: i32) -> bool {
+pub(crate) fn has_fault_addr(sig: i32) -> bool {
     matches!(sig, 4 | 7 | 8 | 11)
 }
 
@@ -113,7 +113,7 @@ pub fn has_fault_addr(sig: i32) -> bool {
 /// (timers, child bookkeeping, window changes), and stopping on each would bury the user.
 /// glibc's SIGCANCEL and SIGSETXID are its own machinery (pthread_cancel, setuid in a threaded
 /// program): stopping on them would only show glibc talking to itself.
-pub fn passes_silently(sig: i32) -> bool {
+pub(crate) fn passes_silently(sig: i32) -> bool {
     matches!(
         sig,
         14 | 17 | 23 | 26 | 27 | 28 | 29 | 18 | SIGCANCEL | SIGSETXID

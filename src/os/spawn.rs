@@ -15,7 +15,7 @@ use nix::unistd::{fork, pipe2, ForkResult};
 use super::wait::{wait, WaitEvent, WaitOutcome};
 use super::{ptrace, OsError, Tid};
 
-pub struct SpawnRequest {
+pub(crate) struct SpawnRequest {
     pub path: PathBuf,
     /// Full argv, argv[0] included.
     pub argv: Vec<String>,
@@ -30,7 +30,7 @@ pub struct SpawnRequest {
     pub own_terminal: bool,
 }
 
-pub struct Spawned {
+pub(crate) struct Spawned {
     pub pid: Tid,
     /// The read end of the one pipe the program's stdout and stderr both write to: one pipe,
     /// so what is read comes in the order it was written (two pipes drained apart cannot
@@ -49,7 +49,7 @@ fn pipe() -> Result<(OwnedFd, OwnedFd), OsError> {
 }
 
 /// Forks, execs and seizes `req.path`; returns with the new process in its exec stop.
-pub fn spawn_traced(req: &SpawnRequest) -> Result<Spawned, OsError> {
+pub(crate) fn spawn_traced(req: &SpawnRequest) -> Result<Spawned, OsError> {
     // Everything the child touches is prepared before fork: after fork only async-signal-safe
     // calls are allowed.
     let path = cstring(req.path.as_os_str().as_bytes(), "program path")?;
@@ -227,7 +227,7 @@ fn reap(pid: Tid) {
 }
 
 /// Finds `program` on PATH the way a shell would, unless it already names a path.
-pub fn resolve_program(program: &str) -> Option<PathBuf> {
+pub(crate) fn resolve_program(program: &str) -> Option<PathBuf> {
     if program.contains('/') {
         let p = PathBuf::from(program);
         return p.exists().then_some(p);

@@ -28,13 +28,13 @@ fn install_handler() {
 /// just before `waitpid` is entered (a window no flag can close), the next one still wakes it.
 const REPEAT: Duration = Duration::from_millis(5);
 
-pub struct WaitAlarm {
+pub(crate) struct WaitAlarm {
     timer: libc::timer_t,
 }
 
 impl WaitAlarm {
     /// Creates a timer whose signal goes to the calling thread only (the ptrace thread).
-    pub fn for_current_thread() -> Result<Self, OsError> {
+    pub(crate) fn for_current_thread() -> Result<Self, OsError> {
         install_handler();
         // SAFETY: timer_create fills `timer`; the sigevent is fully initialised.
         unsafe {
@@ -53,12 +53,12 @@ impl WaitAlarm {
         }
     }
 
-    pub fn arm(&self, after: Duration) {
+    pub(crate) fn arm(&self, after: Duration) {
         let after = after.max(Duration::from_micros(1));
         self.set(after, REPEAT);
     }
 
-    pub fn disarm(&self) {
+    pub(crate) fn disarm(&self) {
         self.set(Duration::ZERO, Duration::ZERO);
     }
 
@@ -89,7 +89,7 @@ impl Drop for WaitAlarm {
 
 /// Blocks SIGALRM, SIGINT, SIGTERM and SIGHUP in the calling thread; helper threads call this
 /// so those signals always reach the ptrace thread, where they interrupt a blocked wait.
-pub fn block_signals_in_helper_thread() {
+pub(crate) fn block_signals_in_helper_thread() {
     // SAFETY: manipulates only this thread's signal mask.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();

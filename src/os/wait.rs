@@ -12,7 +12,7 @@ const PTRACE_EVENT_SECCOMP: i32 = 7;
 const PTRACE_EVENT_STOP: i32 = 128;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WaitEvent {
+pub(crate) enum WaitEvent {
     Exited {
         tid: Tid,
         code: i32,
@@ -65,7 +65,7 @@ pub enum WaitEvent {
 }
 
 impl WaitEvent {
-    pub fn tid(&self) -> Tid {
+    pub(crate) fn tid(&self) -> Tid {
         match *self {
             WaitEvent::Exited { tid, .. }
             | WaitEvent::Killed { tid, .. }
@@ -84,13 +84,13 @@ impl WaitEvent {
     }
 
     /// The thread no longer exists.
-    pub fn is_gone(&self) -> bool {
+    pub(crate) fn is_gone(&self) -> bool {
         matches!(self, WaitEvent::Exited { .. } | WaitEvent::Killed { .. })
     }
 }
 
 /// Decodes a raw wait status (pure, so it can be tested without a process).
-pub fn decode(tid: Tid, status: i32) -> WaitEvent {
+pub(crate) fn decode(tid: Tid, status: i32) -> WaitEvent {
     if libc::WIFEXITED(status) {
         return WaitEvent::Exited {
             tid,
@@ -124,14 +124,14 @@ pub fn decode(tid: Tid, status: i32) -> WaitEvent {
 }
 
 /// `SCRY_TRACE=1` prints every wait event on stderr: a diagnostic for scry's developers.
-pub fn trace_enabled() -> bool {
+pub(crate) fn trace_enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("SCRY_TRACE").is_some_and(|v| v != "0"))
 }
 
 /// Why a wait returned without an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WaitOutcome {
+pub(crate) enum WaitOutcome {
     Event(WaitEvent),
     /// A signal (the deadline timer) interrupted the wait.
     Interrupted,
@@ -141,7 +141,7 @@ pub enum WaitOutcome {
 
 /// Waits for any traced thread (`tid = -1`) or one thread. `__WALL` so that threads (clone
 /// children) are reported too.
-pub fn wait(tid: Tid, nohang: bool) -> Result<WaitOutcome, OsError> {
+pub(crate) fn wait(tid: Tid, nohang: bool) -> Result<WaitOutcome, OsError> {
     let mut status = 0;
     let flags = libc::__WALL | if nohang { libc::WNOHANG } else { 0 };
     // SAFETY: waitpid writes one int through the pointer we own.

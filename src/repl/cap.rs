@@ -2,7 +2,7 @@
 //! near, and the rest is kept for `:more` instead of being lost.
 
 /// Splits `text` into what is shown now and what is kept for later.
-pub fn split(text: &str, limit: usize) -> (&str, &str) {
+pub(super) fn split(text: &str, limit: usize) -> (&str, &str) {
     if text.len() <= limit {
         return (text, "");
     }
@@ -21,7 +21,7 @@ pub fn split(text: &str, limit: usize) -> (&str, &str) {
 
 /// A failed chunk's body split into what it printed and the error that ended it (from its
 /// last line starting `error: ` to the end), when that error is at most `max` bytes.
-pub fn error_tail(body: &str, max: usize) -> (&str, &str) {
+pub(super) fn error_tail(body: &str, max: usize) -> (&str, &str) {
     let at = if body.starts_with("error: ") {
         Some(0)
     } else {
@@ -33,7 +33,7 @@ pub fn error_tail(body: &str, max: usize) -> (&str, &str) {
     }
 }
 
-pub fn cut_note(shown: usize, rest: usize, marker: &str) -> String {
+pub(super) fn cut_note(shown: usize, rest: usize, marker: &str) -> String {
     let _ = marker;
     format!("[scry: response cut after {shown} bytes; {rest} more bytes: send :more to read them]")
 }

@@ -17,7 +17,7 @@
 //! (`\u{NN}` for C1); pipes get the bytes as they are.
 
 /// `body` with every line that starts with `marker` (after any backslashes) escaped.
-pub fn guard_status_lines(body: &str, marker: &str) -> String {
+pub(super) fn guard_status_lines(body: &str, marker: &str) -> String {
     if !body.contains(marker) {
         return body.to_string();
     }
@@ -37,7 +37,7 @@ pub fn guard_status_lines(body: &str, marker: &str) -> String {
 }
 
 /// `text` with terminal control characters made visible.
-pub fn neutralize_controls(text: &str) -> String {
+pub(super) fn neutralize_controls(text: &str) -> String {
     let harmless = |c: char| c == '\n' || c == '\t' || !(c.is_control());
     if text.chars().all(harmless) {
         return text.to_string();

@@ -3,14 +3,14 @@
 
 use std::io::BufRead;
 
-pub struct ChunkReader<R> {
+pub(crate) struct ChunkReader<R> {
     input: R,
     marker: String,
     done: bool,
 }
 
 impl<R: BufRead> ChunkReader<R> {
-    pub fn new(input: R, marker: &str) -> Self {
+    pub(crate) fn new(input: R, marker: &str) -> Self {
         ChunkReader {
             input,
             marker: marker.to_string(),
@@ -20,7 +20,7 @@ impl<R: BufRead> ChunkReader<R> {
 
     /// The next chunk, or `None` at end of input. A final chunk without a marker still counts
     /// if it holds anything but white space.
-    pub fn next_chunk(&mut self) -> Option<String> {
+    pub(crate) fn next_chunk(&mut self) -> Option<String> {
         if self.done {
             return None;
         }

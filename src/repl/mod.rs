@@ -2,7 +2,7 @@
 
 mod cap;
 mod escape;
-pub mod framing;
+pub(crate) mod framing;
 
 use std::io::{BufRead, IsTerminal, Write};
 

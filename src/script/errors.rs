@@ -9,12 +9,12 @@ use super::printer::{Printer, PRINT_TIMEOUT};
 const SCRY_ERROR: &str = "ScryError";
 const MAX_FRAMES: usize = 5;
 
-pub struct Limits {
+pub(super) struct Limits {
     pub script_timeout_secs: f64,
     pub memory_limit_mib: usize,
 }
 
-pub fn format_exception<'js>(
+pub(super) fn format_exception<'js>(
     ctx: &Ctx<'js>,
     thrown: &Value<'js>,
     user_file: &str,
@@ -98,7 +98,7 @@ fn suggest_global(ctx: &Ctx<'_>, name: &str) -> Option<String> {
 }
 
 /// A thrown or rejected value in a few words: `Error: boom`, `42`, `'text'`.
-pub fn describe_thrown<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> String {
+pub(super) fn describe_thrown<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> String {
     if let Some(obj) = v.as_object().filter(|_| v.is_error()) {
         let name: String = obj.get("name").unwrap_or_else(|_| "Error".into());
         let message: String = obj.get("message").unwrap_or_default();

@@ -16,7 +16,7 @@ use crate::view::{Publication, Publisher, View};
 const CHUNK_CODE_SHOWN: usize = 4096;
 const CHUNK_ANSWER_SHOWN: usize = 8192;
 
-pub struct Feed {
+pub(super) struct Feed {
     view: View,
     publisher: Publisher,
     /// The last stop a response returned (or a run reached), as its line.
@@ -38,7 +38,7 @@ fn status_of(session: &Session, running: bool) -> Status {
 
 impl Feed {
     /// The live view `view`, fed from now on (the session's output goes to it too).
-    pub fn open(view: View, session: &mut Session, dom: &mut DomModel) -> Feed {
+    pub(super) fn open(view: View, session: &mut Session, dom: &mut DomModel) -> Feed {
         let shared = view.shared();
         session.set_output_tee(Some(Arc::new(move |bytes: &[u8]| {
             shared.push_output(bytes)
@@ -53,18 +53,18 @@ impl Feed {
         }
     }
 
-    pub fn url(&self) -> &str {
+    pub(super) fn url(&self) -> &str {
         self.view.url()
     }
 
     /// Remembers the stop a response returns, for the page's stop line.
-    pub fn note_stop(&mut self, line: &str) {
+    pub(super) fn note_stop(&mut self, line: &str) {
         line.clone_into(&mut self.stop_line);
         self.stop_seq += 1;
     }
 
     /// A run starts: the page says so at once.
-    pub fn publish_running(&mut self, session: &Session) {
+    pub(super) fn publish_running(&mut self, session: &Session) {
         self.publisher.publish(Publication {
             status: Some(status_of(session, true)),
             ..Default::default()
@@ -73,7 +73,7 @@ impl Feed {
 
     /// During a run, at a stop: publishes if one is due. `stop` makes the stop line (only
     /// called when the panels are published).
-    pub fn tick(
+    pub(super) fn tick(
         &mut self,
         session: &mut Session,
         dom: &mut DomModel,
@@ -102,7 +102,7 @@ impl Feed {
     }
 
     /// The end of a chunk: everything, now.
-    pub fn publish_chunk(
+    pub(super) fn publish_chunk(
         &mut self,
         session: &mut Session,
         dom: &mut DomModel,
@@ -129,7 +129,7 @@ impl Feed {
 }
 
 /// A chunk as the page shows it: its code, file, answer, outcome and start.
-pub struct ChunkShown<'a> {
+pub(super) struct ChunkShown<'a> {
     pub code: &'a str,
     pub file: &'a str,
     pub answer: &'a str,

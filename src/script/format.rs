@@ -4,7 +4,7 @@
 
 /// A JS value reduced to what the format needs.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Node {
+pub(crate) enum Node {
     Undefined,
     Null,
     Bool(bool),
@@ -28,7 +28,7 @@ pub enum Node {
 /// Keys whose integer values print in hex: in scry's own records every address key; in a
 /// script's objects only the unmistakable ones (a user's `start` or `end` is as likely a count
 /// as an address).
-pub fn is_hex_key(key: &str, record: bool) -> bool {
+pub(crate) fn is_hex_key(key: &str, record: bool) -> bool {
     const RECORD_ONLY: &[&str] = &[
         "start",
         "end",
@@ -44,7 +44,7 @@ pub fn is_hex_key(key: &str, record: bool) -> bool {
 }
 
 /// Keys that name an address or a register wherever they appear.
-pub fn is_address_key(key: &str) -> bool {
+pub(crate) fn is_address_key(key: &str) -> bool {
     const KEYS: &[&str] = &[
         "addr",
         "address",
@@ -117,7 +117,7 @@ fn hex_of_bigint(digits: &str) -> Option<String> {
 }
 
 /// A value as one table cell or one inline item: no tabs or newlines inside.
-pub fn inline(node: &Node, hex: bool) -> String {
+pub(crate) fn inline(node: &Node, hex: bool) -> String {
     match node {
         Node::Undefined => "undefined".into(),
         Node::Null => "null".into(),
@@ -173,7 +173,7 @@ fn escape(s: &str) -> String {
 }
 
 /// A value at the top of a response (the completion value or a `print` argument).
-pub fn top_level(node: &Node) -> String {
+pub(crate) fn top_level(node: &Node) -> String {
     match node {
         Node::Str(s) => s.clone(),
         Node::Line(l) => l.clone(),

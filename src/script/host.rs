@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use rquickjs::Ctx;
 
 use super::feed::{ChunkShown, Feed};
-pub use super::response::Response;
+pub(super) use super::response::Response;
 use crate::session::Session;
 use crate::session::StopInfo;
 use crate::view::dom::DomModel;
@@ -20,26 +20,26 @@ const MAX_CLAIMS_CACHED: usize = 4096;
 /// Which type names the JS printers claim, by name: a value no printer claims costs no call
 /// into JavaScript. Emptied whenever a printer is added or removed.
 #[derive(Default)]
-pub struct ClaimCache(HashMap<String, bool>);
+pub(super) struct ClaimCache(HashMap<String, bool>);
 
 impl ClaimCache {
-    pub fn get(&self, name: &str) -> Option<bool> {
+    pub(super) fn get(&self, name: &str) -> Option<bool> {
         self.0.get(name).copied()
     }
 
-    pub fn insert(&mut self, name: &str, claimed: bool) {
+    pub(super) fn insert(&mut self, name: &str, claimed: bool) {
         if self.0.len() >= MAX_CLAIMS_CACHED {
             self.0.clear();
         }
         self.0.insert(name.to_string(), claimed);
     }
 
-    pub fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.0.clear();
     }
 }
 
-pub struct Host {
+pub(super) struct Host {
     pub session: RefCell<Session>,
     pub response: RefCell<Response>,
     /// When the running chunk's JS budget ends; read by the interrupt handler.
@@ -60,7 +60,7 @@ pub struct Host {
 }
 
 impl Host {
-    pub fn new(session: Session) -> Rc<Host> {
+    pub(super) fn new(session: Session) -> Rc<Host> {
         Rc::new(Host {
             session: RefCell::new(session),
             response: RefCell::new(Response::default()),
@@ -75,7 +75,7 @@ impl Host {
     }
 
     /// Time the target spent running is not the script's: move the JS deadline by it.
-    pub fn credit(&self, waited: Duration) {
+    pub(super) fn credit(&self, waited: Duration) {
         if let Some(d) = self.js_deadline.get() {
             self.js_deadline.set(Some(d + waited));
         }
@@ -85,15 +85,15 @@ impl Host {
     /// they hold it (results are built from copies, with own-property definitions), but a
     /// script hook scry cannot avoid running (an `Error.prepareStackTrace` while an error is
     /// made, say) may still try to re-enter: that is a clear error, never a panic.
-    pub fn session_mut(&self, ctx: &Ctx<'_>) -> rquickjs::Result<RefMut<'_, Session>> {
+    pub(super) fn session_mut(&self, ctx: &Ctx<'_>) -> rquickjs::Result<RefMut<'_, Session>> {
         self.session.try_borrow_mut().map_err(|_| reentered(ctx))
     }
 
-    pub fn session_ref(&self, ctx: &Ctx<'_>) -> rquickjs::Result<Ref<'_, Session>> {
+    pub(super) fn session_ref(&self, ctx: &Ctx<'_>) -> rquickjs::Result<Ref<'_, Session>> {
         self.session.try_borrow().map_err(|_| reentered(ctx))
     }
 
-    pub fn print(&self, line: &str) {
+    pub(super) fn print(&self, line: &str) {
         self.response.borrow_mut().push_line(line);
     }
 }
@@ -110,7 +110,7 @@ fn reentered(ctx: &Ctx<'_>) -> rquickjs::Error {
 /// a caller that holds one (a skipped publication is only a later one).
 impl Host {
     /// Shows this session in `view` from now on.
-    pub fn attach_view(&self, view: View) {
+    pub(super) fn attach_view(&self, view: View) {
         let feed = Feed::open(
             view,
             &mut self.session.borrow_mut(),
@@ -119,19 +119,19 @@ impl Host {
         *self.feed.borrow_mut() = Some(feed);
     }
 
-    pub fn view_url(&self) -> Option<String> {
+    pub(super) fn view_url(&self) -> Option<String> {
         self.feed.borrow().as_ref().map(|f| f.url().to_string())
     }
 
     /// Remembers the stop a response returns, for the page's stop line.
-    pub fn note_stop(&self, line: &str) {
+    pub(super) fn note_stop(&self, line: &str) {
         if let Some(feed) = self.feed.borrow_mut().as_mut() {
             feed.note_stop(line);
         }
     }
 
     /// A run starts: the page says so at once.
-    pub fn publish_running(&self) {
+    pub(super) fn publish_running(&self) {
         if let (Some(feed), Ok(session)) =
             (self.feed.borrow_mut().as_mut(), self.session.try_borrow())
         {
@@ -140,7 +140,7 @@ impl Host {
     }
 
     /// During a run, at a stop: publishes if one is due (see `Feed::tick`).
-    pub fn tick(
+    pub(super) fn tick(
         &self,
         session: &mut Session,
         dom: &mut DomModel,
@@ -152,7 +152,7 @@ impl Host {
     }
 
     /// The tick for a leg of a run whose stop is `info`.
-    pub fn tick_at(&self, info: &StopInfo) {
+    pub(super) fn tick_at(&self, info: &StopInfo) {
         if self.feed.borrow().is_none() {
             return;
         }
@@ -165,7 +165,14 @@ impl Host {
     }
 
     /// The end of a chunk: everything, now.
-    pub fn publish_chunk(&self, code: &str, file: &str, answer: &str, ok: bool, started: Instant) {
+    pub(super) fn publish_chunk(
+        &self,
+        code: &str,
+        file: &str,
+        answer: &str,
+        ok: bool,
+        started: Instant,
+    ) {
         let mut feed = self.feed.borrow_mut();
         let Some(feed) = feed.as_mut() else {
             return;

@@ -4,17 +4,17 @@
 pub mod api;
 mod errors;
 mod feed;
-pub mod format;
+pub(crate) mod format;
 mod host;
 mod native;
-pub mod orient;
+pub(crate) mod orient;
 mod printer;
 mod promises;
 mod record;
 mod response;
-pub mod rewrite;
+pub(crate) mod rewrite;
 mod thrown;
-pub mod values;
+pub(crate) mod values;
 
 use std::rc::Rc;
 use std::time::Instant;
@@ -37,7 +37,7 @@ const PRINTERS_PRELUDE: &[&str] = &[
     include_str!("printers_rust.js"),
 ];
 const PRELUDE_FILE: &str = "<scry>";
-pub const MEMORY_LIMIT_MIB: usize = 256;
+pub(crate) const MEMORY_LIMIT_MIB: usize = 256;
 /// QuickJS's own recursion guard; well inside the main thread's 8 MiB stack.
 const STACK_LIMIT: usize = 2 * 1024 * 1024;
 

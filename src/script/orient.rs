@@ -6,12 +6,12 @@
 use crate::session::Overview;
 
 /// The one-line API hint.
-pub const HINT: &str =
+pub(crate) const HINT: &str =
     "API: breakpoint.set('main'|'file.c:12'); cont(); step(n); next(); state.registers / \
 .memory(a).u64() / .unwind() / .locals(); output(); help() or help('state')";
 
 /// The hint for a core file: it can be read, not run.
-pub const CORE_HINT: &str =
+pub(crate) const CORE_HINT: &str =
     "API (a core: read-only, nothing runs): state.registers / .memory(a).u64() / .unwind() / \
 .locals(); thread.list() / thread.select(tid); modules(); help('core')";
 
@@ -19,7 +19,7 @@ pub const CORE_HINT: &str =
 const NAMES_SHOWN: usize = 4;
 
 /// What the first line says about where the target is.
-pub enum At<'a> {
+pub(crate) enum At<'a> {
     /// Nothing: the stop line printed above it says it.
     Omitted,
     /// `at 0x... main loop.c:12`: the selected thread's pc.
@@ -32,7 +32,7 @@ pub enum At<'a> {
 }
 
 /// `./loop (pid 123): at 0x... main loop.c:12; 1 thread; 3 modules: ...; debug info: loop`
-pub fn describe(o: &Overview, at: At<'_>) -> String {
+pub(crate) fn describe(o: &Overview, at: At<'_>) -> String {
     let mut line = match &o.core {
         Some(core) => format!("{} (core file {} of pid {})", o.program, core, o.pid),
         None => format!("{} (pid {})", o.program, o.pid),

@@ -17,22 +17,22 @@ const MAX_ITEMS: usize = 1000;
 const MAX_FIELDS: usize = 200;
 /// Values one print may visit, and bytes of text (strings, keys) it may collect. Together
 /// with the caps above: `a = []; for (...) a.push(a)` printed 1000^4 nodes before.
-pub const MAX_NODES: usize = 200_000;
-pub const MAX_TEXT: usize = super::response::RESPONSE_HARD_CAP;
+pub(super) const MAX_NODES: usize = 200_000;
+pub(super) const MAX_TEXT: usize = super::response::RESPONSE_HARD_CAP;
 /// The clock is read every this many values.
 const CLOCK_EVERY: usize = 256;
 
 /// The hidden global that holds the prelude's LINE symbol: objects carrying that key (a string
 /// or a method) render as their own line.
-pub const LINE_KEY_GLOBAL: &str = "__scryLine";
+pub(super) const LINE_KEY_GLOBAL: &str = "__scryLine";
 /// The hidden global that holds the prelude's MORE symbol: a listing carrying it was cut
 /// before it reached JS, by that many rows.
-pub const MORE_KEY_GLOBAL: &str = "__scryMore";
+pub(super) const MORE_KEY_GLOBAL: &str = "__scryMore";
 /// The hidden global that holds the prelude's BUILTIN symbol, which scry's result objects
 /// inherit: they print as records (every address key in hex).
-pub const BUILTIN_KEY_GLOBAL: &str = "__scryBuiltin";
+pub(super) const BUILTIN_KEY_GLOBAL: &str = "__scryBuiltin";
 
-pub struct Printer<'js> {
+pub(super) struct Printer<'js> {
     ctx: Ctx<'js>,
     line_key: Option<Value<'js>>,
     more_key: Option<Value<'js>>,
@@ -49,7 +49,7 @@ pub struct Printer<'js> {
 }
 
 impl<'js> Printer<'js> {
-    pub fn new(ctx: &Ctx<'js>) -> Self {
+    pub(super) fn new(ctx: &Ctx<'js>) -> Self {
         let line_key = ctx
             .globals()
             .get::<_, Value>(LINE_KEY_GLOBAL)
@@ -75,13 +75,13 @@ impl<'js> Printer<'js> {
     }
 
     /// Printing past `deadline` is the script running out of its budget.
-    pub fn with_deadline(mut self, deadline: Option<Instant>) -> Self {
+    pub(super) fn with_deadline(mut self, deadline: Option<Instant>) -> Self {
         self.deadline = deadline;
         self
     }
 
     /// The text of a value at the top of a response.
-    pub fn render(&self, v: &Value<'js>) -> rquickjs::Result<String> {
+    pub(super) fn render(&self, v: &Value<'js>) -> rquickjs::Result<String> {
         let mut text = format::top_level(&self.node(v, 0)?);
         self.note_cut(&mut text);
         Ok(text)
@@ -147,7 +147,7 @@ impl<'js> Printer<'js> {
         Ok(None)
     }
 
-    pub fn node(&self, v: &Value<'js>, depth: usize) -> rquickjs::Result<Node> {
+    pub(super) fn node(&self, v: &Value<'js>, depth: usize) -> rquickjs::Result<Node> {
         if !self.book(0)? {
             return Ok(Node::Elided);
         }
@@ -277,7 +277,7 @@ impl<'js> Printer<'js> {
 
 /// `print(a, b)`: arguments rendered and joined by a space. Numbers print as JS prints them
 /// (the hex annotation is for completion values only: a script formats its own output).
-pub fn render_print_args<'js>(
+pub(super) fn render_print_args<'js>(
     ctx: &Ctx<'js>,
     args: &[Value<'js>],
     deadline: Option<Instant>,
@@ -297,4 +297,4 @@ pub fn render_print_args<'js>(
 }
 
 /// What a print that ran past the script budget throws (errors.rs words it for the user).
-pub const PRINT_TIMEOUT: &str = "scry: printing ran past the script budget";
+pub(super) const PRINT_TIMEOUT: &str = "scry: printing ran past the script budget";

@@ -9,13 +9,13 @@ use rquickjs::{Ctx, Persistent, Runtime, Value};
 
 /// Rejected promises without a handler yet: (promise, reason), in rejection order.
 #[derive(Default)]
-pub struct Unhandled {
+pub(super) struct Unhandled {
     list: RefCell<Vec<(Persistent<Value<'static>>, Persistent<Value<'static>>)>>,
 }
 
 impl Unhandled {
     /// Tracks rejections on `runtime` from now on.
-    pub fn install(runtime: &Runtime) -> Rc<Unhandled> {
+    pub(super) fn install(runtime: &Runtime) -> Rc<Unhandled> {
         let ledger = Rc::new(Unhandled::default());
         let seen = ledger.clone();
         runtime.set_host_promise_rejection_tracker(Some(Box::new(
@@ -37,7 +37,7 @@ impl Unhandled {
 
     /// The reason of the first rejection still unhandled, and how many there are; clears the
     /// list (its values must not outlive the chunk: they belong to the runtime).
-    pub fn take<'js>(&self, ctx: &Ctx<'js>) -> Option<(Value<'js>, usize)> {
+    pub(super) fn take<'js>(&self, ctx: &Ctx<'js>) -> Option<(Value<'js>, usize)> {
         let list = std::mem::take(&mut *self.list.borrow_mut());
         let count = list.len();
         let (_, reason) = list.into_iter().next()?;
@@ -45,7 +45,7 @@ impl Unhandled {
     }
 
     /// Drops whatever is left without looking at it.
-    pub fn clear(&self) {
+    pub(super) fn clear(&self) {
         self.list.borrow_mut().clear();
     }
 }

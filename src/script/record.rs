@@ -11,7 +11,7 @@ use rquickjs::object::Property;
 use rquickjs::{Array, IntoAtom, IntoJs, Object};
 
 /// Defining own properties on scry's result objects.
-pub trait Put<'js> {
+pub(super) trait Put<'js> {
     /// An own, enumerable, writable, configurable property: what `o.key = v` would make on a
     /// plain object, minus the setters.
     fn put<K: IntoAtom<'js>, V: IntoJs<'js>>(&self, key: K, v: V) -> rquickjs::Result<()>;
@@ -28,7 +28,7 @@ impl<'js> Put<'js> for Object<'js> {
 
 /// Appending to an array without `Array.prototype` setters (stays a fast array: the index
 /// defined is always the current length).
-pub trait Push<'js> {
+pub(super) trait Push<'js> {
     fn push<V: IntoJs<'js>>(&self, v: V) -> rquickjs::Result<()>;
 }
 

@@ -3,15 +3,15 @@
 /// The text of one response while a chunk runs. Past `hard_cap` bytes nothing more is kept,
 /// only counted: a `print` loop cannot exhaust scry's memory.
 #[derive(Default)]
-pub struct Response {
+pub(super) struct Response {
     pub text: String,
     pub dropped: u64,
 }
 
-pub const RESPONSE_HARD_CAP: usize = 8 * 1024 * 1024;
+pub(super) const RESPONSE_HARD_CAP: usize = 8 * 1024 * 1024;
 
 impl Response {
-    pub fn push_line(&mut self, line: &str) {
+    pub(super) fn push_line(&mut self, line: &str) {
         let room = RESPONSE_HARD_CAP.saturating_sub(self.text.len());
         if line.len() < room {
             self.text.push_str(line);

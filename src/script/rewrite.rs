@@ -10,12 +10,12 @@
 //!   own scope, closures over them included.
 
 /// Both passes: what a chunk runs as.
-pub fn rewrite_chunk(src: &str) -> String {
+pub(crate) fn rewrite_chunk(src: &str) -> String {
     rewrite_declarations(&rewrite_continue(src))
 }
 
 /// Rewrites `continue(` calls; everything else is left byte for byte.
-pub fn rewrite_continue(src: &str) -> String {
+pub(crate) fn rewrite_continue(src: &str) -> String {
     if !src.contains("continue") {
         return src.to_string();
     }
@@ -74,7 +74,7 @@ fn is_ident(b: u8) -> bool {
 }
 
 /// Turns top-level `const`/`let` declarations into `var` ones (see the module doc).
-pub fn rewrite_declarations(src: &str) -> String {
+pub(crate) fn rewrite_declarations(src: &str) -> String {
     if !src.contains("const") && !src.contains("let") {
         return src.to_string();
     }

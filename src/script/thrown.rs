@@ -7,13 +7,13 @@ use super::values;
 
 /// The global (read-only, non-configurable, defined before any user code) holding the
 /// `Error` constructor scry's errors are made with: a script cannot replace it.
-pub const ERROR_CTOR: &str = "__scryErrorCtor";
+pub(super) const ERROR_CTOR: &str = "__scryErrorCtor";
 
 /// Throws a `ScryError`: scry's own errors print as `error: <message>`, without a JS class.
 /// The error is constructed and named by definition, never by assignment, so no setter a
 /// script defined runs while a native function may hold the session. Long messages are cut
 /// (a 100 MB symbol name is not echoed back).
-pub fn throw(ctx: &Ctx<'_>, msg: impl std::fmt::Display) -> rquickjs::Error {
+pub(super) fn throw(ctx: &Ctx<'_>, msg: impl std::fmt::Display) -> rquickjs::Error {
     let text = msg.to_string();
     let text = values::clip_message(&text);
     let made = (|| -> rquickjs::Result<Object<'_>> {

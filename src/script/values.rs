@@ -6,9 +6,9 @@ use rquickjs::convert::Coerced;
 use rquickjs::{BigInt, Ctx, FromJs, Value};
 
 /// 2^53: the largest integer every smaller integer of which a Number holds exactly.
-pub const MAX_EXACT: u64 = 1 << 53;
+pub(crate) const MAX_EXACT: u64 = 1 << 53;
 
-pub fn u64_to_js<'js>(ctx: &Ctx<'js>, v: u64) -> rquickjs::Result<Value<'js>> {
+pub(crate) fn u64_to_js<'js>(ctx: &Ctx<'js>, v: u64) -> rquickjs::Result<Value<'js>> {
     if v <= MAX_EXACT {
         Ok(Value::new_number(ctx.clone(), v as f64))
     } else {
@@ -16,7 +16,7 @@ pub fn u64_to_js<'js>(ctx: &Ctx<'js>, v: u64) -> rquickjs::Result<Value<'js>> {
     }
 }
 
-pub fn i64_to_js<'js>(ctx: &Ctx<'js>, v: i64) -> rquickjs::Result<Value<'js>> {
+pub(crate) fn i64_to_js<'js>(ctx: &Ctx<'js>, v: i64) -> rquickjs::Result<Value<'js>> {
     if v.unsigned_abs() <= MAX_EXACT {
         Ok(Value::new_number(ctx.clone(), v as f64))
     } else {
@@ -25,11 +25,11 @@ pub fn i64_to_js<'js>(ctx: &Ctx<'js>, v: i64) -> rquickjs::Result<Value<'js>> {
 }
 
 /// Error messages are one readable line: beyond this many bytes the middle is cut.
-pub const MAX_MESSAGE: usize = 480;
+pub(crate) const MAX_MESSAGE: usize = 480;
 
 /// `text` if it is short, else its start and end around `…[N bytes cut]…` (the end often
 /// holds a hint such as `did you mean main?`).
-pub fn clip_message(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn clip_message(text: &str) -> std::borrow::Cow<'_, str> {
     if text.len() <= MAX_MESSAGE {
         return text.into();
     }
@@ -51,7 +51,7 @@ pub fn clip_message(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// A short description of a value for error messages: `-5`, `'main'`, `undefined`.
-pub fn describe<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> String {
+pub(crate) fn describe<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> String {
     if v.is_string() {
         let s: String = v.get().unwrap_or_default();
         return format!("'{}'", s.chars().take(60).collect::<String>());
@@ -76,7 +76,7 @@ pub fn describe<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> String {
 }
 
 /// An integer argument (Number without fraction, or BigInt) widened for range checks.
-pub fn to_integer<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Result<i128, String> {
+pub(crate) fn to_integer<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Result<i128, String> {
     if let Some(n) = v.as_number() {
         if !n.is_finite() || n.fract() != 0.0 {
             return Err(format!("expected an integer, got {}", describe(ctx, v)));
@@ -140,7 +140,7 @@ fn numeric_of<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Result<Option<Value<'js>>,
 }
 
 /// A 64-bit value to store: 0..2^64-1, or a negative down to -2^63 taken as two's complement.
-pub fn to_u64_bits<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Result<u64, String> {
+pub(crate) fn to_u64_bits<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Result<u64, String> {
     let n = to_integer(ctx, v)?;
     if n < -(1i128 << 63) || n > u64::MAX as i128 {
         return Err(format!("{} does not fit in 64 bits", describe(ctx, v)));
@@ -149,7 +149,7 @@ pub fn to_u64_bits<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Result<u64, String> {
 }
 
 /// A value that must fit `bits` bits, signed or unsigned (two's complement either way).
-pub fn to_sized_bits<'js>(ctx: &Ctx<'js>, v: &Value<'js>, bits: u32) -> Result<u64, String> {
+pub(crate) fn to_sized_bits<'js>(ctx: &Ctx<'js>, v: &Value<'js>, bits: u32) -> Result<u64, String> {
     let n = to_integer(ctx, v)?;
     let min = -(1i128 << (bits - 1));
     let max = (1i128 << bits) - 1;
@@ -166,7 +166,7 @@ pub fn to_sized_bits<'js>(ctx: &Ctx<'js>, v: &Value<'js>, bits: u32) -> Result<u
 
 /// An address: a non-negative Number or BigInt below 2^64. Strings are symbol expressions and
 /// are resolved by the caller.
-pub fn to_address<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Result<u64, String> {
+pub(crate) fn to_address<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Result<u64, String> {
     let n = to_integer(ctx, v).map_err(|e| format!("bad address: {e}"))?;
     if n < 0 {
         return Err(format!("bad address {}: negative", describe(ctx, v)));
@@ -178,7 +178,12 @@ pub fn to_address<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Result<u64, String> {
 }
 
 /// A count such as `step(n)` or `bytes(n)`: a non-negative integer up to `max`.
-pub fn to_count<'js>(ctx: &Ctx<'js>, v: &Value<'js>, max: u64, what: &str) -> Result<u64, String> {
+pub(crate) fn to_count<'js>(
+    ctx: &Ctx<'js>,
+    v: &Value<'js>,
+    max: u64,
+    what: &str,
+) -> Result<u64, String> {
     let n = to_integer(ctx, v).map_err(|e| format!("{what}: {e}"))?;
     if n < 0 || n > max as i128 {
         return Err(format!(
@@ -190,7 +195,7 @@ pub fn to_count<'js>(ctx: &Ctx<'js>, v: &Value<'js>, max: u64, what: &str) -> Re
 }
 
 /// Parses a hex byte string such as `"90 90cc"` or `"0x9090"`.
-pub fn parse_hex_bytes(text: &str) -> Result<Vec<u8>, String> {
+pub(crate) fn parse_hex_bytes(text: &str) -> Result<Vec<u8>, String> {
     let cleaned: String = text
         .trim()
         .trim_start_matches("0x")
@@ -209,7 +214,7 @@ pub fn parse_hex_bytes(text: &str) -> Result<Vec<u8>, String> {
         .collect()
 }
 
-pub fn to_hex(bytes: &[u8]) -> String {
+pub(crate) fn to_hex(bytes: &[u8]) -> String {
     let mut s = String::with_capacity(bytes.len() * 2);
     for b in bytes {
         s.push_str(&format!("{b:02x}"));

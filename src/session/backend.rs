@@ -17,7 +17,7 @@ use crate::os::{procfs, OsError, Tid};
 use super::stack;
 
 /// A stopped process, live or post-mortem, as inspection sees it.
-pub trait ProcessView {
+pub(crate) trait ProcessView {
     fn pid(&self) -> Tid;
     /// Every thread, in a stable order.
     fn thread_ids(&self) -> Vec<Tid>;

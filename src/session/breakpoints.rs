@@ -32,7 +32,7 @@ impl Breakpoint {
 }
 
 #[derive(Default)]
-pub struct BreakpointTable {
+pub(crate) struct BreakpointTable {
     list: Vec<Breakpoint>,
     next_id: u32,
 }
@@ -44,7 +44,7 @@ pub enum BreakpointRef<'a> {
 }
 
 impl BreakpointTable {
-    pub fn add(&mut self, addr: u64, name: Option<String>, spec: String) -> u32 {
+    pub(crate) fn add(&mut self, addr: u64, name: Option<String>, spec: String) -> u32 {
         self.next_id += 1;
         let id = self.next_id;
         self.list.push(Breakpoint {
@@ -61,7 +61,7 @@ impl BreakpointTable {
     }
 
     /// A breakpoint waiting for its location to load (see `dynamic`).
-    pub fn add_pending(&mut self, name: Option<String>, spec: String) -> u32 {
+    pub(crate) fn add_pending(&mut self, name: Option<String>, spec: String) -> u32 {
         let id = self.add(0, name, spec);
         if let Some(b) = self.list.last_mut() {
             b.armed = false;
@@ -69,20 +69,13 @@ impl BreakpointTable {
         id
     }
 
-    pub fn find(&self, r: &BreakpointRef) -> Option<&Breakpoint> {
-        self.list.iter().find(|b| match r {
-            BreakpointRef::Id(id) => b.id == *id,
-            BreakpointRef::Name(n) => b.name.as_deref() == Some(*n),
-        })
-    }
-
-    pub fn name_taken(&self, name: &str) -> bool {
+    pub(crate) fn name_taken(&self, name: &str) -> bool {
         self.list.iter().any(|b| b.name.as_deref() == Some(name))
     }
 
     /// Removes one breakpoint; returns it and those of its addresses no other armed
     /// breakpoint has (their int3 can go).
-    pub fn remove(&mut self, r: &BreakpointRef) -> Option<(Breakpoint, Vec<u64>)> {
+    pub(crate) fn remove(&mut self, r: &BreakpointRef) -> Option<(Breakpoint, Vec<u64>)> {
         let pos = self.list.iter().position(|b| match r {
             BreakpointRef::Id(id) => b.id == *id,
             BreakpointRef::Name(n) => b.name.as_deref() == Some(*n),
@@ -93,12 +86,12 @@ impl BreakpointTable {
     }
 
     /// Whether an armed breakpoint has an int3 at `addr`.
-    pub fn is_user_site(&self, addr: u64) -> bool {
+    pub(crate) fn is_user_site(&self, addr: u64) -> bool {
         self.list.iter().any(|b| b.armed && b.at(addr))
     }
 
     /// Counts a hit at `addr` on every breakpoint there; returns the first (lowest id).
-    pub fn hit(&mut self, addr: u64) -> Option<&Breakpoint> {
+    pub(crate) fn hit(&mut self, addr: u64) -> Option<&Breakpoint> {
         let mut first = None;
         for (i, b) in self.list.iter_mut().enumerate() {
             if b.armed && b.at(addr) {
@@ -109,19 +102,19 @@ impl BreakpointTable {
         first.map(|i| &self.list[i])
     }
 
-    pub fn list(&self) -> &[Breakpoint] {
+    pub(crate) fn list(&self) -> &[Breakpoint] {
         &self.list
     }
 
     /// The process is gone: every breakpoint waits for the next one.
-    pub fn disarm_all(&mut self) {
+    pub(crate) fn disarm_all(&mut self) {
         for b in &mut self.list {
             b.armed = false;
             b.more.clear();
         }
     }
 
-    pub fn list_mut(&mut self) -> &mut [Breakpoint] {
+    pub(crate) fn list_mut(&mut self) -> &mut [Breakpoint] {
         &mut self.list
     }
 }

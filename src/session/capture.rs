@@ -14,9 +14,9 @@ use crate::os::pipe::{is_hung_up, pending_bytes, readable_within, wait_readable}
 const TERMINAL_LAG_MS: i32 = 5;
 
 /// Where else the output goes as it arrives (the live view).
-pub type Tee = Arc<dyn Fn(&[u8]) + Send + Sync>;
+pub(crate) type Tee = Arc<dyn Fn(&[u8]) + Send + Sync>;
 
-pub struct Capture {
+pub(crate) struct Capture {
     bytes: VecDeque<u8>,
     limit: usize,
     dropped: u64,
@@ -24,7 +24,7 @@ pub struct Capture {
 }
 
 impl Capture {
-    pub fn new(limit: usize) -> Self {
+    pub(crate) fn new(limit: usize) -> Self {
         Capture {
             bytes: VecDeque::new(),
             limit: limit.max(1),
@@ -34,17 +34,17 @@ impl Capture {
     }
 
     /// Empty again for a new process (the tee stays).
-    pub fn restart(&mut self, limit: usize) {
+    pub(crate) fn restart(&mut self, limit: usize) {
         let tee = self.tee.take();
         *self = Capture::new(limit);
         self.tee = tee;
     }
 
-    pub fn set_tee(&mut self, tee: Option<Tee>) {
+    pub(crate) fn set_tee(&mut self, tee: Option<Tee>) {
         self.tee = tee;
     }
 
-    pub fn push(&mut self, data: &[u8]) {
+    pub(crate) fn push(&mut self, data: &[u8]) {
         if let Some(tee) = &self.tee {
             tee(data);
         }
@@ -56,14 +56,14 @@ impl Capture {
         }
     }
 
-    pub fn unread(&self) -> usize {
+    pub(crate) fn unread(&self) -> usize {
         self.bytes.len()
     }
 
     /// Everything captured since the last take, as text (invalid UTF-8 shown as `\xNN`, as
     /// `memory(a).str()` shows it), with a
     /// first line saying how much was dropped if the buffer overflowed.
-    pub fn take(&mut self) -> String {
+    pub(crate) fn take(&mut self) -> String {
         let bytes: Vec<u8> = self.bytes.drain(..).collect();
         let mut text = String::new();
         if self.dropped > 0 {
@@ -79,7 +79,7 @@ impl Capture {
 }
 
 /// Target strings are bytes: valid UTF-8 passes through, anything else shows as `\xNN`.
-pub fn escape_invalid_utf8(bytes: &[u8]) -> String {
+pub(crate) fn escape_invalid_utf8(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len());
     let mut rest = bytes;
     loop {
@@ -101,11 +101,11 @@ pub fn escape_invalid_utf8(bytes: &[u8]) -> String {
     }
 }
 
-pub type SharedCapture = Arc<Mutex<Capture>>;
+pub(crate) type SharedCapture = Arc<Mutex<Capture>>;
 
 /// A pipe being drained on a helper thread (so a chatty target never blocks on a full pipe),
 /// and what it takes to know the drain has caught up.
-pub struct Pump {
+pub(crate) struct Pump {
     file: Arc<File>,
     /// Kept open for as long as the pump (a terminal's other end; see `os::pty`).
     _hold: Option<OwnedFd>,
@@ -117,14 +117,14 @@ pub struct Pump {
 impl Pump {
     /// Drains a program's terminal (`master`, with scry's `hold` on the other end) into
     /// `capture`, as its stdout.
-    pub fn start_terminal(master: OwnedFd, hold: OwnedFd, capture: SharedCapture) -> Pump {
+    pub(crate) fn start_terminal(master: OwnedFd, hold: OwnedFd, capture: SharedCapture) -> Pump {
         let mut pump = Pump::start(master, capture);
         pump._hold = Some(hold);
         pump
     }
 
     /// Drains `fd` into `capture` until the write end closes.
-    pub fn start(fd: OwnedFd, capture: SharedCapture) -> Pump {
+    pub(crate) fn start(fd: OwnedFd, capture: SharedCapture) -> Pump {
         let file = Arc::new(File::from(fd));
         let draining = Arc::new(Mutex::new(()));
         let (reader, lock) = (file.clone(), draining.clone());
@@ -169,7 +169,7 @@ impl Pump {
     /// less output than the program wrote before it. It reads the pipe itself under the
     /// lock instead of waiting for the helper thread, which a loaded machine may not schedule
     /// for a long time. Bounded: a released child could write forever.
-    pub fn settle(&self, capture: &SharedCapture) {
+    pub(crate) fn settle(&self, capture: &SharedCapture) {
         let _held = self.draining.lock().unwrap_or_else(|e| e.into_inner());
         let mut buf = [0u8; 8192];
         for round in 0..128 {

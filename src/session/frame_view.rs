@@ -67,7 +67,7 @@ pub(super) struct EntryMemo(RefCell<HashMap<(usize, usize, Passed), Option<u64>>
 impl<'a> FrameView<'a> {
     /// A view with no frame behind it: only what needs no register (a fixed address, a
     /// thread-local) can be read through it.
-    pub fn frameless(
+    pub(super) fn frameless(
         process: &'a dyn ProcessView,
         store: &'a SymbolStore,
         module: &'a LoadedModule,

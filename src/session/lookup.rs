@@ -336,7 +336,7 @@ impl Session {
 }
 
 /// `Err` naming the first of `dirs` that is not a directory.
-pub fn check_debug_dirs(dirs: &[PathBuf]) -> std::result::Result<(), String> {
+pub(crate) fn check_debug_dirs(dirs: &[PathBuf]) -> std::result::Result<(), String> {
     match dirs.iter().find(|d| !d.is_dir()) {
         Some(d) => Err(format!("{}: not a directory", d.display())),
         None => Ok(()),

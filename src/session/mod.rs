@@ -2,10 +2,10 @@
 //! the user's breakpoints and the captured output, turns raw stops into [`StopInfo`]s, and
 //! keeps the per-stop snapshot that scripts see as `prev`.
 
-pub mod backend;
-pub mod breakpoints;
-pub mod capture;
-pub mod dynamic;
+pub(crate) mod backend;
+pub(crate) mod breakpoints;
+pub(crate) mod capture;
+pub(crate) mod dynamic;
 mod error;
 mod file_scope;
 mod fpu;
@@ -22,25 +22,25 @@ mod processes;
 mod return_value;
 mod run;
 mod snapshot;
-pub mod stack;
-pub mod stop;
+pub(crate) mod stack;
+pub(crate) mod stop;
 mod supported;
-pub mod syscalls;
+pub(crate) mod syscalls;
 mod tailcalls;
 mod target;
 mod threads;
-pub mod tls;
+pub(crate) mod tls;
 mod typed_value;
 mod typed_views;
 mod values;
-pub mod watchpoints;
+pub(crate) mod watchpoints;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub use crate::inferior::{FollowFork, NonStop, Origin, Stop as RawStop};
+pub(crate) use crate::inferior::{FollowFork, NonStop, Origin, Stop as RawStop};
 use crate::inferior::{Inferior, Stop, WatchSlot};
 use crate::maps;
 use crate::os::debugregs;
@@ -53,41 +53,39 @@ use crate::symbols::{RuntimeAddr, SymbolStore};
 
 use backend::ProcessView;
 use breakpoints::BreakpointTable;
-pub use breakpoints::{Breakpoint, BreakpointRef};
+pub(crate) use breakpoints::{Breakpoint, BreakpointRef};
 use capture::{Capture, Pump, SharedCapture};
 pub use error::SessionError;
-pub use frame_view::{FrameParam, FrameVarRow};
-pub use gcore::{CoreWritten, GcoreOptions};
-pub use lookup::check_debug_dirs;
-pub use overview::Overview;
-pub use processes::ProcessRow;
+pub(crate) use gcore::GcoreOptions;
+pub(crate) use lookup::check_debug_dirs;
+pub(crate) use overview::Overview;
 use snapshot::Snapshot;
-pub use stop::{Reason, StopInfo, WatchReport};
+pub(crate) use stop::{Reason, StopInfo, WatchReport};
 use target::Target;
-pub use threads::LineFrames;
-pub use typed_value::TypedValue;
+pub(crate) use threads::LineFrames;
+pub(crate) use typed_value::TypedValue;
 use watchpoints::{WatchKind, WatchTable, Watchpoint};
 
-pub type Result<T> = std::result::Result<T, SessionError>;
+pub(crate) type Result<T> = std::result::Result<T, SessionError>;
 
 /// The machine's vocabulary the script layer speaks, through the facade (it imports neither
 /// `os` nor `inferior`): register names, signal names, the x87 and FP register formats, how
 /// a system call is caught, a decoded system call argument.
-pub mod vocabulary {
-    pub use crate::inferior::CatchMode;
-    pub use crate::os::fpregs::{f64_to_f80, f80_to_f64, FpRegs};
-    pub use crate::os::regs::{self, REGISTER_NAMES};
-    pub use crate::os::signals;
-    pub use crate::os::syscalls::render::Value as SyscallArg;
+pub(crate) mod vocabulary {
+    pub(crate) use crate::inferior::CatchMode;
+    pub(crate) use crate::os::fpregs::{f64_to_f80, f80_to_f64, FpRegs};
+    pub(crate) use crate::os::regs::{self, REGISTER_NAMES};
+    pub(crate) use crate::os::signals;
+    pub(crate) use crate::os::syscalls::render::Value as SyscallArg;
 }
 
 /// The aligned pieces, one debug register each, a watch of `[addr, addr + len)` takes.
-pub fn watch_pieces(addr: u64, len: u64) -> std::result::Result<Vec<(u64, u64)>, String> {
+pub(crate) fn watch_pieces(addr: u64, len: u64) -> std::result::Result<Vec<(u64, u64)>, String> {
     debugregs::pieces(addr, len)
 }
 
 /// SIGINT/SIGTERM/SIGHUP reached scry and the current command should end.
-pub fn signal_pending() -> bool {
+pub(crate) fn signal_pending() -> bool {
     crate::os::interrupt::pending()
 }
 
@@ -97,7 +95,7 @@ pub fn termination() -> Option<i32> {
 }
 
 /// Consumes a Ctrl-C at a terminal.
-pub fn take_interrupt() -> bool {
+pub(crate) fn take_interrupt() -> bool {
     crate::os::interrupt::take_interrupt()
 }
 
@@ -194,14 +192,14 @@ impl Default for Config {
 }
 
 /// The longest deadline a run or a chunk's script budget may have; longer ones are clamped.
-pub const MAX_DEADLINE: Duration = Duration::from_secs(86_400);
+pub(crate) const MAX_DEADLINE: Duration = Duration::from_secs(86_400);
 /// The longest a named session may sit idle.
-pub const MAX_IDLE: Duration = Duration::from_secs(365 * 86_400);
+pub(crate) const MAX_IDLE: Duration = Duration::from_secs(365 * 86_400);
 
 /// A number of seconds from the user (an option, `config.timeout`, `{timeout}`) as a
 /// Duration: it must be positive and finite (else `None`), and is clamped to `max`, so no
 /// value can overflow the clock (`Duration::from_secs_f64(1e19)` panics).
-pub fn seconds(v: f64, max: Duration) -> Option<Duration> {
+pub(crate) fn seconds(v: f64, max: Duration) -> Option<Duration> {
     (v > 0.0 && v.is_finite()).then(|| Duration::from_secs_f64(v.min(max.as_secs_f64())))
 }
 
@@ -239,7 +237,7 @@ mod seconds_tests {
 
 /// `loop.c:15` or `src/app/main.rs:120`: a file name (it has a dot or a slash) and a line
 /// (0 included, so that it can be refused by name rather than taken for a module).
-pub fn source_line_expr(expr: &str) -> Option<(&str, u32)> {
+pub(crate) fn source_line_expr(expr: &str) -> Option<(&str, u32)> {
     let (file, line) = expr.trim().rsplit_once(':')?;
     let line: u32 = line.parse().ok()?;
     (file.contains('.') || file.contains('/')).then_some((file, line))

@@ -14,42 +14,42 @@ struct Reads {
 }
 
 #[derive(Default)]
-pub struct Snapshot {
+pub(super) struct Snapshot {
     current: Reads,
     previous: Reads,
 }
 
 impl Snapshot {
     /// A new stop: what was read at the last one becomes `prev`.
-    pub fn rotate(&mut self) {
+    pub(super) fn rotate(&mut self) {
         self.previous = std::mem::take(&mut self.current);
     }
 
-    pub fn note_regs(&mut self, regs: &RawRegs) {
+    pub(super) fn note_regs(&mut self, regs: &RawRegs) {
         self.current.regs = Some(*regs);
     }
 
-    pub fn note_memory(&mut self, addr: u64, bytes: &[u8]) {
+    pub(super) fn note_memory(&mut self, addr: u64, bytes: &[u8]) {
         if bytes.len() <= MAX_REMEMBERED_READ && self.current.memory.len() < MAX_REMEMBERED_READS {
             self.current.memory.push((addr, bytes.to_vec()));
         }
     }
 
     /// The registers noted at this stop so far (the live view reads them without noting).
-    pub fn noted_regs(&self) -> Option<RawRegs> {
+    pub(super) fn noted_regs(&self) -> Option<RawRegs> {
         self.current.regs
     }
 
-    pub fn set_noted_regs(&mut self, regs: Option<RawRegs>) {
+    pub(super) fn set_noted_regs(&mut self, regs: Option<RawRegs>) {
         self.current.regs = regs;
     }
 
-    pub fn prev_regs(&self) -> Option<&RawRegs> {
+    pub(super) fn prev_regs(&self) -> Option<&RawRegs> {
         self.previous.regs.as_ref()
     }
 
     /// Bytes `[addr, addr+len)` if one remembered read covered them.
-    pub fn prev_memory(&self, addr: u64, len: usize) -> Option<Vec<u8>> {
+    pub(super) fn prev_memory(&self, addr: u64, len: usize) -> Option<Vec<u8>> {
         self.previous
             .memory
             .iter()

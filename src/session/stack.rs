@@ -20,7 +20,11 @@ const MAIN_STACK_GAP: u64 = 256 * 4096;
 
 /// Bounds of the stack containing `sp`. `rlimit_stack` is the soft RLIMIT_STACK in bytes
 /// (`None` for unlimited).
-pub fn stack_bounds(maps: &[MapEntry], sp: u64, rlimit_stack: Option<u64>) -> Option<StackBounds> {
+pub(crate) fn stack_bounds(
+    maps: &[MapEntry],
+    sp: u64,
+    rlimit_stack: Option<u64>,
+) -> Option<StackBounds> {
     let mut i = maps.iter().position(|m| m.start <= sp && sp < m.end)?;
     // sp inside a PROT_NONE guard (an overflow in progress): the stack is the one above it.
     if is_guard(&maps[i])
@@ -66,7 +70,7 @@ const PAGE: u64 = 4096;
 /// stack, innermost first; `outermost`: the walk ended at the stack's first frame.
 /// `thread_pointer`: fs_base, which for a pthread points at its descriptor at the top of its
 /// stack mapping. Returns the top and whether it is exact.
-pub fn refine_top(
+pub(crate) fn refine_top(
     bounds: &StackBounds,
     frame_sps: &[u64],
     outermost: bool,
@@ -99,7 +103,7 @@ fn is_guard(m: &MapEntry) -> bool {
 }
 
 /// The soft "Max stack size" of `/proc/PID/limits`, in bytes.
-pub fn parse_stack_limit(limits: &str) -> Option<u64> {
+pub(crate) fn parse_stack_limit(limits: &str) -> Option<u64> {
     let line = limits.lines().find(|l| l.starts_with("Max stack size"))?;
     let soft = line.split_whitespace().nth(3)?;
     soft.parse().ok()

@@ -152,7 +152,7 @@ pub struct WatchReport {
 }
 
 /// Little-endian bytes as an integer (watched values are 1 to 8 bytes).
-pub fn le_value(bytes: &[u8]) -> u64 {
+pub(crate) fn le_value(bytes: &[u8]) -> u64 {
     let mut raw = [0u8; 8];
     let n = bytes.len().min(8);
     raw[..n].copy_from_slice(&bytes[..n]);

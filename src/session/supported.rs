@@ -10,7 +10,7 @@ const EM_X86_64: u16 = 62;
 
 /// Checks an ELF header: `Ok` for x86-64 ELF files and for anything that is not ELF (a
 /// `#!` script runs its interpreter, which is checked after exec).
-pub fn check_elf_header(header: &[u8]) -> Result<(), String> {
+pub(super) fn check_elf_header(header: &[u8]) -> Result<(), String> {
     if header.len() < 20 || &header[..4] != b"\x7fELF" {
         return Ok(());
     }
@@ -36,7 +36,7 @@ pub fn check_elf_header(header: &[u8]) -> Result<(), String> {
 }
 
 /// Refuses a program file scry cannot debug.
-pub fn check_program(path: &Path) -> Result<(), String> {
+pub(super) fn check_program(path: &Path) -> Result<(), String> {
     use std::io::Read;
     let mut header = [0u8; 20];
     let n = std::fs::File::open(path)
@@ -46,7 +46,7 @@ pub fn check_program(path: &Path) -> Result<(), String> {
 }
 
 /// What the kernel drops when it runs `path` under ptrace: its setuid/setgid privilege.
-pub fn privilege_note(path: &Path, euid: u32, egid: u32) -> Option<String> {
+pub(super) fn privilege_note(path: &Path, euid: u32, egid: u32) -> Option<String> {
     let meta = std::fs::metadata(path).ok()?;
     let mode = meta.mode();
     let suid = mode & 0o4000 != 0 && meta.uid() != euid;

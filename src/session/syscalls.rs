@@ -52,7 +52,7 @@ pub struct SyscallCatch {
 }
 
 #[derive(Debug, Default)]
-pub struct SyscallCatches {
+pub(crate) struct SyscallCatches {
     next_id: u32,
     list: Vec<SyscallCatch>,
 }
@@ -100,7 +100,7 @@ fn nearest(name: &str, k: usize) -> Vec<&'static str> {
 }
 
 /// The numbers one word names: a system call, a number, `all`, or a group `%file`.
-pub fn resolve_syscalls(word: &str) -> Result<SysSet> {
+pub(crate) fn resolve_syscalls(word: &str) -> Result<SysSet> {
     let word = word.trim();
     let mut set = SysSet::default();
     if word == "all" {

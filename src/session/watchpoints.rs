@@ -59,7 +59,7 @@ pub struct Watchpoint {
 
 /// One access a hit stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hit {
+pub(crate) struct Hit {
     pub id: u32,
     pub is_write: bool,
     pub old: Vec<u8>,
@@ -67,52 +67,52 @@ pub struct Hit {
 }
 
 #[derive(Default)]
-pub struct WatchTable {
+pub(crate) struct WatchTable {
     list: Vec<Watchpoint>,
     next_id: u32,
 }
 
 impl WatchTable {
-    pub fn add(&mut self, mut w: Watchpoint) -> u32 {
+    pub(crate) fn add(&mut self, mut w: Watchpoint) -> u32 {
         self.next_id += 1;
         w.id = self.next_id;
         self.list.push(w);
         self.next_id
     }
 
-    pub fn name_taken(&self, name: &str) -> bool {
+    pub(crate) fn name_taken(&self, name: &str) -> bool {
         self.list.iter().any(|w| w.name.as_deref() == Some(name))
     }
 
-    pub fn remove_by(&mut self, pred: impl Fn(&Watchpoint) -> bool) -> Option<Watchpoint> {
+    pub(crate) fn remove_by(&mut self, pred: impl Fn(&Watchpoint) -> bool) -> Option<Watchpoint> {
         let pos = self.list.iter().position(pred)?;
         Some(self.list.remove(pos))
     }
 
-    pub fn by_slot_mut(&mut self, slot: usize) -> Option<&mut Watchpoint> {
+    pub(crate) fn by_slot_mut(&mut self, slot: usize) -> Option<&mut Watchpoint> {
         self.list
             .iter_mut()
             .find(|w| w.armed && w.slots.contains(&slot))
     }
 
     /// The armed watchpoint holding debug register `slot`.
-    pub fn by_slot(&self, slot: usize) -> Option<&Watchpoint> {
+    pub(crate) fn by_slot(&self, slot: usize) -> Option<&Watchpoint> {
         self.list
             .iter()
             .find(|w| w.armed && w.slots.contains(&slot))
     }
 
-    pub fn disarm_all(&mut self) {
+    pub(crate) fn disarm_all(&mut self) {
         for w in &mut self.list {
             w.armed = false;
         }
     }
 
-    pub fn list_mut(&mut self) -> &mut [Watchpoint] {
+    pub(crate) fn list_mut(&mut self) -> &mut [Watchpoint] {
         &mut self.list
     }
 
-    pub fn list(&self) -> &[Watchpoint] {
+    pub(crate) fn list(&self) -> &[Watchpoint] {
         &self.list
     }
 
@@ -120,7 +120,7 @@ impl WatchTable {
     /// the access says, whether it wrote them. `None` when the access is not one the
     /// watchpoint reports (a write on a read watch). Without the instruction's word, a
     /// changed value counts as a write and an unchanged one as a read.
-    pub fn hit(&mut self, slot: usize, now: Vec<u8>, wrote: Option<bool>) -> Option<Hit> {
+    pub(crate) fn hit(&mut self, slot: usize, now: Vec<u8>, wrote: Option<bool>) -> Option<Hit> {
         let w = self.by_slot_mut(slot)?;
         let changed = now != w.last;
         let old = std::mem::replace(&mut w.last, now.clone());

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 /// A fresh directory under the system temp dir, unique per process and call.
-pub fn temp_dir(tag: &str) -> PathBuf {
+pub(super) fn temp_dir(tag: &str) -> PathBuf {
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("scry-symtest-{}-{n}-{tag}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("create temp dir");
@@ -16,7 +16,7 @@ pub fn temp_dir(tag: &str) -> PathBuf {
 }
 
 /// A compiled test program; its directory is removed when this is dropped.
-pub struct TempExe {
+pub(super) struct TempExe {
     path: PathBuf,
     dir: PathBuf,
 }
@@ -36,13 +36,13 @@ impl AsRef<Path> for TempExe {
 
 impl TempExe {
     /// The directory holding the program (and anything a test puts beside it).
-    pub fn dir(&self) -> &Path {
+    pub(super) fn dir(&self) -> &Path {
         &self.dir
     }
 }
 
 /// Runs a tool (objcopy, strip, ...) and panics with its output when it fails.
-pub fn run_tool(tool: &str, args: &[&std::ffi::OsStr]) {
+pub(super) fn run_tool(tool: &str, args: &[&std::ffi::OsStr]) {
     let out = Command::new(tool)
         .args(args)
         .output()
@@ -62,7 +62,7 @@ impl Drop for TempExe {
 
 /// Compiles `source` (C, or C++ when `cxx`) with `flags` into an executable. Panics with the
 /// compiler's output on failure.
-pub fn compile(tag: &str, source: &str, cxx: bool, flags: &[&str]) -> TempExe {
+pub(super) fn compile(tag: &str, source: &str, cxx: bool, flags: &[&str]) -> TempExe {
     let dir = temp_dir(tag);
     let src = dir.join(if cxx { "prog.cc" } else { "prog.c" });
     std::fs::write(&src, source).expect("write source");
@@ -84,7 +84,7 @@ pub fn compile(tag: &str, source: &str, cxx: bool, flags: &[&str]) -> TempExe {
 }
 
 /// The address `nm` reports for `name`, if `nm` lists it.
-pub fn nm_address(exe: &Path, name: &str) -> Option<u64> {
+pub(super) fn nm_address(exe: &Path, name: &str) -> Option<u64> {
     let out = Command::new("nm").arg(exe).output().ok()?;
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -97,7 +97,7 @@ pub fn nm_address(exe: &Path, name: &str) -> Option<u64> {
         })
 }
 
-pub const C_PROGRAM: &str = r#"
+pub(super) const C_PROGRAM: &str = r#"
 #include <stdio.h>
 
 int counter = 42;
@@ -118,7 +118,7 @@ int main(int argc, char **argv) {
 }
 "#;
 
-pub const CXX_PROGRAM: &str = r#"
+pub(super) const CXX_PROGRAM: &str = r#"
 namespace ns {
 struct Foo {
     int bar(int x);

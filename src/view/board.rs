@@ -14,11 +14,11 @@ use super::panels::{Baseline, ChunkRecord, Panels, Status};
 
 /// The engine publishes at most this often during a run (the end of a chunk always
 /// publishes), and a browser is sent at most one update per interval: ~30 a second.
-pub const MIN_INTERVAL: Duration = Duration::from_millis(33);
+pub(crate) const MIN_INTERVAL: Duration = Duration::from_millis(33);
 /// Chunks the page can scroll back through.
-pub const MAX_CHUNKS: usize = 200;
+pub(crate) const MAX_CHUNKS: usize = 200;
 /// Bytes of the program's output the page keeps.
-pub const OUTPUT_TAIL: usize = 64 * 1024;
+pub(crate) const OUTPUT_TAIL: usize = 64 * 1024;
 
 #[derive(Default)]
 struct Board {

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 /// The longest side of a canvas.
-pub const MAX_SIDE: u32 = 4096;
+pub(crate) const MAX_SIDE: u32 = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PixelFormat {
@@ -194,7 +194,7 @@ impl Canvas {
 
 /// The size of a `putImageData` region at (dx, dy) of a canvas of `size`: `w` defaults to the
 /// rest of the row, `h` to the rest of the canvas, or as many rows as `available` bytes hold.
-pub fn region(
+pub(crate) fn region(
     (width, height): (u32, u32),
     dx: u32,
     dy: u32,

@@ -14,19 +14,19 @@ use super::canvas::{Canvas, PixelFormat};
 use super::sanitize;
 
 /// At most this many elements at once.
-pub const MAX_ELEMENTS: usize = 10_000;
+pub(crate) const MAX_ELEMENTS: usize = 10_000;
 /// Bytes of text or markup one element may hold.
-pub const MAX_CONTENT: usize = 256 * 1024;
+pub(crate) const MAX_CONTENT: usize = 256 * 1024;
 /// Attributes and style properties per element.
-pub const MAX_ATTRS: usize = 64;
+pub(crate) const MAX_ATTRS: usize = 64;
 /// Bytes of one attribute value.
-pub const MAX_ATTR_VALUE: usize = 16 * 1024;
+pub(crate) const MAX_ATTR_VALUE: usize = 16 * 1024;
 /// Pixels of all canvases together (4 bytes each).
-pub const MAX_CANVAS_PIXELS: u64 = 4 * 1024 * 1024;
+pub(crate) const MAX_CANVAS_PIXELS: u64 = 4 * 1024 * 1024;
 /// Tree depth.
 const MAX_DEPTH: usize = 64;
 
-pub type Key = u32;
+pub(crate) type Key = u32;
 
 /// What an element holds: child elements, plain text, or sanitized markup.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,7 +53,7 @@ pub struct Element {
 }
 
 /// The parent key of top-level elements: the page's script area.
-pub const ROOT: Key = 0;
+pub(crate) const ROOT: Key = 0;
 
 /// What changed since the last [`DomModel::take_changes`].
 #[derive(Debug, Default)]
@@ -65,7 +65,7 @@ pub struct Changes {
 }
 
 #[derive(Default)]
-pub struct DomModel {
+pub(crate) struct DomModel {
     /// Changes are recorded only while a view shows them.
     tracking: bool,
     elements: HashMap<Key, Element>,
@@ -78,11 +78,11 @@ pub struct DomModel {
     canvas_pixels: u64,
 }
 
-pub type Result<T> = std::result::Result<T, String>;
+pub(crate) type Result<T> = std::result::Result<T, String>;
 
 impl DomModel {
     /// Starts recording changes for a view: everything there is counts as changed.
-    pub fn track(&mut self) {
+    pub(crate) fn track(&mut self) {
         self.tracking = true;
         self.dirty = self.elements.keys().copied().collect();
         for el in self.elements.values_mut() {
@@ -92,16 +92,12 @@ impl DomModel {
     }
 
     /// Whether anything changed since the last `take_changes`.
-    pub fn is_dirty(&self) -> bool {
+    pub(crate) fn is_dirty(&self) -> bool {
         !self.dirty.is_empty() || !self.removed.is_empty() || self.root_dirty
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.elements.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.elements.is_empty()
     }
 
     fn get(&self, k: Key) -> Result<&Element> {
@@ -156,7 +152,7 @@ impl DomModel {
     }
 
     /// The element with this id; a new `<div>` at the end of the script area when none has it.
-    pub fn by_id(&mut self, id: &str) -> Result<Key> {
+    pub(crate) fn by_id(&mut self, id: &str) -> Result<Key> {
         if let Some(k) = self.ids.get(id) {
             return Ok(*k);
         }
@@ -167,13 +163,14 @@ impl DomModel {
         Ok(k)
     }
 
-    /// The element with this id, if any.
-    pub fn find(&self, id: &str) -> Option<Key> {
+    /// The element with this id, if any (the tests look elements up by id).
+    #[cfg(test)]
+    pub(crate) fn find(&self, id: &str) -> Option<Key> {
         self.ids.get(id).copied()
     }
 
     /// A detached element (append it somewhere to show it).
-    pub fn create(&mut self, tag: &str) -> Result<Key> {
+    pub(crate) fn create(&mut self, tag: &str) -> Result<Key> {
         let (tag, svg) = sanitize::allowed_tag(tag).ok_or_else(|| {
             format!("dom: no element '{tag}' (allowed: HTML text and layout elements, table parts, img, canvas, svg shapes)")
         })?;
@@ -186,7 +183,7 @@ impl DomModel {
 
     /// The canvas with this id, created at the end of the script area or resized as asked (a
     /// resize clears it, as in a browser).
-    pub fn canvas(&mut self, id: &str, w: u32, h: u32) -> Result<Key> {
+    pub(crate) fn canvas(&mut self, id: &str, w: u32, h: u32) -> Result<Key> {
         match self.ids.get(id).copied() {
             Some(k) => {
                 let el = self.get(k)?;
@@ -233,7 +230,7 @@ impl DomModel {
 
     /// Writes pixels into a canvas (see [`Canvas::put`]).
     #[allow(clippy::too_many_arguments)]
-    pub fn put_pixels(
+    pub(crate) fn put_pixels(
         &mut self,
         k: Key,
         src: &[u8],
@@ -252,7 +249,7 @@ impl DomModel {
     }
 
     /// The size of a canvas.
-    pub fn canvas_size(&self, k: Key) -> Result<(u32, u32)> {
+    pub(crate) fn canvas_size(&self, k: Key) -> Result<(u32, u32)> {
         let el = self.get(k)?;
         el.canvas
             .as_ref()
@@ -260,15 +257,15 @@ impl DomModel {
             .ok_or_else(|| format!("dom: a {} is not a canvas", el.tag))
     }
 
-    pub fn tag(&self, k: Key) -> Result<&'static str> {
+    pub(crate) fn tag(&self, k: Key) -> Result<&'static str> {
         Ok(self.get(k)?.tag)
     }
 
-    pub fn id(&self, k: Key) -> Result<Option<String>> {
+    pub(crate) fn id(&self, k: Key) -> Result<Option<String>> {
         Ok(self.get(k)?.id.clone())
     }
 
-    pub fn set_id(&mut self, k: Key, id: &str) -> Result<()> {
+    pub(crate) fn set_id(&mut self, k: Key, id: &str) -> Result<()> {
         if id.is_empty() {
             let old = self.touch(k)?.id.take();
             if let Some(old) = old {
@@ -291,7 +288,7 @@ impl DomModel {
     }
 
     /// Its text: its own, or that of its markup or its children.
-    pub fn text(&self, k: Key) -> Result<String> {
+    pub(crate) fn text(&self, k: Key) -> Result<String> {
         let mut out = String::new();
         self.text_into(k, &mut out, 0)?;
         Ok(out)
@@ -313,7 +310,7 @@ impl DomModel {
 
     /// Replaces the content with text. Child elements are deleted; returns whether there
     /// were any (ids may then name nothing).
-    pub fn set_text(&mut self, k: Key, text: &str) -> Result<bool> {
+    pub(crate) fn set_text(&mut self, k: Key, text: &str) -> Result<bool> {
         check_content(text)?;
         if let Content::Text(t) = &self.get(k)?.content {
             if t == text {
@@ -331,7 +328,7 @@ impl DomModel {
 
     /// Replaces the content with sanitized markup. Child elements are deleted; returns whether
     /// there were any.
-    pub fn set_html(&mut self, k: Key, html: &str) -> Result<bool> {
+    pub(crate) fn set_html(&mut self, k: Key, html: &str) -> Result<bool> {
         check_content(html)?;
         if self.get(k)?.tag == "canvas" {
             return Err("dom: a canvas holds pixels, not markup".into());
@@ -348,7 +345,7 @@ impl DomModel {
     }
 
     /// Its content as markup.
-    pub fn inner_html(&self, k: Key) -> Result<String> {
+    pub(crate) fn inner_html(&self, k: Key) -> Result<String> {
         let mut out = String::new();
         self.inner_into(k, &mut out, 0)?;
         Ok(out)
@@ -369,7 +366,7 @@ impl DomModel {
     }
 
     /// The element itself as markup, `<div id="x">...</div>`.
-    pub fn outer_html(&self, k: Key) -> Result<String> {
+    pub(crate) fn outer_html(&self, k: Key) -> Result<String> {
         let mut out = String::new();
         self.outer_into(k, &mut out, 0)?;
         Ok(out)
@@ -402,7 +399,7 @@ impl DomModel {
         Ok(())
     }
 
-    pub fn attr(&self, k: Key, name: &str) -> Result<Option<String>> {
+    pub(crate) fn attr(&self, k: Key, name: &str) -> Result<Option<String>> {
         let el = self.get(k)?;
         let lower = name.to_ascii_lowercase();
         Ok(match lower.as_str() {
@@ -416,7 +413,7 @@ impl DomModel {
         })
     }
 
-    pub fn set_attr(&mut self, k: Key, name: &str, value: &str) -> Result<()> {
+    pub(crate) fn set_attr(&mut self, k: Key, name: &str, value: &str) -> Result<()> {
         let el = self.get(k)?;
         let (tag, svg) = (el.tag, el.svg);
         let canon = sanitize::allowed_attr(tag, svg, name).ok_or_else(|| {
@@ -464,7 +461,7 @@ impl DomModel {
         Ok(())
     }
 
-    pub fn remove_attr(&mut self, k: Key, name: &str) -> Result<()> {
+    pub(crate) fn remove_attr(&mut self, k: Key, name: &str) -> Result<()> {
         match name.to_ascii_lowercase().as_str() {
             "id" => self.set_id(k, ""),
             "style" => {
@@ -488,7 +485,7 @@ impl DomModel {
     }
 
     /// A style property (`color`, `background-color`, `--x`); an empty value removes it.
-    pub fn set_style(&mut self, k: Key, prop: &str, value: &str) -> Result<()> {
+    pub(crate) fn set_style(&mut self, k: Key, prop: &str, value: &str) -> Result<()> {
         if !sanitize::css_property_ok(prop) {
             return Err(format!(
                 "dom: style property '{prop}' is not a CSS property name"
@@ -517,7 +514,7 @@ impl DomModel {
         Ok(())
     }
 
-    pub fn style(&self, k: Key, prop: &str) -> Result<String> {
+    pub(crate) fn style(&self, k: Key, prop: &str) -> Result<String> {
         Ok(self
             .get(k)?
             .style
@@ -529,7 +526,7 @@ impl DomModel {
 
     /// Moves `child` to the end of `parent`'s children. A parent holding text or markup gives
     /// it up for children.
-    pub fn append(&mut self, parent: Key, child: Key) -> Result<()> {
+    pub(crate) fn append(&mut self, parent: Key, child: Key) -> Result<()> {
         self.get(child)?;
         let p = self.get(parent)?;
         if matches!(p.tag, "canvas" | "br" | "hr" | "img" | "wbr" | "col") {
@@ -585,7 +582,7 @@ impl DomModel {
     }
 
     /// Removes the element and everything inside it.
-    pub fn remove(&mut self, k: Key) -> Result<()> {
+    pub(crate) fn remove(&mut self, k: Key) -> Result<()> {
         self.get(k)?;
         self.detach(k);
         self.delete(k);
@@ -593,7 +590,7 @@ impl DomModel {
     }
 
     /// Deletes every element.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         for k in std::mem::take(&mut self.root) {
             self.delete(k);
         }
@@ -640,19 +637,19 @@ impl DomModel {
         }
     }
 
-    pub fn children(&self, k: Key) -> Result<Vec<Key>> {
+    pub(crate) fn children(&self, k: Key) -> Result<Vec<Key>> {
         Ok(match &self.get(k)?.content {
             Content::Kids(kids) => kids.clone(),
             _ => Vec::new(),
         })
     }
 
-    pub fn parent(&self, k: Key) -> Result<Option<Key>> {
+    pub(crate) fn parent(&self, k: Key) -> Result<Option<Key>> {
         Ok(self.get(k)?.parent)
     }
 
     /// Everything that changed since the last call, as shared copies for the publisher.
-    pub fn take_changes(&mut self) -> Changes {
+    pub(crate) fn take_changes(&mut self) -> Changes {
         let mut changes = Changes {
             removed: std::mem::take(&mut self.removed),
             ..Default::default()

@@ -17,7 +17,7 @@ fn event(out: &mut String, name: &str, data: &Value) {
 }
 
 /// The events for one update, in the order the page applies them.
-pub fn render(u: &Update) -> String {
+pub(super) fn render(u: &Update) -> String {
     let mut out = String::new();
     if u.reset {
         event(&mut out, "reset", &json!({}));

@@ -8,14 +8,14 @@ use std::io::{Read, Write};
 const MAX_HEAD: usize = 8 * 1024;
 
 #[derive(Debug, PartialEq)]
-pub struct Request {
+pub(super) struct Request {
     pub method: String,
     /// The path without the query string.
     pub path: String,
 }
 
 #[derive(Debug, PartialEq)]
-pub enum BadRequest {
+pub(super) enum BadRequest {
     /// The client closed, timed out or sent nothing usable: no answer is owed.
     Gone,
     /// The head is malformed or too large (status and reason).
@@ -23,7 +23,7 @@ pub enum BadRequest {
 }
 
 /// Reads a request head from `stream`.
-pub fn read_request(stream: &mut impl Read) -> Result<Request, BadRequest> {
+pub(super) fn read_request(stream: &mut impl Read) -> Result<Request, BadRequest> {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 1024];
     loop {
@@ -75,7 +75,7 @@ fn reason(status: u16) -> &'static str {
 }
 
 /// Writes a whole response. `head_only` for HEAD requests.
-pub fn respond(
+pub(super) fn respond(
     stream: &mut impl Write,
     status: u16,
     content_type: &str,
@@ -96,7 +96,7 @@ pub fn respond(
 }
 
 /// A short plain-text error response.
-pub fn error(stream: &mut impl Write, status: u16, message: &str) -> std::io::Result<()> {
+pub(super) fn error(stream: &mut impl Write, status: u16, message: &str) -> std::io::Result<()> {
     let body = format!("{status} {}: {message}\n", reason(status));
     let extra = if status == 405 {
         "Allow: GET, HEAD\r\n"
@@ -114,7 +114,7 @@ pub fn error(stream: &mut impl Write, status: u16, message: &str) -> std::io::Re
 }
 
 /// The head of an event stream (the body follows as events, until either side closes).
-pub fn start_event_stream(stream: &mut impl Write) -> std::io::Result<()> {
+pub(super) fn start_event_stream(stream: &mut impl Write) -> std::io::Result<()> {
     let head = format!(
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\n{COMMON}\r\nretry: 1000\n\n"
     );
@@ -123,7 +123,7 @@ pub fn start_event_stream(stream: &mut impl Write) -> std::io::Result<()> {
 }
 
 /// Compares a secret without stopping at the first difference.
-pub fn same_secret(given: &str, secret: &str) -> bool {
+pub(super) fn same_secret(given: &str, secret: &str) -> bool {
     let (a, b) = (given.as_bytes(), secret.as_bytes());
     let mut diff = a.len() ^ b.len();
     for (i, byte) in b.iter().enumerate() {

@@ -8,13 +8,13 @@
 //! [`panels::Panels`], the script layer drives [`dom::DomModel`].
 
 mod base64;
-pub mod board;
-pub mod canvas;
-pub mod dom;
+pub(crate) mod board;
+pub(crate) mod canvas;
+pub(crate) mod dom;
 mod events;
 mod http;
-pub mod panels;
-pub mod sanitize;
+pub(crate) mod panels;
+pub(crate) mod sanitize;
 mod server;
 
 use std::io::Read;
@@ -22,8 +22,8 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use board::{Publication, Publisher, Shared};
-pub use panels::Status;
+pub(crate) use board::{Publication, Publisher, Shared};
+pub(crate) use panels::Status;
 
 /// An open view: its server runs until this is dropped.
 pub struct View {
@@ -34,7 +34,7 @@ pub struct View {
 }
 
 /// `PORT`, `ADDR:PORT`, `[V6ADDR]:PORT` or `localhost:PORT`; a bare port is on 127.0.0.1.
-pub fn parse_addr(spec: &str) -> Result<SocketAddr, String> {
+pub(crate) fn parse_addr(spec: &str) -> Result<SocketAddr, String> {
     let spec = spec.trim();
     let bad = || {
         format!(

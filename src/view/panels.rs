@@ -127,7 +127,7 @@ pub struct Status {
     pub label: String,
 }
 
-pub fn hex(v: u64) -> String {
+pub(crate) fn hex(v: u64) -> String {
     format!("{v:#x}")
 }
 
@@ -212,7 +212,7 @@ impl Status {
 }
 
 /// `HH:MM:SS` (UTC) of the current time, for the chunk log.
-pub fn clock() -> String {
+pub(crate) fn clock() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -221,7 +221,7 @@ pub fn clock() -> String {
 }
 
 /// At most `max` bytes of `text` (cut at a character boundary) with a note of what was cut.
-pub fn clip(text: &str, max: usize) -> String {
+pub(crate) fn clip(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }

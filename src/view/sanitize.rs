@@ -193,7 +193,7 @@ const SVG_ATTRS: &[&str] = &[
 ];
 
 /// The canonical spelling of an element a script may use, and whether it is SVG.
-pub fn allowed_tag(name: &str) -> Option<(&'static str, bool)> {
+pub(crate) fn allowed_tag(name: &str) -> Option<(&'static str, bool)> {
     if let Some(t) = HTML_TAGS.iter().find(|t| t.eq_ignore_ascii_case(name)) {
         return Some((t, false));
     }
@@ -205,7 +205,7 @@ pub fn allowed_tag(name: &str) -> Option<(&'static str, bool)> {
 
 /// The canonical spelling of an attribute allowed on `tag`, if it is allowed. `aria-*` is
 /// allowed everywhere; event handlers (`on*`) never are.
-pub fn allowed_attr(tag: &str, svg: bool, name: &str) -> Option<String> {
+pub(crate) fn allowed_attr(tag: &str, svg: bool, name: &str) -> Option<String> {
     let lower = name.to_ascii_lowercase();
     if lower.starts_with("on") {
         return None;
@@ -231,7 +231,7 @@ pub fn allowed_attr(tag: &str, svg: bool, name: &str) -> Option<String> {
 }
 
 /// Why a value cannot go into attribute `name` of `tag`, or `None` when it can.
-pub fn attr_value_problem(tag: &str, name: &str, value: &str) -> Option<&'static str> {
+pub(crate) fn attr_value_problem(tag: &str, name: &str, value: &str) -> Option<&'static str> {
     match name {
         "href" => (!safe_url(value, false)).then_some("only http:, https: and #anchor links"),
         "src" if tag == "img" => (!safe_url(value, true))
@@ -277,7 +277,7 @@ fn value_loads_something(value: &str) -> bool {
 }
 
 /// Whether a CSS property name is plain (`color`, `background-color`, `--my-var`).
-pub fn css_property_ok(name: &str) -> bool {
+pub(crate) fn css_property_ok(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
         && name
@@ -287,7 +287,7 @@ pub fn css_property_ok(name: &str) -> bool {
 
 /// Why a CSS value is refused, or `None`. Nothing that loads a resource, runs script in old
 /// engines, or hides characters behind CSS escapes.
-pub fn css_value_problem(value: &str) -> Option<&'static str> {
+pub(crate) fn css_value_problem(value: &str) -> Option<&'static str> {
     let lower = value.to_ascii_lowercase();
     if value.len() > 4096 {
         return Some("longer than 4096 bytes");
@@ -313,7 +313,7 @@ pub fn css_value_problem(value: &str) -> Option<&'static str> {
 }
 
 /// A `style` attribute's declarations that pass, in order.
-pub fn parse_style(text: &str) -> Vec<(String, String)> {
+pub(crate) fn parse_style(text: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for decl in text.split(';') {
         let Some((name, value)) = decl.split_once(':') else {
@@ -329,7 +329,7 @@ pub fn parse_style(text: &str) -> Vec<(String, String)> {
     out
 }
 
-pub fn style_text(style: &[(String, String)]) -> String {
+pub(crate) fn style_text(style: &[(String, String)]) -> String {
     style
         .iter()
         .map(|(k, v)| format!("{k}: {v}"))
@@ -337,7 +337,7 @@ pub fn style_text(style: &[(String, String)]) -> String {
         .join("; ")
 }
 
-pub fn escape_text(s: &str, out: &mut String) {
+pub(crate) fn escape_text(s: &str, out: &mut String) {
     for c in s.chars() {
         match c {
             '&' => out.push_str("&amp;"),
@@ -348,7 +348,7 @@ pub fn escape_text(s: &str, out: &mut String) {
     }
 }
 
-pub fn escape_attr(s: &str, out: &mut String) {
+pub(crate) fn escape_attr(s: &str, out: &mut String) {
     for c in s.chars() {
         match c {
             '&' => out.push_str("&amp;"),
@@ -388,7 +388,7 @@ const NAMED_ENTITIES: &[(&str, char)] = &[
 ];
 
 /// Decodes character references (`&lt;`, `&#60;`, `&#x3c;`); an unknown one stays as written.
-pub fn decode_entities(s: &str) -> String {
+pub(crate) fn decode_entities(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(at) = rest.find('&') {
@@ -580,7 +580,7 @@ const MAX_DEPTH: usize = 64;
 
 /// The allowed part of `html`, written out anew. Text is kept (escaped); disallowed elements
 /// vanish but their content stays, except for the ones dropped with their content.
-pub fn sanitize_html(html: &str) -> String {
+pub(crate) fn sanitize_html(html: &str) -> String {
     let mut out = String::with_capacity(html.len());
     let mut open: Vec<&'static str> = Vec::new();
     let mut tokens = Tokenizer { src: html, pos: 0 };
@@ -664,7 +664,7 @@ fn write_start(tag: &str, svg: bool, attrs: &[(&str, Option<&str>)], out: &mut S
 }
 
 /// The text a browser would show for sanitized markup (its `textContent`).
-pub fn text_of_html(html: &str) -> String {
+pub(crate) fn text_of_html(html: &str) -> String {
     let mut out = String::new();
     let mut tokens = Tokenizer { src: html, pos: 0 };
     while let Some(token) = tokens.next() {

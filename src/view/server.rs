@@ -92,7 +92,7 @@ impl Read for Deadlined<'_> {
 }
 
 impl Server {
-    pub fn run(self) {
+    pub(super) fn run(self) {
         crate::os::timer::block_signals_in_helper_thread();
         let token: Arc<str> = self.token.into();
         let active = Arc::new(AtomicUsize::new(0));

@@ -3,13 +3,13 @@
 
 /// A flag set: named bits (a name may cover several bits; wider ones come first so they
 /// win), and an optional enumerated field under `mask` whose values are named alone.
-pub struct FlagSet {
+pub(crate) struct FlagSet {
     pub field_mask: u64,
     pub field: &'static [(u64, &'static str)],
     pub bits: &'static [(u64, &'static str)],
 }
 
-pub const OPEN_FLAGS: FlagSet = FlagSet {
+pub(crate) const OPEN_FLAGS: FlagSet = FlagSet {
     field_mask: 0o3,
     field: &[(0, "O_RDONLY"), (1, "O_WRONLY"), (2, "O_RDWR")],
     bits: &[
@@ -33,7 +33,7 @@ pub const OPEN_FLAGS: FlagSet = FlagSet {
     ],
 };
 
-pub const PROT: FlagSet = FlagSet {
+pub(crate) const PROT: FlagSet = FlagSet {
     field_mask: 0,
     field: &[],
     bits: &[
@@ -44,9 +44,9 @@ pub const PROT: FlagSet = FlagSet {
         (0x0200_0000, "PROT_GROWSUP"),
     ],
 };
-pub const PROT_NONE: &str = "PROT_NONE";
+pub(crate) const PROT_NONE: &str = "PROT_NONE";
 
-pub const MAP_FLAGS: FlagSet = FlagSet {
+pub(crate) const MAP_FLAGS: FlagSet = FlagSet {
     field_mask: 0x3,
     field: &[
         (1, "MAP_SHARED"),
@@ -71,7 +71,7 @@ pub const MAP_FLAGS: FlagSet = FlagSet {
     ],
 };
 
-pub const AT_FLAGS: FlagSet = FlagSet {
+pub(crate) const AT_FLAGS: FlagSet = FlagSet {
     field_mask: 0,
     field: &[],
     bits: &[
@@ -84,15 +84,15 @@ pub const AT_FLAGS: FlagSet = FlagSet {
 };
 
 /// `access` modes; 0 is `F_OK`.
-pub const ACCESS_MODE: FlagSet = FlagSet {
+pub(crate) const ACCESS_MODE: FlagSet = FlagSet {
     field_mask: 0,
     field: &[],
     bits: &[(0x4, "R_OK"), (0x2, "W_OK"), (0x1, "X_OK")],
 };
-pub const F_OK: &str = "F_OK";
+pub(crate) const F_OK: &str = "F_OK";
 
 /// `clone` and `unshare` flags; the low byte of `clone`'s is the exit signal.
-pub const CLONE_FLAGS: FlagSet = FlagSet {
+pub(crate) const CLONE_FLAGS: FlagSet = FlagSet {
     field_mask: 0,
     field: &[],
     bits: &[
@@ -123,7 +123,7 @@ pub const CLONE_FLAGS: FlagSet = FlagSet {
     ],
 };
 
-pub const SOCK_TYPE: FlagSet = FlagSet {
+pub(crate) const SOCK_TYPE: FlagSet = FlagSet {
     field_mask: 0xf,
     field: &[
         (1, "SOCK_STREAM"),
@@ -138,7 +138,7 @@ pub const SOCK_TYPE: FlagSet = FlagSet {
 };
 
 /// `futex` operations: the command, `FUTEX_PRIVATE_FLAG` shown as `_PRIVATE` like strace.
-pub const FUTEX_OPS: &[(u64, &str)] = &[
+pub(crate) const FUTEX_OPS: &[(u64, &str)] = &[
     (0, "FUTEX_WAIT"),
     (1, "FUTEX_WAKE"),
     (2, "FUTEX_FD"),
@@ -154,10 +154,10 @@ pub const FUTEX_OPS: &[(u64, &str)] = &[
     (12, "FUTEX_CMP_REQUEUE_PI"),
     (13, "FUTEX_LOCK_PI2"),
 ];
-pub const FUTEX_PRIVATE: u64 = 128;
-pub const FUTEX_CLOCK_REALTIME: u64 = 256;
+pub(crate) const FUTEX_PRIVATE: u64 = 128;
+pub(crate) const FUTEX_CLOCK_REALTIME: u64 = 256;
 
-pub const WHENCE: &[(u64, &str)] = &[
+pub(crate) const WHENCE: &[(u64, &str)] = &[
     (0, "SEEK_SET"),
     (1, "SEEK_CUR"),
     (2, "SEEK_END"),
@@ -165,9 +165,10 @@ pub const WHENCE: &[(u64, &str)] = &[
     (4, "SEEK_HOLE"),
 ];
 
-pub const SIG_HOW: &[(u64, &str)] = &[(0, "SIG_BLOCK"), (1, "SIG_UNBLOCK"), (2, "SIG_SETMASK")];
+pub(crate) const SIG_HOW: &[(u64, &str)] =
+    &[(0, "SIG_BLOCK"), (1, "SIG_UNBLOCK"), (2, "SIG_SETMASK")];
 
-pub const ADDRESS_FAMILIES: &[(u64, &str)] = &[
+pub(crate) const ADDRESS_FAMILIES: &[(u64, &str)] = &[
     (0, "AF_UNSPEC"),
     (1, "AF_UNIX"),
     (2, "AF_INET"),
@@ -185,7 +186,7 @@ pub const ADDRESS_FAMILIES: &[(u64, &str)] = &[
     (44, "AF_XDP"),
 ];
 
-pub const FCNTL_CMDS: &[(u64, &str)] = &[
+pub(crate) const FCNTL_CMDS: &[(u64, &str)] = &[
     (0, "F_DUPFD"),
     (1, "F_GETFD"),
     (2, "F_SETFD"),
@@ -214,11 +215,11 @@ pub const FCNTL_CMDS: &[(u64, &str)] = &[
 ];
 
 /// `dirfd` arguments: the current directory.
-pub const AT_FDCWD: i64 = -100;
+pub(crate) const AT_FDCWD: i64 = -100;
 
 /// errno names by number: 1-133, then the kernel's own restart codes (512-530), which a
 /// tracer sees at a system-call exit before the kernel restarts or converts them.
-pub const ERRNO: &[(u16, &str)] = &[
+pub(crate) const ERRNO: &[(u16, &str)] = &[
     (1, "EPERM"),
     (2, "ENOENT"),
     (3, "ESRCH"),
@@ -372,7 +373,7 @@ pub const ERRNO: &[(u16, &str)] = &[
 
 /// The errno name of a failed call's result (`-2` is `ENOENT`), or `None` when `ret` is
 /// not an error (the kernel's errors are -1 to -4095).
-pub fn errno_name(ret: i64) -> Option<String> {
+pub(crate) fn errno_name(ret: i64) -> Option<String> {
     if !(-4095..=-1).contains(&ret) {
         return None;
     }
@@ -385,12 +386,12 @@ pub fn errno_name(ret: i64) -> Option<String> {
 
 /// The kernel restarts a call that returns one of these once the tracer lets it go (or
 /// turns it into EINTR when a handler runs): the call has not ended.
-pub fn is_restart(ret: i64) -> bool {
+pub(crate) fn is_restart(ret: i64) -> bool {
     matches!(-ret, 512..=514 | 516)
 }
 
 /// Renders `value` with a flag set: `O_RDWR|O_CREAT|0x40000000`; `zero` names an empty set.
-pub fn flags_text(set: &FlagSet, value: u64, zero: Option<&str>) -> String {
+pub(crate) fn flags_text(set: &FlagSet, value: u64, zero: Option<&str>) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut rest = value;
     if set.field_mask != 0 {
@@ -420,7 +421,7 @@ pub fn flags_text(set: &FlagSet, value: u64, zero: Option<&str>) -> String {
 }
 
 /// The name of an enumerated value, else the number.
-pub fn enum_text(table: &[(u64, &str)], value: u64) -> String {
+pub(crate) fn enum_text(table: &[(u64, &str)], value: u64) -> String {
     match table.iter().find(|(v, _)| *v == value) {
         Some((_, name)) => (*name).to_string(),
         None => (value as i64).to_string(),

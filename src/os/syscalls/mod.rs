@@ -4,14 +4,14 @@
 //! `openat(AT_FDCWD, "/etc/x.conf", O_RDONLY) = -1 ENOENT` in [`render`]. Nothing here
 //! touches a process: memory comes through a reader closure.
 
-pub mod flags;
-pub mod render;
+pub(crate) mod flags;
+pub(crate) mod render;
 mod table;
 
 use std::sync::OnceLock;
 
 /// `futex` for 202; `syscall 999` for a number with no system call.
-pub fn name(nr: u64) -> String {
+pub(crate) fn name(nr: u64) -> String {
     match row(nr) {
         Some(r) => r.name.to_string(),
         None => format!("syscall {nr}"),
@@ -19,7 +19,7 @@ pub fn name(nr: u64) -> String {
 }
 
 /// The number of a system call by name.
-pub fn number(name: &str) -> Option<u64> {
+pub(crate) fn number(name: &str) -> Option<u64> {
     rows()
         .iter()
         .flatten()
@@ -29,7 +29,7 @@ pub fn number(name: &str) -> Option<u64> {
 
 /// How an argument reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Int,
     UInt,
     Hex,
@@ -68,7 +68,7 @@ pub enum Kind {
 
 /// How a result reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ret {
+pub(crate) enum Ret {
     Int,
     Fd,
     Addr,
@@ -88,12 +88,12 @@ const CLASS_LETTERS: [(char, &str); 7] = [
 ];
 
 /// Every group `%name` accepts, in the order help lists them.
-pub const GROUPS: [&str; 9] = [
+pub(crate) const GROUPS: [&str; 9] = [
     "file", "desc", "net", "process", "signal", "memory", "ipc", "creds", "clock",
 ];
 
 #[derive(Debug, Clone)]
-pub struct Row {
+pub(crate) struct Row {
     pub nr: u64,
     pub name: &'static str,
     pub args: Vec<(&'static str, Kind)>,
@@ -121,7 +121,7 @@ impl Row {
 }
 
 /// The highest system-call number scry tracks, plus one (the kernel's table ends at 451).
-pub const MAX_NR: u64 = 512;
+pub(crate) const MAX_NR: u64 = 512;
 
 /// A set of system-call numbers below [`MAX_NR`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -206,7 +206,7 @@ impl SysSet {
 
 /// The table, indexed by number (`None` where no system call is, or a row failed to parse:
 /// a test proves none does).
-pub fn rows() -> &'static [Option<Row>] {
+pub(crate) fn rows() -> &'static [Option<Row>] {
     static ROWS: OnceLock<Vec<Option<Row>>> = OnceLock::new();
     ROWS.get_or_init(|| {
         let mut out: Vec<Option<Row>> = vec![None; MAX_NR as usize];
@@ -223,7 +223,7 @@ pub fn rows() -> &'static [Option<Row>] {
 }
 
 /// The row of system call `nr`, if it has one.
-pub fn row(nr: u64) -> Option<&'static Row> {
+pub(crate) fn row(nr: u64) -> Option<&'static Row> {
     rows().get(nr as usize)?.as_ref()
 }
 

@@ -7,21 +7,21 @@ use super::{row, Kind, Ret};
 use crate::os::signals::signal_name;
 
 /// The longest path or string read (PATH_MAX).
-pub const STRING_MAX: usize = 4096;
+pub(crate) const STRING_MAX: usize = 4096;
 /// Bytes of a data buffer shown, as strace's default `-s 32`.
-pub const BUF_SHOWN: usize = 32;
+pub(crate) const BUF_SHOWN: usize = 32;
 /// Entries of an `argv` array shown.
-pub const ARGV_SHOWN: usize = 16;
+pub(crate) const ARGV_SHOWN: usize = 16;
 
 /// Bytes read from the program, and whether there were more.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Bytes {
+pub(crate) struct Bytes {
     pub data: Vec<u8>,
     pub truncated: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Captured {
+pub(crate) enum Captured {
     Bytes(Bytes),
     List {
         items: Vec<Bytes>,
@@ -33,7 +33,7 @@ pub enum Captured {
 
 /// Reads program memory at an address into the buffer; returns how many bytes it could read
 /// (stopping at the first unreadable one).
-pub type Reader<'a> = dyn FnMut(u64, &mut [u8]) -> usize + 'a;
+pub(crate) type Reader<'a> = dyn FnMut(u64, &mut [u8]) -> usize + 'a;
 
 fn read_cstr(addr: u64, max: usize, read: &mut Reader) -> Captured {
     if addr == 0 {
@@ -182,7 +182,7 @@ fn read_argv(addr: u64, read: &mut Reader) -> Captured {
 
 /// What the call's input arguments point to, read at its entry (before the call can change
 /// it): strings, argument vectors and the buffers it will read.
-pub fn capture_entry(nr: u64, args: &[u64; 6], read: &mut Reader) -> Vec<(usize, Captured)> {
+pub(crate) fn capture_entry(nr: u64, args: &[u64; 6], read: &mut Reader) -> Vec<(usize, Captured)> {
     let Some(row) = row(nr) else {
         return Vec::new();
     };
@@ -201,7 +201,7 @@ pub fn capture_entry(nr: u64, args: &[u64; 6], read: &mut Reader) -> Vec<(usize,
 }
 
 /// The buffers the call filled, read at its exit: as many bytes as it returned.
-pub fn capture_exit(
+pub(crate) fn capture_exit(
     nr: u64,
     args: &[u64; 6],
     ret: i64,
@@ -456,7 +456,12 @@ fn mode_matters(row_args: &[(&str, Kind)], raw: &[u64; 6]) -> bool {
 
 /// Decodes a call: `raw` its six argument registers, `captured` what was read for its
 /// pointer arguments (entry and exit captures together), `ret` its result at exit.
-pub fn decode(nr: u64, raw: &[u64; 6], captured: &[(usize, Captured)], ret: Option<i64>) -> Call {
+pub(crate) fn decode(
+    nr: u64,
+    raw: &[u64; 6],
+    captured: &[(usize, Captured)],
+    ret: Option<i64>,
+) -> Call {
     let Some(row) = row(nr) else {
         // A number with no system call: the six registers as they are.
         let name = format!("syscall_{nr}");

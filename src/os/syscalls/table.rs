@@ -17,7 +17,7 @@
 //! `%desc`: takes or returns an fd): N network, P process, S signal, M memory, I ipc,
 //! C credentials, T clock.
 
-pub const ROWS: &[&str] = &[
+pub(super) const ROWS: &[&str] = &[
     "0 read fd:fd buf:out(count) count:u -> i",
     "1 write fd:fd buf:in(count) count:u -> i",
     "2 open path:path flags:oflags mode:mode -> fd",

@@ -5,7 +5,7 @@ use super::*;
 use crate::session::vocabulary::{f64_to_f80, f80_to_f64, FpRegs};
 
 /// Every name, in listing order.
-pub const VECTOR_NAMES: [&str; 41] = [
+pub(super) const VECTOR_NAMES: [&str; 41] = [
     "mxcsr", "st0", "st1", "st2", "st3", "st4", "st5", "st6", "st7", "xmm0", "xmm1", "xmm2",
     "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13",
     "xmm14", "xmm15", "ymm0", "ymm1", "ymm2", "ymm3", "ymm4", "ymm5", "ymm6", "ymm7", "ymm8",

@@ -10,7 +10,7 @@ use super::*;
 use crate::session::TypedValue;
 
 /// The native half of a typed value.
-pub struct Handle(pub TypedValue);
+pub(super) struct Handle(pub TypedValue);
 
 impl<'js> Trace<'js> for Handle {
     fn trace<'a>(&self, _tracer: Tracer<'a, 'js>) {}

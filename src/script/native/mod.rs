@@ -39,7 +39,7 @@ mod typed;
 
 type R<'js> = rquickjs::Result<Value<'js>>;
 
-pub use super::thrown::{throw, ERROR_CTOR};
+pub(super) use super::thrown::{throw, ERROR_CTOR};
 
 /// The longest symbol expression looked up: far beyond any real (even mangled C++) name, and
 /// short enough that a lookup and its "did you mean" stay quick.
@@ -95,7 +95,7 @@ fn undefined<'js>(ctx: &Ctx<'js>) -> Value<'js> {
 }
 
 /// Defines every native function on a fresh object.
-pub fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<'js>> {
+pub(super) fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<Object<'js>> {
     // Before any user code runs: the constructor scry's own errors are made with.
     let error_ctor: Value = ctx.globals().get("Error")?;
     ctx.globals()

@@ -16,17 +16,17 @@ use crate::symbols::dwarf::{Type, Value as DwarfValue};
 use crate::symbols::ModuleFile;
 
 /// The global (fixed at start, before user code) holding `{claims, print}`.
-pub const PRETTY_GLOBAL: &str = "__scryPrinters";
+pub(super) const PRETTY_GLOBAL: &str = "__scryPrinters";
 
 /// The JavaScript printers for values of one module's DWARF.
-pub struct JsPretty<'a, 'js> {
+pub(super) struct JsPretty<'a, 'js> {
     ctx: Ctx<'js>,
     host: &'a Host,
     file: Arc<ModuleFile>,
 }
 
 impl<'a, 'js> JsPretty<'a, 'js> {
-    pub fn new(ctx: &Ctx<'js>, host: &'a Host, v: &TypedValue) -> JsPretty<'a, 'js> {
+    pub(super) fn new(ctx: &Ctx<'js>, host: &'a Host, v: &TypedValue) -> JsPretty<'a, 'js> {
         JsPretty {
             ctx: ctx.clone(),
             host,
@@ -54,7 +54,7 @@ impl<'a, 'js> JsPretty<'a, 'js> {
     }
 
     /// Whether a printer claims the type named `name` (cached by name).
-    pub fn claims_name(&self, name: &str) -> bool {
+    pub(super) fn claims_name(&self, name: &str) -> bool {
         if let Some(known) = self.host.pretty_claims.borrow().get(name) {
             return known;
         }
@@ -154,7 +154,7 @@ impl Pretty for JsPretty<'_, '_> {
 /// A value path (`shop.stock["nuts"]`, `sp->x`, `v[2]`, `*opt`) walked with the printers:
 /// each step a printer claims (an element, a key, what a smart pointer holds) goes through
 /// it, every other step through the value's layout.
-pub fn walk_path<'js>(
+pub(super) fn walk_path<'js>(
     ctx: &Ctx<'js>,
     host: &Host,
     p: &Path,

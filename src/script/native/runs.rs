@@ -11,7 +11,7 @@ use crate::runner::{self, Event, Front, RunEnd, RunError, RunResult, Verdict};
 /// Which events have listeners, one bit per [`Event`] in its declaration order, the order of
 /// the prelude's `EVENTS` (which sets the bits whenever listeners change): a run hands over
 /// only those.
-pub fn event_bit(event: Event) -> u16 {
+pub(super) fn event_bit(event: Event) -> u16 {
     1 << event as u16
 }
 

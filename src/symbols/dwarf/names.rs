@@ -80,7 +80,7 @@ impl InfoTree {
 
     /// The DIEs of the types named `name` (a struct, class, union, enum, typedef or base
     /// type, complete definitions before anything else), in unit order.
-    pub fn types_named(&self, name: &str) -> Vec<usize> {
+    pub(crate) fn types_named(&self, name: &str) -> Vec<usize> {
         if self.names.type_names.get().is_none() && !self.may_name(name) {
             return Vec::new();
         }
@@ -131,7 +131,7 @@ impl InfoTree {
     }
 
     /// DIEs of global or namespace-level variables called `name` (bare or qualified).
-    pub fn global_vars(&self, name: &str) -> Vec<usize> {
+    pub(crate) fn global_vars(&self, name: &str) -> Vec<usize> {
         self.vars().get(name).cloned().unwrap_or_default()
     }
 
@@ -139,7 +139,7 @@ impl InfoTree {
     /// (`ns::Cfg::shared`): the variable whose DW_AT_specification is that declaration, else
     /// (a class in a header, its static defined in another unit) one of that name that
     /// completes another declaration. Costs the variable index, built on first use.
-    pub fn static_definition(&self, decl: usize, qualified: &str) -> Option<usize> {
+    pub(crate) fn static_definition(&self, decl: usize, qualified: &str) -> Option<usize> {
         let candidates = self.vars().get(qualified)?;
         let mut other = None;
         for &die in candidates.iter().take(64) {
@@ -156,7 +156,7 @@ impl InfoTree {
     }
 
     /// The complete definition of a struct, union, class or enum named like `decl`.
-    pub fn find_type_definition(&self, name: &str, decl: &Type) -> Option<Arc<Type>> {
+    pub(crate) fn find_type_definition(&self, name: &str, decl: &Type) -> Option<Arc<Type>> {
         let candidates = self.types().get(name)?;
         candidates.iter().find_map(|&die| {
             let t = self.type_of(TypeId(die))?;
@@ -174,7 +174,7 @@ impl InfoTree {
 
     /// Global variable names close to `name` (for "did you mean"), best first.
     /// The names of global variables that end with `suffix`.
-    pub fn global_names_ending(&self, suffix: &str) -> Vec<String> {
+    pub(crate) fn global_names_ending(&self, suffix: &str) -> Vec<String> {
         self.vars()
             .keys()
             .filter(|k| k.ends_with(suffix))
@@ -182,7 +182,7 @@ impl InfoTree {
             .collect()
     }
 
-    pub fn similar_globals(&self, name: &str, max: usize) -> Vec<String> {
+    pub(crate) fn similar_globals(&self, name: &str, max: usize) -> Vec<String> {
         let limit = fuzzy::max_distance(name);
         let scored: Vec<(usize, String)> = self
             .vars()

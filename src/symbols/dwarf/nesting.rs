@@ -29,14 +29,14 @@ pub(super) struct NestingGuard {
 }
 
 impl NestingGuard {
-    pub fn new() -> NestingGuard {
+    pub(super) fn new() -> NestingGuard {
         NestingGuard {
             checked: Mutex::new(HashMap::new()),
         }
     }
 
     /// True when every unit that could hold `addr` nests sanely (checking those not seen).
-    pub fn allows(&self, dwarf: &Dwarf, units: &UnitSpans, addr: u64) -> bool {
+    pub(super) fn allows(&self, dwarf: &Dwarf, units: &UnitSpans, addr: u64) -> bool {
         let mut candidates: HashSet<usize> = units.unknown().iter().copied().collect();
         candidates.extend(units.units_at(addr));
         let mut checked = self.checked.lock().unwrap_or_else(|e| e.into_inner());

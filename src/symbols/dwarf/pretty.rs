@@ -211,7 +211,7 @@ fn key_text(k: &Plain) -> String {
 impl InfoTree {
     /// The `i`th template parameter of a struct or class type (`T` of `vector<T>`), for
     /// printers that read a container's elements.
-    pub fn template_param(
+    pub(crate) fn template_param(
         &self,
         ty: Option<super::types::TypeId>,
         i: usize,
@@ -252,7 +252,7 @@ impl InfoTree {
     /// What a printer is asked to print for `v`: the struct, class or union it is or that a
     /// C++ or Rust reference to it leads to, with its qualified type name. `None` for any
     /// other value (numbers, raw pointers, arrays).
-    pub fn printable(&self, v: &Value, t: &dyn Target) -> Option<(String, Value)> {
+    pub(crate) fn printable(&self, v: &Value, t: &dyn Target) -> Option<(String, Value)> {
         let mut v = v.clone();
         for _ in 0..4 {
             let ty = self.strip(v.ty)?;
@@ -271,7 +271,7 @@ impl InfoTree {
     }
 
     /// The base-class parts of a C++ object, with their type names, in declaration order.
-    pub fn bases(&self, v: &Value) -> Vec<(String, Value)> {
+    pub(crate) fn bases(&self, v: &Value) -> Vec<(String, Value)> {
         let Some(ty) = self.strip(v.ty) else {
             return Vec::new();
         };
@@ -301,7 +301,10 @@ impl InfoTree {
     /// `vtable`: its name (`colls::Square` of `<colls::Square as colls::Shape>::{vtable}`)
     /// and type (the vtable type's `DW_AT_containing_type`). `None` when no vtable variable
     /// of this DWARF is there.
-    pub fn dyn_type_at(&self, vtable: u64) -> Option<(String, Option<super::types::TypeId>)> {
+    pub(crate) fn dyn_type_at(
+        &self,
+        vtable: u64,
+    ) -> Option<(String, Option<super::types::TypeId>)> {
         let index = self.vtables.get_or_init(|| {
             let mut out = Vec::new();
             for name in self.global_names_ending("::{vtable}") {

@@ -26,7 +26,7 @@ impl fmt::Debug for DwarfReader {
 
 impl DwarfReader {
     /// The window `offset..offset+len` of `bytes`, clamped to what exists.
-    pub fn new(bytes: SharedBytes, offset: usize, len: usize) -> DwarfReader {
+    pub(crate) fn new(bytes: SharedBytes, offset: usize, len: usize) -> DwarfReader {
         let total = (*bytes).as_ref().len();
         let start = offset.min(total);
         let end = offset.saturating_add(len).min(total);
@@ -34,7 +34,7 @@ impl DwarfReader {
     }
 
     /// Hands back the memory behind `range` of this window (see `Bytes::release`).
-    pub fn release(&self, range: std::ops::Range<usize>) {
+    pub(crate) fn release(&self, range: std::ops::Range<usize>) {
         let start = self.start.saturating_add(range.start).min(self.end);
         let end = self.start.saturating_add(range.end).min(self.end);
         self.bytes.release(start..end);

@@ -25,7 +25,7 @@ pub enum RustSeq {
 
 impl InfoTree {
     /// Whether `ty` is a Rust string or sequence, and which.
-    pub fn rust_seq_kind(&self, ty: &Type) -> Option<RustSeq> {
+    pub(crate) fn rust_seq_kind(&self, ty: &Type) -> Option<RustSeq> {
         if !ty.rust {
             return None;
         }
@@ -57,7 +57,7 @@ impl InfoTree {
 
     /// The element type, data address and length of a Rust slice, `&str`, `Vec` or
     /// `String`; `None` when `ty` is none of them.
-    pub fn rust_sequence(
+    pub(crate) fn rust_sequence(
         &self,
         v: &Value,
         ty: &Type,
@@ -138,7 +138,7 @@ impl InfoTree {
     }
 
     /// The variant a Rust enum value holds (by its discriminant), or why it is unknown.
-    pub fn active_variant<'a>(
+    pub(crate) fn active_variant<'a>(
         &self,
         v: &Value,
         vp: &'a VariantPart,
@@ -162,7 +162,7 @@ impl InfoTree {
 
     /// Members of a Rust enum's active variant by name (`v.__0` of a `Some`), or the variant
     /// itself by its name (`v.Some`).
-    pub fn rust_member(
+    pub(crate) fn rust_member(
         &self,
         v: &Value,
         ty: &Type,
@@ -194,7 +194,7 @@ impl InfoTree {
 
     /// `*v` for Rust values that are pointers in disguise (none beyond real pointers yet:
     /// `Box` is described as a pointer type).
-    pub fn rust_deref(
+    pub(crate) fn rust_deref(
         &self,
         _v: &Value,
         _ty: &Type,

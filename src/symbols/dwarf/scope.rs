@@ -58,7 +58,7 @@ pub(crate) struct FunctionIndexes {
 }
 
 impl FunctionIndexes {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         FunctionIndexes {
             by_unit: Mutex::new(HashMap::new()),
         }

@@ -8,12 +8,12 @@ const MAX_UNITS: usize = 200_000;
 
 impl InfoTree {
     /// Whether `unit` compiles the source file `wanted` names (see `names_file`).
-    pub fn unit_compiles(&self, unit: &UnitHandle, wanted: &str) -> bool {
+    pub(crate) fn unit_compiles(&self, unit: &UnitHandle, wanted: &str) -> bool {
         unit_path(unit).is_some_and(|p| names_file(&p, wanted))
     }
 
     /// Whether any unit compiles a source file `wanted` names.
-    pub fn compiles_file(&self, wanted: &str) -> bool {
+    pub(crate) fn compiles_file(&self, wanted: &str) -> bool {
         self.unit_starts()
             .into_iter()
             .take(MAX_UNITS)

@@ -41,7 +41,7 @@ impl InfoTree {
     /// The value of a static data member of `owner`: the constant its declaration gives,
     /// else the storage its definition names; `<optimized out>` when it has neither (declared
     /// but never defined, or the definition was dropped), as gdb says.
-    pub fn static_value(&self, owner: &Type, s: &StaticMember, t: &dyn Target) -> Value {
+    pub(crate) fn static_value(&self, owner: &Type, s: &StaticMember, t: &dyn Target) -> Value {
         let at = |place| Value {
             ty: s.ty,
             place,

@@ -38,7 +38,7 @@ struct UnitRows {
 
 /// A row's position as a debugger reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StmtLine {
+pub(super) struct StmtLine {
     pub file: String,
     pub line: u32,
     /// False when no row at this address is a statement boundary (a stepper goes on
@@ -60,7 +60,7 @@ pub(crate) struct StmtLines {
 }
 
 impl StmtLines {
-    pub fn new(dwarf: Arc<gimli::Dwarf<Reader>>) -> StmtLines {
+    pub(super) fn new(dwarf: Arc<gimli::Dwarf<Reader>>) -> StmtLines {
         StmtLines {
             dwarf,
             units: Mutex::new(HashMap::new()),
@@ -70,7 +70,7 @@ impl StmtLines {
 
     /// The position of link-time address `pc`: the last statement row at the address of
     /// the row covering `pc`, else that address's last row.
-    pub fn line_at(&self, spans: &UnitSpans, pc: u64) -> Option<StmtLine> {
+    pub(super) fn line_at(&self, spans: &UnitSpans, pc: u64) -> Option<StmtLine> {
         for unit in spans.units_at(pc) {
             let Some(rows) = self.rows(unit) else {
                 continue;
@@ -83,7 +83,7 @@ impl StmtLines {
     }
 
     /// Whether link-time address `pc` is in a row that says "line 0".
-    pub fn in_line_zero(&self, spans: &UnitSpans, pc: u64) -> bool {
+    pub(super) fn in_line_zero(&self, spans: &UnitSpans, pc: u64) -> bool {
         spans.units_at(pc).into_iter().any(|unit| {
             self.rows(unit).is_some_and(|rows| {
                 let after = rows.zero.partition_point(|&(start, _)| start <= pc);
@@ -96,7 +96,7 @@ impl StmtLines {
     /// whose statement row before (in its sequence) is on another line. Rows that are no
     /// statement do not count, as in gdb: a line that has only such rows has no code of its
     /// own. A unit that marks no row a statement at all (some assemblers) counts every row.
-    pub fn line_addresses(&self, matches: &dyn Fn(&str) -> bool, line: u32) -> Vec<u64> {
+    pub(super) fn line_addresses(&self, matches: &dyn Fn(&str) -> bool, line: u32) -> Vec<u64> {
         let mut out = Vec::new();
         let mut units = self.dwarf.units();
         while let Ok(Some(header)) = units.next() {
@@ -138,7 +138,7 @@ impl StmtLines {
     }
 
     /// Whether some unit's line table names a file `matches` accepts.
-    pub fn names_file(&self, matches: &dyn Fn(&str) -> bool) -> bool {
+    pub(super) fn names_file(&self, matches: &dyn Fn(&str) -> bool) -> bool {
         let mut units = self.dwarf.units();
         while let Ok(Some(header)) = units.next() {
             let Some(offset) = header.debug_info_offset() else {

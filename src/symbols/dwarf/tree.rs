@@ -54,39 +54,39 @@ pub(crate) struct UnitHandle {
 }
 
 impl UnitHandle {
-    pub fn unit_ref(&self) -> UnitRef<'_, Reader> {
+    pub(crate) fn unit_ref(&self) -> UnitRef<'_, Reader> {
         UnitRef::new(&self.dwarf, &self.unit)
     }
 
     /// `.debug_info` offset of the unit's first byte.
-    pub fn start(&self) -> usize {
+    pub(crate) fn start(&self) -> usize {
         self.unit.header.debug_info_offset().map_or(0, |o| o.0)
     }
 
     /// The global offset of a DIE of this unit.
-    pub fn global(&self, off: UnitOffset<usize>) -> usize {
+    pub(crate) fn global(&self, off: UnitOffset<usize>) -> usize {
         self.start() + off.0
     }
 
     /// The DIE at a global offset, if it lies in this unit.
-    pub fn entry_at(&self, global: usize) -> Option<Die> {
+    pub(crate) fn entry_at(&self, global: usize) -> Option<Die> {
         let off = global.checked_sub(self.start())?;
         self.unit.entry(UnitOffset(off)).ok()
     }
 
-    pub fn encoding(&self) -> gimli::Encoding {
+    pub(crate) fn encoding(&self) -> gimli::Encoding {
         self.unit.encoding()
     }
 
     /// A string attribute (name, linkage name), lossily decoded.
-    pub fn string(&self, die: &Die, at: gimli::DwAt) -> Option<String> {
+    pub(crate) fn string(&self, die: &Die, at: gimli::DwAt) -> Option<String> {
         let value = die.attr_value(at)?;
         let s = self.unit_ref().attr_string(value).ok()?;
         Some(gimli::Reader::to_string_lossy(&s).ok()?.into_owned())
     }
 
     /// A reference attribute (type, abstract origin, specification) as a global offset.
-    pub fn reference(&self, die: &Die, at: gimli::DwAt) -> Option<usize> {
+    pub(crate) fn reference(&self, die: &Die, at: gimli::DwAt) -> Option<usize> {
         match die.attr_value(at)? {
             AttributeValue::UnitRef(o) => Some(self.global(o)),
             AttributeValue::DebugInfoRef(DebugInfoOffset(o)) => Some(o),
@@ -94,16 +94,16 @@ impl UnitHandle {
         }
     }
 
-    pub fn udata(&self, die: &Die, at: gimli::DwAt) -> Option<u64> {
+    pub(crate) fn udata(&self, die: &Die, at: gimli::DwAt) -> Option<u64> {
         die.attr_value(at)?.udata_value()
     }
 
-    pub fn flag(&self, die: &Die, at: gimli::DwAt) -> bool {
+    pub(crate) fn flag(&self, die: &Die, at: gimli::DwAt) -> bool {
         matches!(die.attr_value(at), Some(AttributeValue::Flag(true)))
     }
 
     /// The unit's source language.
-    pub fn language(&self) -> Option<gimli::DwLang> {
+    pub(crate) fn language(&self) -> Option<gimli::DwLang> {
         let root = self.unit.entry(self.unit.header.root_offset()).ok()?;
         match root.attr_value(gimli::DW_AT_language)? {
             AttributeValue::Language(l) => Some(l),
@@ -113,7 +113,7 @@ impl UnitHandle {
 }
 
 impl InfoTree {
-    pub fn new(dwarf: Arc<gimli::Dwarf<Reader>>) -> InfoTree {
+    pub(crate) fn new(dwarf: Arc<gimli::Dwarf<Reader>>) -> InfoTree {
         InfoTree {
             dwarf,
             spans: OnceLock::new(),
@@ -148,14 +148,14 @@ impl InfoTree {
     }
 
     /// The starts of every unit, in order (for whole-file scans).
-    pub fn unit_starts(&self) -> Vec<usize> {
+    pub(crate) fn unit_starts(&self) -> Vec<usize> {
         self.spans().iter().map(|s| s.start).collect()
     }
 
     /// A whole-file pass is done with the unit at `start`: the memory its bytes occupy in a
     /// mapped file goes back (a pass over 100 MB of `.debug_info` would otherwise keep every
     /// page of it resident; a later question faults in the few it reads).
-    pub fn release_unit(&self, start: usize) {
+    pub(crate) fn release_unit(&self, start: usize) {
         let spans = self.spans();
         let i = spans.partition_point(|s| s.start < start);
         if let Some(span) = spans.get(i).filter(|s| s.start == start) {
@@ -164,7 +164,7 @@ impl InfoTree {
     }
 
     /// The unit holding the DIE at global offset `die`.
-    pub fn unit_of(&self, die: usize) -> Option<UnitHandle> {
+    pub(crate) fn unit_of(&self, die: usize) -> Option<UnitHandle> {
         let spans = self.spans();
         let i = spans.partition_point(|s| s.start <= die).checked_sub(1)?;
         let span = spans[i];
@@ -173,7 +173,7 @@ impl InfoTree {
     }
 
     /// The unit whose header is at `start`.
-    pub fn unit_starting_at(&self, start: usize) -> Option<UnitHandle> {
+    pub(crate) fn unit_starting_at(&self, start: usize) -> Option<UnitHandle> {
         let mut cache = self.units.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(u) = cache.get(&start) {
             return Some(UnitHandle {
@@ -196,7 +196,7 @@ impl InfoTree {
     /// The unit whose header is at `start`, for a pass over every unit: from the cache when
     /// it is there, else parsed and not kept (a whole-file pass would otherwise hold every
     /// unit's abbreviations, or churn the cache out from under the questions using it).
-    pub fn unit_for_scan(&self, start: usize) -> Option<UnitHandle> {
+    pub(crate) fn unit_for_scan(&self, start: usize) -> Option<UnitHandle> {
         let cached = self
             .units
             .lock()
@@ -217,7 +217,7 @@ impl InfoTree {
     }
 
     /// The DIE at a global offset with its unit.
-    pub fn entry(&self, die: usize) -> Option<(UnitHandle, Die)> {
+    pub(crate) fn entry(&self, die: usize) -> Option<(UnitHandle, Die)> {
         let unit = self.unit_of(die)?;
         let entry = unit.entry_at(die)?;
         Some((unit, entry))

@@ -15,7 +15,7 @@ const MAX_LEN: usize = 400;
 
 impl InfoTree {
     /// The C (or Rust) spelling of a type; `void` for `None`.
-    pub fn type_name(&self, id: Option<TypeId>) -> String {
+    pub(crate) fn type_name(&self, id: Option<TypeId>) -> String {
         let mut name = self.declare(id, String::new(), 0);
         if name.len() > MAX_LEN {
             let mut cut = MAX_LEN;
@@ -175,7 +175,7 @@ impl InfoTree {
     /// the modules it is declared in (`std::collections::hash::map::HashMap<i32, ...>`,
     /// where `type_name` says `HashMap<i32, ...>`), so a program's own `HashMap` is not
     /// taken for the standard one.
-    pub fn qualified_type_name(&self, id: TypeId) -> String {
+    pub(crate) fn qualified_type_name(&self, id: TypeId) -> String {
         match self.type_of(id) {
             Some(t) if t.rust && matches!(t.kind, Kind::Aggregate { .. }) => match &t.name {
                 Some(n) => self.scoped(id, n),
@@ -196,7 +196,7 @@ impl InfoTree {
     /// What goes before a C++ enumerator's name, as gdb prints it: the enum's own qualified
     /// name for an `enum class` (`geo::Color::`), else the scope the enum is declared in
     /// (`geo::`, whose scope its enumerators join); nothing for C, Rust or a global enum.
-    pub fn enumerator_prefix(&self, ty: &Type) -> String {
+    pub(crate) fn enumerator_prefix(&self, ty: &Type) -> String {
         let Kind::Enum { scoped, .. } = &ty.kind else {
             return String::new();
         };

@@ -83,7 +83,7 @@ fn parse(text: &str) -> Result<Spec<'_>, String> {
 impl InfoTree {
     /// The type `text` names in this DWARF; `Ok(None)` when it names none here (`void *`
     /// is a pointer to no type: `Ok(Some(..))`). An error is a spec that is no type.
-    pub fn type_by_spec(&self, text: &str) -> Result<Option<Option<TypeId>>, String> {
+    pub(crate) fn type_by_spec(&self, text: &str) -> Result<Option<Option<TypeId>>, String> {
         let spec = parse(text)?;
         let base = if spec.name == "void" {
             None

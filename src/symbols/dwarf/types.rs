@@ -146,7 +146,7 @@ pub struct Type {
 
 impl InfoTree {
     /// The type whose DIE is at `id`, resolved and cached.
-    pub fn type_of(&self, id: TypeId) -> Option<Arc<Type>> {
+    pub(crate) fn type_of(&self, id: TypeId) -> Option<Arc<Type>> {
         if id.0 >= SYNTHETIC_BASE {
             let made = self.synthetic.lock().unwrap_or_else(|e| e.into_inner());
             return made.get(id.0 - SYNTHETIC_BASE).cloned();
@@ -185,17 +185,17 @@ impl InfoTree {
     }
 
     /// `T *` for a type `T` (for `&x`).
-    pub fn synthetic_pointer(&self, to: Option<TypeId>) -> TypeId {
+    pub(crate) fn synthetic_pointer(&self, to: Option<TypeId>) -> TypeId {
         self.make(Kind::Pointer(to), Some(8), to)
     }
 
     /// `T[a][b]...` (the element of a multi-dimensional array).
-    pub fn synthetic_array(&self, elem: Option<TypeId>, counts: Vec<Option<u64>>) -> TypeId {
+    pub(crate) fn synthetic_array(&self, elem: Option<TypeId>, counts: Vec<Option<u64>>) -> TypeId {
         self.make(Kind::Array { elem, counts }, None, elem)
     }
 
     /// Follows typedefs and qualifiers to the type that says what the bytes are.
-    pub fn strip(&self, mut id: Option<TypeId>) -> Option<Arc<Type>> {
+    pub(crate) fn strip(&self, mut id: Option<TypeId>) -> Option<Arc<Type>> {
         for _ in 0..64 {
             let t = self.type_of(id?)?;
             match t.kind {
@@ -207,7 +207,7 @@ impl InfoTree {
     }
 
     /// The size in bytes of a type (through typedefs and qualifiers; arrays by their counts).
-    pub fn size_of(&self, id: Option<TypeId>) -> Option<u64> {
+    pub(crate) fn size_of(&self, id: Option<TypeId>) -> Option<u64> {
         let mut cur = id;
         for _ in 0..64 {
             let t = self.type_of(cur?)?;
@@ -235,7 +235,7 @@ impl InfoTree {
     /// otherwise the natural one of the x86-64 psABI (a scalar's size, a complex number's
     /// part, an aggregate's strictest member). Where a container's node keeps its value
     /// follows from it.
-    pub fn align_of(&self, id: Option<TypeId>) -> Option<u64> {
+    pub(crate) fn align_of(&self, id: Option<TypeId>) -> Option<u64> {
         self.align_within(id, 0)
     }
 

@@ -36,7 +36,7 @@ pub(crate) struct UnitSpans {
 }
 
 impl UnitSpans {
-    pub fn build(dwarf: &Dwarf) -> UnitSpans {
+    pub(super) fn build(dwarf: &Dwarf) -> UnitSpans {
         let mut aranges: HashMap<usize, Vec<(u64, u64)>> = HashMap::new();
         let mut headers = dwarf.debug_aranges.headers();
         while let Ok(Some(header)) = headers.next() {
@@ -103,7 +103,7 @@ impl UnitSpans {
 
     /// Offsets (in `.debug_info`) of the units with a range holding `addr`, each once,
     /// lowest range start first.
-    pub fn units_at(&self, addr: u64) -> Vec<usize> {
+    pub(super) fn units_at(&self, addr: u64) -> Vec<usize> {
         let mut out = Vec::new();
         let mut i = self.spans.partition_point(|s| s.begin <= addr);
         while i > 0 && self.max_end[i - 1] > addr {
@@ -118,7 +118,7 @@ impl UnitSpans {
     }
 
     /// Units whose ranges could not be read.
-    pub fn unknown(&self) -> &[usize] {
+    pub(super) fn unknown(&self) -> &[usize] {
         &self.unknown
     }
 }

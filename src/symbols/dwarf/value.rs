@@ -80,7 +80,7 @@ impl Value {
 
 impl InfoTree {
     /// The value's size in bytes (a bit-field's storage rounded up).
-    pub fn value_size(&self, v: &Value) -> Option<u64> {
+    pub(crate) fn value_size(&self, v: &Value) -> Option<u64> {
         if let Some((off, width)) = v.bits {
             return Some((off % 8 + width).div_ceil(8));
         }
@@ -88,7 +88,7 @@ impl InfoTree {
     }
 
     /// The value's bytes (at most `MAX_VALUE_BYTES`).
-    pub fn bytes(&self, v: &Value, t: &dyn Target) -> Result<Vec<u8>, String> {
+    pub(crate) fn bytes(&self, v: &Value, t: &dyn Target) -> Result<Vec<u8>, String> {
         let size = self
             .value_size(v)
             .ok_or_else(|| format!("{} has no known size", self.type_name(v.ty)))?;
@@ -127,7 +127,7 @@ impl InfoTree {
     }
 
     /// The number, flag, character or pointer a value holds; `None` for aggregates.
-    pub fn scalar(&self, v: &Value, t: &dyn Target) -> Result<Option<Scalar>, String> {
+    pub(crate) fn scalar(&self, v: &Value, t: &dyn Target) -> Result<Option<Scalar>, String> {
         let Some(ty) = self.strip(v.ty) else {
             return Ok(None);
         };
@@ -144,7 +144,7 @@ impl InfoTree {
 
     /// A member by name. A pointer or reference to a struct is followed first (as `->`),
     /// and members of anonymous structs and unions inside are found too.
-    pub fn member(&self, v: &Value, name: &str, t: &dyn Target) -> Result<Value, String> {
+    pub(crate) fn member(&self, v: &Value, name: &str, t: &dyn Target) -> Result<Value, String> {
         let v = self.through_pointers(v, t)?;
         let ty = self
             .strip(v.ty)
@@ -220,7 +220,7 @@ impl InfoTree {
     }
 
     /// A member of the object `v` (which must be an aggregate).
-    pub fn member_value(&self, v: &Value, m: &Member) -> Value {
+    pub(crate) fn member_value(&self, v: &Value, m: &Member) -> Value {
         let base_bits = v.bits.map_or(0, |(off, _)| off);
         let place = shift(&v.place, m.offset);
         match m.bits {
@@ -238,7 +238,7 @@ impl InfoTree {
     }
 
     /// Member names of an aggregate (after following pointers), in declaration order.
-    pub fn member_names(&self, v: &Value, t: &dyn Target) -> Vec<String> {
+    pub(crate) fn member_names(&self, v: &Value, t: &dyn Target) -> Vec<String> {
         let Ok(v) = self.through_pointers(v, t) else {
             return Vec::new();
         };
@@ -289,7 +289,7 @@ impl InfoTree {
     }
 
     /// The object a pointer or reference points to.
-    pub fn deref(&self, v: &Value, t: &dyn Target) -> Result<Value, String> {
+    pub(crate) fn deref(&self, v: &Value, t: &dyn Target) -> Result<Value, String> {
         let ty = self
             .strip(v.ty)
             .ok_or_else(|| "cannot dereference a void value".to_string())?;
@@ -340,7 +340,7 @@ impl InfoTree {
     }
 
     /// Element `i` of an array, a pointer (pointer arithmetic), or a Rust slice or Vec.
-    pub fn element(&self, v: &Value, i: i64, t: &dyn Target) -> Result<Value, String> {
+    pub(crate) fn element(&self, v: &Value, i: i64, t: &dyn Target) -> Result<Value, String> {
         let ty = self
             .strip(v.ty)
             .ok_or_else(|| "cannot index a void value".to_string())?;
@@ -401,7 +401,7 @@ impl InfoTree {
     }
 
     /// The number of elements of an array (outermost dimension) or Rust slice, Vec or str.
-    pub fn length(&self, v: &Value, t: &dyn Target) -> Option<u64> {
+    pub(crate) fn length(&self, v: &Value, t: &dyn Target) -> Option<u64> {
         let ty = self.strip(v.ty)?;
         match &ty.kind {
             Kind::Array { counts, .. } => counts.first().copied().flatten(),
@@ -417,7 +417,7 @@ impl InfoTree {
     }
 
     /// `&v`: a pointer to a value in memory.
-    pub fn address_of(&self, v: &Value) -> Result<Value, String> {
+    pub(crate) fn address_of(&self, v: &Value) -> Result<Value, String> {
         let addr = v
             .address()
             .ok_or("cannot take the address of a value that is not in memory")?;
@@ -431,7 +431,7 @@ impl InfoTree {
 
     /// A struct known only by declaration here (`struct foo;`) completed from the unit that
     /// defines it.
-    pub fn complete(&self, ty: std::sync::Arc<Type>) -> std::sync::Arc<Type> {
+    pub(crate) fn complete(&self, ty: std::sync::Arc<Type>) -> std::sync::Arc<Type> {
         if let Kind::Aggregate {
             declaration: true, ..
         } = ty.kind

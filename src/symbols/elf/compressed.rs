@@ -18,7 +18,7 @@ const MAX_INFLATED: u64 = 2 << 30;
 
 /// The uncompressed contents of a compressed section's bytes, or `None` when the header is
 /// malformed, the algorithm unsupported, or the stream does not inflate to the stated size.
-pub fn inflate(section: &[u8]) -> Option<Vec<u8>> {
+pub(super) fn inflate(section: &[u8]) -> Option<Vec<u8>> {
     let header = section.get(..CHDR_SIZE)?;
     let word = |at: usize| u32::from_le_bytes(header[at..at + 4].try_into().unwrap_or([0; 4]));
     let size = u64::from_le_bytes(header[8..16].try_into().ok()?);

@@ -24,7 +24,7 @@ pub(super) enum Backing {
 }
 
 impl Backing {
-    pub fn bytes(&self) -> &[u8] {
+    pub(super) fn bytes(&self) -> &[u8] {
         match self {
             Backing::Mapped(m) => m.bytes(),
             Backing::Owned(v) => v,

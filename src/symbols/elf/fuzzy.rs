@@ -2,14 +2,14 @@
 //! of a large binary when a lookup fails.
 
 /// Largest distance worth suggesting for a query: typos, not different words.
-pub fn max_distance(query: &str) -> usize {
+pub(crate) fn max_distance(query: &str) -> usize {
     (query.chars().count() / 3).clamp(1, 3)
 }
 
 /// Optimal-string-alignment distance (Levenshtein plus adjacent transposition, so `mian` is
 /// one edit from `main`), or `None` as soon as it must exceed `max`. Works on bytes: symbol
 /// names are ASCII in practice, and a multi-byte slip only costs an extra edit.
-pub fn bounded_distance(a: &str, b: &str, max: usize) -> Option<usize> {
+pub(crate) fn bounded_distance(a: &str, b: &str, max: usize) -> Option<usize> {
     let a = a.as_bytes();
     let b = b.as_bytes();
     if a.len().abs_diff(b.len()) > max {
@@ -47,7 +47,7 @@ pub fn bounded_distance(a: &str, b: &str, max: usize) -> Option<usize> {
 }
 
 /// Keeps the `k` best `(distance, name)` pairs, nearest first, ties by name, no duplicates.
-pub fn best_k(mut scored: Vec<(usize, String)>, k: usize) -> Vec<(usize, String)> {
+pub(crate) fn best_k(mut scored: Vec<(usize, String)>, k: usize) -> Vec<(usize, String)> {
     // Group by name with the nearest first, so dedup keeps each name's best distance.
     scored.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
     scored.dedup_by(|a, b| a.1 == b.1);

@@ -27,12 +27,12 @@ pub(crate) struct SectionInfo {
 
 impl SectionInfo {
     /// The bytes as stored in the file.
-    pub fn bytes<'d>(&self, data: &'d [u8]) -> Option<&'d [u8]> {
+    pub(crate) fn bytes<'d>(&self, data: &'d [u8]) -> Option<&'d [u8]> {
         data.get(self.offset..self.offset.checked_add(self.size)?)
     }
 
     /// The section's contents, inflated when compressed; `None` when they cannot be had.
-    pub fn contents<'d>(&self, data: &'d [u8]) -> Option<Cow<'d, [u8]>> {
+    pub(crate) fn contents<'d>(&self, data: &'d [u8]) -> Option<Cow<'d, [u8]>> {
         let raw = self.bytes(data)?;
         if self.compressed {
             super::compressed::inflate(raw).map(Cow::Owned)

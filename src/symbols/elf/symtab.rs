@@ -18,7 +18,7 @@ type Table<'data> = SymbolTable<'data, FileHeader64<Endianness>, &'data [u8]>;
 /// stopped program leaves the second core idle.
 const TWO_THREADS_FROM: usize = 50_000;
 
-pub fn read_symbols(
+pub(super) fn read_symbols(
     endian: Endianness,
     data: &[u8],
     sections: &Sections<'_>,

@@ -11,7 +11,7 @@ use crate::symbols::addr::RuntimeAddr;
 use crate::symbols::elf::ElfImage;
 
 /// A vDSO is a page or two; anything claiming more is not read.
-pub const MAX_VDSO: u64 = 1 << 20;
+pub(super) const MAX_VDSO: u64 = 1 << 20;
 
 #[derive(Clone, Debug)]
 pub(super) struct Region {

@@ -78,7 +78,7 @@ fn read_encoded(bytes: &[u8], pos: &mut usize, enc: u8, section_addr: u64) -> Op
 
 impl HdrTable {
     /// Entry `i` as (initial location, FDE address).
-    pub fn entry(&self, data: &[u8], i: usize) -> Option<(u64, u64)> {
+    pub(super) fn entry(&self, data: &[u8], i: usize) -> Option<(u64, u64)> {
         let at = self.offset.checked_add(i.checked_mul(8)?)?;
         let word = |o: usize| -> Option<u64> {
             let b = data.get(o..o.checked_add(4)?)?;
@@ -89,7 +89,7 @@ impl HdrTable {
     }
 
     /// The FDE address of the last entry starting at or below `pc`.
-    pub fn search(&self, data: &[u8], pc: u64) -> Option<u64> {
+    pub(super) fn search(&self, data: &[u8], pc: u64) -> Option<u64> {
         // Invariant: entries before `lo` start at or below pc, entries from `hi` above it.
         let (mut lo, mut hi) = (0usize, self.count);
         while lo < hi {

@@ -82,7 +82,7 @@ impl Out {
 
 impl InfoTree {
     /// The value as one line of text.
-    pub fn render(&self, v: &Value, t: &dyn Target, limits: &Limits) -> String {
+    pub(crate) fn render(&self, v: &Value, t: &dyn Target, limits: &Limits) -> String {
         let mut out = Out {
             s: String::new(),
             limit: limits.total,
@@ -530,7 +530,7 @@ impl InfoTree {
     }
 
     /// The text of a scalar: `20`, `-1.5`, `true`, `113 'q'`, `BLUE`, `6 (no enumerator)`.
-    pub fn scalar_text(&self, ty: &Type, s: Scalar) -> String {
+    pub(crate) fn scalar_text(&self, ty: &Type, s: Scalar) -> String {
         match s {
             Scalar::Signed(n) => n.to_string(),
             Scalar::Unsigned(n) => n.to_string(),

@@ -14,7 +14,7 @@ use super::{Limits, Plain};
 impl InfoTree {
     /// The value as plain data: numbers, booleans, strings, lists and objects (pointers as
     /// addresses, except text a `char *` points to).
-    pub fn plain(&self, v: &Value, t: &dyn Target, lim: &Limits) -> Plain {
+    pub(crate) fn plain(&self, v: &Value, t: &dyn Target, lim: &Limits) -> Plain {
         let v = self.prefetch(v, t);
         let mut budget = Budget {
             left: lim.total.saturating_mul(16),
