@@ -38,7 +38,7 @@ impl Session {
         ) else {
             return;
         };
-        if let Ok(inferior) = self.live() {
+        if let Ok(inferior) = self.targets.live() {
             if inferior.set_rendezvous(brk.0).is_ok() {
                 self.r_debug = Some(r_debug.0);
             }
@@ -57,7 +57,7 @@ impl Session {
         let Some(addr) = self.symbols.lookup_raw("__libc_sigaction") else {
             return;
         };
-        if let Ok(inferior) = self.live() {
+        if let Ok(inferior) = self.targets.live() {
             if inferior.sigaction_site().is_none() {
                 let _ = inferior.watch_sigaction(addr.0);
             }
@@ -70,7 +70,7 @@ impl Session {
         let Stop::Breakpoint { addr, .. } = *stop else {
             return None;
         };
-        let inferior = &self.target.as_ref()?.process;
+        let inferior = &self.targets.live.as_ref()?.process;
         if self.breakpoints.is_user_site(addr) {
             return None;
         }
@@ -144,7 +144,7 @@ impl Session {
                 bp.more.clear();
             }
         }
-        if let Ok(inferior) = self.live() {
+        if let Ok(inferior) = self.targets.live() {
             for addr in gone {
                 inferior.forget_site(addr);
             }
@@ -175,7 +175,7 @@ impl Session {
         if self.check_code_address(addr).is_err() {
             return false;
         }
-        let Ok(inferior) = self.live() else {
+        let Ok(inferior) = self.targets.live() else {
             return false;
         };
         if inferior.insert_user_site(addr, hardware).is_err() {

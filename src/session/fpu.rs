@@ -12,7 +12,7 @@ const DWARF_MXCSR: u16 = 64;
 impl Session {
     /// The floating-point and vector state of `tid` (the selected thread when `None`).
     pub fn fp_regs(&mut self, tid: Option<Tid>) -> Result<FpRegs> {
-        let process = self.process()?;
+        let process = self.targets.view()?;
         let tid = tid.unwrap_or_else(|| process.selected());
         Ok(process.fp_regs(tid)?)
     }
@@ -21,7 +21,7 @@ impl Session {
     /// and edited).
     pub fn set_fp_regs(&mut self, regs: &FpRegs) -> Result<()> {
         self.check_writable("write a register")?;
-        let inferior = self.live()?;
+        let inferior = self.targets.live()?;
         let tid = inferior.selected();
         inferior.regs(tid)?;
         Ok(fpregs::set(tid, regs)?)

@@ -125,7 +125,7 @@ impl Session {
                 "read-only session: cannot write a core file (--read-only writes nothing, on disk either)".into(),
             ));
         }
-        let pid = self.live()?.pid();
+        let pid = self.targets.live()?.pid();
         // Inside a listener only the event's thread is stopped; a core holds every thread's
         // registers, which a running thread does not give. The run goes on from an all-stop
         // state afterwards, as after `watchpoint.set` in a listener.
@@ -134,18 +134,18 @@ impl Session {
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from(format!("core.{pid}")));
         check_core_path(&path, opts.overwrite)?;
-        let selected = self.process()?.selected();
-        let mut tids = self.process()?.thread_ids();
+        let selected = self.targets.view()?.selected();
+        let mut tids = self.targets.view()?.thread_ids();
         tids.sort_by_key(|t| *t != selected);
         let mut threads = Vec::new();
         let mut skipped = Vec::new();
         for tid in tids {
-            let Ok(regs) = self.process()?.regs(tid) else {
+            let Ok(regs) = self.targets.view()?.regs(tid) else {
                 skipped.push(tid);
                 continue;
             };
             // The first 512 bytes of an XSAVE area are the FXSAVE area (NT_FPREGSET).
-            let fp = self.process()?.fp_regs(tid).ok();
+            let fp = self.targets.view()?.fp_regs(tid).ok();
             let area = fp.as_ref().map(|f| f.area());
             threads.push(ThreadSnapshot {
                 tid,
@@ -158,7 +158,7 @@ impl Session {
             .last_signal
             .filter(|(tid, _)| threads.first().is_some_and(|t| t.tid == *tid))
             .map(|(_, s)| s);
-        let maps = self.process_ref()?.maps()?;
+        let maps = self.targets.view_ref()?.maps()?;
         let files = maps
             .iter()
             .filter(|m| !m.is_pseudo())
@@ -235,7 +235,7 @@ impl Session {
             std::process::id()
         ));
         let file = std::fs::File::create(&partial).map_err(fail)?;
-        let process = self.process_ref()?;
+        let process = self.targets.view_ref()?;
         let mut read = |addr: u64, buf: &mut [u8]| process.read_memory_partial(addr, buf);
         let cancelled = || {
             if Instant::now() >= opts.deadline {

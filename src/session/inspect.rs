@@ -5,48 +5,13 @@ use super::*;
 impl Session {
     // ---- registers and memory ----------------------------------------------------------
 
-    pub(super) fn no_process(&self) -> SessionError {
-        self.core_refusal("run")
-            .unwrap_or_else(|| SessionError::NoProcess(self.ended_with_held()))
-    }
-
-    /// The live process, for what only a process can do (run, write, break). A core file
-    /// refuses, naming itself.
-    pub(super) fn live(&mut self) -> Result<&mut dyn Target> {
-        if let Some(refusal) = self.core_refusal("run") {
-            return Err(refusal);
-        }
-        match &mut self.target {
-            Some(t) if !t.process.is_dead() => Ok(t.process.as_mut()),
-            _ => Err(SessionError::NoProcess(processes::ended_with_held(
-                &self.ended,
-                &self.held,
-            ))),
-        }
-    }
-
-    /// The inferior for resuming: a process that died while being stopped may still have
-    /// stops to report (the thread events before its end, then the end itself).
-    pub(super) fn live_for_run(&mut self) -> Result<&mut dyn Target> {
-        if let Some(refusal) = self.core_refusal("run") {
-            return Err(refusal);
-        }
-        match &mut self.target {
-            Some(t) if !t.process.is_dead() || t.process.has_queued() => Ok(t.process.as_mut()),
-            _ => Err(SessionError::NoProcess(processes::ended_with_held(
-                &self.ended,
-                &self.held,
-            ))),
-        }
-    }
-
     pub fn selected_tid(&mut self) -> Result<Tid> {
-        Ok(self.process()?.selected())
+        Ok(self.targets.view()?.selected())
     }
 
     /// The selected thread's registers (one GETREGS per stop), noted for `prev`.
     pub fn regs(&mut self) -> Result<RawRegs> {
-        let process = self.process()?;
+        let process = self.targets.view()?;
         let tid = process.selected();
         let regs = process.regs(tid)?;
         self.snapshot.note_regs(&regs);
@@ -63,7 +28,7 @@ impl Session {
             .ok_or_else(|| SessionError::Invalid(format!("no register '{name}'")))?;
         let mut raw = self.regs()?;
         regs::set_register(&mut raw, index, value);
-        let inferior = self.live()?;
+        let inferior = self.targets.live()?;
         let tid = inferior.selected();
         let kept = inferior.set_regs_read_back(tid, &raw)?;
         self.snapshot.note_regs(&kept);
@@ -72,7 +37,7 @@ impl Session {
 
     pub fn read_memory(&mut self, addr: u64, len: usize) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; len];
-        self.process()?.read_memory(addr, &mut buf)?;
+        self.targets.view()?.read_memory(addr, &mut buf)?;
         self.snapshot.note_memory(addr, &buf);
         Ok(buf)
     }
@@ -80,7 +45,7 @@ impl Session {
     /// Reads up to `max` bytes, stopping early at unmapped memory (for strings).
     pub fn read_memory_partial(&mut self, addr: u64, max: usize) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; max];
-        let process = self.process()?;
+        let process = self.targets.view()?;
         let n = process.read_memory_partial(addr, &mut buf);
         if n == 0 && max > 0 {
             // Why the first byte is unreadable (a core can say more than "not mapped").
@@ -93,12 +58,12 @@ impl Session {
 
     pub fn write_memory(&mut self, addr: u64, bytes: &[u8]) -> Result<()> {
         self.check_writable("write memory")?;
-        self.live()?.write_memory(addr, bytes)?;
+        self.targets.live()?.write_memory(addr, bytes)?;
         Ok(())
     }
 
     pub(super) fn check_writable(&self, what: &str) -> Result<()> {
-        if let Some(refusal) = self.core_refusal(what) {
+        if let Some(refusal) = self.targets.core_refusal(what) {
             return Err(refusal);
         }
         if self.config.read_only {
@@ -133,6 +98,6 @@ impl Session {
     }
 
     pub fn thread_ids(&mut self) -> Result<Vec<Tid>> {
-        Ok(self.process()?.thread_ids())
+        Ok(self.targets.view()?.thread_ids())
     }
 }

@@ -10,7 +10,7 @@ impl Session {
 
     pub(super) fn refresh_symbols(&mut self) {
         self.symbols.set_debug_dirs(self.config.debug_dirs.clone());
-        let (process, symbols) = match (&self.core, &self.target) {
+        let (process, symbols) = match (&self.targets.core, &self.targets.live) {
             (Some(c), _) => (&c.process as &dyn ProcessView, &mut self.symbols),
             (None, Some(t)) if !t.process.is_dead() => {
                 (t.process.as_ref() as &dyn ProcessView, &mut self.symbols)
@@ -28,7 +28,8 @@ impl Session {
         if let Some((start, end)) = self.symbols.vdso_wanted() {
             let mut bytes = vec![0u8; (end.0 - start.0) as usize];
             let read = self
-                .process_ref()
+                .targets
+                .view_ref()
                 .is_ok_and(|p| p.read_memory(start.0, &mut bytes).is_ok());
             if read {
                 self.symbols.add_vdso(bytes);
@@ -317,7 +318,7 @@ impl Session {
             let Ok(last) = self.read_memory(addr, w.len as usize) else {
                 continue;
             };
-            if self.live().is_err() {
+            if self.targets.live().is_err() {
                 return;
             }
             if let Ok(slots) = self.arm_watch(addr, w.len, w.kind) {

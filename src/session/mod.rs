@@ -28,6 +28,7 @@ mod supported;
 pub(crate) mod syscalls;
 mod tailcalls;
 mod target;
+mod targets;
 mod threads;
 pub(crate) mod tls;
 mod typed_value;
@@ -61,7 +62,7 @@ pub(crate) use lookup::check_debug_dirs;
 pub(crate) use overview::Overview;
 use snapshot::Snapshot;
 pub(crate) use stop::{Reason, StopInfo, WatchReport};
-use target::Target;
+use targets::{Live, Targets};
 pub(crate) use threads::LineFrames;
 pub(crate) use typed_value::TypedValue;
 use watchpoints::{WatchKind, WatchTable, Watchpoint};
@@ -303,19 +304,10 @@ pub enum SignalMode {
     StopUnlessIgnored,
 }
 
-/// A live process and the program it runs.
-struct Live {
-    process: Box<dyn Target>,
-    program: String,
-}
-
 pub struct Session {
     pub config: Config,
-    /// The live process. At most one of `target` and `core` is set; inspection reads
-    /// whichever it is through `process()`.
-    target: Option<Live>,
-    /// The core file the session reads instead of a process.
-    core: Option<postmortem::CoreTarget>,
+    /// The live process or the core, the fork children held, how the last process ended.
+    targets: Targets,
     symbols: SymbolStore,
     last_maps_refresh: Option<Instant>,
     /// The process has run (and may have mapped memory: a heap, a thread's stack) since the
@@ -325,10 +317,6 @@ pub struct Session {
     watchpoints: WatchTable,
     capture: SharedCapture,
     pumps: Vec<Pump>,
-    /// How the last process ended, for "no live process (...)".
-    ended: Option<String>,
-    /// The pid and program of the latest process, kept after it ends (for `status()`).
-    last_process: Option<(Tid, String)>,
     /// Where the latest step started (see `stepped_from`).
     stepped_from: Option<u64>,
     snapshot: Snapshot,
@@ -359,9 +347,6 @@ pub struct Session {
     library_events: bool,
     /// `syscall.catch()`es, kept across processes like breakpoints.
     syscalls: syscalls::SyscallCatches,
-    /// Processes under control but not selected (`config.follow_fork = 'both'`): every
-    /// thread stopped, none of scry's int3 bytes in them (see `processes`).
-    held: Vec<Live>,
     /// Forks held since the last reported stop, for its notes.
     fork_notes: Vec<String>,
 }
@@ -377,8 +362,7 @@ impl Session {
         }
         Session {
             config,
-            target: None,
-            core: None,
+            targets: Targets::default(),
             symbols: SymbolStore::new(),
             last_maps_refresh: None,
             ran_since_maps_refresh: false,
@@ -386,8 +370,6 @@ impl Session {
             watchpoints: WatchTable::default(),
             capture,
             pumps: Vec::new(),
-            ended: None,
-            last_process: None,
             stepped_from: None,
             snapshot: Snapshot::default(),
             last_signal: None,
@@ -401,7 +383,6 @@ impl Session {
             library_changes: Default::default(),
             library_events: false,
             syscalls: Default::default(),
-            held: Vec::new(),
             fork_notes: Vec::new(),
         }
     }
@@ -416,20 +397,20 @@ impl Session {
     // ---- process lifecycle -------------------------------------------------------------
 
     pub fn is_live(&self) -> bool {
-        self.target.as_ref().is_some_and(|t| !t.process.is_dead())
+        self.targets.is_live()
     }
 
     pub fn pid(&self) -> Option<Tid> {
-        match &self.core {
+        match &self.targets.core {
             Some(c) => Some(c.process.pid()),
-            None => self.target.as_ref().map(|t| t.process.pid()),
+            None => self.targets.live.as_ref().map(|t| t.process.pid()),
         }
     }
 
     pub fn program(&self) -> Option<&str> {
-        match &self.core {
+        match &self.targets.core {
             Some(c) => Some(c.program.as_str()),
-            None => self.target.as_ref().map(|t| t.program.as_str()),
+            None => self.targets.live.as_ref().map(|t| t.program.as_str()),
         }
     }
 
@@ -437,27 +418,27 @@ impl Session {
     pub fn last_process(&self) -> Option<(Tid, &str, Option<&str>)> {
         // The live process may have changed under the same session: a followed fork child,
         // a new image after exec.
-        if let Some(t) = self.target.as_ref().filter(|t| !t.process.is_dead()) {
+        if let Some(t) = self.targets.live.as_ref().filter(|t| !t.process.is_dead()) {
             return Some((t.process.pid(), t.program.as_str(), None));
         }
-        let (pid, program) = self.last_process.as_ref()?;
-        let ended = (!self.is_live() && self.core.is_none())
-            .then(|| self.ended.as_deref().unwrap_or("ended"));
+        let (pid, program) = self.targets.last_process.as_ref()?;
+        let ended = (!self.is_live() && self.targets.core.is_none())
+            .then(|| self.targets.ended.as_deref().unwrap_or("ended"));
         Some((*pid, program.as_str(), ended))
     }
 
     pub fn origin(&self) -> Option<Origin> {
-        self.target.as_ref().map(|t| t.process.origin())
+        self.targets.live.as_ref().map(|t| t.process.origin())
     }
 
     fn ensure_no_target(&self) -> Result<()> {
-        if let Some(t) = self.held.first() {
+        if let Some(t) = self.targets.held.first() {
             return Err(SessionError::Invalid(format!(
                 "process {} is still held; kill() or detach() it first",
                 t.process.pid()
             )));
         }
-        match &self.target {
+        match &self.targets.live {
             Some(t) if !t.process.is_dead() => Err(SessionError::Invalid(format!(
                 "process {} is still live; kill() or detach() it first",
                 t.process.pid()
@@ -471,8 +452,9 @@ impl Session {
         // spawned itself, alone, is killed first and the new stop says so. An attached or a
         // held one is someone's to keep: an error, as before.
         let mut killed = None;
-        let alone_and_ours =
-            self.held.is_empty() && self.origin() == Some(Origin::Spawned) && self.is_live();
+        let alone_and_ours = self.targets.held.is_empty()
+            && self.origin() == Some(Origin::Spawned)
+            && self.is_live();
         if alone_and_ours {
             killed = self.pid();
             self.kill()?;
@@ -560,13 +542,13 @@ impl Session {
         program: String,
         stop: Stop,
     ) -> Result<StopInfo> {
-        self.last_process = Some((inferior.pid(), program.clone()));
-        self.target = Some(Live {
+        self.targets.last_process = Some((inferior.pid(), program.clone()));
+        self.targets.live = Some(Live {
             process: Box::new(inferior),
             program,
         });
-        self.core = None;
-        self.ended = None;
+        self.targets.core = None;
+        self.targets.ended = None;
         self.snapshot = Snapshot::default();
         self.symbols = self.symbols.renewed();
         self.library_changes.clear();
@@ -577,16 +559,16 @@ impl Session {
     }
 
     pub fn detach(&mut self) -> Result<StopInfo> {
-        if self.target.is_none() && self.held.is_empty() {
-            return Err(self.no_process());
+        if self.targets.live.is_none() && self.targets.held.is_empty() {
+            return Err(self.targets.no_process());
         }
         let mut notes = Vec::new();
-        if let Some(target) = self.target.as_mut() {
+        if let Some(target) = self.targets.live.as_mut() {
             // An error leaves the process traced and stopped as it was (a refusal changes
             // nothing; `kill()` still ends it).
             notes.extend(target.process.detach()?);
-            self.target = None;
-            self.ended = Some("detached".into());
+            self.targets.live = None;
+            self.targets.ended = Some("detached".into());
             self.forget_process();
         }
         // Held processes carry none of scry's bytes; each is let go as it is.
@@ -600,17 +582,17 @@ impl Session {
 
     /// Kills the selected process and every held one.
     pub fn kill(&mut self) -> Result<StopInfo> {
-        if self.config.read_only && self.core.is_none() {
+        if self.config.read_only && self.targets.core.is_none() {
             return Err(SessionError::Invalid(
                 "read-only session: cannot kill the program (--read-only leaves its life as it is; detach() lets it go)".into(),
             ));
         }
-        let Some(mut target) = self.target.take() else {
-            if self.held.is_empty() {
-                return Err(self.no_process());
+        let Some(mut target) = self.targets.live.take() else {
+            if self.targets.held.is_empty() {
+                return Err(self.targets.no_process());
             }
             self.release_held(true);
-            self.ended = Some("killed by SIGKILL".into());
+            self.targets.ended = Some("killed by SIGKILL".into());
             return Ok(StopInfo {
                 reason: Some(Reason::Killed),
                 signal: Some(libc::SIGKILL),
@@ -633,8 +615,8 @@ impl Session {
     /// Ends the session's hold on the target the way its origin asks: a spawned process is
     /// killed, an attached one detached and left running.
     pub fn release(&mut self) {
-        self.core = None;
-        if let Some(mut target) = self.target.take() {
+        self.targets.core = None;
+        if let Some(mut target) = self.targets.live.take() {
             // The end of a session takes back what it started, read-only or not.
             target.process.set_read_only(false);
             let _ = match target.process.origin() {

@@ -25,7 +25,7 @@ impl Session {
     /// DWARF (for whether there is any), so it is asked for at start and on `:status`, not
     /// at every stop.
     pub fn overview(&mut self) -> Option<Overview> {
-        if !self.is_live() && self.core.is_none() {
+        if !self.is_live() && self.targets.core.is_none() {
             return None;
         }
         let pid = self.pid()?;

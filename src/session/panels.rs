@@ -41,7 +41,10 @@ impl Session {
 
     /// `exited with code 0`, `killed by SIGKILL`, ...: why there is no live process.
     pub fn no_process_reason(&self) -> String {
-        self.ended.clone().unwrap_or_else(|| "no process".into())
+        self.targets
+            .ended
+            .clone()
+            .unwrap_or_else(|| "no process".into())
     }
 
     /// Everything the default page shows, for the stop described by `stop_line`.
@@ -55,7 +58,7 @@ impl Session {
             ..Default::default()
         };
         if !p.live {
-            p.note = Some(self.no_process().to_string());
+            p.note = Some(self.targets.no_process().to_string());
             return p;
         }
         // Reading registers notes them for `prev`; the view is not a script reading them.
@@ -67,7 +70,7 @@ impl Session {
 
     /// The selected thread's registers, not noted for `prev`.
     fn peek_regs(&mut self) -> Option<RawRegs> {
-        let inferior = self.live().ok()?;
+        let inferior = self.targets.live().ok()?;
         let tid = inferior.selected();
         inferior.regs(tid).ok()
     }

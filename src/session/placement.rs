@@ -11,7 +11,7 @@ impl Session {
     /// mapping must be executable, and when a function symbol covers `addr`, decoding the
     /// function from its start must reach `addr` exactly.
     pub(super) fn check_code_address(&mut self, addr: u64) -> Result<()> {
-        let pid = self.live()?.pid();
+        let pid = self.targets.live()?.pid();
         let maps = procfs::maps_text(pid)
             .map(|t| maps::parse_maps(&t))
             .unwrap_or_default();

@@ -20,7 +20,10 @@ impl Session {
         name: Option<String>,
         spec: String,
     ) -> Result<u32> {
-        if let Some(refusal) = self.core_refusal("stop at a watchpoint: nothing runs") {
+        if let Some(refusal) = self
+            .targets
+            .core_refusal("stop at a watchpoint: nothing runs")
+        {
             return Err(refusal);
         }
         self.stop_every_thread()?;
@@ -79,7 +82,7 @@ impl Session {
     /// or none: the slots it took. `Invalid("")` when too few registers are free.
     pub(super) fn arm_watch(&mut self, addr: u64, len: u64, kind: WatchKind) -> Result<Vec<usize>> {
         let pieces = debugregs::pieces(addr, len).map_err(SessionError::Invalid)?;
-        let inferior = self.live()?;
+        let inferior = self.targets.live()?;
         let mut taken: Vec<usize> = Vec::new();
         for (at, size) in pieces {
             let failed = match inferior.free_watch_slot() {
@@ -123,7 +126,7 @@ impl Session {
             })
         })?;
         if w.armed {
-            if let Ok(inferior) = self.live() {
+            if let Ok(inferior) = self.targets.live() {
                 for slot in w.slots {
                     inferior.clear_watch(slot);
                 }
@@ -157,7 +160,7 @@ impl Session {
             // memory holds now may be theirs. The instruction says what this one stored
             // where it can (a mov from a register or an immediate); else the report says
             // the value was read after they ran.
-            let threads = self.live()?.thread_count();
+            let threads = self.targets.live()?.thread_count();
             // A write watch traps on writes only. A read/write one traps on both, and
             // whether this access wrote is the instruction's to say (a write of the value
             // already there is a write); the value is the guess only when the instruction
@@ -226,7 +229,7 @@ impl Session {
     /// (an instruction boundary), so the instruction found is the one that ends at pc;
     /// only where no function is known is it guessed backwards.
     pub(super) fn culprit(&mut self, tid: Tid, addr: u64, len: u64) -> Result<Option<Culprit>> {
-        let regs = self.live()?.regs(tid)?;
+        let regs = self.targets.live()?.regs(tid)?;
         let pc = regs.rip;
         let reg = |r: iced_x86::Register| register_value(&regs, r);
         let boundary = self
@@ -234,7 +237,7 @@ impl Session {
             .symbol_at(RuntimeAddr(pc.saturating_sub(1)))
             .map(|(_, _, off)| pc - 1 - off)
             .filter(|&start| pc - start <= FORWARD_DECODE_LIMIT);
-        let inferior = self.live()?;
+        let inferior = self.targets.live()?;
         let forward = boundary.and_then(|start| {
             let mut code = vec![0u8; (pc - start) as usize];
             inferior.read_memory(start, &mut code).ok()?;
@@ -289,7 +292,10 @@ impl Session {
         force: bool,
         hardware: Option<bool>,
     ) -> Result<u32> {
-        if let Some(refusal) = self.core_refusal("stop at a breakpoint: nothing runs") {
+        if let Some(refusal) = self
+            .targets
+            .core_refusal("stop at a breakpoint: nothing runs")
+        {
             return Err(refusal);
         }
         if let Some(n) = &name {
@@ -304,7 +310,8 @@ impl Session {
         } else {
             self.check_code_address(addr)?;
         }
-        self.live()?
+        self.targets
+            .live()?
             .insert_user_site(addr, hardware)
             .map_err(|e| match e {
                 crate::os::OsError::Unmapped { .. } | crate::os::OsError::Unwritable { .. } => {
@@ -349,7 +356,7 @@ impl Session {
             if self.check_code_address(a).is_err() {
                 continue;
             }
-            let Ok(inferior) = self.live() else {
+            let Ok(inferior) = self.targets.live() else {
                 break;
             };
             if inferior.insert_user_site(a, hardware).is_ok() {
@@ -365,7 +372,7 @@ impl Session {
     /// user breakpoint and not listed. Removing it keeps a user breakpoint at the same place.
     pub fn temp_site(&mut self, addr: u64, on: bool) -> Result<()> {
         let user = self.breakpoints.is_user_site(addr);
-        let inferior = self.live()?;
+        let inferior = self.targets.live()?;
         if on {
             inferior.insert_site(addr)?;
         } else if !user {
@@ -384,7 +391,7 @@ impl Session {
             .remove(&r)
             .ok_or(SessionError::Invalid(what))?;
         if bp.armed {
-            if let Ok(inferior) = self.live() {
+            if let Ok(inferior) = self.targets.live() {
                 for addr in alone {
                     inferior.remove_site(addr)?;
                 }
@@ -437,11 +444,11 @@ impl Session {
     /// Whether the breakpoint at `addr` is held in a debug register (`Some(true)`) or is an
     /// int3 (`None` when nothing is armed there).
     pub fn breakpoint_is_hardware(&mut self, addr: u64) -> Option<bool> {
-        self.live().ok()?.site_is_hardware(addr)
+        self.targets.live().ok()?.site_is_hardware(addr)
     }
 
     pub fn breakpoint_overwritten(&mut self, addr: u64) -> bool {
-        self.live().is_ok_and(|i| i.site_overwritten(addr))
+        self.targets.live().is_ok_and(|i| i.site_overwritten(addr))
     }
 
     pub fn breakpoints(&self) -> &[Breakpoint] {

@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use super::backend::ProcessView;
 use super::*;
 use crate::corefile::{CoreProcess, FileSearch};
 
@@ -20,48 +19,15 @@ pub(super) struct CoreTarget {
 const PROBLEMS_SHOWN: usize = 3;
 
 impl Session {
-    /// What inspection reads: the core, or the live process.
-    pub(super) fn process(&mut self) -> Result<&mut dyn ProcessView> {
-        match (&mut self.core, &mut self.target) {
-            (Some(core), _) => Ok(&mut core.process),
-            (None, Some(t)) if !t.process.is_dead() => {
-                Ok(t.process.as_mut() as &mut dyn ProcessView)
-            }
-            _ => Err(SessionError::NoProcess(processes::ended_with_held(
-                &self.ended,
-                &self.held,
-            ))),
-        }
-    }
-
-    /// [`process`](Self::process) for reads that need no `&mut`.
-    pub(super) fn process_ref(&self) -> Result<&dyn ProcessView> {
-        if let Some(core) = &self.core {
-            return Ok(&core.process);
-        }
-        match &self.target {
-            Some(t) if !t.process.is_dead() => Ok(t.process.as_ref() as &dyn ProcessView),
-            _ => Err(self.no_process()),
-        }
-    }
-
-    /// The error for anything that needs a process when the session reads a core.
-    pub(super) fn core_refusal(&self, what: &str) -> Option<SessionError> {
-        let core = self.core.as_ref()?;
-        Some(SessionError::Invalid(format!(
-            "this session is a core file ({}): it cannot {what}; spawn() the program to run it",
-            core.process.name()
-        )))
-    }
-
     /// The core file's name, when the session reads one.
     pub fn core_name(&self) -> Option<String> {
-        self.core.as_ref().map(|c| c.process.name())
+        self.targets.core.as_ref().map(|c| c.process.name())
     }
 
     /// What is missing from the core or doubtful (damage, files not found), one line each.
     pub fn core_problems(&self) -> Vec<String> {
-        self.core
+        self.targets
+            .core
             .as_ref()
             .map(|c| c.process.problems())
             .unwrap_or_default()
@@ -98,15 +64,15 @@ impl Session {
             .map(str::to_string)
             .or(process.exe_path().map(str::to_string))
             .unwrap_or_default();
-        self.target = None;
+        self.targets.live = None;
         self.forget_process();
-        self.last_process = Some((process.pid(), program_name.clone()));
-        self.core = Some(CoreTarget {
+        self.targets.last_process = Some((process.pid(), program_name.clone()));
+        self.targets.core = Some(CoreTarget {
             process,
             program: program_name,
             program_arg: program.map(str::to_string),
         });
-        self.ended = None;
+        self.targets.ended = None;
         self.snapshot = Snapshot::default();
         self.symbols = SymbolStore::new();
         self.refresh_symbols();
@@ -130,7 +96,7 @@ impl Session {
     /// Reads the open core again with the current `sysroot`/`solib_dirs`, keeping the
     /// selected thread.
     fn reopen_core(&mut self) -> Result<()> {
-        let Some(core) = &self.core else {
+        let Some(core) = &self.targets.core else {
             return Ok(());
         };
         let (path, arg, tid) = (
@@ -142,7 +108,7 @@ impl Session {
         let mut process = CoreProcess::open(&path, &search)
             .map_err(|why| SessionError::Invalid(format!("core: {why}")))?;
         process.select(tid);
-        if let Some(core) = &mut self.core {
+        if let Some(core) = &mut self.targets.core {
             core.process = process;
         }
         self.symbols = SymbolStore::new();
@@ -153,7 +119,7 @@ impl Session {
     /// The core's one stop: the crash (`signal SIGSEGV fault_addr=0x1c at ...`), or for a
     /// core written away from a signal, `core at ...` in the thread that was selected.
     fn core_stop(&mut self) -> StopInfo {
-        let Some(core) = &self.core else {
+        let Some(core) = &self.targets.core else {
             return StopInfo::default();
         };
         let mut info = StopInfo::default();

@@ -5,6 +5,7 @@
 //! watchpoints armed from the session's lists, the loader followed), so breakpoints apply
 //! to every process without anything kept in step while one waits.
 
+use super::targets::join_pids;
 use super::*;
 
 /// One row of `process.list()`.
@@ -21,7 +22,7 @@ pub struct ProcessRow {
 impl Session {
     /// Takes the fork children the inferior held since the last stop.
     pub(super) fn collect_forked(&mut self) {
-        let Some(t) = &mut self.target else {
+        let Some(t) = &mut self.targets.live else {
             return;
         };
         let parent = t.process.pid();
@@ -31,25 +32,16 @@ impl Session {
             self.fork_notes.push(format!(
                 "fork child {pid} of {parent} held: process.select({pid}) debugs it"
             ));
-            self.held.push(Live {
+            self.targets.held.push(Live {
                 process: child,
                 program: program.clone(),
             });
         }
     }
 
-    /// How the last process ended, naming the held processes that remain.
-    pub(super) fn ended_with_held(&self) -> Option<String> {
-        ended_with_held(&self.ended, &self.held)
-    }
-
-    fn held_pids(&self) -> Vec<Tid> {
-        self.held.iter().map(|t| t.process.pid()).collect()
-    }
-
     /// A note for the stop at which the selected process ended while others are held.
     pub(super) fn held_note(&self) -> Option<String> {
-        let held = self.held_pids();
+        let held = self.targets.held_pids();
         (!held.is_empty()).then(|| {
             format!(
                 "held processes remain: {} (process.select({}) debugs one)",
@@ -61,7 +53,7 @@ impl Session {
 
     pub fn process_list(&mut self) -> Vec<ProcessRow> {
         let mut rows = Vec::new();
-        match &self.target {
+        match &self.targets.live {
             Some(t) if !t.process.is_dead() => rows.push(ProcessRow {
                 pid: t.process.pid(),
                 program: t.program.clone(),
@@ -69,19 +61,19 @@ impl Session {
                 threads: t.process.thread_count(),
             }),
             _ => {
-                if let Some((pid, program)) = &self.last_process {
-                    if self.core.is_none() {
+                if let Some((pid, program)) = &self.targets.last_process {
+                    if self.targets.core.is_none() {
                         rows.push(ProcessRow {
                             pid: *pid,
                             program: program.clone(),
-                            state: self.ended.clone().unwrap_or_else(|| "ended".into()),
+                            state: self.targets.ended.clone().unwrap_or_else(|| "ended".into()),
                             threads: 0,
                         });
                     }
                 }
             }
         }
-        for t in &self.held {
+        for t in &self.targets.held {
             let there = t.process.still_there();
             rows.push(ProcessRow {
                 pid: t.process.pid(),
@@ -95,19 +87,25 @@ impl Session {
 
     /// Makes the held process `pid` the one debugged; the selected one (if live) is held.
     pub fn select_process(&mut self, pid: Tid) -> Result<()> {
-        if let Some(refusal) = self.core_refusal("select a process") {
+        if let Some(refusal) = self.targets.core_refusal("select a process") {
             return Err(refusal);
         }
         if self
-            .target
+            .targets
+            .live
             .as_ref()
             .is_some_and(|t| !t.process.is_dead() && t.process.pid() == pid)
         {
             return Ok(());
         }
-        let Some(index) = self.held.iter().position(|t| t.process.pid() == pid) else {
-            let mut known: Vec<Tid> = self.held_pids();
-            if let Some(t) = self.target.as_ref().filter(|t| !t.process.is_dead()) {
+        let Some(index) = self
+            .targets
+            .held
+            .iter()
+            .position(|t| t.process.pid() == pid)
+        else {
+            let mut known: Vec<Tid> = self.targets.held_pids();
+            if let Some(t) = self.targets.live.as_ref().filter(|t| !t.process.is_dead()) {
                 known.insert(0, t.process.pid());
             }
             return Err(SessionError::Invalid(if known.is_empty() {
@@ -116,34 +114,34 @@ impl Session {
                 format!("no process {pid}; processes: {}", join_pids(&known))
             }));
         };
-        if !self.held[index].process.still_there() {
-            let gone = self.held.remove(index);
+        if !self.targets.held[index].process.still_there() {
+            let gone = self.targets.held.remove(index);
             drop(gone);
             return Err(SessionError::Invalid(format!(
                 "process {pid} is gone (killed from outside scry while it was held)"
             )));
         }
-        let incoming = self.held.remove(index);
-        if let Some(mut current) = self.target.take() {
+        let incoming = self.targets.held.remove(index);
+        if let Some(mut current) = self.targets.live.take() {
             if !current.process.is_dead() {
                 let pass = self.pass_fn();
                 if let Err(e) = current.process.hold(&pass) {
                     // Nothing changed: the selected process stays selected.
-                    self.target = Some(current);
-                    self.held.insert(index, incoming);
+                    self.targets.live = Some(current);
+                    self.targets.held.insert(index, incoming);
                     self.rearm_keeping_hits();
                     return Err(e.into());
                 }
-                self.held.push(current);
+                self.targets.held.push(current);
             }
         }
         self.forget_process();
-        self.last_process = Some((incoming.process.pid(), incoming.program.clone()));
-        self.target = Some(incoming);
-        if let Some(t) = &mut self.target {
+        self.targets.last_process = Some((incoming.process.pid(), incoming.program.clone()));
+        self.targets.live = Some(incoming);
+        if let Some(t) = &mut self.targets.live {
             t.process.set_report_threads(self.thread_events);
         }
-        self.ended = None;
+        self.targets.ended = None;
         self.snapshot = Snapshot::default();
         self.last_signal = None;
         self.stepped_from = None;
@@ -173,7 +171,7 @@ impl Session {
     /// each goes as its origin asks (a spawned program's children are killed, an attached
     /// one's detached and left running, their code as on disk).
     pub(super) fn release_held(&mut self, kill: bool) {
-        for mut t in std::mem::take(&mut self.held) {
+        for mut t in std::mem::take(&mut self.targets.held) {
             t.process.set_read_only(false);
             let _ = if kill || t.process.origin() == Origin::Spawned {
                 t.process.kill().map(|_| ())
@@ -189,12 +187,12 @@ impl Session {
     pub(super) fn detach_held(&mut self) -> Result<Vec<String>> {
         let mut first_error = None;
         let mut kept = Vec::new();
-        for mut t in std::mem::take(&mut self.held) {
+        for mut t in std::mem::take(&mut self.targets.held) {
             match t.process.detach() {
                 Ok(note) => kept.extend(note),
                 Err(e) => {
                     first_error.get_or_insert(e);
-                    self.held.push(t);
+                    self.targets.held.push(t);
                 }
             }
         }
@@ -205,28 +203,6 @@ impl Session {
     }
 
     pub fn has_held(&self) -> bool {
-        !self.held.is_empty()
+        !self.targets.held.is_empty()
     }
-}
-
-/// How the last process ended (`ended`), naming the held processes that remain (a free
-/// function so that it borrows only those two fields).
-pub(super) fn ended_with_held(ended: &Option<String>, held: &[Live]) -> Option<String> {
-    let pids: Vec<Tid> = held.iter().map(|t| t.process.pid()).collect();
-    if pids.is_empty() {
-        return ended.clone();
-    }
-    Some(format!(
-        "{}; held: {} (process.select({}) debugs it)",
-        ended.as_deref().unwrap_or("ended"),
-        join_pids(&pids),
-        pids[0]
-    ))
-}
-
-fn join_pids(pids: &[Tid]) -> String {
-    pids.iter()
-        .map(|p| p.to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
 }

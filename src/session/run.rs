@@ -8,7 +8,7 @@ impl Session {
     /// Arms the deadline for a run (one continue or a batch of steps).
     pub fn arm(&mut self, deadline: Instant) -> Result<()> {
         let follow = self.config.follow_fork;
-        let inferior = self.live_for_run()?;
+        let inferior = self.targets.live_for_run()?;
         inferior.set_follow_fork(follow);
         inferior.arm(deadline);
         Ok(())
@@ -17,7 +17,7 @@ impl Session {
     /// Ends a run: every thread is stopped again (a listener may have let the others run).
     pub fn disarm(&mut self) {
         let pass = self.pass_fn();
-        if let Some(t) = &mut self.target {
+        if let Some(t) = &mut self.targets.live {
             t.process.disarm(&pass);
         }
     }
@@ -25,7 +25,7 @@ impl Session {
     /// Which signals pass without a stop, as the inferior asks.
     pub(super) fn pass_fn(&self) -> impl Fn(i32) -> bool {
         let modes = self.signal_modes;
-        let pid = self.target.as_ref().map(|t| t.process.pid());
+        let pid = self.targets.live.as_ref().map(|t| t.process.pid());
         move |sig: i32| match modes.get(sig as usize) {
             Some(SignalMode::Pass) => true,
             // Read only when such a signal comes (one status read per signal).
@@ -41,7 +41,7 @@ impl Session {
     /// run that may go on), before something that needs them all.
     pub(super) fn stop_every_thread(&mut self) -> Result<()> {
         let pass = self.pass_fn();
-        if let Some(t) = &mut self.target {
+        if let Some(t) = &mut self.targets.live {
             t.process.all_stop(&pass)?;
         }
         Ok(())
@@ -59,7 +59,7 @@ impl Session {
 
     /// A library change as a stop of the loading thread (only that thread is stopped).
     fn library_stop(&mut self, change: dynamic::LibraryChange) -> StopInfo {
-        let tid = self.target.as_ref().map(|t| t.process.selected());
+        let tid = self.targets.live.as_ref().map(|t| t.process.selected());
         StopInfo {
             reason: Some(Reason::Library),
             tid,
@@ -72,7 +72,7 @@ impl Session {
     /// One instruction on the selected thread, without describing the stop: for batches.
     pub fn step_raw(&mut self, deadline: Instant) -> Result<Stop> {
         let pass = self.pass_fn();
-        let inferior = self.live_for_run()?;
+        let inferior = self.targets.live_for_run()?;
         // Where the step starts, for the instruction it executes (`e.executed`): the step
         // reads these registers anyway, so this costs no system call.
         let from = inferior.pc(inferior.selected()).ok();
@@ -111,7 +111,10 @@ impl Session {
                 return Ok(self.library_stop(change));
             }
             let nonstop = self.nonstop;
-            let stop = self.live_for_run()?.cont(deadline, &pass, nonstop)?;
+            let stop = self
+                .targets
+                .live_for_run()?
+                .cont(deadline, &pass, nonstop)?;
             match self.own_stop(&stop) {
                 Some(true) => {
                     // The loader changed its list: scry's business, then the run goes on.
@@ -148,7 +151,7 @@ impl Session {
             self.rearm();
             self.follow_loader();
             // The new image is the program now.
-            if let Some(t) = &mut self.target {
+            if let Some(t) = &mut self.targets.live {
                 if let Some(exe) = procfs::exe_path(t.process.pid()) {
                     t.program = exe.display().to_string();
                 }
@@ -177,7 +180,8 @@ impl Session {
         // A system call is named with its thread, as strace names its pid.
         info.show_tid = info.reason() == Reason::Syscall
             || self
-                .target
+                .targets
+                .live
                 .as_ref()
                 .is_some_and(|t| t.process.thread_ids().len() > 1);
     }
@@ -274,7 +278,7 @@ impl Session {
             Stop::Timeout { .. } => Reason::Timeout,
             Stop::Interrupted { .. } => Reason::Interrupted,
             Stop::Exec { .. } => {
-                info.program = self.target.as_ref().map(|t| t.program.clone());
+                info.program = self.targets.live.as_ref().map(|t| t.program.clone());
                 Reason::Exec
             }
             Stop::ThreadExit { .. } => Reason::ThreadExit,
@@ -304,35 +308,42 @@ impl Session {
                 Reason::Killed
             }
         });
-        if let Some(t) = &mut self.target {
+        if let Some(t) = &mut self.targets.live {
             self.carried_notes.extend(t.process.take_syscall_warnings());
         }
         self.carried_notes.append(&mut self.fork_notes);
         // A process can die while its other threads are being stopped: the stops before its
         // end are still reported, without a pc.
-        let dead = self.target.as_ref().is_none_or(|t| t.process.is_dead());
+        let dead = self
+            .targets
+            .live
+            .as_ref()
+            .is_none_or(|t| t.process.is_dead());
         if stop.is_final() {
-            if let Some(t) = &self.target {
-                self.last_process = Some((t.process.pid(), t.program.clone()));
+            if let Some(t) = &self.targets.live {
+                self.targets.last_process = Some((t.process.pid(), t.program.clone()));
             }
-            self.ended = info.ending();
-            self.target = None;
+            self.targets.ended = info.ending();
+            self.targets.live = None;
             self.forget_process();
             info.notes.extend(self.held_note());
         } else if !dead {
             // A thread stuck in the kernel has no pc to show; state says why.
-            let stuck = stop
-                .tid()
-                .is_some_and(|t| self.live().is_ok_and(|i| i.stuck_reason(t).is_some()));
+            let stuck = stop.tid().is_some_and(|t| {
+                self.targets
+                    .live()
+                    .is_ok_and(|i| i.stuck_reason(t).is_some())
+            });
             if !stuck {
                 info.pc = Some(self.pc()?);
             }
-            if let Some((parent, child)) = self.live().ok().and_then(|i| i.take_followed()) {
+            if let Some((parent, child)) = self.targets.live().ok().and_then(|i| i.take_followed())
+            {
                 self.carried_notes.push(format!(
                     "followed fork child {child}; parent {parent} runs on untraced"
                 ));
             }
-            if let Some(sig) = self.live().ok().and_then(|i| i.job_stopped()) {
+            if let Some(sig) = self.targets.live().ok().and_then(|i| i.job_stopped()) {
                 info.notes.push(format!(
                     "the process is stopped by {} (job control) and runs only after SIGCONT, as without scry",
                     signals::signal_name(sig)
@@ -345,7 +356,7 @@ impl Session {
     /// The signal the selected thread stopped with will not be delivered.
     pub fn suppress_signal(&mut self) -> Result<()> {
         self.check_writable("suppress a signal")?;
-        let inferior = self.live()?;
+        let inferior = self.targets.live()?;
         let tid = inferior.selected();
         inferior.clear_pending_signal(tid);
         Ok(())
@@ -354,7 +365,7 @@ impl Session {
     /// Thread creation and exit become stops during `cont()` (for `thread` listeners).
     pub fn set_thread_events(&mut self, on: bool) {
         self.thread_events = on;
-        if let Some(t) = &mut self.target {
+        if let Some(t) = &mut self.targets.live {
             t.process.set_report_threads(on);
         }
     }

@@ -198,7 +198,7 @@ impl Session {
 
     /// How caught calls stop in the live process: `seccomp`, or `ptrace` and why.
     pub fn syscall_mode(&self) -> Option<(CatchMode, Option<String>)> {
-        let t = self.target.as_ref()?;
+        let t = self.targets.live.as_ref()?;
         Some(t.process.syscall_catch_mode())
     }
 
@@ -222,7 +222,7 @@ impl Session {
         }
         let read_only = self.config.read_only;
         let filter = self.config.syscall_filter;
-        if let Some(t) = &mut self.target {
+        if let Some(t) = &mut self.targets.live {
             if read_only {
                 t.process
                     .forbid_seccomp("a read-only session changes nothing in the program");
@@ -246,7 +246,7 @@ impl Session {
         raw: [u64; 6],
         ret: Option<i64>,
     ) -> Result<SyscallReport> {
-        let inferior = self.live()?;
+        let inferior = self.targets.live()?;
         let mut captured = inferior.syscall_capture(tid).to_vec();
         if let Some(r) = ret {
             captured.extend(render::capture_exit(nr, &raw, r, &mut |addr, buf| {

@@ -13,13 +13,13 @@ impl Session {
     // ---- threads, stacks, thread-locals ------------------------------------------------------
 
     pub fn thread_list(&mut self) -> Result<Vec<ThreadRow>> {
-        let tids = self.process()?.thread_ids();
-        let selected = self.process()?.selected();
+        let tids = self.targets.view()?.thread_ids();
+        let selected = self.targets.view()?.selected();
         let mut rows = Vec::with_capacity(tids.len());
         for tid in tids {
-            let name = self.process()?.thread_name(tid).unwrap_or_default();
-            let running = self.process()?.is_running(tid);
-            if running && self.process()?.stuck_reason(tid).is_none() {
+            let name = self.targets.view()?.thread_name(tid).unwrap_or_default();
+            let running = self.targets.view()?.is_running(tid);
+            if running && self.targets.view()?.stuck_reason(tid).is_none() {
                 // Inside a listener of a run that may go on: it has no registers to show.
                 rows.push(ThreadRow {
                     tid,
@@ -31,7 +31,7 @@ impl Session {
                 });
                 continue;
             }
-            if let Some(why) = self.process()?.stuck_reason(tid) {
+            if let Some(why) = self.targets.view()?.stuck_reason(tid) {
                 rows.push(ThreadRow {
                     tid,
                     name,
@@ -42,7 +42,7 @@ impl Session {
                 });
                 continue;
             }
-            let regs = self.process()?.regs(tid)?;
+            let regs = self.targets.view()?.regs(tid)?;
             let state = self
                 .syscall_state(&regs)
                 .unwrap_or_else(|| "stopped".into());
@@ -65,7 +65,8 @@ impl Session {
             return None;
         }
         let mut insn = [0u8; 2];
-        self.process_ref()
+        self.targets
+            .view_ref()
             .ok()?
             .read_memory(regs.rip - 2, &mut insn)
             .ok()?;
@@ -73,7 +74,7 @@ impl Session {
     }
 
     pub fn select_thread(&mut self, tid: Tid) -> Result<()> {
-        let process = self.process()?;
+        let process = self.targets.view()?;
         if process.is_running(tid) && process.stuck_reason(tid).is_none() {
             return Err(SessionError::Invalid(format!(
                 "thread {tid} is running: inside a listener of a run that may go on, only the event's thread is stopped (return 'stop' to stop every thread, then select it)"
@@ -97,7 +98,7 @@ impl Session {
     /// Bounds of the stack that holds the selected thread's sp.
     pub fn stack(&mut self) -> Result<stack::StackBounds> {
         let sp = self.regs()?.rsp;
-        let process = self.process_ref()?;
+        let process = self.targets.view_ref()?;
         let (maps, limit) = (process.maps()?, process.stack_limit());
         stack::stack_bounds(&maps, sp, limit)
             .ok_or_else(|| SessionError::Invalid(format!("sp {sp:#x} is not inside any mapping")))
@@ -484,7 +485,7 @@ impl Session {
         for (dwarf, value) in values.into_iter().enumerate() {
             frame0.set_at(dwarf as u16, value, unwind::Loc::Live);
         }
-        let process = self.process_ref()?;
+        let process = self.targets.view_ref()?;
         let read = |addr: u64, buf: &mut [u8]| process.read_memory(addr, buf).is_ok();
         let (mut frames, mut stopped) =
             unwind::unwind(&self.symbols, &frame0, &read, &UnwindLimits { max_frames });

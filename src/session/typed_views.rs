@@ -171,7 +171,7 @@ impl Session {
     /// through it while a value is being printed).
     pub fn peek_memory(&self, addr: u64, len: usize) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; len];
-        self.process_ref()?.read_memory(addr, &mut buf)?;
+        self.targets.view_ref()?.read_memory(addr, &mut buf)?;
         Ok(buf)
     }
 

@@ -153,7 +153,7 @@ fn executable_copy(store: &SymbolStore, name: &str) -> Option<RuntimeAddr> {
 impl Session {
     /// What values read: the process (live or a core) and its symbols.
     pub(super) fn live_parts(&self) -> Result<(&dyn ProcessView, &SymbolStore)> {
-        Ok((self.process_ref()?, &self.symbols))
+        Ok((self.targets.view_ref()?, &self.symbols))
     }
 
     /// The variables of unwind row `n` (parameters first, in declaration order), each with
@@ -167,7 +167,7 @@ impl Session {
 
     /// The selected thread's vector registers, when they can be read (a core may lack them).
     pub(super) fn selected_fp_regs(&mut self) -> Option<FpRegs> {
-        let process = self.process().ok()?;
+        let process = self.targets.view().ok()?;
         let tid = process.selected();
         process.fp_regs(tid).ok()
     }

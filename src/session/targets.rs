@@ -1,0 +1,140 @@
+//! What the session debugs: the selected live process, or a core file instead, the fork
+//! children held beside it, and how the last process ended. One owner for "is there a
+//! process, and which one": a look-up that needs the process borrows only this part, so the
+//! symbols and the snapshot stay free beside it (before, helpers were free functions taking
+//! two fields to get around borrowing the whole session).
+
+use super::backend::ProcessView;
+use super::postmortem::CoreTarget;
+use super::target::Target;
+use super::{Result, SessionError};
+use crate::os::Tid;
+
+/// A live process and the program it runs.
+pub(super) struct Live {
+    pub(super) process: Box<dyn Target>,
+    pub(super) program: String,
+}
+
+#[derive(Default)]
+pub(super) struct Targets {
+    /// The selected live process. At most one of `live` and `core` is set; inspection reads
+    /// whichever it is through [`Targets::view`].
+    pub(super) live: Option<Live>,
+    /// The core file the session reads instead of a process.
+    pub(super) core: Option<CoreTarget>,
+    /// Processes under control but not selected (`config.follow_fork = 'both'`): every
+    /// thread stopped, none of scry's int3 bytes in them (see `processes`).
+    pub(super) held: Vec<Live>,
+    /// How the last process ended, for "no live process (...)".
+    pub(super) ended: Option<String>,
+    /// The pid and program of the latest process, kept after it ends (for `status()`).
+    pub(super) last_process: Option<(Tid, String)>,
+}
+
+impl Targets {
+    /// A live process is selected and has not ended.
+    pub(super) fn is_live(&self) -> bool {
+        self.live.as_ref().is_some_and(|t| !t.process.is_dead())
+    }
+
+    /// The live process, for what only a process can do (run, write, break). A core file
+    /// refuses, naming itself.
+    pub(super) fn live(&mut self) -> Result<&mut dyn Target> {
+        if let Some(refusal) = self.core_refusal("run") {
+            return Err(refusal);
+        }
+        match &mut self.live {
+            Some(t) if !t.process.is_dead() => Ok(t.process.as_mut()),
+            _ => Err(SessionError::NoProcess(ended_with_held(
+                &self.ended,
+                &self.held,
+            ))),
+        }
+    }
+
+    /// The live process for resuming: one that died while being stopped may still have
+    /// stops to report (the thread events before its end, then the end itself).
+    pub(super) fn live_for_run(&mut self) -> Result<&mut dyn Target> {
+        if let Some(refusal) = self.core_refusal("run") {
+            return Err(refusal);
+        }
+        match &mut self.live {
+            Some(t) if !t.process.is_dead() || t.process.has_queued() => Ok(t.process.as_mut()),
+            _ => Err(SessionError::NoProcess(ended_with_held(
+                &self.ended,
+                &self.held,
+            ))),
+        }
+    }
+
+    /// What inspection reads: the core, or the live process.
+    pub(super) fn view(&mut self) -> Result<&mut dyn ProcessView> {
+        match (&mut self.core, &mut self.live) {
+            (Some(core), _) => Ok(&mut core.process),
+            (None, Some(t)) if !t.process.is_dead() => {
+                Ok(t.process.as_mut() as &mut dyn ProcessView)
+            }
+            _ => Err(SessionError::NoProcess(ended_with_held(
+                &self.ended,
+                &self.held,
+            ))),
+        }
+    }
+
+    /// [`view`](Self::view) for reads that need no `&mut`.
+    pub(super) fn view_ref(&self) -> Result<&dyn ProcessView> {
+        if let Some(core) = &self.core {
+            return Ok(&core.process);
+        }
+        match &self.live {
+            Some(t) if !t.process.is_dead() => Ok(t.process.as_ref() as &dyn ProcessView),
+            _ => Err(self.no_process()),
+        }
+    }
+
+    /// The error for anything that needs a process when the session reads a core.
+    pub(super) fn core_refusal(&self, what: &str) -> Option<SessionError> {
+        let core = self.core.as_ref()?;
+        Some(SessionError::Invalid(format!(
+            "this session is a core file ({}): it cannot {what}; spawn() the program to run it",
+            core.process.name()
+        )))
+    }
+
+    /// Why there is no process: a core that cannot run, or how the last one ended.
+    pub(super) fn no_process(&self) -> SessionError {
+        self.core_refusal("run")
+            .unwrap_or_else(|| SessionError::NoProcess(self.ended_with_held()))
+    }
+
+    /// How the last process ended, naming the held processes that remain.
+    pub(super) fn ended_with_held(&self) -> Option<String> {
+        ended_with_held(&self.ended, &self.held)
+    }
+
+    pub(super) fn held_pids(&self) -> Vec<Tid> {
+        self.held.iter().map(|t| t.process.pid()).collect()
+    }
+}
+
+/// How the last process ended (`ended`), naming the held processes that remain.
+fn ended_with_held(ended: &Option<String>, held: &[Live]) -> Option<String> {
+    let pids: Vec<Tid> = held.iter().map(|t| t.process.pid()).collect();
+    if pids.is_empty() {
+        return ended.clone();
+    }
+    Some(format!(
+        "{}; held: {} (process.select({}) debugs it)",
+        ended.as_deref().unwrap_or("ended"),
+        join_pids(&pids),
+        pids[0]
+    ))
+}
+
+pub(super) fn join_pids(pids: &[Tid]) -> String {
+    pids.iter()
+        .map(|p| p.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
