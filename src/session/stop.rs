@@ -7,81 +7,54 @@ use crate::os::signals::{is_realtime, signal_name};
 use crate::os::Tid;
 use crate::symbols::elf::short_name::short_frame_name;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reason {
-    Entry,
-    Attached,
-    Step,
-    Breakpoint,
-    Signal,
-    Timeout,
-    Exec,
-    ThreadExit,
-    Exited,
-    Killed,
-    Detached,
-    Watchpoint,
-    ThreadStart,
-    Interrupted,
-    /// `finish()` returned to the caller.
-    Finish,
-    /// The dynamic loader loaded or unloaded a library (reported to `library` listeners).
-    Library,
-    /// Spawned with `stop: 'loader'`: at the dynamic loader's first instruction.
-    Loader,
-    /// A core file written away from a signal: the state it holds.
-    Core,
-    /// A caught system call (`syscall.catch()`).
-    Syscall,
+/// Declares [`Reason`] once: each variant with its name in scripts (`e.reason`, the stop
+/// line), in the order the documentation lists them; `ALL` and `as_str` follow from the list,
+/// so a new reason cannot be left out of either.
+macro_rules! reasons {
+    ($($(#[$doc:meta])* $variant:ident => $name:literal,)*) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Reason {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Reason {
+            /// Every reason, in the order the documentation lists them.
+            pub const ALL: &'static [Reason] = &[$(Reason::$variant,)*];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Reason::$variant => $name,)*
+                }
+            }
+        }
+    };
 }
 
-impl Reason {
-    /// Every reason, in the order the documentation lists them.
-    pub const ALL: [Reason; 19] = [
-        Reason::Entry,
-        Reason::Loader,
-        Reason::Attached,
-        Reason::Step,
-        Reason::Breakpoint,
-        Reason::Watchpoint,
-        Reason::Signal,
-        Reason::Syscall,
-        Reason::Timeout,
-        Reason::Interrupted,
-        Reason::Finish,
-        Reason::Exec,
-        Reason::Library,
-        Reason::ThreadStart,
-        Reason::ThreadExit,
-        Reason::Exited,
-        Reason::Killed,
-        Reason::Detached,
-        Reason::Core,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Reason::Entry => "entry",
-            Reason::Attached => "attached",
-            Reason::Step => "step",
-            Reason::Breakpoint => "breakpoint",
-            Reason::Signal => "signal",
-            Reason::Timeout => "timeout",
-            Reason::Exec => "exec",
-            Reason::ThreadExit => "thread_exit",
-            Reason::Exited => "exited",
-            Reason::Killed => "killed",
-            Reason::Detached => "detached",
-            Reason::Watchpoint => "watchpoint",
-            Reason::ThreadStart => "thread_start",
-            Reason::Interrupted => "interrupted",
-            Reason::Finish => "finish",
-            Reason::Library => "library",
-            Reason::Loader => "loader",
-            Reason::Core => "core",
-            Reason::Syscall => "syscall",
-        }
-    }
+reasons! {
+    Entry => "entry",
+    /// Spawned with `stop: 'loader'`: at the dynamic loader's first instruction.
+    Loader => "loader",
+    Attached => "attached",
+    Step => "step",
+    Breakpoint => "breakpoint",
+    Watchpoint => "watchpoint",
+    Signal => "signal",
+    /// A caught system call (`syscall.catch()`).
+    Syscall => "syscall",
+    Timeout => "timeout",
+    Interrupted => "interrupted",
+    /// `finish()` returned to the caller.
+    Finish => "finish",
+    Exec => "exec",
+    /// The dynamic loader loaded or unloaded a library (reported to `library` listeners).
+    Library => "library",
+    ThreadStart => "thread_start",
+    ThreadExit => "thread_exit",
+    Exited => "exited",
+    Killed => "killed",
+    Detached => "detached",
+    /// A core file written away from a signal: the state it holds.
+    Core => "core",
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
