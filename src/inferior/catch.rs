@@ -342,7 +342,7 @@ impl Inferior {
             return Ok(None);
         }
         let refuse = |why: String| {
-            OsError::Spawn(format!(
+            OsError::Keeper(format!(
                 "cannot let the process go: it carries scry's seccomp filter for caught system calls, which would then fail with ENOSYS, and {why}; kill() ends it instead"
             ))
         };
@@ -426,13 +426,13 @@ impl Inferior {
                 WaitOutcome::Event(WaitEvent::SyscallStop { .. }) => break,
                 WaitOutcome::Event(WaitEvent::Signal { signal, .. }) => {
                     self.hold_signal(tid, signal);
-                    return Err(OsError::Spawn("a signal arrived first".into()));
+                    return Err(OsError::Injected("a signal arrived first".into()));
                 }
                 WaitOutcome::Event(e) if e.is_gone() => {
-                    return Err(OsError::Spawn("the parent exited".into()))
+                    return Err(OsError::Injected("the parent exited".into()))
                 }
                 WaitOutcome::Event(_) => {
-                    return Err(OsError::Spawn("an unexpected stop came first".into()))
+                    return Err(OsError::Injected("an unexpected stop came first".into()))
                 }
                 _ => {}
             }
@@ -461,7 +461,7 @@ impl Inferior {
                 Err(signal) => {
                     // Queued again: the child gets it once let go.
                     let _ = ptrace::tgkill(child, child, signal);
-                    Err(OsError::Spawn("a signal arrived first".into()))
+                    Err(OsError::Injected("a signal arrived first".into()))
                 }
             }
         })();
@@ -514,7 +514,7 @@ fn pass_through(
     let fd = match injected.0 {
         Injected::Returned(fd) if fd >= 0 => fd as i32,
         Injected::Returned(err) => {
-            return Err(OsError::Spawn(format!(
+            return Err(OsError::Keeper(format!(
                 "seccomp() for the keeper failed: {}",
                 flags::errno_name(err).unwrap_or_else(|| err.to_string())
             )))

@@ -50,7 +50,7 @@ impl Inferior {
                 addr += len as u64;
             }
         }
-        Err(OsError::Spawn(
+        Err(OsError::Injected(
             "no syscall instruction in the program's executable memory".into(),
         ))
     }
@@ -85,7 +85,7 @@ impl Inferior {
         // call finishes that call first, with the injected registers.
         self.forbid_if_read_only("run a system call in the program")?;
         if !self.injectable(tid) {
-            return Err(OsError::Spawn(format!(
+            return Err(OsError::Injected(format!(
                 "thread {tid} cannot run an injected system call now (it is inside a system call or about to receive a signal)"
             )));
         }
@@ -100,7 +100,7 @@ impl Inferior {
             (Injected::Signal(signal), _) => {
                 // Kept for the thread's next resume; the call is given up.
                 self.hold_signal(tid, signal);
-                Err(OsError::Spawn(format!(
+                Err(OsError::Injected(format!(
                     "injected system call interrupted by {}",
                     crate::os::signals::signal_name(signal)
                 )))
@@ -195,10 +195,12 @@ fn run_to_exit(tid: Tid) -> Result<Injected, OsError> {
                     return Ok(Injected::Signal(signal));
                 }
                 WaitOutcome::Event(e) if e.is_gone() => {
-                    return Err(OsError::Spawn("the thread exited".into()));
+                    return Err(OsError::Injected("the thread exited".into()));
                 }
                 WaitOutcome::Event(_) => {
-                    return Err(OsError::Spawn("unexpected stop in an injected call".into()))
+                    return Err(OsError::Injected(
+                        "unexpected stop in an injected call".into(),
+                    ))
                 }
                 WaitOutcome::Interrupted | WaitOutcome::NothingYet => {}
             }

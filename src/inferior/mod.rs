@@ -348,12 +348,12 @@ impl Inferior {
             errno: nix::Error::ESRCH,
         })?;
         if let Some(why) = &thread.stuck {
-            return Err(OsError::Spawn(format!(
+            return Err(OsError::ThreadUnavailable(format!(
                 "thread {tid} did not stop: {why}; it can be inspected once the kernel lets it go (select another thread meanwhile)"
             )));
         }
         if thread.state == RunState::Running && thread.regs.is_none() {
-            return Err(OsError::Spawn(format!(
+            return Err(OsError::ThreadUnavailable(format!(
                 "thread {tid} is running: inside a listener of a run that may go on, only the event's thread is stopped (return 'stop' to stop every thread)"
             )));
         }
@@ -417,7 +417,7 @@ impl Inferior {
     /// life (kill) and every call injected into it comes through here.
     pub(crate) fn forbid_if_read_only(&self, what: &str) -> Result<(), OsError> {
         if self.read_only {
-            return Err(OsError::Spawn(format!(
+            return Err(OsError::ReadOnly(format!(
                 "read-only session: cannot {what} (--read-only leaves the program's memory, registers and life as they are)"
             )));
         }

@@ -60,7 +60,7 @@ impl Inferior {
     /// An execute watch on `addr` in a free debug register of every thread.
     pub(super) fn insert_hw_site(&mut self, addr: u64) -> Result<(), OsError> {
         let Some(slot) = self.watch.iter().position(|w| w.is_none()) else {
-            return Err(OsError::Spawn(format!(
+            return Err(OsError::DebugRegisters(format!(
                 "no free debug register for a breakpoint at {addr:#x} (4 in all, shared with watchpoints){}",
                 if self.read_only {
                     ": a read-only session writes no int3"
@@ -193,7 +193,7 @@ impl Inferior {
                     OsError::Ptrace {
                         errno: nix::Error::ENOSPC,
                         ..
-                    } => OsError::Spawn(format!(
+                    } => OsError::DebugRegisters(format!(
                         "no free debug register in thread {tid}: all 4 are taken by someone else (perf hardware breakpoints of the program or a profiler), so no hardware watchpoint can be armed there"
                     )),
                     other => other,

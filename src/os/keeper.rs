@@ -123,7 +123,7 @@ pub(crate) fn hand_over(listener: OwnedFd) -> Result<Tid, OsError> {
         // The keeper is gone (killed?): start another one.
         *keeper = None;
     }
-    Err(OsError::Spawn(
+    Err(OsError::Keeper(
         "could not hand the seccomp listener to a keeper process".into(),
     ))
 }
@@ -161,7 +161,7 @@ fn send_fd(socket: RawFd, fd: RawFd) -> Result<(), nix::Error> {
 /// holds scry's pipes open.
 fn start() -> Result<Keeper, OsError> {
     let spawn_err = |what: &str| {
-        OsError::Spawn(format!(
+        OsError::Keeper(format!(
             "starting the keeper: {what}: {}",
             nix::Error::last()
         ))
@@ -183,12 +183,12 @@ fn start() -> Result<Keeper, OsError> {
     let (ours, theirs) = unsafe { (OwnedFd::from_raw_fd(pair[0]), OwnedFd::from_raw_fd(pair[1])) };
     // The running binary, even if its path was replaced since scry started.
     let exe = std::fs::File::open("/proc/self/exe")
-        .map_err(|e| OsError::Spawn(format!("starting the keeper: /proc/self/exe: {e}")))?;
+        .map_err(|e| OsError::Keeper(format!("starting the keeper: /proc/self/exe: {e}")))?;
     let devnull = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open("/dev/null")
-        .map_err(|e| OsError::Spawn(format!("starting the keeper: /dev/null: {e}")))?;
+        .map_err(|e| OsError::Keeper(format!("starting the keeper: /dev/null: {e}")))?;
     // Far from 0-3, which the child rearranges before exec.
     let high = |fd: RawFd| -> Result<OwnedFd, OsError> {
         // SAFETY: duplicates an fd we own into a new one we then own.
@@ -255,7 +255,7 @@ fn start() -> Result<Keeper, OsError> {
     unsafe { libc::waitpid(first, &mut status, 0) };
     drop(theirs);
     let pid = read_pid(&ours).ok_or_else(|| {
-        OsError::Spawn("starting the keeper: it did not say its process id within 5 s".into())
+        OsError::Keeper("starting the keeper: it did not say its process id within 5 s".into())
     })?;
     Ok(Keeper {
         socket: ours,

@@ -64,7 +64,20 @@ pub enum OsError {
         addr: u64,
         len: usize,
     },
+    /// Starting or attaching to a process failed.
     Spawn(String),
+    /// The session is read-only: this would change the program.
+    ReadOnly(String),
+    /// A thread that cannot be read now (stuck in the kernel, or running inside a listener).
+    ThreadUnavailable(String),
+    /// No debug register is free (breakpoints in a read-only session, watchpoints).
+    DebugRegisters(String),
+    /// A system call the debugger makes the program run (seccomp, mmap) did not complete.
+    Injected(String),
+    /// The keeper process that serves a detached program's caught system calls.
+    Keeper(String),
+    /// A core file lacks what was asked.
+    Core(String),
 }
 
 impl fmt::Display for OsError {
@@ -88,7 +101,13 @@ impl fmt::Display for OsError {
                     plural(*len)
                 )
             }
-            OsError::Spawn(msg) => write!(f, "{msg}"),
+            OsError::Spawn(msg)
+            | OsError::ReadOnly(msg)
+            | OsError::ThreadUnavailable(msg)
+            | OsError::DebugRegisters(msg)
+            | OsError::Injected(msg)
+            | OsError::Keeper(msg)
+            | OsError::Core(msg) => write!(f, "{msg}"),
         }
     }
 }

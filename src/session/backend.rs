@@ -133,7 +133,7 @@ fn memory_error(e: MemoryError) -> OsError {
             addr: e.addr,
             len: e.len,
         },
-        _ => OsError::Spawn(e.to_string()),
+        _ => OsError::Core(e.to_string()),
     }
 }
 
@@ -155,21 +155,19 @@ impl ProcessView for CoreProcess {
     }
 
     fn regs(&mut self, tid: Tid) -> Result<RawRegs, OsError> {
-        CoreProcess::regs(self, tid)
-            .copied()
-            .map_err(OsError::Spawn)
+        CoreProcess::regs(self, tid).copied().map_err(OsError::Core)
     }
 
     /// From NT_X86_XSTATE (the same layout ptrace gives), else NT_FPREGSET.
     fn fp_regs(&mut self, tid: Tid) -> Result<FpRegs, OsError> {
-        CoreProcess::regs(self, tid).map_err(OsError::Spawn)?;
+        CoreProcess::regs(self, tid).map_err(OsError::Core)?;
         let regs = match self.fp_area(tid) {
             Some((area, true)) => FpRegs::from_xsave(area.to_vec()),
             Some((area, false)) => FpRegs::from_fxsave(area.to_vec()),
             None => None,
         };
         regs.ok_or_else(|| {
-            OsError::Spawn(format!(
+            OsError::Core(format!(
                 "the core {} holds no floating-point registers for thread {tid}",
                 self.name()
             ))

@@ -11,17 +11,22 @@ pub enum SessionError {
     Os(OsError),
     Symbol(SymbolError),
     Invalid(String),
+    /// No loaded module has this source file: a library loaded later may (a breakpoint on it
+    /// waits).
+    NotLoaded {
+        file: String,
+    },
 }
 
 impl SessionError {
     /// A symbol or source line no loaded module has: it may come with a library loaded later.
     pub fn is_not_loaded(&self) -> bool {
-        match self {
-            SessionError::Symbol(SymbolError::Unknown { .. }) => true,
-            SessionError::Invalid(msg) => msg.starts_with("no loaded module has code from "),
-            SessionError::NoProcess(_) => true,
-            _ => false,
-        }
+        matches!(
+            self,
+            SessionError::Symbol(SymbolError::Unknown { .. })
+                | SessionError::NotLoaded { .. }
+                | SessionError::NoProcess(_)
+        )
     }
 }
 
@@ -38,6 +43,10 @@ impl fmt::Display for SessionError {
             SessionError::Os(e) => write!(f, "{e}"),
             SessionError::Symbol(e) => write!(f, "{e}"),
             SessionError::Invalid(msg) => write!(f, "{msg}"),
+            SessionError::NotLoaded { file } => write!(
+                f,
+                "no loaded module has code from {file} (is it built with -g, or in a library not loaded yet?)"
+            ),
         }
     }
 }

@@ -94,9 +94,9 @@ impl Session {
             }
             if !self.symbols.has_source_file(file) {
                 // A library loaded later may have it: a breakpoint there can wait.
-                return Err(SessionError::Invalid(format!(
-                    "no loaded module has code from {file} (is it built with -g, or in a library not loaded yet?)"
-                )));
+                return Err(SessionError::NotLoaded {
+                    file: file.to_string(),
+                });
             }
             // The lines around it that have code (a blank line, a comment, a declaration the
             // optimizer folded away): what the user most likely meant, in one answer.
