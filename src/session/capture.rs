@@ -200,6 +200,68 @@ impl Pump {
     }
 }
 
+/// The program's output as the session keeps it: the buffer `output()` drains and the pumps
+/// that fill it from the program's pipe or terminal. One owner, so starting a process, a
+/// stop's count of unread bytes and `output()` cannot disagree about which buffer is live.
+pub(crate) struct ProgramOutput {
+    capture: SharedCapture,
+    pumps: Vec<Pump>,
+}
+
+impl ProgramOutput {
+    pub(crate) fn new(limit: usize) -> Self {
+        ProgramOutput {
+            capture: Arc::new(Mutex::new(Capture::new(limit))),
+            pumps: Vec::new(),
+        }
+    }
+
+    /// Sends the output also to `tee` as it arrives (the live view).
+    pub(crate) fn set_tee(&self, tee: Option<Tee>) {
+        if let Ok(mut c) = self.capture.lock() {
+            c.set_tee(tee);
+        }
+    }
+
+    /// A new process: the buffer starts over, holding at most `limit` bytes, and the last
+    /// process's pumps are let go.
+    pub(crate) fn restart(&mut self, limit: usize) {
+        self.capture.lock().expect("capture lock").restart(limit);
+        self.pumps.clear();
+    }
+
+    /// Starts pumping the program's output pipe.
+    pub(crate) fn pump_pipe(&mut self, fd: OwnedFd) {
+        self.pumps.push(Pump::start(fd, self.capture.clone()));
+    }
+
+    /// Starts pumping the program's terminal (`hold` keeps its slave side open).
+    pub(crate) fn pump_terminal(&mut self, master: OwnedFd, hold: OwnedFd) {
+        self.pumps
+            .push(Pump::start_terminal(master, hold, self.capture.clone()));
+    }
+
+    /// Lets the pumps catch up with what the stopped program has written.
+    pub(crate) fn settle(&self) {
+        for pump in &self.pumps {
+            pump.settle(&self.capture);
+        }
+    }
+
+    /// What was not read yet, read now.
+    pub(crate) fn take(&self) -> String {
+        self.capture
+            .lock()
+            .map(|mut c| c.take())
+            .unwrap_or_default()
+    }
+
+    /// Bytes waiting to be read.
+    pub(crate) fn unread(&self) -> usize {
+        self.capture.lock().map(|c| c.unread()).unwrap_or(0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -83,18 +83,8 @@ impl Session {
     }
 
     pub fn output(&mut self) -> String {
-        self.settle_output();
-        self.capture
-            .lock()
-            .map(|mut c| c.take())
-            .unwrap_or_default()
-    }
-
-    /// Lets the pipe pumps catch up with what the stopped target has written.
-    pub(super) fn settle_output(&self) {
-        for pump in &self.pumps {
-            pump.settle(&self.capture);
-        }
+        self.output.settle();
+        self.output.take()
     }
 
     pub fn thread_ids(&mut self) -> Result<Vec<Tid>> {

@@ -38,7 +38,7 @@ pub(crate) mod watchpoints;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub(crate) use crate::inferior::{FollowFork, NonStop, Origin, Stop as RawStop};
@@ -55,7 +55,7 @@ use crate::symbols::{RuntimeAddr, SymbolStore};
 use backend::ProcessView;
 use breakpoints::BreakpointTable;
 pub(crate) use breakpoints::{Breakpoint, BreakpointRef};
-use capture::{Capture, Pump, SharedCapture};
+use capture::ProgramOutput;
 pub use error::SessionError;
 pub(crate) use gcore::GcoreOptions;
 pub(crate) use lookup::check_debug_dirs;
@@ -315,8 +315,8 @@ pub struct Session {
     ran_since_maps_refresh: bool,
     breakpoints: BreakpointTable,
     watchpoints: WatchTable,
-    capture: SharedCapture,
-    pumps: Vec<Pump>,
+    /// The program's output: the buffer `output()` reads and the pumps that fill it.
+    output: ProgramOutput,
     /// Where the latest step started (see `stepped_from`).
     stepped_from: Option<u64>,
     snapshot: Snapshot,
@@ -353,7 +353,7 @@ pub struct Session {
 
 impl Session {
     pub fn new(config: Config) -> Self {
-        let capture = Arc::new(Mutex::new(Capture::new(config.capture_limit)));
+        let output = ProgramOutput::new(config.capture_limit);
         let mut signal_modes = [SignalMode::StopUnlessIgnored; 65];
         for (sig, mode) in signal_modes.iter_mut().enumerate() {
             if signals::passes_silently(sig as i32) {
@@ -368,8 +368,7 @@ impl Session {
             ran_since_maps_refresh: false,
             breakpoints: BreakpointTable::default(),
             watchpoints: WatchTable::default(),
-            capture,
-            pumps: Vec::new(),
+            output,
             stepped_from: None,
             snapshot: Snapshot::default(),
             last_signal: None,
@@ -389,9 +388,7 @@ impl Session {
 
     /// Sends the program's output also to `tee` as it arrives (the live view).
     pub fn set_output_tee(&mut self, tee: Option<capture::Tee>) {
-        if let Ok(mut c) = self.capture.lock() {
-            c.set_tee(tee);
-        }
+        self.output.set_tee(tee);
     }
 
     // ---- process lifecycle -------------------------------------------------------------
@@ -485,19 +482,12 @@ impl Session {
             disable_aslr: !self.config.aslr,
             own_terminal: crate::os::pty::stdin_is_terminal(),
         };
-        self.capture
-            .lock()
-            .expect("capture lock")
-            .restart(self.config.capture_limit);
+        self.output.restart(self.config.capture_limit);
         let at_loader = spec.at_loader.unwrap_or(self.config.stop_at_loader);
         let (inferior, output, stop) = Inferior::spawn(&request, at_loader, self.config.read_only)?;
-        self.pumps = vec![Pump::start(output.output, self.capture.clone())];
+        self.output.pump_pipe(output.output);
         if let Some(tty) = output.tty {
-            self.pumps.push(Pump::start_terminal(
-                tty.master,
-                tty.hold,
-                self.capture.clone(),
-            ));
+            self.output.pump_terminal(tty.master, tty.hold);
         }
         let pid = inferior.pid();
         let mut info = self.start_target(inferior, spec.program, stop)?;

@@ -191,8 +191,8 @@ impl Session {
     pub fn describe(&mut self, info: &mut StopInfo) {
         self.find_culprit(info);
         self.place_stop(info);
-        self.settle_output();
-        info.unread_output = self.capture.lock().map(|c| c.unread()).unwrap_or(0);
+        self.output.settle();
+        info.unread_output = self.output.unread();
         // Shown once, with the first stop someone reads.
         info.notes.append(&mut self.carried_notes);
     }
