@@ -22,11 +22,50 @@ pub struct LibraryChange {
     pub base: u64,
 }
 
+/// What the session knows of the loader: where its `_r_debug` is (once the rendezvous has
+/// scry's breakpoint) and the changes waiting to be reported to `library` listeners, one stop
+/// each.
+#[derive(Default)]
+pub(super) struct LoaderWatch {
+    r_debug: Option<u64>,
+    waiting: std::collections::VecDeque<LibraryChange>,
+    /// Scripts listen for `library` events (else changes are scry's business alone).
+    reporting: bool,
+}
+
+impl LoaderWatch {
+    /// Listeners for `library` events come or go; without them nothing waits.
+    pub(super) fn set_reporting(&mut self, on: bool) {
+        self.reporting = on;
+        if !on {
+            self.waiting.clear();
+        }
+    }
+
+    /// Changes the loader made, kept for the listeners if any listen.
+    pub(super) fn report(&mut self, changes: Vec<LibraryChange>) {
+        if self.reporting {
+            self.waiting.extend(changes);
+        }
+    }
+
+    /// The next change waiting to be reported.
+    pub(super) fn next_change(&mut self) -> Option<LibraryChange> {
+        self.waiting.pop_front()
+    }
+
+    /// A new image (spawn, exec, another process selected): nothing of the last one's
+    /// loader holds.
+    pub(super) fn forget_changes(&mut self) {
+        self.waiting.clear();
+    }
+}
+
 impl Session {
     /// Finds the loader's rendezvous in the current image and puts scry's breakpoint on it.
     /// A static program has no loader: nothing to follow.
     pub(super) fn follow_loader(&mut self) {
-        self.r_debug = None;
+        self.loader.r_debug = None;
         // Read-only: the rendezvous would take one of the four debug registers for good;
         // libraries are seen at the next stop instead.
         if self.config.read_only {
@@ -40,7 +79,7 @@ impl Session {
         };
         if let Ok(inferior) = self.targets.live() {
             if inferior.set_rendezvous(brk.0).is_ok() {
-                self.r_debug = Some(r_debug.0);
+                self.loader.r_debug = Some(r_debug.0);
             }
         }
         self.follow_sigaction();
@@ -85,7 +124,7 @@ impl Session {
     /// module list is re-read, breakpoints in unloaded libraries go back to pending and
     /// pending ones are armed where their symbols now are.
     pub(super) fn loader_changed(&mut self) -> Vec<LibraryChange> {
-        let Some(r_debug) = self.r_debug else {
+        let Some(r_debug) = self.loader.r_debug else {
             return Vec::new();
         };
         let state = self

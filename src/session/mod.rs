@@ -339,12 +339,8 @@ pub struct Session {
     thread_events: bool,
     /// Stops listeners decide on: reported with only their thread stopped.
     nonstop: NonStop,
-    /// The loader's `_r_debug`, when scry follows the loader (see `dynamic`).
-    r_debug: Option<u64>,
-    /// Library changes waiting to be reported to `library` listeners, one stop each.
-    library_changes: std::collections::VecDeque<dynamic::LibraryChange>,
-    /// Scripts listen for `library` events.
-    library_events: bool,
+    /// The loader followed: its `_r_debug` and the library changes waiting for listeners.
+    loader: dynamic::LoaderWatch,
     /// `syscall.catch()`es, kept across processes like breakpoints.
     syscalls: syscalls::SyscallCatches,
     /// Forks held since the last reported stop, for its notes.
@@ -378,9 +374,7 @@ impl Session {
             signal_modes,
             thread_events: false,
             nonstop: NonStop::default(),
-            r_debug: None,
-            library_changes: Default::default(),
-            library_events: false,
+            loader: Default::default(),
             syscalls: Default::default(),
             fork_notes: Vec::new(),
         }
@@ -541,7 +535,7 @@ impl Session {
         self.targets.ended = None;
         self.snapshot = Snapshot::default();
         self.symbols = self.symbols.renewed();
-        self.library_changes.clear();
+        self.loader.forget_changes();
         self.refresh_symbols();
         self.rearm();
         self.follow_loader();

@@ -146,7 +146,7 @@ impl Session {
         self.last_signal = None;
         self.stepped_from = None;
         self.symbols = self.symbols.renewed();
-        self.library_changes.clear();
+        self.loader.forget_changes();
         self.refresh_symbols();
         self.rearm_keeping_hits();
         self.follow_loader();

@@ -51,10 +51,7 @@ impl Session {
     /// `library`: scripts listen for library loads and unloads.
     pub fn set_listening(&mut self, nonstop: NonStop, library: bool) {
         self.nonstop = nonstop;
-        self.library_events = library;
-        if !library {
-            self.library_changes.clear();
-        }
+        self.loader.set_reporting(library);
     }
 
     /// A library change as a stop of the loading thread (only that thread is stopped).
@@ -107,7 +104,7 @@ impl Session {
         let pass = self.pass_fn();
         self.stepped_from = None;
         loop {
-            if let Some(change) = self.library_changes.pop_front() {
+            if let Some(change) = self.loader.next_change() {
                 return Ok(self.library_stop(change));
             }
             let nonstop = self.nonstop;
@@ -119,9 +116,7 @@ impl Session {
                 Some(true) => {
                     // The loader changed its list: scry's business, then the run goes on.
                     let changes = self.loader_changed();
-                    if self.library_events {
-                        self.library_changes.extend(changes);
-                    }
+                    self.loader.report(changes);
                     continue;
                 }
                 // Into libc's sigaction: the inferior follows the call itself.
@@ -146,7 +141,7 @@ impl Session {
             // The old image is gone with every int3 and debug register in it.
             self.forget_process();
             self.symbols = self.symbols.renewed();
-            self.library_changes.clear();
+            self.loader.forget_changes();
             self.refresh_symbols();
             self.rearm();
             self.follow_loader();
