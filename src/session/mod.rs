@@ -33,6 +33,7 @@ mod threads;
 pub(crate) mod tls;
 mod typed_value;
 mod typed_views;
+mod value_ops;
 mod values;
 pub(crate) mod watchpoints;
 

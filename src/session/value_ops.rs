@@ -1,0 +1,197 @@
+//! The operations scripts apply to a typed value: members, elements, dereference, the
+//! address, text and plain data, its type's name, size and kind. Each reads through the
+//! value's module (its DWARF) and the process's memory, and never changes the target.
+
+use super::error::guarded;
+use super::typed_value::TypedValue;
+use super::values::MemTarget;
+use super::*;
+use crate::symbols::dwarf::pretty::Pretty;
+use crate::symbols::dwarf::tree::InfoTree;
+use crate::symbols::dwarf::{Limits, Plain, Scalar, Target, Value};
+
+impl Session {
+    pub fn value_index_number(&self, v: &TypedValue) -> Result<i64> {
+        match self.value_scalar(v)? {
+            Some(Scalar::Signed(i)) => i64::try_from(i).ok(),
+            Some(Scalar::Unsigned(u)) => i64::try_from(u).ok(),
+            Some(Scalar::Enum(e)) => i64::try_from(e).ok(),
+            Some(Scalar::Char(c, _)) => Some(c),
+            _ => None,
+        }
+        .ok_or_else(|| SessionError::Invalid("an index must be an integer".into()))
+    }
+
+    /// Runs `f` with the value's DWARF reader and the target.
+    pub(super) fn with_value<T>(
+        &self,
+        v: &TypedValue,
+        f: impl FnOnce(&InfoTree, &dyn Target) -> T,
+    ) -> Result<T> {
+        self.with_value_printed(v, None, f)
+    }
+
+    /// `with_value`, values printed through `pretty`'s printers.
+    fn with_value_printed<T>(
+        &self,
+        v: &TypedValue,
+        pretty: Option<&dyn Pretty>,
+        f: impl FnOnce(&InfoTree, &dyn Target) -> T,
+    ) -> Result<T> {
+        let (inferior, store) = self.live_parts()?;
+        let debug = v
+            .tree()
+            .ok_or_else(|| SessionError::Invalid("the value's module has no DWARF".into()))?;
+        let module = store
+            .modules()
+            .iter()
+            .find(|m| Arc::ptr_eq(&m.file, &v.file));
+        // The registers read at this stop (a value was looked up through them); only a
+        // thread-local static member needs fs_base.
+        let fs_base = self.snapshot.noted_regs().map_or(0, |r| r.fs_base);
+        let target = MemTarget {
+            process: inferior,
+            store,
+            module,
+            fs_base,
+            pretty,
+        };
+        guarded(|| f(debug, &target))
+    }
+
+    pub(super) fn derived(
+        &self,
+        v: &TypedValue,
+        r: std::result::Result<Value, String>,
+    ) -> Result<TypedValue> {
+        r.map(|value| TypedValue {
+            file: v.file.clone(),
+            value,
+        })
+        .map_err(SessionError::Invalid)
+    }
+
+    pub fn value_member(&self, v: &TypedValue, name: &str) -> Result<TypedValue> {
+        let r = self.with_value(v, |d, t| d.member(&v.value, name, t))?;
+        self.derived(v, r)
+    }
+
+    pub fn value_index(&self, v: &TypedValue, i: i64) -> Result<TypedValue> {
+        let r = self.with_value(v, |d, t| d.element(&v.value, i, t))?;
+        self.derived(v, r)
+    }
+
+    pub fn value_deref(&self, v: &TypedValue) -> Result<TypedValue> {
+        let r = self.with_value(v, |d, t| d.deref(&v.value, t))?;
+        self.derived(v, r)
+    }
+
+    /// What a reference refers to (a C++ `T &`, a Rust `&T`), as it prints; any other value
+    /// itself. Its number, address and kind are the referent's: `Number(r)` of an `int &r`
+    /// is the int, not the address the reference holds.
+    pub fn referent(&self, v: &TypedValue) -> TypedValue {
+        let mut cur = v.clone();
+        for _ in 0..4 {
+            let is_ref = cur
+                .tree()
+                .and_then(|d| d.strip(cur.value.ty))
+                .is_some_and(|t| {
+                    matches!(t.kind, crate::symbols::dwarf::types::Kind::Reference { .. })
+                        || crate::symbols::dwarf::rust::is_rust_ref(&t)
+                });
+            if !is_ref {
+                break;
+            }
+            match self.value_deref(&cur) {
+                Ok(next) => cur = next,
+                Err(_) => break,
+            }
+        }
+        cur
+    }
+
+    pub fn value_address_of(&self, v: &TypedValue) -> Result<TypedValue> {
+        let r = self.with_value(v, |d, _| d.address_of(&v.value))?;
+        self.derived(v, r)
+    }
+
+    /// What the value prints as, through `pretty`'s printers when given.
+    pub fn value_text(
+        &self,
+        v: &TypedValue,
+        limits: &Limits,
+        pretty: Option<&dyn Pretty>,
+    ) -> Result<String> {
+        self.with_value_printed(v, pretty, |d, t| d.render(&v.value, t, limits))
+    }
+
+    pub fn value_plain(
+        &self,
+        v: &TypedValue,
+        limits: &Limits,
+        pretty: Option<&dyn Pretty>,
+    ) -> Result<Plain> {
+        self.with_value_printed(v, pretty, |d, t| d.plain(&v.value, t, limits))
+    }
+
+    pub fn value_scalar(&self, v: &TypedValue) -> Result<Option<Scalar>> {
+        self.with_value(v, |d, t| d.scalar(&v.value, t))?
+            .map_err(SessionError::Invalid)
+    }
+
+    pub fn value_type_name(&self, v: &TypedValue) -> String {
+        v.tree()
+            .map(|d| d.type_name(v.value.ty))
+            .unwrap_or_else(|| "?".into())
+    }
+
+    pub fn value_size(&self, v: &TypedValue) -> Option<u64> {
+        v.tree()?.value_size(&v.value)
+    }
+
+    pub fn value_members(&self, v: &TypedValue) -> Vec<String> {
+        self.with_value(v, |d, t| d.member_names(&v.value, t))
+            .unwrap_or_default()
+    }
+
+    pub fn value_length(&self, v: &TypedValue) -> Option<u64> {
+        self.with_value(v, |d, t| d.length(&v.value, t)).ok()?
+    }
+
+    /// What kind of thing the value is, for scripts: `int`, `float`, `bool`, `char`,
+    /// `pointer`, `enum`, `struct`, `union`, `array`, `text`, `function`, `void`.
+    pub fn value_kind(&self, v: &TypedValue) -> &'static str {
+        use crate::symbols::dwarf::types::{AggKind, Encoding, Kind};
+        let v = &self.referent(v);
+        let Some(d) = v.tree() else {
+            return "void";
+        };
+        let Some(t) = d.strip(v.value.ty) else {
+            return "void";
+        };
+        if d.rust_seq_kind(&t) == Some(crate::symbols::dwarf::rust::RustSeq::Text) {
+            return "text";
+        }
+        match &t.kind {
+            Kind::Base(Encoding::Float) => "float",
+            Kind::Base(Encoding::ComplexFloat) => "complex",
+            Kind::Base(Encoding::Bool) => "bool",
+            Kind::Base(Encoding::SignedChar | Encoding::UnsignedChar | Encoding::Utf) => "char",
+            Kind::Base(_) => "int",
+            Kind::Pointer(_) | Kind::Reference { .. } => "pointer",
+            Kind::Enum { .. } => "enum",
+            Kind::Aggregate {
+                kind: AggKind::Union,
+                ..
+            } => "union",
+            Kind::Aggregate {
+                variants: Some(_), ..
+            } => "enum",
+            Kind::Aggregate { .. } if d.rust_seq_kind(&t).is_some() => "array",
+            Kind::Aggregate { .. } => "struct",
+            Kind::Array { .. } => "array",
+            Kind::Function { .. } => "function",
+            _ => "other",
+        }
+    }
+}
