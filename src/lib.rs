@@ -7,13 +7,14 @@
 //! | `repl`, `daemon`, `mcp` | framing chunks and answers; named sessions; the MCP server | script, session, os (signal masks of helper threads) |
 //! | `script` | the only rquickjs user: the JS API, listeners, printers, stop lines | runner, session (and its `vocabulary`), symbols, view |
 //! | `runner` | run control: `cont`, `step(n)`, `next`, `finish`; calls the front end back for listeners' verdicts | session, symbols (an instruction's type) |
-//! | `session` | the facade: breakpoints, watchpoints, catches, symbols of the process, stops described | its `Target` trait (live backends), `ProcessView` (live or core), inferior (only to make one), corefile, symbols, os |
-//! | `inferior` | the native backend: threads, sites, stop/resume over ptrace | os, symbols (the x86 relocator of displaced steps) |
+//! | `session` | the facade: breakpoints, watchpoints, catches, symbols of the process, stops described | its `Target` trait (live backends), `ProcessView` (live or core), inferior (only to make one), corefile, symbols, x86, os |
+//! | `inferior` | the native backend: threads, sites, stop/resume over ptrace | os, x86 (the relocator of displaced steps) |
 //! | `corefile` | reading and writing core files | os (register and thread types, opening files) |
-//! | `symbols` | pure: ELF, DWARF, CFI, disassembly; bytes in, answers out | maps, os (mapping a file) |
+//! | `symbols` | pure: ELF, DWARF, CFI; bytes in, answers out | maps, x86, os (mapping a file) |
 //! | `view` | the live page: knows neither JavaScript nor ptrace | os (signal masks) |
 //! | `os` | the only ptrace, libc and `unsafe` | - |
 //! | `maps` | the text of `/proc/PID/maps` parsed, one description of a mapping for all | - |
+//! | `x86` | pure: disassembly, the instruction behind a data access, displaced-step plans | - |
 //!
 //! The session never names the native backend but where it makes one (`spawn`, `attach`):
 //! everything else it asks of a live process goes through `session`'s `Target` trait, which
@@ -58,6 +59,7 @@ pub(crate) mod script;
 pub(crate) mod session;
 pub mod symbols;
 pub(crate) mod view;
+pub(crate) mod x86;
 
 /// What the `scry` binary wires together (and the JS API table its tests check): the one
 /// door out of the crate besides the pure `symbols`, `corefile` and `maps`. Everything else

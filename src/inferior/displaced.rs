@@ -1,5 +1,5 @@
 //! Stepping one thread past its breakpoint while the other threads run (see
-//! `symbols::x86::displace` for the plan). The int3 stays in memory the whole time, so no
+//! `x86::displace` for the plan). The int3 stays in memory the whole time, so no
 //! other thread can slip through; the instruction is emulated, or a copy of it runs in a
 //! scratch area: the program's entry point, whose code never runs again once the program has
 //! started (the bytes there are put back after each use, so nothing of the file changes).
@@ -9,7 +9,7 @@ use super::{Inferior, Stop};
 use crate::os::regs::RawRegs;
 use crate::os::wait::{wait, WaitEvent, WaitOutcome};
 use crate::os::{procfs, ptrace, OsError, Tid};
-use crate::symbols::x86::displace::{self, After, Effect, Gpr, StepOver};
+use crate::x86::displace::{self, After, Effect, Gpr, StepOver};
 
 /// Room for one copied instruction (at most 15 bytes, a rewritten one a byte more).
 const SCRATCH_LEN: u64 = 32;

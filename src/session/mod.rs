@@ -50,8 +50,8 @@ use crate::os::regs::{self, RawRegs};
 use crate::os::spawn::{resolve_program, SpawnRequest};
 use crate::os::{procfs, signals, Tid};
 use crate::symbols::unwind::{self, FrameSource, UnwindLimits, UnwindRegs};
-use crate::symbols::x86::{culprit, disassemble, Insn};
 use crate::symbols::{RuntimeAddr, SymbolStore};
+use crate::x86::{culprit, disassemble, Insn};
 
 use backend::ProcessView;
 use breakpoints::BreakpointTable;

@@ -16,15 +16,14 @@ pub mod elf;
 pub mod error;
 pub mod store;
 pub mod unwind;
-pub mod x86;
 
 #[cfg(test)]
 mod testutil;
 
+pub use crate::x86::{disassemble, Insn};
 pub use addr::{FileAddr, LoadBias, RuntimeAddr};
 pub use dwarf::Location;
 pub use elf::{ElfImage, LoadSegment, SegFlags, SymKind, Symbol, SymbolIndex, TlsSegment};
 pub use error::SymbolError;
 pub use store::{LoadedModule, ModuleFile, SymbolStore};
 pub use unwind::{unwind, Frame, FrameSource, UnwindLimits, UnwindRegs};
-pub use x86::{disassemble, Insn};

@@ -377,7 +377,7 @@ mod tests {
     use super::*;
     use crate::symbols::elf::symbol::SymKind;
     use crate::symbols::testutil::{compile, nm_address, CXX_PROGRAM, C_PROGRAM};
-    use crate::symbols::x86::disassemble;
+    use crate::x86::disassemble;
 
     fn exec_segment(img: &ElfImage) -> LoadSegment {
         *img.load_segments

@@ -23,13 +23,13 @@ use iced_x86::{
 
 /// A general-purpose register by its hardware number: 0 rax, 1 rcx, 2 rdx, 3 rbx, 4 rsp,
 /// 5 rbp, 6 rsi, 7 rdi, 8-15 r8-r15.
-pub type Gpr = u8;
+pub(crate) type Gpr = u8;
 
 const RSP: Gpr = 4;
 
 /// What the thread must do to execute the instruction it is stopped on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StepOver {
+pub(crate) enum StepOver {
     /// Nothing runs: apply the effect to the registers (and the stack).
     Emulate(Effect),
     /// Run `code` at the scratch address with one single step, after loading `load` (a
@@ -46,7 +46,7 @@ pub enum StepOver {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Effect {
+pub(crate) enum Effect {
     /// rip = the address.
     Jump(u64),
     /// rip = `target` if `cond` holds for the flags, else `next`.
@@ -61,7 +61,7 @@ pub enum Effect {
 
 /// How a displaced copy's result becomes the original's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum After {
+pub(crate) enum After {
     /// An ordinary instruction: rip = `next` once the copy has finished (a `rep` string
     /// instruction may need several steps: it has finished when rip leaves the copy).
     Continue { next: u64 },
@@ -74,7 +74,7 @@ pub enum After {
 
 /// A jcc condition, evaluated on rflags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cond(ConditionCode);
+pub(crate) struct Cond(ConditionCode);
 
 const CF: u64 = 1 << 0;
 const PF: u64 = 1 << 2;
@@ -83,7 +83,7 @@ const SF: u64 = 1 << 7;
 const OF: u64 = 1 << 11;
 
 impl Cond {
-    pub fn holds(self, rflags: u64) -> bool {
+    pub(crate) fn holds(self, rflags: u64) -> bool {
         let f = |bit: u64| rflags & bit != 0;
         use ConditionCode as C;
         match self.0 {
@@ -128,7 +128,7 @@ const SPARE: [Register; 12] = [
 /// Plans the step over the instruction in `code` (its bytes, at least up to 15, the
 /// original ones, not the int3) at `addr`, with `scratch` the address a displaced copy
 /// would run at.
-pub fn plan(code: &[u8], addr: u64, scratch: u64) -> StepOver {
+pub(crate) fn plan(code: &[u8], addr: u64, scratch: u64) -> StepOver {
     let mut decoder = Decoder::with_ip(64, code, addr, DecoderOptions::NONE);
     let insn = decoder.decode();
     if insn.is_invalid() {

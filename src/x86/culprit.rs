@@ -6,11 +6,11 @@
 use iced_x86::{Decoder, DecoderOptions, Instruction, InstructionInfoFactory, OpAccess, Register};
 
 /// The longest x86 instruction.
-pub const MAX_INSN: usize = 15;
+pub(crate) const MAX_INSN: usize = 15;
 
 /// `code` holds the bytes just before `pc` (at most 15, ending at `pc`). Returns the start
 /// address of the most plausible accessing instruction.
-pub fn accessing_instruction(
+pub(crate) fn accessing_instruction(
     code: &[u8],
     pc: u64,
     watched: (u64, u64),
@@ -42,7 +42,7 @@ pub fn accessing_instruction(
 /// pass for its start (a `jne` whose displacement is 0xf2 reads as a REPNE prefix one byte
 /// early). `None` when the decoding does not land on pc (data in the code, or `start` was no
 /// boundary).
-pub fn instruction_ending_at(code: &[u8], start: u64, pc: u64) -> Option<u64> {
+pub(crate) fn instruction_ending_at(code: &[u8], start: u64, pc: u64) -> Option<u64> {
     let mut decoder = Decoder::with_ip(64, code, start, DecoderOptions::NONE);
     let mut insn = Instruction::default();
     while decoder.can_decode() {
@@ -64,7 +64,7 @@ pub fn instruction_ending_at(code: &[u8], start: u64, pc: u64) -> Option<u64> {
 /// after it ran: `Some(true)` it wrote there, `Some(false)` it only read, `None` it cannot
 /// be told (its operands' addresses moved with it, as a string instruction's, and it both
 /// reads and writes memory).
-pub fn wrote(
+pub(crate) fn wrote(
     bytes: &[u8],
     ip: u64,
     (addr, len): (u64, u64),
@@ -107,7 +107,7 @@ pub fn wrote(
 /// instruction itself says it: a `mov` to that memory from a register (the register still
 /// holds it after the instruction) or an immediate. `None` for anything else (a
 /// read-modify-write such as `add [x], 1` stored what memory held before, plus one).
-pub fn stored_value(
+pub(crate) fn stored_value(
     bytes: &[u8],
     ip: u64,
     (addr, len): (u64, u64),
