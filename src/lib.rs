@@ -10,7 +10,7 @@
 //! | `session` | the facade: breakpoints, watchpoints, catches, symbols of the process, stops described | its `Target` trait (live backends), `ProcessView` (live or core), inferior (only to make one), corefile, symbols, x86, os |
 //! | `inferior` | the native backend: threads, sites, stop/resume over ptrace | os, x86 (the relocator of displaced steps) |
 //! | `corefile` | reading and writing core files | os (register and thread types, opening files) |
-//! | `symbols` | pure: ELF, DWARF, CFI; bytes in, answers out | maps, x86, os (mapping a file) |
+//! | `symbols` | pure: ELF, DWARF, CFI; bytes in, answers out (files through an opener the session installs: the os layer's mmap) | maps, x86 |
 //! | `view` | the live page: knows neither JavaScript nor ptrace | os (signal masks) |
 //! | `os` | the only ptrace, libc and `unsafe` | - |
 //! | `maps` | the text of `/proc/PID/maps` parsed, one description of a mapping for all | - |

@@ -348,8 +348,29 @@ pub struct Session {
     fork_notes: Vec<String>,
 }
 
+/// The os layer's read-only mapping, as the symbol layer reads files (it maps none itself).
+struct MappedBytes(crate::os::mapped::MappedFile);
+
+impl crate::symbols::elf::FileBytes for MappedBytes {
+    fn bytes(&self) -> &[u8] {
+        self.0.bytes()
+    }
+
+    fn release(&self, range: std::ops::Range<usize>) {
+        self.0.release(range)
+    }
+}
+
+fn map_file(path: &std::path::Path) -> anyhow::Result<Box<dyn crate::symbols::elf::FileBytes>> {
+    let mapped = crate::os::mapped::MappedFile::open_regular(path)?;
+    Ok(Box::new(MappedBytes(mapped)))
+}
+
 impl Session {
     pub fn new(config: Config) -> Self {
+        // Executables, libraries and debug files are mapped, not read (hundreds of MB, of
+        // which a session touches a fraction).
+        crate::symbols::elf::install_file_opener(map_file);
         let output = ProgramOutput::new(config.capture_limit);
         let mut signal_modes = [SignalMode::StopUnlessIgnored; 65];
         for (sig, mode) in signal_modes.iter_mut().enumerate() {

@@ -12,7 +12,7 @@ use object::read::elf::FileHeader;
 use object::Endianness;
 
 use super::file::SharedBytes;
-use super::file::{map_regular_file, Backing};
+use super::file::{open_regular_file, Backing};
 use super::image::build_id;
 use super::symbol::Symbol;
 use super::symtab;
@@ -35,12 +35,13 @@ impl std::fmt::Debug for DebugImage {
 impl DebugImage {
     /// Maps the file at `path` and checks it is a 64-bit little-endian ELF file.
     pub fn load(path: &Path) -> anyhow::Result<DebugImage> {
-        let map = map_regular_file(path)?;
-        let build_id = read_build_id(map.bytes()).with_context(|| format!("{}", path.display()))?;
+        let backing = open_regular_file(path)?;
+        let build_id =
+            read_build_id(backing.bytes()).with_context(|| format!("{}", path.display()))?;
         Ok(DebugImage {
             path: path.to_path_buf(),
             build_id,
-            backing: Arc::new(Backing::Mapped(map)),
+            backing: Arc::new(backing),
         })
     }
 

@@ -10,7 +10,7 @@ use object::read::elf::{FileHeader, NoteIterator, ProgramHeader, SectionHeader};
 use object::Endianness;
 
 use super::debuglink::DebugLink;
-use super::file::{map_regular_file, Backing, SharedBytes};
+use super::file::{open_regular_file, Backing, SharedBytes};
 use super::index::SymbolIndex;
 use super::sections::Sections;
 use super::{plt, symtab};
@@ -134,7 +134,7 @@ impl ElfImage {
     pub fn map(path: &Path) -> anyhow::Result<MappedImage> {
         Ok(MappedImage {
             path: path.to_path_buf(),
-            backing: Arc::new(Backing::Mapped(map_regular_file(path)?)),
+            backing: Arc::new(open_regular_file(path)?),
         })
     }
 

@@ -20,7 +20,7 @@ mod symtab;
 
 pub use debug_image::DebugImage;
 pub use debuglink::{crc32, DebugLink};
-pub use file::{Bytes, SharedBytes};
+pub use file::{install_file_opener, Bytes, FileBytes, FileOpener, SharedBytes};
 pub use image::{ElfImage, LoadSegment, MappedImage, SegFlags, TlsSegment};
 pub use index::SymbolIndex;
 pub use symbol::{SymKind, Symbol};
