@@ -50,11 +50,20 @@ fn field_names() -> Vec<String> {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-        for part in text.split(".put(\"").skip(1) {
-            if let Some(end) = part.find('"') {
-                names.push(part[..end].to_string());
+    // The natives are a tree (`native/state/...`), one file per JS namespace.
+    let mut dirs = vec![dir];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(path).unwrap();
+            for part in text.split(".put(\"").skip(1) {
+                if let Some(end) = part.find('"') {
+                    names.push(part[..end].to_string());
+                }
             }
         }
     }

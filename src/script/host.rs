@@ -44,7 +44,7 @@ pub(super) struct Host {
     pub response: RefCell<Response>,
     /// When the running chunk's JS budget ends; read by the interrupt handler.
     pub js_deadline: Rc<Cell<Option<Instant>>>,
-    /// Which listener types have listeners (see `native::runs::event_bit`).
+    /// Which listener types have listeners (see `native::events::event_bit`).
     pub listened: Cell<u16>,
     /// The latest stop of a run, booked but not yet described: its line is made only if
     /// the script ends up returning or printing it.

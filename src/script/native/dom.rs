@@ -1,5 +1,5 @@
-//! `dom` and `view()`: thin conversions to the live view's script-area model. Every call only
-//! changes the model; the view publishes it (see `script::feed`).
+//! JS: `dom` (dom.js) and `view()`: thin conversions to the live view's script-area model.
+//! Every call only changes the model; the view publishes it (see `script::feed`).
 
 use super::*;
 use crate::view::canvas::PixelFormat;
@@ -69,21 +69,16 @@ fn format_of(ctx: &Ctx<'_>, name: Option<String>) -> rquickjs::Result<PixelForma
     }
 }
 
-/// Defines this part's native functions on `n`.
-pub(super) fn install<'js>(
-    n: &Object<'js>,
-    ctx: &Ctx<'js>,
-    host: &Rc<Host>,
-) -> rquickjs::Result<()> {
+/// The natives this file defines, by the names dom.js calls them.
+pub(super) fn install<'js>(t: &Natives<'_, 'js>) -> rquickjs::Result<()> {
     // Every model call has the same shape: borrow, do, turn a refusal into a ScryError.
     macro_rules! model {
         ($name:literal, |$ctx:ident, $dom:ident $(, $arg:ident : $t:ty)*| -> $ret:ty $body:block) => {{
-            let h = host.clone();
-            def!(n, ctx, $name, move |$ctx: Ctx<'js> $(, $arg: $t)*| -> rquickjs::Result<$ret> {
+            t.def($name, |h: &Host, $ctx: Ctx<'js> $(, $arg: $t)*| -> rquickjs::Result<$ret> {
                 let $dom = &mut *h.dom.borrow_mut();
                 let out: Result<$ret, String> = $body;
-                out.map_err(|e| throw(&$ctx, e))
-            });
+                out.or_throw(&$ctx)
+            })?;
         }};
     }
 
@@ -171,48 +166,53 @@ pub(super) fn install<'js>(
         dom.canvas_size(k).map(|(w, h)| vec![w, h])
     });
 
-    // putImageData from bytes (a Latin-1 string, one character per byte). `at` is
-    // `{dx, dy, w, h, format}`.
-    let h = host.clone();
-    def!(n, ctx, "dom_put", move |ctx: Ctx<'js>,
-                                  k: Key,
-                                  bytes: String,
-                                  at: Object<'js>|
-          -> rquickjs::Result<()> {
-        let src = latin1_bytes(&ctx, &bytes)?;
-        let p = Placement::from_js(&ctx, &at)?;
-        h.dom
-            .borrow_mut()
-            .put_pixels(k, &src, p.dx, p.dy, p.w, p.h, p.format)
-            .map_err(|e| throw(&ctx, e))
-    });
-
-    // putImageData straight from target memory: the bytes never enter JavaScript.
-    let h = host.clone();
-    def!(n, ctx, "dom_put_memory", move |ctx: Ctx<'js>,
-                                         k: Key,
-                                         addr: Value<'js>,
-                                         at: Object<'js>|
-          -> rquickjs::Result<()> {
-        let addr = address(&ctx, &h, &addr)?;
-        let p = Placement::from_js(&ctx, &at)?;
-        let size = h.dom.borrow().canvas_size(k).map_err(|e| throw(&ctx, e))?;
-        let (w, hh) = crate::view::canvas::region(size, p.dx, p.dy, p.w, p.h, p.format, None)
-            .map_err(|e| throw(&ctx, e))?;
-        let len = w as usize * hh as usize * p.format.bytes_per_pixel();
-        let src = h
-            .session_mut(&ctx)?
-            .read_memory(addr, len)
-            .map_err(|e| throw(&ctx, format!("putImageData: {e}")))?;
-        h.dom
-            .borrow_mut()
-            .put_pixels(k, &src, p.dx, p.dy, Some(w), Some(hh), p.format)
-            .map_err(|e| throw(&ctx, e))
-    });
-
-    let h = host.clone();
-    def!(n, ctx, "view_url", move || -> Option<String> {
-        h.view_url()
-    });
+    t.def("dom_put", put)?; // ctx2d.putImageData(data, dx, dy)
+    t.def("dom_put_memory", put_memory)?; // ctx2d.putImageData(addr, ...)
+    t.def("view_url", view_url)?; // view()
     Ok(())
+}
+
+/// putImageData from bytes (a Latin-1 string, one character per byte). `at` is
+/// `{dx, dy, w, h, format}`.
+fn put<'js>(
+    h: &Host,
+    ctx: Ctx<'js>,
+    k: Key,
+    bytes: String,
+    at: Object<'js>,
+) -> rquickjs::Result<()> {
+    let src = latin1_bytes(&ctx, &bytes)?;
+    let p = Placement::from_js(&ctx, &at)?;
+    h.dom
+        .borrow_mut()
+        .put_pixels(k, &src, p.dx, p.dy, p.w, p.h, p.format)
+        .or_throw(&ctx)
+}
+
+/// putImageData straight from target memory: the bytes never enter JavaScript.
+fn put_memory<'js>(
+    h: &Host,
+    ctx: Ctx<'js>,
+    k: Key,
+    addr: Value<'js>,
+    at: Object<'js>,
+) -> rquickjs::Result<()> {
+    let addr = address(&ctx, h, &addr)?;
+    let p = Placement::from_js(&ctx, &at)?;
+    let size = h.dom.borrow().canvas_size(k).or_throw(&ctx)?;
+    let (w, hh) =
+        crate::view::canvas::region(size, p.dx, p.dy, p.w, p.h, p.format, None).or_throw(&ctx)?;
+    let len = w as usize * hh as usize * p.format.bytes_per_pixel();
+    let src = h
+        .session_mut(&ctx)?
+        .read_memory(addr, len)
+        .map_err(|e| throw(&ctx, format!("putImageData: {e}")))?;
+    h.dom
+        .borrow_mut()
+        .put_pixels(k, &src, p.dx, p.dy, Some(w), Some(hh), p.format)
+        .or_throw(&ctx)
+}
+
+fn view_url(h: &Host) -> Option<String> {
+    h.view_url()
 }

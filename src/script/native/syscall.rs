@@ -1,8 +1,79 @@
-//! System calls: `syscall.catch/uncatch/list` and the fields of a `syscall` event.
+//! JS: `syscall.catch`, `syscall.uncatch`, `syscall.list`, and the fields of a `syscall` event.
 
 use super::*;
 use crate::session::syscalls::{Phase, SyscallReport};
 use crate::session::vocabulary::{CatchMode, SyscallArg as ArgValue};
+
+/// The natives this file defines, by the names the prelude calls them.
+pub(super) fn install(t: &Natives<'_, '_>) -> rquickjs::Result<()> {
+    t.def("sc_catch", catch)?; // syscall.catch(what, {phase})
+    t.def("sc_uncatch", uncatch)?; // syscall.uncatch(id)
+    t.def("sc_list", list)?; // syscall.list()
+    Ok(())
+}
+
+fn catch<'js>(
+    h: &Host,
+    ctx: Ctx<'js>,
+    what: Value<'js>,
+    phase: Opt<Value<'js>>,
+) -> rquickjs::Result<u32> {
+    let words = words(&ctx, &what)?;
+    let phase = match phase.0.filter(|v| !v.is_undefined()) {
+        None => Phase::Exit,
+        Some(v) => {
+            let text = v.as_string().map(|s| s.to_string()).transpose()?;
+            text.as_deref().and_then(Phase::parse).ok_or_else(|| {
+                    throw(
+                        &ctx,
+                        format!(
+                            "syscall.catch(what, {{phase}}): phase is 'exit' (default), 'entry' or 'both', got {}",
+                            values::describe(&ctx, &v)
+                        ),
+                    )
+                })?
+        }
+    };
+    h.session_mut(&ctx)?
+        .syscall_catch(&words, phase)
+        .or_throw(&ctx)
+}
+
+fn uncatch<'js>(h: &Host, ctx: Ctx<'js>, id: Value<'js>) -> rquickjs::Result<()> {
+    let id = values::to_count(&ctx, &id, u32::MAX as u64, "syscall.uncatch(id)").or_throw(&ctx)?;
+    h.session_mut(&ctx)?
+        .syscall_uncatch(id as u32)
+        .or_throw(&ctx)
+}
+
+fn list<'js>(h: &Host, ctx: Ctx<'js>) -> R<'js> {
+    let (list, mode) = {
+        let session = h.session_ref(&ctx)?;
+        (session.syscall_catches().to_vec(), session.syscall_mode())
+    };
+    let rows = Array::new(ctx.clone())?;
+    let mut text = String::from("id\tsyscalls\tphase\thits");
+    for c in &list {
+        let o = Object::new(ctx.clone())?;
+        o.put("id", c.id)?;
+        o.put("syscalls", c.spec.as_str())?;
+        o.put("phase", c.phase.as_str())?;
+        o.put("hits", c.hits as f64)?;
+        rows.push(o)?;
+        text.push_str(&format!(
+            "\n{}\t{}\t{}\t{}",
+            c.id,
+            c.spec,
+            c.phase.as_str(),
+            c.hits
+        ));
+    }
+    text.push_str(&format!("\nmode: {}", mode_text(mode)));
+    let res = Object::new(ctx.clone())?;
+    res.put("rows", rows)?;
+    res.put("text", text)?;
+    Ok(res.into_value())
+}
 
 /// Most words one `syscall.catch([...])` takes (there are fewer than 400 system calls).
 const MAX_WORDS: usize = 1024;
@@ -63,8 +134,8 @@ fn words<'js>(ctx: &Ctx<'js>, what: &Value<'js>) -> rquickjs::Result<Vec<String>
             return s.to_string();
         }
         if v.is_number() || v.is_big_int() {
-            let n = values::to_count(ctx, v, u32::MAX as u64, "a system call number")
-                .map_err(|e| throw(ctx, e))?;
+            let n =
+                values::to_count(ctx, v, u32::MAX as u64, "a system call number").or_throw(ctx)?;
             return Ok(n.to_string());
         }
         Err(throw(
@@ -102,79 +173,4 @@ fn mode_text(mode: Option<(CatchMode, Option<String>)>) -> String {
             why.unwrap_or_else(|| "attached process".into())
         ),
     }
-}
-
-/// Defines this part's native functions on `n`.
-pub(super) fn install<'js>(
-    n: &Object<'js>,
-    ctx: &Ctx<'js>,
-    host: &Rc<Host>,
-) -> rquickjs::Result<()> {
-    let h = host.clone();
-    def!(n, ctx, "sc_catch", move |ctx: Ctx<'js>,
-                                   what: Value<'js>,
-                                   phase: Opt<Value<'js>>|
-          -> rquickjs::Result<u32> {
-        let words = words(&ctx, &what)?;
-        let phase = match phase.0.filter(|v| !v.is_undefined()) {
-            None => Phase::Exit,
-            Some(v) => {
-                let text = v.as_string().map(|s| s.to_string()).transpose()?;
-                text.as_deref().and_then(Phase::parse).ok_or_else(|| {
-                    throw(
-                        &ctx,
-                        format!(
-                            "syscall.catch(what, {{phase}}): phase is 'exit' (default), 'entry' or 'both', got {}",
-                            values::describe(&ctx, &v)
-                        ),
-                    )
-                })?
-            }
-        };
-        h.session_mut(&ctx)?
-            .syscall_catch(&words, phase)
-            .map_err(|e| throw(&ctx, e))
-    });
-
-    let h = host.clone();
-    def!(n, ctx, "sc_uncatch", move |ctx: Ctx<'js>,
-                                     id: Value<'js>|
-          -> rquickjs::Result<()> {
-        let id = values::to_count(&ctx, &id, u32::MAX as u64, "syscall.uncatch(id)")
-            .map_err(|e| throw(&ctx, e))?;
-        h.session_mut(&ctx)?
-            .syscall_uncatch(id as u32)
-            .map_err(|e| throw(&ctx, e))
-    });
-
-    let h = host.clone();
-    def!(n, ctx, "sc_list", move |ctx: Ctx<'js>| -> R<'js> {
-        let (list, mode) = {
-            let session = h.session_ref(&ctx)?;
-            (session.syscall_catches().to_vec(), session.syscall_mode())
-        };
-        let rows = Array::new(ctx.clone())?;
-        let mut text = String::from("id\tsyscalls\tphase\thits");
-        for c in &list {
-            let o = Object::new(ctx.clone())?;
-            o.put("id", c.id)?;
-            o.put("syscalls", c.spec.as_str())?;
-            o.put("phase", c.phase.as_str())?;
-            o.put("hits", c.hits as f64)?;
-            rows.push(o)?;
-            text.push_str(&format!(
-                "\n{}\t{}\t{}\t{}",
-                c.id,
-                c.spec,
-                c.phase.as_str(),
-                c.hits
-            ));
-        }
-        text.push_str(&format!("\nmode: {}", mode_text(mode)));
-        let res = Object::new(ctx.clone())?;
-        res.put("rows", rows)?;
-        res.put("text", text)?;
-        Ok(res.into_value())
-    });
-    Ok(())
 }

@@ -1,8 +1,117 @@
-//! Floating-point and vector registers by name: `xmm0`-`xmm15` and `ymm0`-`ymm15` as vector
+//! JS: `state.fpu` and `state.registers.xmm0`...: `xmm0`-`xmm15` and `ymm0`-`ymm15` as vector
 //! values with lane views, `st0`-`st7` as Numbers, `mxcsr` as an integer.
 
 use super::*;
 use crate::session::vocabulary::{f64_to_f80, f80_to_f64, FpRegs};
+
+/// The natives this file defines, by the names the prelude calls them.
+pub(super) fn install(t: &Natives<'_, '_>) -> rquickjs::Result<()> {
+    t.def("vreg_names", vreg_names)?; // the names state.fpu has
+    t.def("vreg", vreg)?; // state.registers.xmm0
+    t.def("set_vreg", set_vreg)?; // state.registers.xmm0 = v
+    t.def("set_vlane", set_vlane)?; // state.registers.xmm0.f64[1] = v
+    t.def("fpu_text", fpu_text)?; // String(state.fpu)
+    Ok(())
+}
+
+fn vreg_names(_: &Host) -> Vec<&'static str> {
+    VECTOR_NAMES.to_vec()
+}
+
+fn vreg<'js>(h: &Host, ctx: Ctx<'js>, name: String) -> R<'js> {
+    let reg = parse(&name).ok_or_else(|| throw(&ctx, unknown(&name)))?;
+    let regs = h.session_mut(&ctx)?.fp_regs(None).or_throw(&ctx)?;
+    match reg {
+        Reg::St(n) => Ok(Value::new_number(
+            ctx.clone(),
+            regs.st(n).map(f80_to_f64).unwrap_or(f64::NAN),
+        )),
+        Reg::Mxcsr => u64_to_js(&ctx, u64::from(regs.mxcsr())),
+        _ => {
+            let bytes = vector_bytes(&regs, reg).or_throw(&ctx)?;
+            vector_value(&ctx, &bytes)
+        }
+    }
+}
+
+fn set_vreg<'js>(h: &Host, ctx: Ctx<'js>, name: String, v: Value<'js>) -> rquickjs::Result<()> {
+    let reg = parse(&name).ok_or_else(|| throw(&ctx, unknown(&name)))?;
+    let what = |e: String| throw(&ctx, format!("registers.{name}: {e}"));
+    // The script's value is read before the session is borrowed.
+    let value = match reg {
+        Reg::Xmm(_) => Written::Vector(vector_from_js(&ctx, &v, 16).map_err(what)?),
+        Reg::Ymm(_) => Written::Vector(vector_from_js(&ctx, &v, 32).map_err(what)?),
+        Reg::St(_) => Written::Float(
+            v.as_number()
+                .ok_or_else(|| what("expected a Number".into()))?,
+        ),
+        Reg::Mxcsr => Written::Word(values::to_sized_bits(&ctx, &v, 32).map_err(what)? as u32),
+    };
+    let mut session = h.session_mut(&ctx)?;
+    let mut regs = session.fp_regs(None).or_throw(&ctx)?;
+    let ok = match (reg, value) {
+        (Reg::St(n), Written::Float(f)) => regs.set_st(n, f64_to_f80(f)),
+        (Reg::Mxcsr, Written::Word(w)) => {
+            regs.set_mxcsr(w);
+            true
+        }
+        (reg, Written::Vector(bytes)) => put_vector(&mut regs, reg, &bytes),
+        _ => false,
+    };
+    if !ok {
+        return Err(what("this CPU or kernel has no such register".into()));
+    }
+    session.set_fp_regs(&regs).or_throw(&ctx)
+}
+
+fn set_vlane<'js>(
+    h: &Host,
+    ctx: Ctx<'js>,
+    name: String,
+    view: String,
+    lane: u32,
+    v: Value<'js>,
+) -> rquickjs::Result<()> {
+    let reg = parse(&name).ok_or_else(|| throw(&ctx, unknown(&name)))?;
+    let view = View::parse(&view).ok_or_else(|| throw(&ctx, format!("no lane view '{view}'")))?;
+    let what = |e: String| throw(&ctx, format!("registers.{name}: {e}"));
+    let bytes: Vec<u8> = match view {
+        View::F64 => v
+            .as_number()
+            .ok_or_else(|| what("expected a Number".into()))?
+            .to_le_bytes()
+            .to_vec(),
+        View::F32 => (v
+            .as_number()
+            .ok_or_else(|| what("expected a Number".into()))? as f32)
+            .to_le_bytes()
+            .to_vec(),
+        View::U64 => values::to_u64_bits(&ctx, &v)
+            .map_err(what)?
+            .to_le_bytes()
+            .to_vec(),
+        View::U32 => (values::to_sized_bits(&ctx, &v, 32).map_err(what)? as u32)
+            .to_le_bytes()
+            .to_vec(),
+    };
+    let mut session = h.session_mut(&ctx)?;
+    let mut regs = session.fp_regs(None).or_throw(&ctx)?;
+    let mut whole = vector_bytes(&regs, reg).map_err(what)?;
+    let at = lane as usize * view.width();
+    let Some(slot) = whole.get_mut(at..at + view.width()) else {
+        return Err(what(format!("no lane {lane}")));
+    };
+    slot.copy_from_slice(&bytes);
+    if !put_vector(&mut regs, reg, &whole) {
+        return Err(what("cannot be written".into()));
+    }
+    session.set_fp_regs(&regs).or_throw(&ctx)
+}
+
+fn fpu_text<'js>(h: &Host, ctx: Ctx<'js>) -> rquickjs::Result<String> {
+    let regs = h.session_mut(&ctx)?.fp_regs(None).or_throw(&ctx)?;
+    Ok(listing(&regs))
+}
 
 /// Every name, in listing order.
 pub(super) const VECTOR_NAMES: [&str; 41] = [
@@ -245,132 +354,6 @@ fn listing(regs: &FpRegs) -> String {
         out.push_str("\n(no AVX: no ymm registers)");
     }
     out
-}
-
-/// Defines this part's native functions on `n`.
-pub(super) fn install<'js>(
-    n: &Object<'js>,
-    ctx: &Ctx<'js>,
-    host: &Rc<Host>,
-) -> rquickjs::Result<()> {
-    def!(n, ctx, "vreg_names", move || -> Vec<&'static str> {
-        VECTOR_NAMES.to_vec()
-    });
-
-    let h = host.clone();
-    def!(n, ctx, "vreg", move |ctx: Ctx<'js>,
-                               name: String|
-          -> R<'js> {
-        let reg = parse(&name).ok_or_else(|| throw(&ctx, unknown(&name)))?;
-        let regs = h
-            .session_mut(&ctx)?
-            .fp_regs(None)
-            .map_err(|e| throw(&ctx, e))?;
-        match reg {
-            Reg::St(n) => Ok(Value::new_number(
-                ctx.clone(),
-                regs.st(n).map(f80_to_f64).unwrap_or(f64::NAN),
-            )),
-            Reg::Mxcsr => u64_to_js(&ctx, u64::from(regs.mxcsr())),
-            _ => {
-                let bytes = vector_bytes(&regs, reg).map_err(|e| throw(&ctx, e))?;
-                vector_value(&ctx, &bytes)
-            }
-        }
-    });
-
-    let h = host.clone();
-    def!(n, ctx, "set_vreg", move |ctx: Ctx<'js>,
-                                   name: String,
-                                   v: Value<'js>|
-          -> rquickjs::Result<()> {
-        let reg = parse(&name).ok_or_else(|| throw(&ctx, unknown(&name)))?;
-        let what = |e: String| throw(&ctx, format!("registers.{name}: {e}"));
-        // The script's value is read before the session is borrowed.
-        let value = match reg {
-            Reg::Xmm(_) => Written::Vector(vector_from_js(&ctx, &v, 16).map_err(what)?),
-            Reg::Ymm(_) => Written::Vector(vector_from_js(&ctx, &v, 32).map_err(what)?),
-            Reg::St(_) => Written::Float(
-                v.as_number()
-                    .ok_or_else(|| what("expected a Number".into()))?,
-            ),
-            Reg::Mxcsr => Written::Word(values::to_sized_bits(&ctx, &v, 32).map_err(what)? as u32),
-        };
-        let mut session = h.session_mut(&ctx)?;
-        let mut regs = session.fp_regs(None).map_err(|e| throw(&ctx, e))?;
-        let ok = match (reg, value) {
-            (Reg::St(n), Written::Float(f)) => regs.set_st(n, f64_to_f80(f)),
-            (Reg::Mxcsr, Written::Word(w)) => {
-                regs.set_mxcsr(w);
-                true
-            }
-            (reg, Written::Vector(bytes)) => put_vector(&mut regs, reg, &bytes),
-            _ => false,
-        };
-        if !ok {
-            return Err(what("this CPU or kernel has no such register".into()));
-        }
-        session.set_fp_regs(&regs).map_err(|e| throw(&ctx, e))
-    });
-
-    let h = host.clone();
-    def!(n, ctx, "set_vlane", move |ctx: Ctx<'js>,
-                                    name: String,
-                                    view: String,
-                                    lane: u32,
-                                    v: Value<'js>|
-          -> rquickjs::Result<()> {
-        let reg = parse(&name).ok_or_else(|| throw(&ctx, unknown(&name)))?;
-        let view =
-            View::parse(&view).ok_or_else(|| throw(&ctx, format!("no lane view '{view}'")))?;
-        let what = |e: String| throw(&ctx, format!("registers.{name}: {e}"));
-        let bytes: Vec<u8> = match view {
-            View::F64 => v
-                .as_number()
-                .ok_or_else(|| what("expected a Number".into()))?
-                .to_le_bytes()
-                .to_vec(),
-            View::F32 => (v
-                .as_number()
-                .ok_or_else(|| what("expected a Number".into()))? as f32)
-                .to_le_bytes()
-                .to_vec(),
-            View::U64 => values::to_u64_bits(&ctx, &v)
-                .map_err(what)?
-                .to_le_bytes()
-                .to_vec(),
-            View::U32 => (values::to_sized_bits(&ctx, &v, 32).map_err(what)? as u32)
-                .to_le_bytes()
-                .to_vec(),
-        };
-        let mut session = h.session_mut(&ctx)?;
-        let mut regs = session.fp_regs(None).map_err(|e| throw(&ctx, e))?;
-        let mut whole = vector_bytes(&regs, reg).map_err(what)?;
-        let at = lane as usize * view.width();
-        let Some(slot) = whole.get_mut(at..at + view.width()) else {
-            return Err(what(format!("no lane {lane}")));
-        };
-        slot.copy_from_slice(&bytes);
-        if !put_vector(&mut regs, reg, &whole) {
-            return Err(what("cannot be written".into()));
-        }
-        session.set_fp_regs(&regs).map_err(|e| throw(&ctx, e))
-    });
-
-    let h = host.clone();
-    def!(
-        n,
-        ctx,
-        "fpu_text",
-        move |ctx: Ctx<'js>| -> rquickjs::Result<String> {
-            let regs = h
-                .session_mut(&ctx)?
-                .fp_regs(None)
-                .map_err(|e| throw(&ctx, e))?;
-            Ok(listing(&regs))
-        }
-    );
-    Ok(())
 }
 
 enum Written {

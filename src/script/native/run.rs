@@ -1,18 +1,44 @@
-//! Runs: `cont()`, `step(n)`, `finish()` and `next()` as the Rust run loop does them
+//! JS: `cont()`, `step(n)`, `finish()`, `next()`, run as the Rust run loop does them
 //! ([`crate::runner`]), with this layer as its front end: each event a listener may decide on
 //! becomes a JS event object handed to the prelude's dispatcher, whose verdict goes back.
 
 use std::cell::{Cell, RefCell};
 
-use super::process::{event_to_js, stop_to_js};
+use super::events::{event_bit, event_to_js, stop_to_js};
 use super::*;
 use crate::runner::{self, Event, Front, RunEnd, RunError, RunResult, Verdict};
 
-/// Which events have listeners, one bit per [`Event`] in its declaration order, the order of
-/// the prelude's `EVENTS` (which sets the bits whenever listeners change): a run hands over
-/// only those.
-pub(super) fn event_bit(event: Event) -> u16 {
-    1 << event as u16
+/// The natives this file defines, by the names the prelude calls them.
+pub(super) fn install(t: &Natives<'_, '_>) -> rquickjs::Result<()> {
+    t.def("run_cont", cont)?; // cont({timeout})
+    t.def("run_step", step)?; // step(n, {timeout})
+    t.def("run_finish", finish)?; // finish({timeout})
+    t.def("run_next", next)?; // next({timeout})
+    Ok(())
+}
+
+fn cont<'js>(h: &Host, ctx: Ctx<'js>, hook: Function<'js>, timeout: Opt<Value<'js>>) -> R<'js> {
+    drive(&ctx, h, timeout, hook, |f, d| runner::cont(f, d))
+}
+
+fn step<'js>(
+    h: &Host,
+    ctx: Ctx<'js>,
+    hook: Function<'js>,
+    count: f64,
+    timeout: Opt<Value<'js>>,
+) -> R<'js> {
+    drive(&ctx, h, timeout, hook, |f, d| {
+        runner::step(f, count as u64, d)
+    })
+}
+
+fn finish<'js>(h: &Host, ctx: Ctx<'js>, hook: Function<'js>, timeout: Opt<Value<'js>>) -> R<'js> {
+    drive(&ctx, h, timeout, hook, |f, d| runner::finish(f, d))
+}
+
+fn next<'js>(h: &Host, ctx: Ctx<'js>, hook: Function<'js>, timeout: Opt<Value<'js>>) -> R<'js> {
+    drive(&ctx, h, timeout, hook, |f, d| runner::next(f, d))
 }
 
 /// The script layer as a run's front end.
@@ -164,7 +190,7 @@ fn drive<'js>(
             total: 200,
         };
         let session = host.session_ref(ctx)?;
-        let printers = super::pretty::JsPretty::new(ctx, host, v);
+        let printers = super::printers::JsPretty::new(ctx, host, v);
         stop.returned_text = session.value_text(v, &limits, Some(&printers)).ok();
     }
     let v = stop_to_js(ctx, host, &stop)?;
@@ -178,59 +204,4 @@ fn drive<'js>(
         }
     }
     Ok(v)
-}
-
-/// Defines this part's native functions on `n`.
-pub(super) fn install<'js>(
-    n: &Object<'js>,
-    ctx: &Ctx<'js>,
-    host: &Rc<Host>,
-) -> rquickjs::Result<()> {
-    let h = host.clone();
-    def!(n, ctx, "run_cont", move |ctx: Ctx<'js>,
-                                   hook: Function<'js>,
-                                   timeout: Opt<Value<'js>>|
-          -> R<'js> {
-        drive(&ctx, &h, timeout, hook, |f, d| runner::cont(f, d))
-    });
-
-    let h = host.clone();
-    def!(n, ctx, "run_step", move |ctx: Ctx<'js>,
-                                   hook: Function<'js>,
-                                   count: f64,
-                                   timeout: Opt<Value<'js>>|
-          -> R<'js> {
-        drive(&ctx, &h, timeout, hook, |f, d| {
-            runner::step(f, count as u64, d)
-        })
-    });
-
-    let h = host.clone();
-    def!(n, ctx, "run_finish", move |ctx: Ctx<'js>,
-                                     hook: Function<'js>,
-                                     timeout: Opt<Value<'js>>|
-          -> R<'js> {
-        drive(&ctx, &h, timeout, hook, |f, d| runner::finish(f, d))
-    });
-
-    let h = host.clone();
-    def!(n, ctx, "run_next", move |ctx: Ctx<'js>,
-                                   hook: Function<'js>,
-                                   timeout: Opt<Value<'js>>|
-          -> R<'js> {
-        drive(&ctx, &h, timeout, hook, |f, d| runner::next(f, d))
-    });
-
-    // Which listener types have listeners: bits of `event_bit`.
-    let h = host.clone();
-    def!(
-        n,
-        ctx,
-        "listened",
-        move |mask: f64| -> rquickjs::Result<()> {
-            h.listened.set(mask as u16);
-            Ok(())
-        }
-    );
-    Ok(())
 }

@@ -1,0 +1,208 @@
+//! JS: `addEventListener`/`removeEventListener` (which stops scripts decide on), an event's
+//! `text`, `source`, `line`, `insn` and `deliver`, a condition's pick among breakpoints at one
+//! address; and the stop records `cont()`, `spawn()` and the other runs return.
+
+use super::*;
+use crate::runner::Event;
+
+/// The natives this file defines, by the names the prelude calls them.
+pub(super) fn install(t: &Natives<'_, '_>) -> rquickjs::Result<()> {
+    t.def("listened", listened)?; // add/removeEventListener: which types have listeners
+    t.def("listening", listening)?; // add/removeEventListener: which stops the run reports
+    t.def("thread_events", thread_events)?; // addEventListener('thread', f)
+    t.def("last_stop_line", last_stop_line)?; // e.text
+    t.def("last_stop_source", last_stop_source)?; // e.source, e.line
+    t.def("watch_culprit", watch_culprit)?; // e.insn (a watchpoint event)
+    t.def("suppress_signal", suppress_signal)?; // e.deliver = false
+    t.def("bp_fired", bp_fired)?; // breakpoint.set(at, {if}): the one that stops
+    Ok(())
+}
+
+/// Which listener types have listeners: bits of `event_bit`.
+fn listened(h: &Host, mask: f64) -> rquickjs::Result<()> {
+    h.listened.set(mask as u16);
+    Ok(())
+}
+
+fn listening<'js>(
+    h: &Host,
+    ctx: Ctx<'js>,
+    breakpoint: bool,
+    watchpoint: bool,
+    signal: bool,
+    library: bool,
+    syscall: bool,
+) -> rquickjs::Result<()> {
+    h.session_mut(&ctx)?.set_listening(
+        crate::session::NonStop {
+            breakpoint,
+            watchpoint,
+            signal,
+            syscall,
+        },
+        library,
+    );
+    Ok(())
+}
+
+fn thread_events<'js>(h: &Host, ctx: Ctx<'js>, on: bool) -> rquickjs::Result<()> {
+    h.session_mut(&ctx)?.set_thread_events(on);
+    Ok(())
+}
+
+fn last_stop_line<'js>(h: &Host, ctx: Ctx<'js>) -> rquickjs::Result<String> {
+    let info = described_last_stop(&ctx, h)?;
+    Ok(info.line())
+}
+
+/// `counter.c:8`: the latest stop's source position, as its line shows it.
+fn last_stop_source<'js>(h: &Host, ctx: Ctx<'js>) -> rquickjs::Result<Option<String>> {
+    let info = described_last_stop(&ctx, h)?;
+    Ok(info.source.clone())
+}
+
+/// The instruction that made the latest watchpoint stop's access.
+fn watch_culprit<'js>(h: &Host, ctx: Ctx<'js>) -> R<'js> {
+    // Found once per stop and kept with it; no borrow is held while JS values are made.
+    let taken = h.last_stop.borrow_mut().take();
+    let mut info = taken.ok_or_else(|| throw(&ctx, "internal: no stop"))?;
+    let found = h.session_mut(&ctx).map(|mut s| s.find_culprit(&mut info));
+    let watch = info.watch.clone();
+    *h.last_stop.borrow_mut() = Some(info);
+    found?;
+    let o = Object::new(ctx.clone())?;
+    if let Some(w) = &watch {
+        if let Some(at) = w.insn_addr {
+            o.put("insn_addr", u64_to_js(&ctx, at)?)?;
+        }
+        if let Some(text) = &w.insn_text {
+            o.put("insn", text.as_str())?;
+        }
+    }
+    Ok(o.into_value())
+}
+
+fn suppress_signal<'js>(h: &Host, ctx: Ctx<'js>) -> rquickjs::Result<()> {
+    h.session_mut(&ctx)?.suppress_signal().or_throw(&ctx)
+}
+
+/// Of several breakpoints at one address, the one whose terms stop this hit.
+fn bp_fired(h: &Host, id: u32) -> rquickjs::Result<()> {
+    h.fired_breakpoint.set(Some(id));
+    Ok(())
+}
+
+/// Which events have listeners, one bit per [`Event`] in its declaration order, the order of
+/// the prelude's `EVENTS` (which sets the bits whenever listeners change): a run hands over
+/// only those.
+pub(super) fn event_bit(event: Event) -> u16 {
+    1 << event as u16
+}
+
+/// A stop a call returns, with its line (which the live view shows too).
+pub(super) fn stop_to_js<'js>(ctx: &Ctx<'js>, host: &Host, info: &StopInfo) -> R<'js> {
+    let v = stop_to_js_fields(ctx, info)?;
+    if let Some(o) = v.as_object() {
+        if let Some(sym) = &info.symbol {
+            o.put("symbol", sym.as_str())?;
+        }
+        if let Some((done, _)) = info.steps {
+            o.put("steps", done as f64)?;
+        }
+        let line = info.line();
+        host.note_stop(&line);
+        o.put("line", line)?;
+    }
+    Ok(v)
+}
+
+fn stop_to_js_fields<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
+    let o = Object::new(ctx.clone())?;
+    o.put("reason", info.reason().as_str())?;
+    if let Some(pc) = info.pc {
+        o.put("pc", u64_to_js(ctx, pc)?)?;
+    }
+    if let Some(tid) = info.tid {
+        o.put("tid", tid)?;
+    }
+    if let Some(id) = info.breakpoint_id {
+        o.put("breakpoint_id", id)?;
+    }
+    if let Some(name) = &info.breakpoint_name {
+        o.put("breakpoint_name", name.as_str())?;
+    }
+    if !info.breakpoint_ids.is_empty() {
+        let ids = Array::new(ctx.clone())?;
+        for id in &info.breakpoint_ids {
+            ids.push(*id)?;
+        }
+        o.put("breakpoint_ids", ids)?;
+    }
+    if let Some(sig) = info.signal {
+        o.put("signal", signals::signal_name(sig))?;
+    }
+    if let Some(addr) = info.fault_addr {
+        o.put("fault_addr", u64_to_js(ctx, addr)?)?;
+    }
+    if let Some(code) = info.exit_code {
+        o.put("code", code)?;
+    }
+    if let Some(src) = &info.source {
+        o.put("source", src.as_str())?;
+    }
+    if let Some(p) = &info.program {
+        o.put("program", p.as_str())?;
+    }
+    if let Some(l) = &info.library {
+        o.put("kind", if l.loaded { "load" } else { "unload" })?;
+        o.put("path", l.path.as_str())?;
+        o.put("base", u64_to_js(ctx, l.base)?)?;
+    }
+    if let Some(w) = &info.watch {
+        o.put("watchpoint_id", w.id)?;
+        if let Some(name) = &w.name {
+            o.put("watchpoint_name", name.as_str())?;
+        }
+        o.put("access_type", if w.is_write { "write" } else { "read" })?;
+        o.put("addr", u64_to_js(ctx, w.addr)?)?;
+        // Up to 8 bytes a number; a wider watch its bytes as hex (memory order), never a
+        // number cut to 64 bits.
+        let watched = |bytes: &[u8]| -> R<'js> {
+            if bytes.len() <= 8 {
+                u64_to_js(ctx, le_value(bytes))
+            } else {
+                values::to_hex(bytes).into_js(ctx)
+            }
+        };
+        if w.is_write {
+            o.put("old", watched(&w.old)?)?;
+        }
+        o.put("new", watched(&w.new)?)?;
+        if w.racy {
+            o.put("racy", true)?;
+        }
+        if let Some(at) = w.insn_addr {
+            o.put("insn_addr", u64_to_js(ctx, at)?)?;
+        }
+        if let Some(text) = &w.insn_text {
+            o.put("insn", text.as_str())?;
+        }
+    }
+    if let Some(sys) = &info.syscall {
+        super::syscall::put_fields(ctx, &o, sys)?;
+    }
+    Ok(o.into_value())
+}
+
+/// A stop as a listener sees it: the fields, no symbol and no line (made on demand).
+pub(super) fn event_to_js<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
+    stop_to_js_fields(ctx, info)
+}
+
+/// A described copy of the latest stop of a run (symbol, source, output count, culprit).
+fn described_last_stop(ctx: &Ctx<'_>, host: &Host) -> rquickjs::Result<StopInfo> {
+    let last = host.last_stop.borrow().clone();
+    let mut info = last.ok_or_else(|| throw(ctx, "internal: no stop to describe"))?;
+    host.session_mut(ctx)?.describe(&mut info);
+    Ok(info)
+}

@@ -1,0 +1,258 @@
+//! JS: what a typed value (`state.var('head')`) does behind its Proxy: `String(v)`, `+v`,
+//! members, elements, pointees, `$type`, `$size`, `$addr`, `$base`... Every operation is one
+//! native call here; nothing about DWARF types lives in JS.
+
+use super::handle::{handle, H};
+use super::printers::JsPretty;
+use super::*;
+use crate::session::TypedValue;
+use crate::symbols::dwarf::pretty::Pretty;
+use crate::symbols::dwarf::{Limits, Plain, Scalar};
+
+/// The natives this file defines, by the names the prelude calls them.
+pub(super) fn install(t: &Natives<'_, '_>) -> rquickjs::Result<()> {
+    t.def("val_text", text)?; // String(v), v.$text()
+    t.def("val_plain", plain)?; // v.$value
+    t.def("val_prim", prim)?; // +v, `${v}`, v.valueOf()
+    t.def("val_member", member)?; // v.name, v.$member(name)
+    t.def("val_keys", keys)?; // Object.keys(v), v.$keys()
+    t.def("val_index", index)?; // v[i], v.$at(i)
+    t.def("val_deref", deref)?; // v.$deref()
+    t.def("val_ref", address_of)?; // v.$ref()
+    t.def("val_addr", addr)?; // v.$addr
+    t.def("val_type", type_name)?; // v.$type
+    t.def("val_kind", kind)?; // v.$kind
+    t.def("val_size", size)?; // v.$size
+    t.def("val_len", len)?; // v.$length
+    t.def("val_bases", bases)?; // v.$base(name)
+    Ok(())
+}
+
+fn text<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>, raw: Opt<bool>) -> rquickjs::Result<String> {
+    let tv = v.borrow().0.clone();
+    let printers = JsPretty::new(&ctx, h, &tv);
+    let pretty = (!raw.0.unwrap_or(false)).then_some(&printers as &dyn Pretty);
+    h.session_ref(&ctx)?
+        .value_text(&tv, &Limits::default(), pretty)
+        .or_throw(&ctx)
+}
+
+fn plain<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>, raw: Opt<bool>) -> R<'js> {
+    let tv = v.borrow().0.clone();
+    let printers = JsPretty::new(&ctx, h, &tv);
+    let pretty = (!raw.0.unwrap_or(false)).then_some(&printers as &dyn Pretty);
+    let p = h
+        .session_ref(&ctx)?
+        .value_plain(&tv, &Limits::default(), pretty)
+        .or_throw(&ctx)?;
+    plain_to_js(&ctx, &p)
+}
+
+fn prim<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>, hint: Opt<String>, raw: Opt<bool>) -> R<'js> {
+    let hint = hint.0.unwrap_or_else(|| "default".into());
+    let tv = v.borrow().0.clone();
+    primitive(&ctx, h, &tv, &hint, raw.0.unwrap_or(false))
+}
+
+fn member<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>, name: String) -> R<'js> {
+    let tv = v.borrow().0.clone();
+    let m = h
+        .session_ref(&ctx)?
+        .value_member(&tv, &name)
+        .or_throw(&ctx)?;
+    handle(&ctx, m)
+}
+
+fn keys<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>) -> R<'js> {
+    let tv = v.borrow().0.clone();
+    let names = h.session_ref(&ctx)?.value_members(&tv);
+    // Built by definition: a Vec would be converted by assignment, which runs setters a
+    // script put on Array.prototype.
+    let a = Array::new(ctx.clone())?;
+    for name in names {
+        a.push(name)?;
+    }
+    Ok(a.into_value())
+}
+
+fn index<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>, i: Value<'js>) -> R<'js> {
+    let i = values::to_integer(&ctx, &i)
+        .ok()
+        .and_then(|i| i64::try_from(i).ok())
+        .ok_or_else(|| throw(&ctx, "an index must be an integer"))?;
+    let tv = v.borrow().0.clone();
+    let e = h.session_ref(&ctx)?.value_index(&tv, i).or_throw(&ctx)?;
+    handle(&ctx, e)
+}
+
+fn deref<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>) -> R<'js> {
+    let tv = v.borrow().0.clone();
+    let d = h.session_ref(&ctx)?.value_deref(&tv).or_throw(&ctx)?;
+    handle(&ctx, d)
+}
+
+fn address_of<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>) -> R<'js> {
+    let tv = v.borrow().0.clone();
+    let r = h.session_ref(&ctx)?.value_address_of(&tv).or_throw(&ctx)?;
+    handle(&ctx, r)
+}
+
+fn addr<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>) -> R<'js> {
+    // A reference's address is its referent's.
+    let tv = v.borrow().0.clone();
+    let referent = h.session_ref(&ctx)?.referent(&tv);
+    match referent.value.address() {
+        Some(a) => u64_to_js(&ctx, a),
+        None => Ok(undefined(&ctx)),
+    }
+}
+
+fn type_name<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>) -> rquickjs::Result<String> {
+    Ok(h.session_ref(&ctx)?.value_type_name(&v.borrow().0))
+}
+
+fn kind<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>) -> rquickjs::Result<String> {
+    Ok(h.session_ref(&ctx)?.value_kind(&v.borrow().0).to_string())
+}
+
+fn size<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>) -> R<'js> {
+    match h.session_ref(&ctx)?.value_size(&v.borrow().0) {
+        Some(s) => u64_to_js(&ctx, s),
+        None => Ok(undefined(&ctx)),
+    }
+}
+
+fn len<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>) -> R<'js> {
+    let tv = v.borrow().0.clone();
+    match h.session_ref(&ctx)?.value_length(&tv) {
+        Some(s) => u64_to_js(&ctx, s),
+        None => Ok(undefined(&ctx)),
+    }
+}
+
+/// The base-class parts of a C++ object: `[type name, value]` each.
+fn bases<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>) -> R<'js> {
+    let tv = v.borrow().0.clone();
+    let bases = h.session_ref(&ctx)?.value_bases(&tv);
+    let a = Array::new(ctx.clone())?;
+    for (name, b) in bases {
+        let pair = Array::new(ctx.clone())?;
+        pair.push(name)?;
+        pair.push(handle(&ctx, b)?)?;
+        a.push(pair)?;
+    }
+    Ok(a.into_value())
+}
+
+fn int_to_js<'js>(ctx: &Ctx<'js>, n: i128) -> R<'js> {
+    if let Ok(i) = i64::try_from(n) {
+        values::i64_to_js(ctx, i)
+    } else if let Ok(u) = u64::try_from(n) {
+        u64_to_js(ctx, u)
+    } else {
+        Ok(Value::new_number(ctx.clone(), n as f64))
+    }
+}
+
+fn plain_to_js<'js>(ctx: &Ctx<'js>, p: &Plain) -> R<'js> {
+    Ok(match p {
+        Plain::Null => Value::new_null(ctx.clone()),
+        Plain::Bool(b) => Value::new_bool(ctx.clone(), *b),
+        Plain::Int(n) => int_to_js(ctx, *n)?,
+        Plain::UInt(n) => match u64::try_from(*n) {
+            Ok(u) => u64_to_js(ctx, u)?,
+            Err(_) => Value::new_number(ctx.clone(), *n as f64),
+        },
+        Plain::Float(f) => Value::new_number(ctx.clone(), *f),
+        Plain::Str(s) | Plain::Missing(s) => s.as_str().into_js(ctx)?,
+        Plain::List(items, more) => {
+            let a = Array::new(ctx.clone())?;
+            for item in items {
+                a.push(plain_to_js(ctx, item)?)?;
+            }
+            if *more > 0 {
+                // Printed as `[... N more]`, as other cut listings are.
+                a.as_object().put("more", *more as f64)?;
+            }
+            a.into_value()
+        }
+        Plain::Obj(fields) => {
+            let o = Object::new(ctx.clone())?;
+            for (k, v) in fields {
+                o.put(k.as_str(), plain_to_js(ctx, v)?)?;
+            }
+            o.into_value()
+        }
+    })
+}
+
+/// The primitive a value turns into. For arithmetic (`Number(v)`, `v * 2`, `v > 3`) a
+/// number: integers, characters, enumerators, floats, pointers (their address). For text
+/// (`String(v)`, `${v}`, `'' + v`, `v == 'BLUE'`) what prints, except that integers and
+/// floats stay numbers and C strings are their characters, so `s == 'other'` compares text.
+fn primitive<'js>(ctx: &Ctx<'js>, host: &Host, v: &TypedValue, hint: &str, raw: bool) -> R<'js> {
+    let session = host.session_ref(ctx)?;
+    let v = &session.referent(v);
+    let limits = Limits::default();
+    let printers = JsPretty::new(ctx, host, v);
+    let pretty = (!raw).then_some(&printers as &dyn Pretty);
+    let text = |session: &std::cell::Ref<'_, crate::session::Session>| -> R<'js> {
+        session
+            .value_text(v, &limits, pretty)
+            .or_throw(ctx)?
+            .into_js(ctx)
+    };
+    if hint == "string" {
+        return text(&session);
+    }
+    let kind = session.value_kind(v);
+    if hint == "number" && matches!(kind, "array" | "text") {
+        // An array as a number is its address, as C's arrays decay to a pointer to their
+        // first element: `state.memory(state.var('buf'))` reads the buffer.
+        if let Some(a) = v.value.address() {
+            return u64_to_js(ctx, a);
+        }
+    }
+    let scalar = match session.value_scalar(v) {
+        Ok(s) => s,
+        // No value (optimized out, unreadable): what prints says why.
+        Err(_) if hint == "number" => return Ok(Value::new_number(ctx.clone(), f64::NAN)),
+        Err(_) => return text(&session),
+    };
+    if hint != "number" {
+        // A struct's characters only where a printer makes it text (a std::string): any
+        // other struct goes straight to its rendering, never through plain data first.
+        let printed_struct = kind == "struct"
+            && !raw
+            && session
+                .value_printable(v)
+                .is_some_and(|(name, _)| printers.claims_name(&name));
+        // A pointer is its address (`p + 8`, `p > q`, `hex(p)`), except one to characters,
+        // which is the text it points to.
+        let char_pointer = kind == "pointer"
+            && matches!(session.value_plain(v, &limits, pretty), Ok(Plain::Str(_)));
+        if matches!(kind, "text" | "array") || printed_struct || char_pointer {
+            if let Ok(Plain::Str(s)) = session.value_plain(v, &limits, pretty) {
+                return s.into_js(ctx);
+            }
+        }
+        if matches!(kind, "enum" | "struct" | "union" | "array" | "other") {
+            return text(&session);
+        }
+    }
+    match scalar {
+        Some(Scalar::Signed(n)) | Some(Scalar::Enum(n)) => int_to_js(ctx, n),
+        Some(Scalar::Unsigned(n)) => int_to_js(ctx, n as i128),
+        Some(Scalar::Float(f)) => Ok(Value::new_number(ctx.clone(), f)),
+        // Two numbers are no Number: the text (`1.5 + 2i`), NaN where a number is asked for.
+        Some(Scalar::Complex(..)) if hint == "number" => {
+            Ok(Value::new_number(ctx.clone(), f64::NAN))
+        }
+        Some(Scalar::Complex(..)) => text(&session),
+        Some(Scalar::Bool(b)) => Ok(Value::new_bool(ctx.clone(), b)),
+        Some(Scalar::Char(c, _)) => Ok(Value::new_number(ctx.clone(), c as f64)),
+        Some(Scalar::Pointer(p)) => u64_to_js(ctx, p),
+        None if hint == "number" => Ok(Value::new_number(ctx.clone(), f64::NAN)),
+        None => text(&session),
+    }
+}
