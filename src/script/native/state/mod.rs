@@ -23,10 +23,6 @@ pub(super) fn install(t: &Natives<'_, '_>) -> rquickjs::Result<()> {
     t.def("stack_top", stack_top)?; // state.stack.top
     t.def("symbol_at", symbol_at)?; // state.symbol_at(addr), e.symbol
     t.def("where_line", where_line)?; // process.select, thread.select: the line stopped at
-    t.def("line_frames", line_frames)?; // (not called by the prelude)
-    t.def("at_line_start", at_line_start)?; // (not called by the prelude)
-    t.def("at_row_start", at_row_start)?; // (not called by the prelude)
-    t.def("at_statement", at_statement)?; // (not called by the prelude)
     Ok(())
 }
 
@@ -81,33 +77,4 @@ fn where_line<'js>(h: &Host, ctx: Ctx<'js>) -> R<'js> {
         Some(pos) => pos.into_js(&ctx),
         None => Ok(Value::new_null(ctx.clone())),
     }
-}
-
-fn line_frames<'js>(h: &Host, ctx: Ctx<'js>) -> R<'js> {
-    let frames = h.session_mut(&ctx)?.line_frames().or_throw(&ctx)?;
-    let o = Object::new(ctx.clone())?;
-    o.put("lines", frames.lines.clone())?;
-    o.put("functions", frames.functions.clone())?;
-    o.put("entries", frames.entries as f64)?;
-    o.put("hidden", frames.hidden as f64)?;
-    o.put("zero", frames.zero)?;
-    Ok(o.into_value())
-}
-
-fn at_line_start<'js>(h: &Host, ctx: Ctx<'js>) -> R<'js> {
-    let mut session = h.session_mut(&ctx)?;
-    let pc = session.pc().or_throw(&ctx)?;
-    Ok(Value::new_bool(ctx.clone(), session.at_line_start(pc)))
-}
-
-fn at_row_start<'js>(h: &Host, ctx: Ctx<'js>) -> R<'js> {
-    let mut session = h.session_mut(&ctx)?;
-    let pc = session.pc().or_throw(&ctx)?;
-    Ok(Value::new_bool(ctx.clone(), session.at_row_start(pc)))
-}
-
-fn at_statement<'js>(h: &Host, ctx: Ctx<'js>) -> R<'js> {
-    let mut session = h.session_mut(&ctx)?;
-    let pc = session.pc().or_throw(&ctx)?;
-    Ok(Value::new_bool(ctx.clone(), session.at_statement(pc)))
 }
