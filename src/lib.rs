@@ -4,7 +4,8 @@
 //!
 //! | layer | owns | uses |
 //! |---|---|---|
-//! | `repl`, `daemon`, `mcp` | framing chunks and answers; named sessions; the MCP server | script, session, os (signal masks of helper threads) |
+//! | `repl`, `daemon`, `mcp` | framing chunks and answers; named sessions; the MCP server | launch, script, session, os (signal masks of helper threads) |
+//! | `launch` | the options every front door shares; session + engine + REPL from them; letting the target go | script, session, repl, view |
 //! | `script` | the only rquickjs user: the JS API, listeners, printers, stop lines | runner, session (and its `vocabulary`), symbols, view |
 //! | `runner` | run control: `cont`, `step(n)`, `next`, `finish`; calls the front end back for listeners' verdicts | session, symbols (an instruction's type) |
 //! | `session` | the facade: breakpoints, watchpoints, catches, symbols of the process, stops described | its `Target` trait (live backends), `ProcessView` (live or core), inferior (only to make one), corefile, symbols, x86, os |
@@ -50,6 +51,7 @@ pub(crate) mod cli;
 pub mod corefile;
 pub(crate) mod daemon;
 pub(crate) mod inferior;
+pub(crate) mod launch;
 pub mod maps;
 pub(crate) mod mcp;
 pub(crate) mod os;
@@ -66,15 +68,15 @@ pub(crate) mod x86;
 /// is `pub(crate)`, so the compiler keeps the layers' insides to the crate.
 pub mod entry {
     pub use crate::cli::parse_failure;
-    pub use crate::daemon::{core_program, main as daemon_main, TargetOptions};
+    pub use crate::daemon::main as daemon_main;
+    pub use crate::launch::{start, Opened, Target, TargetOptions};
     pub use crate::mcp::main as mcp_main;
     pub use crate::os::alloc::HugeBlocks;
     pub use crate::os::protect_self;
-    pub use crate::repl::{for_terminal, stdin_is_terminal, Repl, Stdin};
-    pub use crate::script::{api, Engine};
+    pub use crate::repl::{for_terminal, stdin_is_terminal, Stdin};
+    pub use crate::script::api;
+    pub use crate::session::install_signal_handling;
     pub use crate::session::syscalls::keeper_main;
-    pub use crate::session::{
-        install_signal_handling, termination, Session, SessionError, SpawnSpec,
-    };
+    pub use crate::session::termination;
     pub use crate::view::View;
 }

@@ -1,10 +1,7 @@
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
-use scry::entry::Engine;
-use scry::entry::Repl;
-use scry::entry::TargetOptions;
-use scry::entry::{Session, SpawnSpec};
+use scry::entry::{Opened, Target, TargetOptions};
 
 /// A Linux x86-64 debugger scripted in JavaScript, for LLM agents and their harnesses.
 ///
@@ -141,47 +138,31 @@ fn main() -> ExitCode {
     // long as scry, and every page scry writes after the fork is copied for it (forked after
     // loading a large program's symbols, it cost a tenth of the time to the first stop).
     scry::entry::install_signal_handling(interactive);
-    let mut session = Session::new(config);
-    let first_stop = if let Some(core) = &cli.core {
-        match scry::entry::core_program(&cli.program) {
-            Ok(program) => session.open_core(core, program.as_deref()),
-            Err(e) => Err(scry::entry::SessionError::Invalid(e)),
-        }
-    } else if let Some(pid) = cli.pid {
-        session.attach(pid)
-    } else if let Some((program, args)) = cli.program.split_first() {
-        session.spawn(SpawnSpec {
-            program: program.clone(),
-            args: args.to_vec(),
-            ..Default::default()
-        })
-    } else {
-        Ok(Default::default())
-    };
-    let first_stop = match first_stop {
-        Ok(stop) => stop,
+    let target = match Target::from_command_line(cli.core.as_ref(), cli.pid, &cli.program) {
+        Ok(target) => target,
         Err(e) => {
             eprintln!("scry: {e}");
             return ExitCode::from(2);
         }
     };
-    let engine = match Engine::new(session) {
-        Ok(engine) => engine,
+    let opened = match scry::entry::start(config, target.as_ref(), view, &cli.marker) {
+        Ok(opened) => opened,
         Err(e) => {
-            eprintln!("scry: {e:#}");
+            eprintln!("scry: {e}");
             return ExitCode::from(2);
         }
     };
-    engine.book_stop(&first_stop);
-    if let Some(view) = view {
-        if let Some(warning) = view.warning() {
+    if let Some(url) = &opened.view_url {
+        if let Some(warning) = &opened.view_warning {
             eprintln!("scry: {warning}");
         }
-        eprintln!("scry: view at {}", view.url());
-        let line = first_stop.reason.is_some().then(|| first_stop.line());
-        engine.attach_view(view, line.as_deref().unwrap_or(""));
+        eprintln!("scry: view at {url}");
     }
-    let mut repl = Repl::new(engine, &cli.marker);
+    let Opened {
+        mut repl,
+        first_line,
+        ..
+    } = opened;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut quit = false;
@@ -199,8 +180,8 @@ fn main() -> ExitCode {
     let result = if quit || scry::entry::termination().is_some() {
         Ok(())
     } else if interactive {
-        if first_stop.reason.is_some() {
-            let orientation = repl.engine().orientation(Some(&first_stop.line()));
+        if let Some(line) = &first_line {
+            let orientation = repl.engine().orientation(Some(line));
             println!("{}", scry::entry::for_terminal(&orientation));
         }
         repl.run_tty(stdin, &mut out)

@@ -17,7 +17,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::wire::{self, Verb};
-use super::{open, paths, positive_secs, release, StartArgs};
+use super::{paths, StartArgs};
+use crate::launch::{open, positive_secs, release, Opened};
 use crate::repl::Repl;
 
 /// How often the idle main thread looks for a termination signal.
@@ -270,7 +271,7 @@ pub(super) fn serve(args: &StartArgs) -> ExitCode {
     code
 }
 
-type Parts = (UnixListener, super::Opened, Files, Duration);
+type Parts = (UnixListener, Opened, Files, Duration);
 
 fn set_up(args: &StartArgs) -> Result<Parts, String> {
     let config = args.options.config()?;

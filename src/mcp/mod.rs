@@ -17,7 +17,7 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser};
 use serde_json::{json, Map, Value};
 
-use crate::daemon::TargetOptions;
+use crate::launch::TargetOptions;
 use crate::repl::Repl;
 use crate::session::Config;
 
@@ -211,7 +211,7 @@ impl Server {
     /// Ends every session (spawned targets killed, attached ones detached).
     pub(crate) fn release_all(&mut self) {
         for (_, mut repl) in std::mem::take(&mut self.sessions) {
-            crate::daemon::release(&mut repl);
+            crate::launch::release(&mut repl);
         }
     }
 }

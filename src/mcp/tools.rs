@@ -5,7 +5,8 @@
 use serde_json::{json, Map, Value};
 
 use super::{RpcError, Server, INVALID_PARAMS};
-use crate::daemon::{self, paths, wire, Target};
+use crate::daemon::{paths, wire};
+use crate::launch::{self, Target};
 
 const DEFAULT_NAME: &str = "default";
 
@@ -187,7 +188,7 @@ fn start(server: &mut Server, args: &Map<String, Value>) -> Result<Value, String
     }
     // A session whose process ended gives way to the new one.
     if let Some(mut old) = server.sessions.remove(&name) {
-        daemon::release(&mut old);
+        launch::release(&mut old);
     }
     let view = match args.get("view") {
         None | Some(Value::Null) => server.view.clone(),
@@ -195,7 +196,7 @@ fn start(server: &mut Server, args: &Map<String, Value>) -> Result<Value, String
         Some(Value::Number(n)) => Some(n.to_string()),
         Some(other) => return Err(format!("error: view must be [ADDR:]PORT, not {other}")),
     };
-    let opened = daemon::open(server.config.clone(), &target, view.as_deref())
+    let opened = launch::open(server.config.clone(), &target, view.as_deref())
         .map_err(|e| format!("error: {e}"))?;
     server.sessions.insert(name.clone(), opened.repl);
     let mut answer = format!("{}\nsession '{name}'", opened.first_stop);
@@ -230,6 +231,6 @@ fn stop(server: &mut Server, args: &Map<String, Value>) -> Result<Value, String>
         .sessions
         .remove(&name)
         .ok_or_else(|| format!("error: no session '{name}'"))?;
-    let released = daemon::release(&mut repl);
+    let released = launch::release(&mut repl);
     Ok(text(format!("{released}\nsession '{name}' ended"), false))
 }

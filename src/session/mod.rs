@@ -57,7 +57,7 @@ use backend::ProcessView;
 use breakpoints::BreakpointTable;
 pub(crate) use breakpoints::{Breakpoint, BreakpointRef};
 use capture::ProgramOutput;
-pub use error::SessionError;
+pub(crate) use error::SessionError;
 pub(crate) use gcore::GcoreOptions;
 pub(crate) use lookup::check_debug_dirs;
 pub(crate) use overview::Overview;
