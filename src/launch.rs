@@ -122,7 +122,9 @@ pub enum Target {
 pub struct Opened {
     /// Answers its chunks.
     pub repl: Repl,
-    /// The first stop's line and the orientation below it (empty when nothing was opened).
+    /// The first stop's line and the orientation below it (`open` fills it in; `start`
+    /// leaves it empty: the orientation reads the stack and locals, a tenth of a second on
+    /// a C++ program, which a pipe session that never shows it must not pay).
     pub first_stop: String,
     /// The first stop's line, when a target was opened (the plain command line may start
     /// with none).
@@ -137,7 +139,12 @@ pub struct Opened {
 /// is bound first, so a taken port starts nothing.
 pub(crate) fn open(config: Config, target: &Target, view: Option<&str>) -> Result<Opened, String> {
     let view = view.map(View::open).transpose()?;
-    start(config, Some(target), view, ";;")
+    let mut opened = start(config, Some(target), view, ";;")?;
+    opened.first_stop = opened
+        .repl
+        .engine()
+        .orientation(opened.first_line.as_deref());
+    Ok(opened)
 }
 
 /// Starts a session on `target` (or on nothing yet), its live view already bound, answering
@@ -170,14 +177,9 @@ pub fn start(
         view_warning = view.warning().map(str::to_string);
         engine.attach_view(view, &line);
     }
-    let first_stop = if started {
-        engine.orientation(Some(&line))
-    } else {
-        String::new()
-    };
     Ok(Opened {
         repl: Repl::new(engine, marker),
-        first_stop,
+        first_stop: String::new(),
         first_line: started.then_some(line),
         view_url,
         view_warning,
