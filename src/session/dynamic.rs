@@ -110,7 +110,7 @@ impl Session {
             return None;
         };
         let inferior = &self.targets.live.as_ref()?.process;
-        if self.breakpoints.is_user_site(addr) {
+        if self.points.breakpoints.is_user_site(addr) {
             return None;
         }
         if inferior.rendezvous() == Some(addr) {
@@ -176,7 +176,7 @@ impl Session {
     /// A library went away with its code: its breakpoints wait for it to come back.
     fn forget_breakpoints_in(&mut self, start: u64, end: u64) {
         let mut gone = Vec::new();
-        for bp in self.breakpoints.list_mut() {
+        for bp in self.points.breakpoints.list_mut() {
             if bp.armed && (start..end).contains(&bp.addr) {
                 bp.armed = false;
                 gone.extend(bp.addresses());
@@ -192,8 +192,8 @@ impl Session {
 
     /// Arms every pending breakpoint whose location now resolves (hit counts kept).
     pub(super) fn arm_pending(&mut self) {
-        for i in 0..self.breakpoints.list().len() {
-            if !self.breakpoints.list()[i].armed {
+        for i in 0..self.points.breakpoints.list().len() {
+            if !self.points.breakpoints.list()[i].armed {
                 self.arm_breakpoint(i);
             }
         }
@@ -204,7 +204,7 @@ impl Session {
     /// is armed after it was set: in a library that loads, in a new process, after exec.
     /// False when it cannot be armed (it waits).
     pub(super) fn arm_breakpoint(&mut self, i: usize) -> bool {
-        let Some(bp) = self.breakpoints.list().get(i) else {
+        let Some(bp) = self.points.breakpoints.list().get(i) else {
             return false;
         };
         let (spec, hardware) = (bp.spec.clone(), bp.hardware);
@@ -220,7 +220,7 @@ impl Session {
         if inferior.insert_user_site(addr, hardware).is_err() {
             return false;
         }
-        let bp = &mut self.breakpoints.list_mut()[i];
+        let bp = &mut self.points.breakpoints.list_mut()[i];
         bp.addr = addr;
         bp.armed = true;
         self.arm_more_sites(i);

@@ -297,21 +297,21 @@ impl Session {
 
     /// The process is gone (or replaced): breakpoints and watchpoints wait for the next one.
     pub(super) fn forget_process(&mut self) {
-        self.breakpoints.disarm_all();
-        self.watchpoints.disarm_all();
+        self.points.breakpoints.disarm_all();
+        self.points.watchpoints.disarm_all();
     }
 
     /// Arms every waiting breakpoint and watchpoint in the new process, resolving what the
     /// user wrote again (a symbol may have moved). One that cannot be armed stays waiting.
     pub(super) fn rearm(&mut self) {
         self.push_syscall_catch();
-        for i in 0..self.breakpoints.list().len() {
+        for i in 0..self.points.breakpoints.list().len() {
             if self.arm_breakpoint(i) {
-                self.breakpoints.list_mut()[i].hits = 0;
+                self.points.breakpoints.list_mut()[i].hits = 0;
             }
         }
-        for i in 0..self.watchpoints.list().len() {
-            let w = self.watchpoints.list()[i].clone();
+        for i in 0..self.points.watchpoints.list().len() {
+            let w = self.points.watchpoints.list()[i].clone();
             let Ok(addr) = self.resolve(&w.spec) else {
                 continue;
             };
@@ -322,7 +322,7 @@ impl Session {
                 return;
             }
             if let Ok(slots) = self.arm_watch(addr, w.len, w.kind) {
-                let wp = &mut self.watchpoints.list_mut()[i];
+                let wp = &mut self.points.watchpoints.list_mut()[i];
                 *wp = Watchpoint {
                     addr,
                     slots,

@@ -305,6 +305,16 @@ pub enum SignalMode {
     StopUnlessIgnored,
 }
 
+/// What the user asked to stop at, kept across processes (each new image gets them armed
+/// again): one owner, so a process that starts, execs or is selected finds them in one place.
+#[derive(Default)]
+struct Points {
+    breakpoints: BreakpointTable,
+    watchpoints: WatchTable,
+    /// `syscall.catch()`es.
+    syscalls: syscalls::SyscallCatches,
+}
+
 pub struct Session {
     pub config: Config,
     /// The live process or the core, the fork children held, how the last process ended.
@@ -314,8 +324,8 @@ pub struct Session {
     /// The process has run (and may have mapped memory: a heap, a thread's stack) since the
     /// module list was last read.
     ran_since_maps_refresh: bool,
-    breakpoints: BreakpointTable,
-    watchpoints: WatchTable,
+    /// What the user asked to stop at: breakpoints, watchpoints, caught system calls.
+    points: Points,
     /// The program's output: the buffer `output()` reads and the pumps that fill it.
     output: ProgramOutput,
     /// Where the latest step started (see `stepped_from`).
@@ -342,8 +352,6 @@ pub struct Session {
     nonstop: NonStop,
     /// The loader followed: its `_r_debug` and the library changes waiting for listeners.
     loader: dynamic::LoaderWatch,
-    /// `syscall.catch()`es, kept across processes like breakpoints.
-    syscalls: syscalls::SyscallCatches,
     /// Forks held since the last reported stop, for its notes.
     fork_notes: Vec<String>,
 }
@@ -384,8 +392,7 @@ impl Session {
             symbols: SymbolStore::new(),
             last_maps_refresh: None,
             ran_since_maps_refresh: false,
-            breakpoints: BreakpointTable::default(),
-            watchpoints: WatchTable::default(),
+            points: Points::default(),
             output,
             stepped_from: None,
             snapshot: Snapshot::default(),
@@ -397,7 +404,6 @@ impl Session {
             thread_events: false,
             nonstop: NonStop::default(),
             loader: Default::default(),
-            syscalls: Default::default(),
             fork_notes: Vec::new(),
         }
     }

@@ -172,6 +172,7 @@ impl Session {
             at = Some(0);
         }
         let armed: Vec<u64> = self
+            .points
             .breakpoints
             .list()
             .iter()
@@ -193,6 +194,7 @@ impl Session {
 
     fn point_lines(&self) -> Vec<PointLine> {
         let mut out: Vec<PointLine> = self
+            .points
             .breakpoints
             .list()
             .iter()
@@ -206,7 +208,7 @@ impl Session {
                 pending: !b.armed,
             })
             .collect();
-        out.extend(self.watchpoints.list().iter().map(|w| PointLine {
+        out.extend(self.points.watchpoints.list().iter().map(|w| PointLine {
             kind: "watchpoint",
             id: w.id,
             name: w.name.clone().unwrap_or_default(),

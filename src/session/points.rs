@@ -28,7 +28,7 @@ impl Session {
         }
         self.stop_every_thread()?;
         if let Some(n) = &name {
-            if self.watchpoints.name_taken(n) {
+            if self.points.watchpoints.name_taken(n) {
                 return Err(SessionError::Invalid(format!(
                     "a watchpoint named '{n}' exists already"
                 )));
@@ -38,8 +38,13 @@ impl Session {
         let slots = match self.arm_watch(addr, len, kind) {
             Ok(slots) => slots,
             Err(SessionError::Invalid(why)) if why.is_empty() => {
-                let armed: Vec<&Watchpoint> =
-                    self.watchpoints.list().iter().filter(|w| w.armed).collect();
+                let armed: Vec<&Watchpoint> = self
+                    .points
+                    .watchpoints
+                    .list()
+                    .iter()
+                    .filter(|w| w.armed)
+                    .collect();
                 let held: usize = armed.iter().map(|w| w.slots.len()).sum();
                 let ids: Vec<String> = armed
                     .iter()
@@ -64,7 +69,7 @@ impl Session {
             }
             Err(e) => return Err(e),
         };
-        Ok(self.watchpoints.add(Watchpoint {
+        Ok(self.points.watchpoints.add(Watchpoint {
             id: 0,
             addr,
             len,
@@ -115,7 +120,7 @@ impl Session {
     pub fn watchpoint_remove(&mut self, r: BreakpointRef) -> Result<()> {
         // Debug registers are written in every thread: they must all be stopped.
         self.stop_every_thread()?;
-        let found = self.watchpoints.remove_by(|w| match &r {
+        let found = self.points.watchpoints.remove_by(|w| match &r {
             BreakpointRef::Id(id) => w.id == *id,
             BreakpointRef::Name(n) => w.name.as_deref() == Some(*n),
         });
@@ -136,7 +141,7 @@ impl Session {
     }
 
     pub fn watchpoints(&self) -> &[Watchpoint] {
-        self.watchpoints.list()
+        self.points.watchpoints.list()
     }
 
     /// Books the hits of the fired slots; describes the first one a user sees.
@@ -148,7 +153,7 @@ impl Session {
             if slots & (1 << slot) == 0 {
                 continue;
             }
-            let Some(w) = self.watchpoints.by_slot(slot).cloned() else {
+            let Some(w) = self.points.watchpoints.by_slot(slot).cloned() else {
                 continue;
             };
             if seen.contains(&w.id) {
@@ -175,7 +180,7 @@ impl Session {
                 now = v.to_le_bytes()[..(w.len as usize).min(8)].to_vec();
             }
             let racy = threads > 1 && stored.is_none();
-            let Some(hit) = self.watchpoints.hit(slot, now, wrote) else {
+            let Some(hit) = self.points.watchpoints.hit(slot, now, wrote) else {
                 continue;
             };
             if report.is_none() {
@@ -299,7 +304,7 @@ impl Session {
             return Err(refusal);
         }
         if let Some(n) = &name {
-            if self.breakpoints.name_taken(n) {
+            if self.points.breakpoints.name_taken(n) {
                 return Err(SessionError::Invalid(format!(
                     "a breakpoint named '{n}' exists already"
                 )));
@@ -321,12 +326,12 @@ impl Session {
                 }
                 other => other.into(),
             })?;
-        let id = self.breakpoints.add(addr, name, spec);
-        if let Some(bp) = self.breakpoints.list_mut().last_mut() {
+        let id = self.points.breakpoints.add(addr, name, spec);
+        if let Some(bp) = self.points.breakpoints.list_mut().last_mut() {
             bp.hardware = hardware;
         }
         if !force {
-            let i = self.breakpoints.list().len() - 1;
+            let i = self.points.breakpoints.list().len() - 1;
             self.arm_more_sites(i);
         }
         Ok(id)
@@ -336,7 +341,7 @@ impl Session {
     /// other function or inlined copy that has it (gdb's locations 1.2, 1.3, ...). A site
     /// that cannot take an int3 is left out; `addr` is armed already.
     pub(super) fn arm_more_sites(&mut self, i: usize) {
-        let Some(bp) = self.breakpoints.list().get(i) else {
+        let Some(bp) = self.points.breakpoints.list().get(i) else {
             return;
         };
         let (addr, hardware) = (bp.addr, bp.hardware);
@@ -363,7 +368,7 @@ impl Session {
                 more.push(a);
             }
         }
-        if let Some(bp) = self.breakpoints.list_mut().get_mut(i) {
+        if let Some(bp) = self.points.breakpoints.list_mut().get_mut(i) {
             bp.more = more;
         }
     }
@@ -371,7 +376,7 @@ impl Session {
     /// A breakpoint site of scry's own (`finish()` uses one at the return address): not a
     /// user breakpoint and not listed. Removing it keeps a user breakpoint at the same place.
     pub fn temp_site(&mut self, addr: u64, on: bool) -> Result<()> {
-        let user = self.breakpoints.is_user_site(addr);
+        let user = self.points.breakpoints.is_user_site(addr);
         let inferior = self.targets.live()?;
         if on {
             inferior.insert_site(addr)?;
@@ -387,6 +392,7 @@ impl Session {
             BreakpointRef::Name(n) => format!("no breakpoint named '{n}'"),
         };
         let (bp, alone) = self
+            .points
             .breakpoints
             .remove(&r)
             .ok_or(SessionError::Invalid(what))?;
@@ -410,14 +416,14 @@ impl Session {
         hardware: Option<bool>,
     ) -> Result<(u32, String)> {
         if let Some(n) = &name {
-            if self.breakpoints.name_taken(n) {
+            if self.points.breakpoints.name_taken(n) {
                 return Err(SessionError::Invalid(format!(
                     "a breakpoint named '{n}' exists already"
                 )));
             }
         }
-        let id = self.breakpoints.add_pending(name, spec.clone());
-        if let Some(bp) = self.breakpoints.list_mut().last_mut() {
+        let id = self.points.breakpoints.add_pending(name, spec.clone());
+        if let Some(bp) = self.points.breakpoints.list_mut().last_mut() {
             bp.hardware = hardware;
         }
         let hint = match why {
@@ -452,7 +458,7 @@ impl Session {
     }
 
     pub fn breakpoints(&self) -> &[Breakpoint] {
-        self.breakpoints.list()
+        self.points.breakpoints.list()
     }
 }
 

@@ -156,13 +156,25 @@ impl Session {
     /// Arms the session's breakpoints and watchpoints in the selected process, keeping their
     /// hit counts: they count hits in every process.
     fn rearm_keeping_hits(&mut self) {
-        let bp_hits: Vec<u64> = self.breakpoints.list().iter().map(|b| b.hits).collect();
-        let wp_hits: Vec<u64> = self.watchpoints.list().iter().map(|w| w.hits).collect();
+        let bp_hits: Vec<u64> = self
+            .points
+            .breakpoints
+            .list()
+            .iter()
+            .map(|b| b.hits)
+            .collect();
+        let wp_hits: Vec<u64> = self
+            .points
+            .watchpoints
+            .list()
+            .iter()
+            .map(|w| w.hits)
+            .collect();
         self.rearm();
-        for (b, hits) in self.breakpoints.list_mut().iter_mut().zip(bp_hits) {
+        for (b, hits) in self.points.breakpoints.list_mut().iter_mut().zip(bp_hits) {
             b.hits = hits;
         }
-        for (w, hits) in self.watchpoints.list_mut().iter_mut().zip(wp_hits) {
+        for (w, hits) in self.points.watchpoints.list_mut().iter_mut().zip(wp_hits) {
             w.hits = hits;
         }
     }

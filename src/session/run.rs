@@ -229,6 +229,7 @@ impl Session {
                 // A lone breakpoint's hit (every logpoint hit) allocates nothing here.
                 let at_addr = |b: &&super::breakpoints::Breakpoint| b.armed && b.at(addr);
                 if self
+                    .points
                     .breakpoints
                     .list()
                     .iter()
@@ -237,6 +238,7 @@ impl Session {
                     .is_some()
                 {
                     info.breakpoint_ids = self
+                        .points
                         .breakpoints
                         .list()
                         .iter()
@@ -244,7 +246,7 @@ impl Session {
                         .map(|b| b.id)
                         .collect();
                 }
-                if let Some(bp) = self.breakpoints.hit(addr) {
+                if let Some(bp) = self.points.breakpoints.hit(addr) {
                     info.breakpoint_id = Some(bp.id);
                     info.breakpoint_name = bp.name.clone();
                     // A function by name, or a `file:line`: the calls inlined there that
@@ -397,7 +399,7 @@ impl Session {
         if !stop.breakpoint_ids.contains(&id) {
             return;
         }
-        if let Some(bp) = self.breakpoints.list().iter().find(|b| b.id == id) {
+        if let Some(bp) = self.points.breakpoints.list().iter().find(|b| b.id == id) {
             stop.breakpoint_id = Some(id);
             stop.breakpoint_name = bp.name.clone();
         }

@@ -160,7 +160,7 @@ impl Session {
         for w in words {
             set = set.union(&resolve_syscalls(w)?);
         }
-        let c = &mut self.syscalls;
+        let c = &mut self.points.syscalls;
         c.next_id += 1;
         let id = c.next_id;
         c.list.push(SyscallCatch {
@@ -175,7 +175,7 @@ impl Session {
     }
 
     pub fn syscall_uncatch(&mut self, id: u32) -> Result<()> {
-        let c = &mut self.syscalls;
+        let c = &mut self.points.syscalls;
         let Some(i) = c.list.iter().position(|x| x.id == id) else {
             let ids: Vec<String> = c.list.iter().map(|x| x.id.to_string()).collect();
             return Err(SessionError::Invalid(format!(
@@ -193,7 +193,7 @@ impl Session {
     }
 
     pub fn syscall_catches(&self) -> &[SyscallCatch] {
-        &self.syscalls.list
+        &self.points.syscalls.list
     }
 
     /// How caught calls stop in the live process: `seccomp`, or `ptrace` and why.
@@ -212,7 +212,7 @@ impl Session {
     pub(super) fn push_syscall_catch(&mut self) {
         let mut entry = SysSet::default();
         let mut exit = SysSet::default();
-        for c in &self.syscalls.list {
+        for c in &self.points.syscalls.list {
             if c.phase.covers(false) {
                 entry = entry.union(&c.set);
             }
@@ -256,6 +256,7 @@ impl Session {
         let call = render::decode(nr, &raw, &captured, ret);
         let exit = ret.is_some();
         let catch = self
+            .points
             .syscalls
             .list
             .iter_mut()
