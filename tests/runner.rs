@@ -69,3 +69,50 @@ fn long_lines_and_throwing_step_listeners() {
         "3000 * 2999 / 2"
     );
 }
+
+const LOOPS: &str = include_str!("../fixtures/one_line_loop.c");
+
+fn line_in(stop: &str) -> usize {
+    stop.split_whitespace()
+        .find_map(|w| w.strip_prefix("one_line_loop.c:"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no line in {stop}"))
+}
+
+/// `next()` over a loop on one line of 3,000,000 turns (~24 million instructions: minutes of
+/// single steps, far past the 10 s deadline) ends on the next line: once the stepper has gone
+/// round, the remaining turns run at full speed to the loop's way out.
+#[test]
+fn next_over_a_long_loop_on_one_line_reaches_the_next_line() {
+    let mut scry = Scry::spawn(&fixture("one_line_loop"), &[]);
+    let head = line_of(LOOPS, "i < 3000000");
+    scry.ok(&format!("breakpoint.set('one_line_loop.c:{head}'); cont()"));
+    let stop = scry.ok("next()");
+    assert!(!stop.contains("timeout"), "{stop}");
+    assert_eq!(
+        line_in(&stop),
+        line_of(LOOPS, "after the first loop"),
+        "{stop}"
+    );
+    // The loop ran every turn: the program prints the full sum.
+    let end = scry.ok("cont(); output()");
+    assert!(end.contains("sum 4499998500000"), "{end}");
+}
+
+/// A loop calling a function with a breakpoint: the breakpoint still sees every call while
+/// the turns run at full speed (its listener counts 1,000), and the step ends on the next line.
+#[test]
+fn laps_at_full_speed_keep_every_breakpoint_hit() {
+    let mut scry = Scry::spawn(&fixture("one_line_loop"), &[]);
+    let head = line_of(LOOPS, "i < 1000");
+    scry.ok(&format!("breakpoint.set('one_line_loop.c:{head}'); cont()"));
+    scry.ok("ctx.n = 0; breakpoint.set('tick'); \
+         addEventListener('breakpoint', e => { ctx.n++; return 'continue' })");
+    let stop = scry.ok("next()");
+    assert_eq!(
+        line_in(&stop),
+        line_of(LOOPS, "after the second loop"),
+        "{stop}"
+    );
+    assert_eq!(scry.ok("ctx.n"), "1000");
+}

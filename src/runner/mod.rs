@@ -13,6 +13,7 @@
 //! stay as they are), nor a place that describes stops for users (the session does).
 
 mod finish;
+mod laps;
 mod next;
 
 use std::time::Instant;

@@ -2,11 +2,12 @@
 
 use std::time::Instant;
 
+use super::laps::Lap;
 use super::{finish_run, EndAs, Front, Run, RunEnd, RunError, RunResult, Stepped};
-use crate::session::{Session, SessionError, StopInfo};
+use crate::session::{Reason, Session, SessionError, StopInfo};
 
 /// The line being stepped.
-#[derive(PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 enum Stepping {
     Line(String),
     /// Past "line 0" code: equal to no real line.
@@ -44,6 +45,7 @@ pub(crate) fn next<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd> 
         start_fn: first.functions[level].clone(),
         sp0: front.call(|s| s.regs().map(|r| r.rsp))?,
         row: front.call(|s| s.pc().map(|pc| s.step_range(pc, first.hidden)))?,
+        lap: Lap::default(),
     };
     let mut run = Run::begin(front, deadline)?;
     let ended = stepper.go(&mut run);
@@ -62,16 +64,65 @@ struct Stepper {
     /// step goes on without looking where it is (an inlined call beginning mid-row, between
     /// rows, is no new line).
     row: Option<(u64, u64)>,
+    /// The instructions run since what is stepped last changed (see `laps`).
+    lap: Lap,
 }
 
+/// What a step steps: while it stays the same, the stepper decides alike at the same pc.
+type StepKey = (usize, Stepping, Option<String>, Option<(u64, u64)>, u64);
+
 impl Stepper {
+    fn key(&self) -> StepKey {
+        let start = self.start.clone();
+        (self.level, start, self.start_fn.clone(), self.row, self.sp0)
+    }
+
     fn go<F: Front>(mut self, run: &mut Run<'_, F>) -> RunResult<(StopInfo, EndAs)> {
+        let mut key = None;
+        // At a loop's way out after laps at full speed: this pc is looked at, not stepped.
+        let mut look_first = false;
         loop {
-            let insn = match run.step_over()? {
-                Stepped::On(insn) => insn,
-                Stepped::Ended(stop) => return Ok((*stop, EndAs::Plain)),
+            if !look_first {
+                // Going round a loop the step decided to go on through: the rest of its
+                // turns at full speed.
+                if key.as_ref() != Some(&self.key()) {
+                    self.lap.reset();
+                    key = Some(self.key());
+                }
+                let pc = run.front.call(|s| s.pc())?;
+                if self.lap.closes_at(pc) {
+                    let lap = &self.lap;
+                    match run
+                        .front
+                        .session(|s| lap.exits(pc, &|a| s.is_user_site(a)))?
+                    {
+                        Some(exits) => {
+                            if let Some(stop) = self.run_laps(run, &exits)? {
+                                return Ok((stop, EndAs::Plain));
+                            }
+                            self.lap.reset();
+                            look_first = true;
+                            continue;
+                        }
+                        None => self.lap.give_up(),
+                    }
+                }
+            }
+            let insn = if look_first {
+                look_first = false;
+                None
+            } else {
+                let sp = run.sp()?;
+                match run.step_over()? {
+                    Stepped::On(insn) => {
+                        self.lap.ran(&insn, sp);
+                        Some(insn)
+                    }
+                    Stepped::Ended(stop) => return Ok((*stop, EndAs::Plain)),
+                }
             };
-            if insn.mnemonic.starts_with("ret") && run.sp()? > self.sp0 {
+            let returned = insn.as_ref().is_some_and(|i| i.mnemonic.starts_with("ret"));
+            if returned && run.sp()? > self.sp0 {
                 // Returned into the caller. In the middle of one of its lines (after the call),
                 // the step goes on to that line's end, as gdb's does; at a line's start, or with
                 // no line known there, it ends here.
@@ -178,5 +229,42 @@ impl Stepper {
                 return Ok((run.latest(), EndAs::Step(Some(deeper))));
             }
         }
+    }
+
+    /// Runs the loop's remaining turns at full speed, to the first of its ways out `exits`
+    /// reached in this frame: `None` there, or the stop that ended the run.
+    fn run_laps<F: Front>(
+        &mut self,
+        run: &mut Run<'_, F>,
+        exits: &[u64],
+    ) -> RunResult<Option<StopInfo>> {
+        let min_sp = self.lap.min_sp();
+        let mut placed = Vec::new();
+        let outcome = (|| {
+            for &addr in exits {
+                run.temp_site(addr)?;
+                placed.push(addr);
+            }
+            loop {
+                let mut stop = run.cont()?;
+                let at_exit = stop.pc.is_some_and(|pc| exits.contains(&pc));
+                if stop.reason() == Reason::Breakpoint && at_exit {
+                    if run.sp()? >= min_sp {
+                        return Ok(None);
+                    }
+                    // A call made from the loop passing by a way out.
+                    if stop.breakpoint_id.is_none() {
+                        continue;
+                    }
+                }
+                if !run.keep_going(&mut stop)? {
+                    return Ok(Some(stop));
+                }
+            }
+        })();
+        for addr in placed {
+            run.drop_temp_site(addr);
+        }
+        outcome
     }
 }

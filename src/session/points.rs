@@ -375,6 +375,11 @@ impl Session {
 
     /// A breakpoint site of scry's own (`finish()` uses one at the return address): not a
     /// user breakpoint and not listed. Removing it keeps a user breakpoint at the same place.
+    /// A user's breakpoint is armed at `addr`.
+    pub fn is_user_site(&self, addr: u64) -> bool {
+        self.points.breakpoints.is_user_site(addr)
+    }
+
     pub fn temp_site(&mut self, addr: u64, on: bool) -> Result<()> {
         let user = self.points.breakpoints.is_user_site(addr);
         let inferior = self.targets.live()?;
