@@ -261,15 +261,17 @@ impl<'f, F: Front> Run<'f, F> {
     /// the run.
     fn over_call(&mut self, ret: u64) -> RunResult<Option<StopInfo>> {
         let sp_call = self.sp()?;
+        let tid = self.front.call(|s| s.selected_tid())?;
         self.temp_site(ret)?;
         let outcome = (|| loop {
             let mut stop = self.cont()?;
             if stop.reason() == Reason::Breakpoint && stop.pc == Some(ret) {
-                if self.sp()? >= sp_call {
+                // Another thread returning there is not this call returning.
+                if stop.tid == Some(tid) && self.sp()? >= sp_call {
                     return Ok(None);
                 }
                 if stop.breakpoint_id.is_none() {
-                    // A deeper call returning there.
+                    // A deeper call, or another thread, returning there.
                     continue;
                 }
             }

@@ -239,6 +239,7 @@ impl Stepper {
         exits: &[u64],
     ) -> RunResult<Option<StopInfo>> {
         let min_sp = self.lap.min_sp();
+        let tid = run.front.call(|s| s.selected_tid())?;
         let mut placed = Vec::new();
         let outcome = (|| {
             for &addr in exits {
@@ -249,10 +250,11 @@ impl Stepper {
                 let mut stop = run.cont()?;
                 let at_exit = stop.pc.is_some_and(|pc| exits.contains(&pc));
                 if stop.reason() == Reason::Breakpoint && at_exit {
-                    if run.sp()? >= min_sp {
+                    // Another thread running the same code passes the way out as it likes.
+                    if stop.tid == Some(tid) && run.sp()? >= min_sp {
                         return Ok(None);
                     }
-                    // A call made from the loop passing by a way out.
+                    // A call made from the loop, or another thread, passing by a way out.
                     if stop.breakpoint_id.is_none() {
                         continue;
                     }
