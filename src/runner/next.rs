@@ -77,19 +77,31 @@ impl Stepper {
         (self.level, start, self.start_fn.clone(), self.row, self.sp0)
     }
 
+    /// Whether the step still steps what `key` says (compared in place: this is asked before
+    /// every instruction, and a key is only made anew when it changed).
+    fn still(&self, key: &StepKey) -> bool {
+        let (level, start, start_fn, row, sp0) = key;
+        *level == self.level
+            && *start == self.start
+            && *start_fn == self.start_fn
+            && *row == self.row
+            && *sp0 == self.sp0
+    }
+
     fn go<F: Front>(mut self, run: &mut Run<'_, F>) -> RunResult<(StopInfo, EndAs)> {
         let mut key = None;
         // At a loop's way out after laps at full speed: this pc is looked at, not stepped.
         let mut look_first = false;
         loop {
+            // Where the instruction about to run is, and the stack before it (one look).
+            let (pc, sp) = run.front.call(|s| s.regs().map(|r| (r.rip, r.rsp)))?;
             if !look_first {
                 // Going round a loop the step decided to go on through: the rest of its
                 // turns at full speed.
-                if key.as_ref() != Some(&self.key()) {
+                if !key.as_ref().is_some_and(|k| self.still(k)) {
                     self.lap.reset();
                     key = Some(self.key());
                 }
-                let pc = run.front.call(|s| s.pc())?;
                 if self.lap.closes_at(pc) {
                     let lap = &self.lap;
                     match run
@@ -112,7 +124,6 @@ impl Stepper {
                 look_first = false;
                 None
             } else {
-                let sp = run.sp()?;
                 match run.step_over()? {
                     Stepped::On(insn) => {
                         self.lap.ran(&insn, sp);

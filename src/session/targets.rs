@@ -41,26 +41,21 @@ impl Targets {
     /// The live process, for what only a process can do (run, write, break). A core file
     /// refuses, naming itself.
     pub(super) fn live(&mut self) -> Result<&mut dyn Target> {
-        if let Some(refusal) = self.core_refusal("run") {
-            return Err(refusal);
-        }
-        match &mut self.live {
-            Some(t) if !t.process.is_dead() => Ok(t.process.as_mut()),
-            _ => Err(SessionError::NoProcess(ended_with_held(
-                &self.ended,
-                &self.held,
-            ))),
-        }
+        self.live_if(|p| !p.is_dead())
     }
 
     /// The live process for resuming: one that died while being stopped may still have
     /// stops to report (the thread events before its end, then the end itself).
     pub(super) fn live_for_run(&mut self) -> Result<&mut dyn Target> {
+        self.live_if(|p| !p.is_dead() || p.has_queued())
+    }
+
+    fn live_if(&mut self, usable: impl Fn(&dyn Target) -> bool) -> Result<&mut dyn Target> {
         if let Some(refusal) = self.core_refusal("run") {
             return Err(refusal);
         }
         match &mut self.live {
-            Some(t) if !t.process.is_dead() || t.process.has_queued() => Ok(t.process.as_mut()),
+            Some(t) if usable(t.process.as_ref()) => Ok(t.process.as_mut()),
             _ => Err(SessionError::NoProcess(ended_with_held(
                 &self.ended,
                 &self.held,

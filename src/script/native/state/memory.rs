@@ -43,13 +43,24 @@ fn bytes<'js>(
     at: Value<'js>,
     len: Value<'js>,
 ) -> rquickjs::Result<String> {
-    let addr = address(&ctx, h, &at)?;
-    let len = values::to_count(&ctx, &len, 1 << 20, "bytes(n)").or_throw(&ctx)?;
-    let bytes = h
-        .session_mut(&ctx)?
+    Ok(values::to_hex(&read_counted(
+        h, &ctx, &at, &len, "bytes(n)",
+    )?))
+}
+
+/// `len` bytes (at most 1 MiB, `what` names the call in the error) at `at`.
+fn read_counted<'js>(
+    h: &Host,
+    ctx: &Ctx<'js>,
+    at: &Value<'js>,
+    len: &Value<'js>,
+    what: &str,
+) -> rquickjs::Result<Vec<u8>> {
+    let addr = address(ctx, h, at)?;
+    let len = values::to_count(ctx, len, 1 << 20, what).or_throw(ctx)?;
+    h.session_mut(ctx)?
         .read_memory(addr, len as usize)
-        .or_throw(&ctx)?;
-    Ok(values::to_hex(&bytes))
+        .or_throw(ctx)
 }
 
 /// `memory(a).array(type, n)`: n values of one type, read at once.
@@ -71,12 +82,7 @@ fn array<'js>(h: &Host, ctx: Ctx<'js>, at: Value<'js>, k: String, count: Value<'
 
 /// `memory(a).u8array(n)`: the bytes as a Uint8Array.
 fn u8array<'js>(h: &Host, ctx: Ctx<'js>, at: Value<'js>, len: Value<'js>) -> R<'js> {
-    let addr = address(&ctx, h, &at)?;
-    let len = values::to_count(&ctx, &len, 1 << 20, "u8array(n)").or_throw(&ctx)?;
-    let bytes = h
-        .session_mut(&ctx)?
-        .read_memory(addr, len as usize)
-        .or_throw(&ctx)?;
+    let bytes = read_counted(h, &ctx, &at, &len, "u8array(n)")?;
     Ok(rquickjs::TypedArray::<u8>::new(ctx.clone(), bytes)?.into_value())
 }
 
