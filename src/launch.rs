@@ -11,7 +11,8 @@ use clap::Args;
 use crate::repl::Repl;
 use crate::script::Engine;
 use crate::session::{
-    check_debug_dirs, Config, FollowFork, Origin, Session, SpawnSpec, MAX_DEADLINE,
+    check_debug_dirs, Config, FollowFork, Origin, Session, SpawnSpec, StopInfo, StopKind,
+    MAX_DEADLINE,
 };
 use crate::view::View;
 
@@ -164,7 +165,7 @@ pub fn start(
         }),
         Some(Target::Attach(pid)) => session.attach(*pid),
         Some(Target::Core { path, program }) => session.open_core(path, program.as_deref()),
-        None => Ok(Default::default()),
+        None => Ok(StopInfo::new(StopKind::Here)),
     }
     .map_err(|e| e.to_string())?;
     let engine = Engine::new(session).map_err(|e| format!("{e:#}"))?;

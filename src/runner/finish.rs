@@ -40,7 +40,7 @@ pub(crate) fn finish<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd
                 if run.sp()? > sp0 {
                     return Ok((stop, EndAs::Finish(fn_pc)));
                 }
-                if stop.breakpoint_id.is_none() {
+                if stop.breakpoint_id().is_none() {
                     // A deeper call returning there.
                     continue;
                 }

@@ -18,7 +18,7 @@ mod next;
 
 use std::time::Instant;
 
-use crate::session::{Reason, Session, SessionError, StopInfo, TypedValue};
+use crate::session::{Reason, ReturnValue, Session, SessionError, StopInfo, StopKind, TypedValue};
 
 pub(crate) use finish::finish;
 pub(crate) use next::next;
@@ -270,7 +270,7 @@ impl<'f, F: Front> Run<'f, F> {
                 if stop.tid == Some(tid) && self.sp()? >= sp_call {
                     return Ok(None);
                 }
-                if stop.breakpoint_id.is_none() {
+                if stop.breakpoint_id().is_none() {
                     // A deeper call, or another thread, returning there.
                     continue;
                 }
@@ -285,7 +285,7 @@ impl<'f, F: Front> Run<'f, F> {
 
     /// The latest leg's stop.
     fn latest(&self) -> StopInfo {
-        self.front.latest().unwrap_or_default()
+        self.front.latest().unwrap_or(StopInfo::new(StopKind::Here))
     }
 
     /// The selected thread's stack pointer.
@@ -317,21 +317,10 @@ fn finish_run<F: Front>(
         match end {
             EndAs::Plain => {}
             EndAs::Steps(done, asked) => stop.steps = Some((done, asked)),
-            EndAs::Step(_) => {
-                stop.reason = Some(Reason::Step);
-                stop.breakpoint_id = None;
-                stop.breakpoint_name = None;
-            }
-            EndAs::FinishInlined(_) => {
-                stop.reason = Some(Reason::Finish);
-                stop.breakpoint_id = None;
-                stop.breakpoint_name = None;
-            }
-            EndAs::Finish(fn_pc) => {
-                stop.breakpoint_id = None;
-                stop.breakpoint_name = None;
-                returned_aggregate = s.describe_return(&mut stop, fn_pc);
-            }
+            EndAs::Step(_) => stop.kind = StopKind::Step,
+            // An inlined call has no return: nothing is known of what it gave back.
+            EndAs::FinishInlined(_) => stop.kind = StopKind::Finish(ReturnValue::default()),
+            EndAs::Finish(fn_pc) => returned_aggregate = s.describe_return(&mut stop, fn_pc),
         }
         Ok(RunEnd {
             stop,
@@ -400,7 +389,7 @@ fn quiet_steps<F: Front>(run: &Run<'_, F>, n: u64) -> RunResult<(StopInfo, EndAs
         None => run.front.call(|s| {
             s.pc().map(|pc| StopInfo {
                 pc: Some(pc),
-                ..Default::default()
+                ..StopInfo::new(StopKind::Here)
             })
         })?,
     };

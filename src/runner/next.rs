@@ -266,7 +266,7 @@ impl Stepper {
                         return Ok(None);
                     }
                     // A call made from the loop, or another thread, passing by a way out.
-                    if stop.breakpoint_id.is_none() {
+                    if stop.breakpoint_id().is_none() {
                         continue;
                     }
                 }

@@ -120,7 +120,7 @@ impl Engine {
     /// Keeps `stop` as the latest stop (what `:status` and `status().stop` report): the first
     /// stop of a session opened before the engine existed (spawn, attach, core).
     pub fn book_stop(&self, stop: &crate::session::StopInfo) {
-        if stop.reason.is_some() {
+        if stop.kind != crate::session::StopKind::Here {
             *self.host.last_stop.borrow_mut() = Some(stop.clone());
         }
     }

@@ -62,7 +62,7 @@ pub(crate) use gcore::GcoreOptions;
 pub(crate) use lookup::check_debug_dirs;
 pub(crate) use overview::Overview;
 use snapshot::Snapshot;
-pub(crate) use stop::{Reason, StopInfo, WatchReport};
+pub(crate) use stop::{BreakpointHit, Reason, ReturnValue, StopInfo, StopKind, WatchReport};
 use targets::{Live, Targets};
 pub(crate) use threads::LineFrames;
 pub(crate) use typed_value::TypedValue;
@@ -586,9 +586,8 @@ impl Session {
         // Held processes carry none of scry's bytes; each is let go as it is.
         notes.extend(self.detach_held()?);
         Ok(StopInfo {
-            reason: Some(Reason::Detached),
             notes,
-            ..Default::default()
+            ..StopInfo::new(StopKind::Detached)
         })
     }
 
@@ -605,11 +604,9 @@ impl Session {
             }
             self.release_held(true);
             self.targets.ended = Some("killed by SIGKILL".into());
-            return Ok(StopInfo {
-                reason: Some(Reason::Killed),
-                signal: Some(libc::SIGKILL),
-                ..Default::default()
-            });
+            return Ok(StopInfo::new(StopKind::Killed {
+                signal: libc::SIGKILL,
+            }));
         };
         let stop = target.process.kill()?;
         self.release_held(true);

@@ -213,7 +213,9 @@ impl Session {
     /// at that stop (decoding it costs more than the stop itself, so only on demand).
     pub fn find_culprit(&mut self, info: &mut StopInfo) {
         let Some(tid) = info.tid else { return };
-        let Some(w) = info.watch.as_mut() else { return };
+        let StopKind::Watchpoint(w) = &mut info.kind else {
+            return;
+        };
         if w.culprit_searched || !self.is_live() {
             return;
         }
@@ -222,7 +224,7 @@ impl Session {
         if let Ok(Some(c)) = self.culprit(tid, addr, len) {
             let insn_symbol = self.symbolize(c.addr);
             let insn_source = self.source_position(c.addr);
-            if let Some(w) = info.watch.as_mut() {
+            if let StopKind::Watchpoint(w) = &mut info.kind {
                 (w.insn_addr, w.insn_text, w.insn_symbol) = (Some(c.addr), c.text, insn_symbol);
                 w.insn_source = insn_source;
             }

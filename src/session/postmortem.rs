@@ -120,23 +120,28 @@ impl Session {
     /// core written away from a signal, `core at ...` in the thread that was selected.
     fn core_stop(&mut self) -> StopInfo {
         let Some(core) = &self.targets.core else {
-            return StopInfo::default();
+            return StopInfo::new(StopKind::Here);
         };
-        let mut info = StopInfo::default();
-        match core.process.crash() {
+        let mut notes = Vec::new();
+        let (kind, tid) = match core.process.crash() {
             Some((tid, sig)) => {
-                info.reason = Some(Reason::Signal);
-                info.tid = Some(tid);
-                info.signal = Some(sig.signo);
-                if core.process.crash_siginfo_known() {
-                    super::run::signal_origin(&mut info, sig.signo, sig.code, sig.addr);
-                }
+                let kind = if core.process.crash_siginfo_known() {
+                    super::run::signal_stop(&mut notes, sig.signo, sig.code, sig.addr)
+                } else {
+                    StopKind::Signal {
+                        signal: sig.signo,
+                        fault_addr: None,
+                    }
+                };
+                (kind, tid)
             }
-            None => {
-                info.reason = Some(Reason::Core);
-                info.tid = Some(core.process.selected());
-            }
-        }
+            None => (StopKind::Core, core.process.selected()),
+        };
+        let mut info = StopInfo {
+            tid: Some(tid),
+            notes,
+            ..StopInfo::new(kind)
+        };
         let threads = core.process.thread_ids().len();
         let problems = core.process.problems();
         info.pc = self.regs().ok().map(|r| r.rip);

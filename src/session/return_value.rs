@@ -16,16 +16,22 @@ impl Session {
     /// what the function returned (nothing for `void`: its rax is whatever it last held). A
     /// value whose type DWARF gives comes back typed for the caller to print.
     pub fn describe_return(&mut self, stop: &mut StopInfo, fn_pc: u64) -> Option<TypedValue> {
-        stop.reason = Some(Reason::Finish);
+        let mut returned = ReturnValue::default();
+        let aggregate = self.returned(fn_pc, &mut returned);
+        stop.kind = StopKind::Finish(returned);
+        aggregate
+    }
+
+    fn returned(&mut self, fn_pc: u64, returned: &mut ReturnValue) -> Option<TypedValue> {
         // The function's return type, looked up once: where DWARF does not say, rax.
         let returns = self.return_type(fn_pc);
         if returns.as_ref().is_some_and(|(_, ty)| ty.is_none()) {
             return None;
         }
-        stop.returned = self.regs().ok().map(|r| r.rax);
+        returned.rax = self.regs().ok().map(|r| r.rax);
         let (file, ty) = returns?;
-        stop.returned_float = self.float_return(&file, ty);
-        if stop.returned_float.is_some() {
+        returned.float = self.float_return(&file, ty);
+        if returned.float.is_some() {
             return None;
         }
         self.returned_aggregate(&file, ty)

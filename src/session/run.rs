@@ -58,11 +58,9 @@ impl Session {
     fn library_stop(&mut self, change: dynamic::LibraryChange) -> StopInfo {
         let tid = self.targets.live.as_ref().map(|t| t.process.selected());
         StopInfo {
-            reason: Some(Reason::Library),
             tid,
             pc: self.pc().ok(),
-            library: Some(change),
-            ..Default::default()
+            ..StopInfo::new(StopKind::Library(change))
         }
     }
 
@@ -214,17 +212,16 @@ impl Session {
     pub fn book_stop(&mut self, stop: Stop) -> Result<StopInfo> {
         self.note_stop_for_gcore(&stop);
         self.ran_since_maps_refresh = true;
-        let mut info = StopInfo {
-            tid: stop.tid(),
-            ..Default::default()
-        };
+        let tid = stop.tid();
+        let mut notes = Vec::new();
         self.entry_inlines = None;
-        info.reason = Some(match stop {
-            Stop::Entry { .. } => Reason::Entry,
-            Stop::Loader { .. } => Reason::Loader,
-            Stop::Attached { .. } => Reason::Attached,
-            Stop::Step { .. } => Reason::Step,
+        let kind = match stop {
+            Stop::Entry { .. } => StopKind::Entry,
+            Stop::Loader { .. } => StopKind::Loader,
+            Stop::Attached { .. } => StopKind::Attached,
+            Stop::Step { .. } => StopKind::Step,
             Stop::Breakpoint { addr, .. } => {
+                let mut hit = BreakpointHit::default();
                 // Several at this address (rare): every id, for each to decide on its terms.
                 // A lone breakpoint's hit (every logpoint hit) allocates nothing here.
                 let at_addr = |b: &&super::breakpoints::Breakpoint| b.armed && b.at(addr);
@@ -237,7 +234,7 @@ impl Session {
                     .nth(1)
                     .is_some()
                 {
-                    info.breakpoint_ids = self
+                    hit.ids = self
                         .points
                         .breakpoints
                         .list()
@@ -247,8 +244,8 @@ impl Session {
                         .collect();
                 }
                 if let Some(bp) = self.points.breakpoints.hit(addr) {
-                    info.breakpoint_id = Some(bp.id);
-                    info.breakpoint_name = bp.name.clone();
+                    hit.id = Some(bp.id);
+                    hit.name = bp.name.clone();
                     // A function by name, or a `file:line`: the calls inlined there that
                     // begin right here are not entered yet (counted when first asked).
                     let named = if super::lookup::names_a_function(&bp.spec) {
@@ -256,55 +253,47 @@ impl Session {
                     } else {
                         source_line_expr(&bp.spec).map(|_| bp.spec.clone())
                     };
-                    if let (Some(named), Some(tid)) = (named, info.tid) {
+                    if let (Some(named), Some(tid)) = (named, tid) {
                         self.entry_inlines = Some((tid, addr, named, None));
                     }
                 }
-                Reason::Breakpoint
+                StopKind::Breakpoint(hit)
             }
             Stop::Signal {
                 signal,
                 code,
                 fault_addr,
                 ..
-            } => {
-                info.signal = Some(signal);
-                signal_origin(&mut info, signal, code, fault_addr);
-                Reason::Signal
-            }
-            Stop::Timeout { .. } => Reason::Timeout,
-            Stop::Interrupted { .. } => Reason::Interrupted,
-            Stop::Exec { .. } => {
-                info.program = self.targets.live.as_ref().map(|t| t.program.clone());
-                Reason::Exec
-            }
-            Stop::ThreadExit { .. } => Reason::ThreadExit,
-            Stop::ThreadStart { .. } => Reason::ThreadStart,
+            } => signal_stop(&mut notes, signal, code, fault_addr),
+            Stop::Timeout { .. } => StopKind::Timeout,
+            Stop::Interrupted { .. } => StopKind::Interrupted,
+            Stop::Exec { .. } => StopKind::Exec {
+                program: self.targets.live.as_ref().map(|t| t.program.clone()),
+            },
+            Stop::ThreadExit { .. } => StopKind::ThreadExit,
+            Stop::ThreadStart { .. } => StopKind::ThreadStart,
             Stop::Watchpoint { tid, slots } => match self.watch_hit(tid, slots)? {
-                Some(report) => {
-                    info.watch = Some(report);
-                    Reason::Watchpoint
-                }
-                None => Reason::Step,
+                Some(report) => StopKind::Watchpoint(report),
+                None => StopKind::Step,
             },
             Stop::Syscall { tid, nr, args, ret } => {
-                info.syscall = Some(self.syscall_report(tid, nr, args, ret)?);
-                Reason::Syscall
+                StopKind::Syscall(self.syscall_report(tid, nr, args, ret)?)
             }
-            Stop::Exited { code } => {
-                info.exit_code = Some(code);
-                Reason::Exited
-            }
+            Stop::Exited { code } => StopKind::Exited { code },
             Stop::Killed { signal } => {
-                info.signal = Some(signal);
                 if let Some(pid) = crate::os::guardian::ended_attacker() {
-                    info.notes.push(format!(
+                    notes.push(format!(
                         "process {pid} ptrace-attached scry and held it stopped: scry's guardian ended it, the only way out"
                     ));
                 }
-                Reason::Killed
+                StopKind::Killed { signal }
             }
-        });
+        };
+        let mut info = StopInfo {
+            tid,
+            notes,
+            ..StopInfo::new(kind)
+        };
         if let Some(t) = &mut self.targets.live {
             self.carried_notes.extend(t.process.take_syscall_warnings());
         }
@@ -382,26 +371,30 @@ impl Session {
 /// CPU raised (si_code > 0), or the process that sent it with kill(), tgkill() or
 /// sigqueue() (si_code <= 0, where the field a fault address would be in holds the
 /// sender's pid), which the stop line then names instead of a made-up address.
-pub(super) fn signal_origin(info: &mut StopInfo, signal: i32, code: i32, addr: u64) {
+pub(super) fn signal_stop(notes: &mut Vec<String>, signal: i32, code: i32, addr: u64) -> StopKind {
+    let mut fault_addr = None;
     if code > 0 {
         if signals::has_fault_addr(signal) {
-            info.fault_addr = Some(addr);
+            fault_addr = Some(addr);
         }
     } else if matches!(code, 0 | -1 | -6) {
-        info.notes
-            .push(format!("sent by process {}", addr as u32 as i32));
+        notes.push(format!("sent by process {}", addr as u32 as i32));
     }
+    StopKind::Signal { signal, fault_addr }
 }
 
 impl Session {
     /// Names `id`, one of the breakpoints at `stop`'s address, as the one that stopped it.
     pub fn relabel_breakpoint_stop(&self, stop: &mut StopInfo, id: u32) {
-        if !stop.breakpoint_ids.contains(&id) {
+        let StopKind::Breakpoint(hit) = &mut stop.kind else {
+            return;
+        };
+        if !hit.ids.contains(&id) {
             return;
         }
         if let Some(bp) = self.points.breakpoints.list().iter().find(|b| b.id == id) {
-            stop.breakpoint_id = Some(id);
-            stop.breakpoint_name = bp.name.clone();
+            hit.id = Some(id);
+            hit.name = bp.name.clone();
         }
     }
 }

@@ -3,6 +3,7 @@
 use crate::symbols::dwarf::render::float_text;
 use std::fmt::Write;
 
+use super::syscalls::SyscallReport;
 use crate::os::signals::{is_realtime, signal_name};
 use crate::os::Tid;
 use crate::symbols::elf::short_name::short_frame_name;
@@ -57,43 +58,111 @@ reasons! {
     Core => "core",
 }
 
+/// What stopped the target, with what only that kind of stop carries. [`Reason`] is its
+/// name ([`StopKind::reason`]), matched exhaustively, so a new kind cannot go without one.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StopKind {
+    Entry,
+    Loader,
+    Attached,
+    /// Nothing ran (`step(0)`, a progress line): where the thread is. Shown as a step, and
+    /// never kept as the latest stop (the stop before it stays what `status()` reports).
+    Here,
+    Step,
+    Breakpoint(BreakpointHit),
+    Watchpoint(WatchReport),
+    Signal {
+        signal: i32,
+        /// The faulting address of a fault the CPU raised (see `signal_origin`).
+        fault_addr: Option<u64>,
+    },
+    Syscall(SyscallReport),
+    Timeout,
+    Interrupted,
+    Finish(ReturnValue),
+    /// The program the process runs now.
+    Exec {
+        program: Option<String>,
+    },
+    Library(super::dynamic::LibraryChange),
+    ThreadStart,
+    ThreadExit,
+    Exited {
+        code: i32,
+    },
+    Killed {
+        signal: i32,
+    },
+    Detached,
+    Core,
+}
+
+/// Which breakpoint a hit belongs to. `id: None`: one of scry's own (a run's temporary
+/// breakpoint at a return address), no user's.
 #[derive(Debug, Clone, Default, PartialEq)]
+pub struct BreakpointHit {
+    pub id: Option<u32>,
+    pub name: Option<String>,
+    /// Every armed breakpoint at the hit's address, in id order, when there are several:
+    /// each decides on its own terms whether the hit stops.
+    pub ids: Vec<u32>,
+}
+
+/// What a function returned to a `finish()`, as far as it is known (an inlined call's
+/// finish knows nothing: there was no return).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReturnValue {
+    /// rax as the function returned.
+    pub rax: Option<u64>,
+    /// A function whose DWARF return type is floating point: the value it returned in xmm0
+    /// (st0 for `long double`), shown instead of rax.
+    pub float: Option<f64>,
+    /// A function returning an aggregate: the value as it prints (a string, a struct),
+    /// shown instead of rax.
+    pub text: Option<String>,
+}
+
+impl StopKind {
+    pub fn reason(&self) -> Reason {
+        match self {
+            StopKind::Entry => Reason::Entry,
+            StopKind::Loader => Reason::Loader,
+            StopKind::Attached => Reason::Attached,
+            StopKind::Here | StopKind::Step => Reason::Step,
+            StopKind::Breakpoint(_) => Reason::Breakpoint,
+            StopKind::Watchpoint(_) => Reason::Watchpoint,
+            StopKind::Signal { .. } => Reason::Signal,
+            StopKind::Syscall(_) => Reason::Syscall,
+            StopKind::Timeout => Reason::Timeout,
+            StopKind::Interrupted => Reason::Interrupted,
+            StopKind::Finish(_) => Reason::Finish,
+            StopKind::Exec { .. } => Reason::Exec,
+            StopKind::Library(_) => Reason::Library,
+            StopKind::ThreadStart => Reason::ThreadStart,
+            StopKind::ThreadExit => Reason::ThreadExit,
+            StopKind::Exited { .. } => Reason::Exited,
+            StopKind::Killed { .. } => Reason::Killed,
+            StopKind::Detached => Reason::Detached,
+            StopKind::Core => Reason::Core,
+        }
+    }
+}
+
+/// A stop as scry reports it: what stopped ([`StopKind`]) and the fields every stop has.
+#[derive(Debug, Clone, PartialEq)]
 pub struct StopInfo {
-    pub reason: Option<Reason>,
+    pub kind: StopKind,
     pub tid: Option<Tid>,
     pub pc: Option<u64>,
     pub symbol: Option<String>,
-    pub breakpoint_id: Option<u32>,
-    pub breakpoint_name: Option<String>,
-    /// Every armed breakpoint at the hit's address, in id order, when there are several:
-    /// each decides on its own terms whether the hit stops.
-    pub breakpoint_ids: Vec<u32>,
-    pub signal: Option<i32>,
-    pub fault_addr: Option<u64>,
-    pub exit_code: Option<i32>,
-    /// Instructions executed by a `step(n)` and how many were asked for.
+    /// `loop.c:15`: the source position of pc, when the module has line information.
+    pub source: Option<String>,
+    /// Instructions executed by a `step(n)` and how many were asked for (whatever ended it).
     pub steps: Option<(u64, u64)>,
     /// Bytes of target output waiting in `output()`.
     pub unread_output: usize,
     /// Show the thread: the process has more than one.
     pub show_tid: bool,
-    pub watch: Option<WatchReport>,
-    /// `loop.c:15`: the source position of pc, when the module has line information.
-    pub source: Option<String>,
-    /// `finish()`: rax as the function returned.
-    pub returned: Option<u64>,
-    /// `finish()` of a function whose DWARF return type is floating point: the value it
-    /// returned in xmm0 (st0 for `long double`), shown instead of rax.
-    pub returned_float: Option<f64>,
-    /// `finish()` of a function returning an aggregate: the value as it prints (a string,
-    /// a struct), shown instead of rax.
-    pub returned_text: Option<String>,
-    /// An `exec` stop: the program the process runs now.
-    pub program: Option<String>,
-    /// A `library` stop: what the loader changed.
-    pub library: Option<super::dynamic::LibraryChange>,
-    /// A `syscall` stop: the decoded call.
-    pub syscall: Option<super::syscalls::SyscallReport>,
     /// What the user should know about this stop that its fields do not say (a process
     /// stopped by job control, a setuid bit the kernel ignored), each shown as `[note]`.
     pub notes: Vec<String>,
@@ -151,74 +220,100 @@ fn value_text(v: u64) -> String {
 }
 
 impl StopInfo {
+    /// A stop of this kind with no other field known yet.
+    pub fn new(kind: StopKind) -> StopInfo {
+        StopInfo {
+            kind,
+            tid: None,
+            pc: None,
+            symbol: None,
+            source: None,
+            steps: None,
+            unread_output: 0,
+            show_tid: false,
+            notes: Vec::new(),
+        }
+    }
+
     pub fn reason(&self) -> Reason {
-        self.reason.unwrap_or(Reason::Step)
+        self.kind.reason()
+    }
+
+    /// The user's breakpoint a hit belongs to (`None` for scry's own and for other stops).
+    pub fn breakpoint_id(&self) -> Option<u32> {
+        match &self.kind {
+            StopKind::Breakpoint(hit) => hit.id,
+            _ => None,
+        }
+    }
+
+    /// The signal that stopped or ended the process.
+    pub fn signal(&self) -> Option<i32> {
+        match self.kind {
+            StopKind::Signal { signal, .. } | StopKind::Killed { signal } => Some(signal),
+            _ => None,
+        }
+    }
+
+    pub fn watch(&self) -> Option<&WatchReport> {
+        match &self.kind {
+            StopKind::Watchpoint(w) => Some(w),
+            _ => None,
+        }
     }
 
     /// `breakpoint 1 (loop) at 0x401136 main+0x4 thread 1234 [3 of 5 steps] [12 bytes of output]`
     pub fn line(&self) -> String {
         let mut s = String::from(self.reason().as_str());
-        match self.reason() {
-            Reason::Breakpoint => {
-                if let Some(id) = self.breakpoint_id {
+        match &self.kind {
+            StopKind::Breakpoint(hit) => {
+                if let Some(id) = hit.id {
                     let _ = write!(s, " {id}");
                 }
-                if let Some(name) = &self.breakpoint_name {
+                if let Some(name) = &hit.name {
                     let _ = write!(s, " ({name})");
                 }
             }
-            Reason::Signal => {
-                if let Some(sig) = self.signal {
-                    let _ = write!(s, " {}", signal_name(sig));
-                    if is_realtime(sig) {
-                        let _ = write!(s, " ({sig})");
-                    }
+            StopKind::Signal { signal, fault_addr } => {
+                let _ = write!(s, " {}", signal_name(*signal));
+                if is_realtime(*signal) {
+                    let _ = write!(s, " ({signal})");
                 }
-                if let Some(addr) = self.fault_addr {
+                if let Some(addr) = fault_addr {
                     let _ = write!(s, " fault_addr={addr:#x}");
                 }
             }
-            Reason::Exited => {
-                let _ = write!(s, " with code {}", self.exit_code.unwrap_or(0));
+            StopKind::Exited { code } => {
+                let _ = write!(s, " with code {code}");
             }
-            Reason::Exec => {
-                if let Some(p) = &self.program {
-                    let _ = write!(s, " {p}");
+            StopKind::Exec { program: Some(p) } => {
+                let _ = write!(s, " {p}");
+            }
+            StopKind::Library(l) => {
+                let kind = if l.loaded { "load" } else { "unload" };
+                let _ = write!(s, " {kind} {} base={:#x}", l.path, l.base);
+            }
+            StopKind::Syscall(sys) => {
+                let _ = write!(s, " {}", sys.call.text());
+            }
+            StopKind::Watchpoint(w) => {
+                let _ = write!(s, " {}", w.id);
+                if let Some(name) = &w.name {
+                    let _ = write!(s, " ({name})");
                 }
-            }
-            Reason::Library => {
-                if let Some(l) = &self.library {
-                    let kind = if l.loaded { "load" } else { "unload" };
-                    let _ = write!(s, " {kind} {} base={:#x}", l.path, l.base);
-                }
-            }
-            Reason::Syscall => {
-                if let Some(sys) = &self.syscall {
-                    let _ = write!(s, " {}", sys.call.text());
-                }
-            }
-            Reason::Watchpoint => {
-                if let Some(w) = &self.watch {
-                    let _ = write!(s, " {}", w.id);
-                    if let Some(name) = &w.name {
-                        let _ = write!(s, " ({name})");
+                let kind = if w.is_write { "write" } else { "read" };
+                let _ = write!(s, " {kind} {:#x}", w.addr);
+                if w.is_write {
+                    let _ = write!(s, " {} -> {}", watched_text(&w.old), watched_text(&w.new));
+                    if w.racy {
+                        let _ = write!(s, " (read after other threads ran)");
                     }
-                    let kind = if w.is_write { "write" } else { "read" };
-                    let _ = write!(s, " {kind} {:#x}", w.addr);
-                    if w.is_write {
-                        let _ = write!(s, " {} -> {}", watched_text(&w.old), watched_text(&w.new));
-                        if w.racy {
-                            let _ = write!(s, " (read after other threads ran)");
-                        }
-                    } else {
-                        let _ = write!(s, " = {}", watched_text(&w.new));
-                    }
+                } else {
+                    let _ = write!(s, " = {}", watched_text(&w.new));
                 }
             }
-            Reason::Killed => {
-                if let Some(sig) = self.signal {
-                    let _ = write!(s, " by {}", signal_name(sig));
-                }
+            StopKind::Killed { signal } => {
+                let _ = write!(s, " by {}", signal_name(*signal));
             }
             _ => {}
         }
@@ -236,14 +331,16 @@ impl StopInfo {
                 let _ = write!(s, " thread {tid}");
             }
         }
-        if let Some(t) = &self.returned_text {
-            let _ = write!(s, " returned {t}");
-        } else if let Some(f) = self.returned_float {
-            let _ = write!(s, " returned {}", float_text(f, false));
-        } else if let Some(v) = self.returned {
-            let _ = write!(s, " returned {}", value_text(v));
+        if let StopKind::Finish(r) = &self.kind {
+            if let Some(t) = &r.text {
+                let _ = write!(s, " returned {t}");
+            } else if let Some(f) = r.float {
+                let _ = write!(s, " returned {}", float_text(f, false));
+            } else if let Some(v) = r.rax {
+                let _ = write!(s, " returned {}", value_text(v));
+            }
         }
-        if let Some(w) = &self.watch {
+        if let Some(w) = self.watch() {
             if let (Some(at), Some(text)) = (w.insn_addr, &w.insn_text) {
                 // The disassembler's `# 0x... <sym>` note repeats the watched address.
                 let text = text.split("  #").next().unwrap_or(text);
@@ -282,13 +379,10 @@ impl StopInfo {
 
     /// How the end of a process is described in "no live process (...)".
     pub fn ending(&self) -> Option<String> {
-        match self.reason() {
-            Reason::Exited => Some(format!("exited with code {}", self.exit_code.unwrap_or(0))),
-            Reason::Killed => Some(format!(
-                "killed by {}",
-                signal_name(self.signal.unwrap_or(9))
-            )),
-            Reason::Detached => Some("detached".into()),
+        match self.kind {
+            StopKind::Exited { code } => Some(format!("exited with code {code}")),
+            StopKind::Killed { signal } => Some(format!("killed by {}", signal_name(signal))),
+            StopKind::Detached => Some("detached".into()),
             _ => None,
         }
     }
@@ -301,40 +395,44 @@ mod tests {
     #[test]
     fn renders_one_line() {
         let bp = StopInfo {
-            reason: Some(Reason::Breakpoint),
             tid: Some(7),
             pc: Some(0x401136),
             symbol: Some("main".into()),
-            breakpoint_id: Some(1),
-            ..Default::default()
+            ..StopInfo::new(StopKind::Breakpoint(BreakpointHit {
+                id: Some(1),
+                ..Default::default()
+            }))
         };
         assert_eq!(bp.line(), "breakpoint 1 at 0x401136 main");
         let segv = StopInfo {
-            reason: Some(Reason::Signal),
             pc: Some(0x401150),
             symbol: Some("crash+0x8".into()),
-            signal: Some(11),
-            fault_addr: Some(0),
             unread_output: 12,
-            ..Default::default()
+            ..StopInfo::new(StopKind::Signal {
+                signal: 11,
+                fault_addr: Some(0),
+            })
         };
         assert_eq!(
             segv.line(),
             "signal SIGSEGV fault_addr=0x0 at 0x401150 crash+0x8 [12 bytes of output]"
         );
-        let exit = StopInfo {
-            reason: Some(Reason::Exited),
-            exit_code: Some(3),
-            ..Default::default()
-        };
+        let exit = StopInfo::new(StopKind::Exited { code: 3 });
         assert_eq!(exit.line(), "exited with code 3");
         assert_eq!(exit.ending().unwrap(), "exited with code 3");
         let step = StopInfo {
-            reason: Some(Reason::Step),
             pc: Some(0x10),
             steps: Some((3, 5)),
-            ..Default::default()
+            ..StopInfo::new(StopKind::Step)
         };
         assert_eq!(step.line(), "step at 0x10 [3 of 5 steps]");
+        let finish = StopInfo {
+            pc: Some(0x20),
+            ..StopInfo::new(StopKind::Finish(ReturnValue {
+                rax: Some(70000),
+                ..Default::default()
+            }))
+        };
+        assert_eq!(finish.line(), "finish at 0x20 returned 0x11170");
     }
 }

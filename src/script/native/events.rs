@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::runner::Event;
+use crate::session::{StopKind, WatchReport};
 
 /// The natives this file defines, by the names the prelude calls them.
 pub(super) fn install(t: &Natives<'_, '_>) -> rquickjs::Result<()> {
@@ -67,7 +68,7 @@ fn watch_culprit<'js>(h: &Host, ctx: Ctx<'js>) -> R<'js> {
     let taken = h.last_stop.borrow_mut().take();
     let mut info = taken.ok_or_else(|| throw(&ctx, "internal: no stop"))?;
     let found = h.session_mut(&ctx).map(|mut s| s.find_culprit(&mut info));
-    let watch = info.watch.clone();
+    let watch = info.watch().cloned();
     *h.last_stop.borrow_mut() = Some(info);
     found?;
     let o = Object::new(ctx.clone())?;
@@ -125,73 +126,82 @@ fn stop_to_js_fields<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
     if let Some(tid) = info.tid {
         o.put("tid", tid)?;
     }
-    if let Some(id) = info.breakpoint_id {
-        o.put("breakpoint_id", id)?;
-    }
-    if let Some(name) = &info.breakpoint_name {
-        o.put("breakpoint_name", name.as_str())?;
-    }
-    if !info.breakpoint_ids.is_empty() {
-        let ids = Array::new(ctx.clone())?;
-        for id in &info.breakpoint_ids {
-            ids.push(*id)?;
-        }
-        o.put("breakpoint_ids", ids)?;
-    }
-    if let Some(sig) = info.signal {
-        o.put("signal", signals::signal_name(sig))?;
-    }
-    if let Some(addr) = info.fault_addr {
-        o.put("fault_addr", u64_to_js(ctx, addr)?)?;
-    }
-    if let Some(code) = info.exit_code {
-        o.put("code", code)?;
-    }
-    if let Some(src) = &info.source {
-        o.put("source", src.as_str())?;
-    }
-    if let Some(p) = &info.program {
-        o.put("program", p.as_str())?;
-    }
-    if let Some(l) = &info.library {
-        o.put("kind", if l.loaded { "load" } else { "unload" })?;
-        o.put("path", l.path.as_str())?;
-        o.put("base", u64_to_js(ctx, l.base)?)?;
-    }
-    if let Some(w) = &info.watch {
-        o.put("watchpoint_id", w.id)?;
-        if let Some(name) = &w.name {
-            o.put("watchpoint_name", name.as_str())?;
-        }
-        o.put("access_type", if w.is_write { "write" } else { "read" })?;
-        o.put("addr", u64_to_js(ctx, w.addr)?)?;
-        // Up to 8 bytes a number; a wider watch its bytes as hex (memory order), never a
-        // number cut to 64 bits.
-        let watched = |bytes: &[u8]| -> R<'js> {
-            if bytes.len() <= 8 {
-                u64_to_js(ctx, le_value(bytes))
-            } else {
-                values::to_hex(bytes).into_js(ctx)
+    // Each kind's fields, `source` where scripts have always seen it among them.
+    let source = |o: &Object<'js>| match &info.source {
+        Some(src) => o.put("source", src.as_str()),
+        None => Ok(()),
+    };
+    match &info.kind {
+        StopKind::Breakpoint(hit) => {
+            if let Some(id) = hit.id {
+                o.put("breakpoint_id", id)?;
             }
-        };
-        if w.is_write {
-            o.put("old", watched(&w.old)?)?;
+            if let Some(name) = &hit.name {
+                o.put("breakpoint_name", name.as_str())?;
+            }
+            if !hit.ids.is_empty() {
+                let ids = Array::new(ctx.clone())?;
+                for id in &hit.ids {
+                    ids.push(*id)?;
+                }
+                o.put("breakpoint_ids", ids)?;
+            }
         }
-        o.put("new", watched(&w.new)?)?;
-        if w.racy {
-            o.put("racy", true)?;
+        StopKind::Signal { signal, fault_addr } => {
+            o.put("signal", signals::signal_name(*signal))?;
+            if let Some(addr) = fault_addr {
+                o.put("fault_addr", u64_to_js(ctx, *addr)?)?;
+            }
         }
-        if let Some(at) = w.insn_addr {
-            o.put("insn_addr", u64_to_js(ctx, at)?)?;
-        }
-        if let Some(text) = &w.insn_text {
-            o.put("insn", text.as_str())?;
-        }
+        StopKind::Killed { signal } => o.put("signal", signals::signal_name(*signal))?,
+        StopKind::Exited { code } => o.put("code", *code)?,
+        _ => {}
     }
-    if let Some(sys) = &info.syscall {
-        super::syscall::put_fields(ctx, &o, sys)?;
+    source(&o)?;
+    match &info.kind {
+        StopKind::Exec { program: Some(p) } => o.put("program", p.as_str())?,
+        StopKind::Library(l) => {
+            o.put("kind", if l.loaded { "load" } else { "unload" })?;
+            o.put("path", l.path.as_str())?;
+            o.put("base", u64_to_js(ctx, l.base)?)?;
+        }
+        StopKind::Watchpoint(w) => watch_fields(ctx, &o, w)?,
+        StopKind::Syscall(sys) => super::syscall::put_fields(ctx, &o, sys)?,
+        _ => {}
     }
     Ok(o.into_value())
+}
+
+fn watch_fields<'js>(ctx: &Ctx<'js>, o: &Object<'js>, w: &WatchReport) -> rquickjs::Result<()> {
+    o.put("watchpoint_id", w.id)?;
+    if let Some(name) = &w.name {
+        o.put("watchpoint_name", name.as_str())?;
+    }
+    o.put("access_type", if w.is_write { "write" } else { "read" })?;
+    o.put("addr", u64_to_js(ctx, w.addr)?)?;
+    // Up to 8 bytes a number; a wider watch its bytes as hex (memory order), never a
+    // number cut to 64 bits.
+    let watched = |bytes: &[u8]| -> R<'js> {
+        if bytes.len() <= 8 {
+            u64_to_js(ctx, le_value(bytes))
+        } else {
+            values::to_hex(bytes).into_js(ctx)
+        }
+    };
+    if w.is_write {
+        o.put("old", watched(&w.old)?)?;
+    }
+    o.put("new", watched(&w.new)?)?;
+    if w.racy {
+        o.put("racy", true)?;
+    }
+    if let Some(at) = w.insn_addr {
+        o.put("insn_addr", u64_to_js(ctx, at)?)?;
+    }
+    if let Some(text) = &w.insn_text {
+        o.put("insn", text.as_str())?;
+    }
+    Ok(())
 }
 
 /// A stop as a listener sees it: the fields, no symbol and no line (made on demand).

@@ -7,6 +7,7 @@ use std::cell::{Cell, RefCell};
 use super::events::{event_bit, event_to_js, stop_to_js};
 use super::*;
 use crate::runner::{self, Event, Front, RunEnd, RunError, RunResult, Verdict};
+use crate::session::StopKind;
 
 /// The natives this file defines, by the names the prelude calls them.
 pub(super) fn install(t: &Natives<'_, '_>) -> rquickjs::Result<()> {
@@ -123,7 +124,7 @@ impl Front for ScriptFront<'_, '_> {
             let info = StopInfo {
                 tid: s.selected_tid().ok(),
                 steps: Some((done, asked)),
-                ..Default::default()
+                ..StopInfo::new(StopKind::Here)
             };
             s.light_stop_line(&info)
         });
@@ -191,16 +192,21 @@ fn drive<'js>(
         };
         let session = host.session_ref(ctx)?;
         let printers = super::printers::JsPretty::new(ctx, host, v);
-        stop.returned_text = session.value_text(v, &limits, Some(&printers)).ok();
+        let text = session.value_text(v, &limits, Some(&printers)).ok();
+        if let StopKind::Finish(r) = &mut stop.kind {
+            r.text = text;
+        }
     }
     let v = stop_to_js(ctx, host, &stop)?;
     if let Some(o) = v.as_object() {
         if let Some(agg) = returned_aggregate {
             o.put("returned", super::handle::handle(ctx, agg)?)?;
-        } else if let Some(f) = stop.returned_float {
-            o.put("returned", f)?;
-        } else if let Some(rax) = stop.returned {
-            o.put("returned", u64_to_js(ctx, rax)?)?;
+        } else if let StopKind::Finish(r) = &stop.kind {
+            if let Some(f) = r.float {
+                o.put("returned", f)?;
+            } else if let Some(rax) = r.rax {
+                o.put("returned", u64_to_js(ctx, rax)?)?;
+            }
         }
     }
     Ok(v)
