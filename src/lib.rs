@@ -36,7 +36,7 @@
 //!    others (all-stop), undoes its int3 and returns a raw `inferior::Stop`.
 //! 5. **Stop.** The session takes what is its own business (the loader's rendezvous: new
 //!    libraries, breakpoints re-armed; libc's `sigaction`) and goes on; anything else becomes
-//!    a `StopInfo` (reason, thread, pc, breakpoint id, hit counts).
+//!    a `StopInfo` (its `StopKind` with what only that kind carries, thread, pc, source).
 //! 6. **Listeners.** If a listener of that event exists, the runner hands the stop to the
 //!    front end (`Front::event`), which runs the JS listeners with the session lent to them
 //!    and answers a `Verdict`: go on (the next leg) or stop here.

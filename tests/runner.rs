@@ -116,3 +116,24 @@ fn laps_at_full_speed_keep_every_breakpoint_hit() {
     );
     assert_eq!(scry.ok("ctx.n"), "1000");
 }
+
+/// A loop on one line whose turns take two paths (an `if` inside): the path taken only on
+/// some turns joins the cycle when first taken, and the 3,000,000 turns still run at full
+/// speed to the next line (before, every other turn went back to single steps: a timeout).
+#[test]
+fn laps_take_in_every_path_of_a_loop_with_a_branch() {
+    let mut scry = Scry::spawn(&fixture("one_line_loop"), &[]);
+    let head = line_of(LOOPS, "m += i");
+    scry.ok(&format!("breakpoint.set('one_line_loop.c:{head}'); cont()"));
+    let stop = scry.ok("ctx.s = next()");
+    assert!(!stop.contains("timeout"), "{stop}");
+    let after = line_of(LOOPS, "after the third loop");
+    assert_eq!(line_in(&stop), after, "{stop}");
+    // The stop's line number is a number, as an event's `e.line` is.
+    assert_eq!(
+        scry.ok("typeof ctx.s.line + ' ' + (ctx.s.line - 1)"),
+        format!("number {}", after - 1)
+    );
+    let end = scry.ok("cont(); output()");
+    assert!(end.contains("mixed 1500001500000"), "{end}");
+}

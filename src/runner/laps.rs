@@ -6,6 +6,9 @@
 //! the same. So the run puts a breakpoint of its own on each way out of that set (a branch
 //! target or fall-through outside it) and continues: the program runs the remaining turns at
 //! full speed and stops where the single-stepper would first have looked at something new.
+//! There the stepper goes on and the lap keeps what it ran: a path the loop takes only on
+//! some turns (an `if` in the loop) joins the cycle the first time it is taken, until the
+//! only ways out are the loop's own (a 20,000-turn loop with an `if`: 7 s -> ms).
 //!
 //! Not taken where the set has a way out that cannot be known from the bytes (an indirect
 //! jump, a return, a system call, an undecodable byte), or holds a user's breakpoint (the

@@ -112,7 +112,8 @@ impl Stepper {
                             if let Some(stop) = self.run_laps(run, &exits)? {
                                 return Ok((stop, EndAs::Plain));
                             }
-                            self.lap.reset();
+                            // At a way out: what the lap ran stays in it (decided alike), so
+                            // a path the loop takes only on some turns joins the cycle.
                             look_first = true;
                             continue;
                         }

@@ -228,7 +228,7 @@ fn generated_notes(topic: &str) -> Option<String> {
                 .collect();
             Some(format!(
                 "\
-fields: reason ({}), pc symbol source tid; by reason:
+fields: reason ({}), pc symbol source line tid; by reason:
   breakpoint_id breakpoint_name | watchpoint fields (help('events')) | signal fault_addr |
   code (exited) | signal (killed) | returned (finish: rax) | steps (step(n))
 prints as one line, and String(stop) is that line: 'breakpoint 1 at 0x401136 add loop.c:7'

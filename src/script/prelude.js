@@ -144,6 +144,10 @@
   function asStop(rec) {
     hidden(rec, LINE, own(rec, 'line'));
     delete rec.line;
+    // The line number alone, as an event's `e.line`: `next().line` is a number to compare.
+    const src = own(rec, 'source');
+    const m = src ? /:(\d+)$/.exec(src) : null;
+    if (m) hidden(rec, 'line', Number(m[1]));
     // One instruction object everywhere: a watchpoint stop's culprit too.
     const at = own(rec, 'insn_addr');
     if (at !== undefined) field(rec, 'insn', insnAt(at, own(rec, 'insn')));

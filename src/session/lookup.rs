@@ -35,7 +35,6 @@ impl Session {
                 self.symbols.add_vdso(bytes);
             }
         }
-        self.line_frames_seen.clear();
         self.last_maps_refresh = Some(Instant::now());
         self.ran_since_maps_refresh = false;
     }

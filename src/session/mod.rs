@@ -37,7 +37,6 @@ mod value_ops;
 mod values;
 pub(crate) mod watchpoints;
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -64,7 +63,6 @@ pub(crate) use overview::Overview;
 use snapshot::Snapshot;
 pub(crate) use stop::{BreakpointHit, Reason, ReturnValue, StopInfo, StopKind, WatchReport};
 use targets::{Live, Targets};
-pub(crate) use threads::LineFrames;
 pub(crate) use typed_value::TypedValue;
 use watchpoints::{WatchKind, WatchTable, Watchpoint};
 
@@ -343,9 +341,6 @@ pub struct Session {
     /// The name is the breakpoint's function (a call of it is never hidden) or its
     /// `file:line` (the calls before that line's row are hidden).
     entry_inlines: Option<(Tid, u64, String, Option<usize>)>,
-    /// `line_frames` by pc, for a stepper that passes the same instructions of a loop
-    /// thousands of times; emptied whenever the module list is read again.
-    line_frames_seen: HashMap<u64, Arc<LineFrames>>,
     signal_modes: [SignalMode; 65],
     thread_events: bool,
     /// Stops listeners decide on: reported with only their thread stopped.
@@ -399,7 +394,6 @@ impl Session {
             last_signal: None,
             carried_notes: Vec::new(),
             entry_inlines: None,
-            line_frames_seen: HashMap::new(),
             signal_modes,
             thread_events: false,
             nonstop: NonStop::default(),

@@ -293,11 +293,6 @@ impl Session {
     pub fn line_frames(&mut self) -> Result<Arc<LineFrames>> {
         let pc = self.pc()?;
         let hidden = self.hidden_inlines(pc)?;
-        if let Some(seen) = self.line_frames_seen.get(&pc) {
-            if seen.hidden == hidden {
-                return Ok(seen.clone());
-            }
-        }
         let mut locations = self.symbols.locations(RuntimeAddr(pc));
         locations.reverse();
         let short = |l: &Location| {
@@ -319,10 +314,6 @@ impl Session {
             hidden,
             zero: self.symbols.in_line_zero(RuntimeAddr(pc)),
         });
-        if self.line_frames_seen.len() >= LINE_FRAMES_KEPT {
-            self.line_frames_seen.clear();
-        }
-        self.line_frames_seen.insert(pc, frames.clone());
         Ok(frames)
     }
 
@@ -504,9 +495,6 @@ impl Session {
         Ok((frames, stopped))
     }
 }
-
-/// `line_frames` answers kept at most: a loop's instructions, many times over.
-const LINE_FRAMES_KEPT: usize = 4096;
 
 /// The frames at a pc, outermost (the physical function) first: each one's source line
 /// (`file.c:5`; for a frame with an inlined call below it, the line making that call) and
