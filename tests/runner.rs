@@ -137,3 +137,43 @@ fn laps_take_in_every_path_of_a_loop_with_a_branch() {
     let end = scry.ok("cont(); output()");
     assert!(end.contains("mixed 1500001500000"), "{end}");
 }
+
+const CALLERS: &str = include_str!("../fixtures/two_callers.c");
+
+/// `next()` and `finish()` over a call another thread makes from the same place: the fast
+/// thread (its stack above the stepping one's) passes scry's breakpoint at the return address
+/// thousands of times while the stepped call sleeps; only the stepping thread's return ends
+/// the run, in that thread, after its call (before, the fast thread's first pass ended it
+/// there, with the slow call not returned; finish() returned the fast call's 0 in the fast
+/// thread).
+#[test]
+fn another_thread_at_the_return_address_is_no_return() {
+    let call = line_of(CALLERS, "// the call");
+    let slow = format!(
+        "breakpoint.set('two_callers.c:{call}', {{if: e => state.var('id') == 1}}); ctx.hit = cont()"
+    );
+    let mut scry = Scry::spawn(&fixture("two_callers"), &[]);
+    let hit = scry.ok(&slow);
+    let tid = scry.ok("ctx.hit.tid");
+    scry.ok("breakpoint.remove(1)");
+    let stop = scry.ok("next()");
+    assert!(stop.contains(&format!("thread {tid}")), "{hit} / {stop}");
+    assert_eq!(
+        scry.ok("state.var('id') + ' ' + state.var('calls')[1]"),
+        "1 1",
+        "{stop}"
+    );
+
+    // finish() from inside the slow call: back in the slow thread, with what it returned.
+    let mut scry = Scry::spawn(&fixture("two_callers"), &[]);
+    scry.ok("breakpoint.set('work', {if: e => state.var('id') == 1}); ctx.hit = cont()");
+    let tid = scry.ok("ctx.hit.tid");
+    scry.ok("breakpoint.remove(1)");
+    let stop = scry.ok("finish()");
+    assert!(
+        stop.contains(&format!("thread {tid}")) && stop.contains("returned 1"),
+        "{stop}"
+    );
+    let end = scry.ok("cont(); output()");
+    assert!(end.contains("slow 1 fast>0 1"), "{end}");
+}

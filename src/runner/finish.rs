@@ -31,17 +31,20 @@ pub(crate) fn finish<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd
         })?;
     let ret = caller.pc;
     let (sp0, fn_pc) = front.call(|s| s.regs().map(|r| (r.rsp, r.rip)))?;
+    let tid = front.call(|s| s.selected_tid())?;
     let mut run = Run::begin(front, deadline)?;
     let ended = (|| {
         run.temp_site(ret)?;
         loop {
             let mut stop = run.cont()?;
             if stop.reason() == Reason::Breakpoint && stop.pc == Some(ret) {
-                if run.sp()? > sp0 {
+                // Another thread returning there (from the same function, on a stack that
+                // may well be higher) is not this call returning.
+                if stop.tid == Some(tid) && run.sp()? > sp0 {
                     return Ok((stop, EndAs::Finish(fn_pc)));
                 }
                 if stop.breakpoint_id().is_none() {
-                    // A deeper call returning there.
+                    // A deeper call, or another thread, returning there.
                     continue;
                 }
             }
