@@ -141,7 +141,7 @@ impl Inferior {
                 let child = ptrace::event_msg(tid)? as Tid;
                 self.hold_child(child)?;
                 self.continue_or_hold_as(tid, mode, StopKind::InSyscall)?;
-                Ok(None)
+                Ok(self.report_forks.then_some(Stop::Forked { tid }))
             }
             WaitEvent::Fork { .. } if self.follow_fork == FollowFork::Child => {
                 let child = ptrace::event_msg(tid)? as Tid;

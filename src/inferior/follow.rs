@@ -49,6 +49,8 @@ impl Inferior {
                 Err(e) => return Err(e),
             }
         }
+        super::tree::unregister(parent);
+        super::tree::register(child);
         self.pid = child;
         self.threads.clear();
         self.threads.insert(child, Thread::new_stopped(child));

@@ -175,6 +175,7 @@ impl Inferior {
                     last = Stop::Killed { signal };
                     break;
                 }
+                Ok(WaitOutcome::Event(e)) if !self.owns(&e) => super::tree::keep(e),
                 Ok(_) => {}
                 Err(_) => break,
             }
@@ -205,6 +206,7 @@ fn attach_error(pid: Tid, status: &str, err: OsError) -> OsError {
 
 impl Drop for Inferior {
     fn drop(&mut self) {
+        super::tree::unregister(self.pid);
         if self.dead {
             return;
         }

@@ -16,6 +16,7 @@ pub(crate) mod sites;
 mod stop_all;
 mod syscall_stops;
 pub(crate) mod thread;
+pub(crate) mod tree;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
@@ -87,6 +88,11 @@ pub enum Stop {
     ThreadExit {
         tid: Tid,
     },
+    /// A fork child was kept while the whole tree runs (`report_forks`): the session takes
+    /// it into the run, which goes on.
+    Forked {
+        tid: Tid,
+    },
     /// A new thread appeared (reported only when asked for: `report_threads`).
     ThreadStart {
         tid: Tid,
@@ -124,6 +130,7 @@ impl Stop {
             | Stop::Interrupted { tid }
             | Stop::Exec { tid }
             | Stop::ThreadExit { tid }
+            | Stop::Forked { tid }
             | Stop::Watchpoint { tid, .. }
             | Stop::Syscall { tid, .. }
             | Stop::ThreadStart { tid } => Some(tid),
@@ -213,6 +220,8 @@ pub(crate) struct Inferior {
     dr7: u64,
     /// Report thread creation and exit as stops during a continue.
     pub report_threads: bool,
+    /// Report each fork child kept as a [`Stop::Forked`] (a run of the whole tree).
+    pub report_forks: bool,
     /// What a fork does (see `FollowFork`).
     pub follow_fork: FollowFork,
     /// Fork children kept under control (`FollowFork::Both`), not yet handed to the session.
@@ -267,6 +276,7 @@ pub(crate) struct WatchSlot {
 impl Inferior {
     fn new(pid: Tid, origin: Origin, tids: &[Tid]) -> Result<Self, OsError> {
         let threads = tids.iter().map(|&t| (t, Thread::new_stopped(t))).collect();
+        tree::register(pid);
         Ok(Inferior {
             pid,
             origin,
@@ -280,6 +290,7 @@ impl Inferior {
             watch: [None; debugregs::SLOTS],
             dr7: 0,
             report_threads: false,
+            report_forks: false,
             follow_fork: FollowFork::Parent,
             forked: Vec::new(),
             early_children: Vec::new(),

@@ -164,6 +164,52 @@ impl Inferior {
         pass: PassFn,
         nonstop: NonStop,
     ) -> Result<Stop, OsError> {
+        if let Some(stop) = self.resume_all(deadline, pass)? {
+            return Ok(stop);
+        }
+        self.run_until_event(deadline, pass, nonstop)
+    }
+
+    /// Resumes every thread for a run of the whole process tree, which waits for the events
+    /// of every process itself (see [`take_event`](Self::take_event)): a stop that comes
+    /// before everything runs (one kept from before, a step over a breakpoint that ends at
+    /// another) is returned instead, with every thread stopped.
+    pub(crate) fn launch(
+        &mut self,
+        deadline: Instant,
+        pass: PassFn,
+    ) -> Result<Option<Stop>, OsError> {
+        if self.dead {
+            return Ok(None);
+        }
+        if self.catch_dirty() {
+            self.all_stop(pass)?;
+            self.sync_catch()?;
+        }
+        self.unpin();
+        self.all_stop(pass)?;
+        if let Some(stop) = self.next_queued() {
+            return Ok(Some(stop));
+        }
+        self.resume_all(deadline, pass)
+    }
+
+    /// Books an event of this process that a run of the whole tree waited for: the stop to
+    /// report, with every thread of the process stopped, or `None` when its thread went on.
+    pub(crate) fn take_event(
+        &mut self,
+        event: WaitEvent,
+        pass: PassFn,
+    ) -> Result<Option<Stop>, OsError> {
+        match self.handle(event, Mode::Running, pass)? {
+            Some(stop) => self.settle(stop, pass).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Steps the threads parked on breakpoints past them, then resumes every thread; a stop
+    /// met on the way is returned, settled.
+    fn resume_all(&mut self, deadline: Instant, pass: PassFn) -> Result<Option<Stop>, OsError> {
         // A thread parked on a breakpoint it reported must first execute the original
         // instruction, alone; so must the selected thread if the user moved it onto one.
         // Threads whose hit was undone while everything stopped are resumed onto the int3
@@ -188,12 +234,12 @@ impl Inferior {
             }
             let stop = self.step_thread(tid, deadline, pass)?;
             if !matches!(stop, Stop::Step { .. }) {
-                return self.settle(stop, pass);
+                return self.settle(stop, pass).map(Some);
             }
         }
         self.stop_all(pass)?;
         if let Some(stop) = self.next_queued() {
-            return Ok(stop);
+            return Ok(Some(stop));
         }
         for tid in self.thread_ids() {
             if self
@@ -204,7 +250,7 @@ impl Inferior {
                 self.resume(tid)?;
             }
         }
-        self.run_until_event(deadline, pass, nonstop)
+        Ok(None)
     }
 
     fn run_until_event(
@@ -513,6 +559,9 @@ impl Inferior {
     /// Like [`next_event`](Self::next_event), and when `user` is set a SIGINT/SIGTERM to
     /// scry also ends the wait.
     fn next_event_or_signal(&mut self, deadline: Instant, user: bool) -> Result<Waited, OsError> {
+        if let Some(event) = self.take_kept() {
+            return Ok(Waited::Event(event));
+        }
         loop {
             if user && interrupt::pending() {
                 return Ok(Waited::Signalled);
@@ -524,6 +573,7 @@ impl Inferior {
                 return Ok(Waited::Deadline);
             }
             match wait(-1, false) {
+                Ok(WaitOutcome::Event(event)) if !self.owns(&event) => super::tree::keep(event),
                 Ok(WaitOutcome::Event(event)) => return Ok(Waited::Event(event)),
                 Ok(WaitOutcome::Interrupted) => {
                     if user && interrupt::pending() {

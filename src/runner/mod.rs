@@ -331,14 +331,20 @@ fn finish_run<F: Front>(
 
 /// `cont()`: runs until an event ends the run (or the deadline does).
 pub(crate) fn cont<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd> {
-    let run = Run::begin(front, deadline)?;
-    let ended = (|| loop {
-        let mut stop = run.cont()?;
-        if !run.keep_going(&mut stop)? {
-            return Ok((stop, EndAs::Plain));
-        }
+    // A user's continue runs every process of a tree (see session's `tree`).
+    front.session(|s| s.set_whole_tree(true))?;
+    let ended = (|| {
+        let run = Run::begin(front, deadline)?;
+        let ended = (|| loop {
+            let mut stop = run.cont()?;
+            if !run.keep_going(&mut stop)? {
+                return Ok((stop, EndAs::Plain));
+            }
+        })();
+        finish_run(run, ended)
     })();
-    finish_run(run, ended)
+    front.session(|s| s.set_whole_tree(false))?;
+    ended
 }
 
 /// `step(n)`: `n` instructions of the selected thread, each a `step` event; a breakpoint or

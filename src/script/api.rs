@@ -47,7 +47,9 @@ process.list() -> [{pid, state, threads, program}]; state: selected, held, gone,
   the selected one ended
 process.select(pid): state, cont(), step(), thread.list() are about that process now; the
   one selected before is held. Breakpoints and watchpoints apply to every process (armed in
-  the selected one; hits count in all). A held process runs only once selected.
+  the selected one; hits count in all). A held process runs only once selected, unless
+config.schedule = 'all': cont() runs every process; the first stop of any stops them all
+  and selects it ('selected', the default, runs the selected one alone)
 when the selected process ends, the stop names the held ones; select one to go on
 kill() kills every process; detach() lets every one go (code restored, they run on); the
   end of the session lets each go as it came (spawned: killed, attached: detached)

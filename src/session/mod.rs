@@ -31,6 +31,7 @@ mod target;
 mod targets;
 mod threads;
 pub(crate) mod tls;
+mod tree;
 mod typed_value;
 mod typed_views;
 mod value_ops;
@@ -137,6 +138,9 @@ pub struct Config {
     pub solib_dirs: Vec<PathBuf>,
     /// How caught system calls are made to stop (see `SyscallFilter`).
     pub syscall_filter: SyscallFilter,
+    /// `config.schedule = 'all'`: with fork children kept, `cont()` runs every
+    /// process of the tree; `'selected'` (the default for now): only the selected one.
+    pub schedule_all: bool,
 }
 
 /// How caught system calls stop in a spawned program (`config.syscall_filter`).
@@ -187,6 +191,7 @@ impl Default for Config {
             sysroot: None,
             solib_dirs: Vec::new(),
             syscall_filter: SyscallFilter::Auto,
+            schedule_all: false,
         }
     }
 }
@@ -341,6 +346,8 @@ pub struct Session {
     /// The name is the breakpoint's function (a call of it is never hidden) or its
     /// `file:line` (the calls before that line's row are hidden).
     entry_inlines: Option<(Tid, u64, String, Option<usize>)>,
+    /// The run under way is a user's `cont()`, which runs the whole tree (see `tree`).
+    whole_tree: bool,
     signal_modes: [SignalMode; 65],
     thread_events: bool,
     /// Stops listeners decide on: reported with only their thread stopped.
@@ -394,6 +401,7 @@ impl Session {
             last_signal: None,
             carried_notes: Vec::new(),
             entry_inlines: None,
+            whole_tree: false,
             signal_modes,
             thread_events: false,
             nonstop: NonStop::default(),

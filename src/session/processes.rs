@@ -121,6 +121,12 @@ impl Session {
                 "process {pid} is gone (killed from outside scry while it was held)"
             )));
         }
+        self.select_held(index)
+    }
+
+    /// Selects the held process at `index` (one that ended in a run of the whole tree too:
+    /// its end is the stop that selects it).
+    pub(super) fn select_held(&mut self, index: usize) -> Result<()> {
         let incoming = self.targets.held.remove(index);
         if let Some(mut current) = self.targets.live.take() {
             if !current.process.is_dead() {
@@ -147,9 +153,11 @@ impl Session {
         self.stepped_from = None;
         self.symbols = self.symbols.renewed();
         self.loader.forget_changes();
-        self.refresh_symbols();
-        self.rearm_keeping_hits();
-        self.follow_loader();
+        if self.targets.is_live() {
+            self.refresh_symbols();
+            self.rearm_keeping_hits();
+            self.follow_loader();
+        }
         Ok(())
     }
 

@@ -8,6 +8,10 @@ impl Session {
     /// Arms the deadline for a run (one continue or a batch of steps).
     pub fn arm(&mut self, deadline: Instant) -> Result<()> {
         let follow = self.config.follow_fork;
+        if self.runs_tree() && !self.targets.is_live() {
+            // The selected process ended; the held ones run (each armed by the tree's leg).
+            return Ok(());
+        }
         let inferior = self.targets.live_for_run()?;
         inferior.set_follow_fork(follow);
         inferior.arm(deadline);
@@ -106,10 +110,24 @@ impl Session {
                 return Ok(self.library_stop(change));
             }
             let nonstop = self.nonstop;
-            let stop = self
-                .targets
-                .live_for_run()?
-                .cont(deadline, &pass, nonstop)?;
+            let tree = self.whole_tree
+                && self.config.schedule_all
+                && self.config.follow_fork == FollowFork::Both;
+            if let Some(t) = &mut self.targets.live {
+                t.process.set_report_forks(tree);
+            }
+            let stop = if self.runs_tree() {
+                self.tree_leg(deadline)?
+            } else {
+                self.targets
+                    .live_for_run()?
+                    .cont(deadline, &pass, nonstop)?
+            };
+            if let Stop::Forked { .. } = stop {
+                // A child kept: from now on the run is the whole tree's.
+                self.collect_forked();
+                continue;
+            }
             match self.own_stop(&stop) {
                 Some(true) => {
                     // The loader changed its list: scry's business, then the run goes on.
@@ -272,6 +290,8 @@ impl Session {
             },
             Stop::ThreadExit { .. } => StopKind::ThreadExit,
             Stop::ThreadStart { .. } => StopKind::ThreadStart,
+            // Never booked: the run takes the child in and goes on (see `cont`).
+            Stop::Forked { .. } => StopKind::Step,
             Stop::Watchpoint { tid, slots } => match self.watch_hit(tid, slots)? {
                 Some(report) => StopKind::Watchpoint(report),
                 None => StopKind::Step,

@@ -15,6 +15,7 @@ use crate::inferior::{CatchMode, FollowFork, Inferior, NonStop, Origin, PassFn, 
 use crate::os::regs::RawRegs;
 use crate::os::syscalls::render::Captured;
 use crate::os::syscalls::SysSet;
+use crate::os::wait::WaitEvent;
 use crate::os::{OsError, Tid};
 
 use super::backend::ProcessView;
@@ -35,6 +36,8 @@ pub(crate) trait Target: ProcessView {
     /// Thread starts and exits are reported as stops.
     fn set_report_threads(&mut self, on: bool);
     fn set_follow_fork(&mut self, follow: FollowFork);
+    /// Fork children kept are reported as `Stop::Forked` (a run of the whole tree).
+    fn set_report_forks(&mut self, on: bool);
 
     // ---- running ------------------------------------------------------------------------
     /// Starts a run that ends by `deadline` (one continue or a batch of steps).
@@ -47,6 +50,13 @@ pub(crate) trait Target: ProcessView {
     fn cont(&mut self, deadline: Instant, pass: PassFn, nonstop: NonStop) -> Result<Stop, OsError>;
     /// One instruction of the selected thread.
     fn step(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError>;
+    /// Resumes every thread for a run of several processes, which waits for their events
+    /// itself; a stop that comes first is returned instead.
+    fn launch(&mut self, deadline: Instant, pass: PassFn) -> Result<Option<Stop>, OsError>;
+    /// Whether an event a run of several processes waited for is this process's.
+    fn owns(&self, event: &WaitEvent) -> bool;
+    /// Books such an event: the stop it is (every thread then stopped), or `None`.
+    fn take_event(&mut self, event: WaitEvent, pass: PassFn) -> Result<Option<Stop>, OsError>;
     /// Forgets the signal `tid` stopped with: it is not delivered on resume.
     fn clear_pending_signal(&mut self, tid: Tid);
     /// The stop signal that stopped the whole program (job control), if any.
@@ -133,6 +143,9 @@ impl Target for Inferior {
     fn set_report_threads(&mut self, on: bool) {
         self.report_threads = on;
     }
+    fn set_report_forks(&mut self, on: bool) {
+        self.report_forks = on;
+    }
     fn set_follow_fork(&mut self, follow: FollowFork) {
         self.follow_fork = follow;
     }
@@ -151,6 +164,15 @@ impl Target for Inferior {
     }
     fn step(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
         Inferior::step(self, deadline, pass)
+    }
+    fn launch(&mut self, deadline: Instant, pass: PassFn) -> Result<Option<Stop>, OsError> {
+        Inferior::launch(self, deadline, pass)
+    }
+    fn owns(&self, event: &WaitEvent) -> bool {
+        Inferior::owns(self, event)
+    }
+    fn take_event(&mut self, event: WaitEvent, pass: PassFn) -> Result<Option<Stop>, OsError> {
+        Inferior::take_event(self, event, pass)
     }
     fn clear_pending_signal(&mut self, tid: Tid) {
         Inferior::clear_pending_signal(self, tid)

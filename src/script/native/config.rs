@@ -30,6 +30,11 @@ fn get<'js>(h: &Host, ctx: Ctx<'js>, key: String) -> R<'js> {
         "syscall_filter" => {
             rquickjs::String::from_str(ctx.clone(), c.syscall_filter.name())?.into_value()
         }
+        "schedule" => rquickjs::String::from_str(
+            ctx.clone(),
+            if c.schedule_all { "all" } else { "selected" },
+        )?
+        .into_value(),
         "debug_dirs" | "solib_dirs" => {
             let list = if key == "debug_dirs" {
                 &c.debug_dirs
@@ -161,6 +166,13 @@ fn set<'js>(h: &Host, ctx: Ctx<'js>, key: String, v: Value<'js>) -> rquickjs::Re
             };
             let text = v.as_string().ok_or_else(bad)?.to_string()?;
             s.set_syscall_filter(crate::session::SyscallFilter::parse(&text).ok_or_else(bad)?);
+        }
+        "schedule" => {
+            s.config.schedule_all = match v.as_string().map(|t| t.to_string()) {
+                Some(Ok(t)) if t == "all" => true,
+                Some(Ok(t)) if t == "selected" => false,
+                _ => return Err(throw(&ctx, "config.schedule must be 'all' or 'selected'")),
+            }
         }
         _ => return Err(throw(&ctx, format!("no setting '{key}'"))),
     }

@@ -1,0 +1,172 @@
+//! A process tree run as one (`config.follow_fork = 'both'` with `config.schedule = 'all'`,
+//! gdb's `detach-on-fork off` + `schedule-multiple on`): `cont()` resumes every process under
+//! control, and the first stop any of them reports stops them all and selects the process
+//! it came from. Without this a parent waiting in `wait4` or `read` for a held child never
+//! gets anywhere: every `cont()` ended at its deadline.
+//!
+//! The held processes run with the user's breakpoints of the selected program inserted
+//! (a fork child's address space is a copy of its parent's, so the same addresses hold);
+//! when the run ends they are held again, cleaned, and the one that stopped is selected
+//! through the usual path (symbols read, every breakpoint armed from its spec). A held
+//! process that runs another program (it exec'd) runs without breakpoints until its exec
+//! stop selects it. Only a user's `cont()` runs the tree: `next()`/`finish()`/`step()` run
+//! the selected process alone, the others staying stopped, as gdb with scheduler locking
+//! `step`.
+
+use super::*;
+use crate::inferior::tree;
+use crate::os::wait::{wait, WaitOutcome};
+
+/// Which process a tree's stop came from: a held one by index, or the selected one.
+enum From {
+    Selected,
+    Held(usize),
+}
+
+impl Session {
+    /// A `cont()` runs every process: the user's continue, the tree scheduled as one, and a
+    /// held process alive to run.
+    pub(super) fn runs_tree(&self) -> bool {
+        self.whole_tree
+            && self.config.schedule_all
+            && self.targets.held.iter().any(|t| t.process.still_there())
+    }
+
+    /// Marks the runs to come as a user's `cont()` (the only runs of the whole tree).
+    pub fn set_whole_tree(&mut self, on: bool) {
+        self.whole_tree = on;
+    }
+
+    /// One leg of a tree run: every process resumed, the first stop of any returned, with
+    /// every process stopped and the stopping one selected.
+    pub(super) fn tree_leg(&mut self, deadline: Instant) -> Result<Stop> {
+        let pass = self.pass_fn();
+        let program = self
+            .targets
+            .live
+            .as_ref()
+            .map(|t| t.program.clone())
+            .or_else(|| self.targets.last_process.as_ref().map(|(_, p)| p.clone()));
+        let sites: Vec<u64> = self
+            .points
+            .breakpoints
+            .list()
+            .iter()
+            .filter(|b| b.armed)
+            .flat_map(|b| b.addresses())
+            .collect();
+        let mut first = None;
+        for (i, h) in self.targets.held.iter_mut().enumerate() {
+            if !h.process.still_there() {
+                continue;
+            }
+            if Some(&h.program) == program.as_ref() {
+                for &addr in &sites {
+                    let _ = h.process.insert_site(addr);
+                }
+            }
+            h.process.arm(deadline);
+            if let Some(stop) = h.process.launch(deadline, &pass)? {
+                first = Some((From::Held(i), stop));
+                break;
+            }
+        }
+        if first.is_none() {
+            if let Some(t) = self.targets.live.as_mut().filter(|t| !t.process.is_dead()) {
+                if let Some(stop) = t.process.launch(deadline, &pass)? {
+                    first = Some((From::Selected, stop));
+                }
+            }
+        }
+        let (from, stop) = match first {
+            Some(found) => found,
+            None => self.tree_wait(deadline, &pass)?,
+        };
+        // Every other process stopped; the held ones cleaned of the run's breakpoints.
+        if let Some(t) = &mut self.targets.live {
+            if !t.process.is_dead() {
+                t.process.all_stop(&pass)?;
+            }
+        }
+        for h in &mut self.targets.held {
+            if h.process.still_there() {
+                h.process.disarm(&pass);
+                let _ = h.process.hold(&pass);
+            }
+        }
+        if let From::Held(i) = from {
+            self.select_held(i)?;
+            if let Some(t) = &mut self.targets.live {
+                t.process.arm(deadline);
+            }
+        }
+        Ok(stop)
+    }
+
+    /// Waits for the first event of any process that is a stop.
+    fn tree_wait(&mut self, deadline: Instant, pass: &dyn Fn(i32) -> bool) -> Result<(From, Stop)> {
+        loop {
+            let event = match tree::take_any() {
+                Some(e) => Some(e),
+                None if crate::os::interrupt::pending() || Instant::now() >= deadline => None,
+                None => match wait(-1, false) {
+                    Ok(WaitOutcome::Event(e)) => Some(e),
+                    Ok(_) => continue,
+                    // Nothing left to wait for.
+                    Err(_) => None,
+                },
+            };
+            let Some(event) = event else {
+                let timeout = !crate::os::interrupt::pending();
+                let (from, tid) = self.tree_thread();
+                let stop = if timeout {
+                    Stop::Timeout { tid }
+                } else {
+                    Stop::Interrupted { tid }
+                };
+                return Ok((from, stop));
+            };
+            let owner = match &self.targets.live {
+                Some(t) if !t.process.is_dead() && t.process.owns(&event) => Some(From::Selected),
+                _ => self
+                    .targets
+                    .held
+                    .iter()
+                    .position(|h| h.process.owns(&event))
+                    .map(From::Held),
+            };
+            let taken = match owner {
+                Some(From::Selected) => {
+                    let t = self.targets.live.as_mut().expect("owner is live");
+                    t.process
+                        .take_event(event, pass)?
+                        .map(|s| (From::Selected, s))
+                }
+                Some(From::Held(i)) => self.targets.held[i]
+                    .process
+                    .take_event(event, pass)?
+                    .map(|s| (From::Held(i), s)),
+                None => None,
+            };
+            if let Some(found) = taken {
+                return Ok(found);
+            }
+        }
+    }
+
+    /// The thread a timeout of the tree names: the selected process's, else the first held.
+    fn tree_thread(&self) -> (From, Tid) {
+        match &self.targets.live {
+            Some(t) if !t.process.is_dead() => (From::Selected, t.process.selected()),
+            _ => {
+                let i = self
+                    .targets
+                    .held
+                    .iter()
+                    .position(|h| h.process.still_there())
+                    .unwrap_or(0);
+                (From::Held(i), self.targets.held[i].process.selected())
+            }
+        }
+    }
+}
