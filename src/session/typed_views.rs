@@ -27,7 +27,7 @@ impl Session {
         for file in files {
             let Some(dwarf) = file.dwarf() else { continue };
             let found = guarded(|| dwarf.tree.type_by_spec(spec))?;
-            match found.map_err(SessionError::Invalid)? {
+            match found.map_err(|e| SessionError::Invalid(e.to_string()))? {
                 Some(ty) => return Ok((file.clone(), ty)),
                 None => continue,
             }
