@@ -40,6 +40,7 @@ pub mod type_spec;
 pub mod types;
 mod units;
 pub mod value;
+pub(crate) mod value_error;
 
 pub use frame::FrameVar;
 pub use info::DwarfInfo;

@@ -6,6 +6,7 @@ use super::location::{Gone, Place};
 use super::statics::statics_before;
 use super::tree::InfoTree;
 use super::types::{Encoding, Kind, Member, Type, TypeId};
+use super::value_error::ValueError;
 
 /// Bytes read for one value at most (a huge array is read element by element).
 pub const MAX_VALUE_BYTES: u64 = 1 << 20;
@@ -88,15 +89,15 @@ impl InfoTree {
     }
 
     /// The value's bytes (at most `MAX_VALUE_BYTES`).
-    pub(crate) fn bytes(&self, v: &Value, t: &dyn Target) -> Result<Vec<u8>, String> {
-        let size = self
-            .value_size(v)
-            .ok_or_else(|| format!("{} has no known size", self.type_name(v.ty)))?;
+    pub(crate) fn bytes(&self, v: &Value, t: &dyn Target) -> Result<Vec<u8>, ValueError> {
+        let size = self.value_size(v).ok_or_else(|| ValueError::NoSize {
+            ty: self.type_name(v.ty),
+        })?;
         if size > MAX_VALUE_BYTES {
-            return Err(format!(
-                "{} is {size} bytes; read its members or elements instead",
-                self.type_name(v.ty)
-            ));
+            return Err(ValueError::TooLarge {
+                ty: self.type_name(v.ty),
+                size,
+            });
         }
         let first = v.bits.map_or(0, |(off, _)| off / 8);
         match &v.place {
@@ -106,14 +107,14 @@ impl InfoTree {
                 if t.read(at, &mut buf) {
                     Ok(buf)
                 } else {
-                    Err(format!("cannot read {size} bytes at {at:#x}"))
+                    Err(ValueError::Unreadable { addr: at, size })
                 }
             }
             Place::Bytes { bytes, unknown, .. } => {
                 let end = first + size;
                 // Bytes the place does not have are as unknown as the marked ones.
                 if unknown.iter().any(|&(a, b)| a < end && first < b) || end > bytes.len() as u64 {
-                    return Err(Gone::OptimizedOut.text());
+                    return Err(ValueError::Gone(Gone::OptimizedOut));
                 }
                 let mut out = bytes
                     .get(first as usize..(end as usize).min(bytes.len()))
@@ -122,12 +123,12 @@ impl InfoTree {
                 out.resize(size as usize, 0);
                 Ok(out)
             }
-            Place::Gone(g) => Err(g.text()),
+            Place::Gone(g) => Err(ValueError::Gone(g.clone())),
         }
     }
 
     /// The number, flag, character or pointer a value holds; `None` for aggregates.
-    pub(crate) fn scalar(&self, v: &Value, t: &dyn Target) -> Result<Option<Scalar>, String> {
+    pub(crate) fn scalar(&self, v: &Value, t: &dyn Target) -> Result<Option<Scalar>, ValueError> {
         let Some(ty) = self.strip(v.ty) else {
             return Ok(None);
         };
@@ -144,11 +145,16 @@ impl InfoTree {
 
     /// A member by name. A pointer or reference to a struct is followed first (as `->`),
     /// and members of anonymous structs and unions inside are found too.
-    pub(crate) fn member(&self, v: &Value, name: &str, t: &dyn Target) -> Result<Value, String> {
+    pub(crate) fn member(
+        &self,
+        v: &Value,
+        name: &str,
+        t: &dyn Target,
+    ) -> Result<Value, ValueError> {
         let v = self.through_pointers(v, t)?;
-        let ty = self
-            .strip(v.ty)
-            .ok_or_else(|| format!("void has no member '{name}'"))?;
+        let ty = self.strip(v.ty).ok_or_else(|| ValueError::VoidMember {
+            name: name.to_string(),
+        })?;
         let ty = self.complete(ty);
         if let Some(found) = self.find_member(&v, &ty, name, t, 0) {
             return found;
@@ -156,14 +162,10 @@ impl InfoTree {
         if let Some(found) = self.rust_member(&v, &ty, name, t) {
             return found;
         }
-        let names = self.member_names(&v, t);
-        Err(match names.is_empty() {
-            true => format!("{} has no members", self.type_name(v.ty)),
-            false => format!(
-                "{} has no member '{name}'; members: {}",
-                self.type_name(v.ty),
-                names.join(" ")
-            ),
+        Err(ValueError::NoMember {
+            ty: self.type_name(v.ty),
+            name: name.to_string(),
+            members: self.member_names(&v, t),
         })
     }
 
@@ -177,7 +179,7 @@ impl InfoTree {
         name: &str,
         t: &dyn Target,
         depth: usize,
-    ) -> Option<Result<Value, String>> {
+    ) -> Option<Result<Value, ValueError>> {
         let Kind::Aggregate {
             members, statics, ..
         } = &ty.kind
@@ -206,12 +208,11 @@ impl InfoTree {
                     // A virtual base reached twice is one object: the same member.
                     Some((first, _)) if first.place == found.place && first.ty == found.ty => {}
                     Some((_, first_base)) => {
-                        return Some(Err(format!(
-                            "member '{name}' is ambiguous: both base {} and base {} have one (read it through one: v.$base('{}'))",
-                            self.type_name(*first_base),
-                            self.type_name(m.ty),
-                            self.type_name(m.ty)
-                        )))
+                        return Some(Err(ValueError::AmbiguousMember {
+                            name: name.to_string(),
+                            first: self.type_name(*first_base),
+                            second: self.type_name(m.ty),
+                        }))
                     }
                 },
             }
@@ -274,7 +275,7 @@ impl InfoTree {
 
     /// Follows pointers and references (at most a few levels) to a non-pointer value, as
     /// member access does.
-    fn through_pointers(&self, v: &Value, t: &dyn Target) -> Result<Value, String> {
+    fn through_pointers(&self, v: &Value, t: &dyn Target) -> Result<Value, ValueError> {
         let mut cur = v.clone();
         for _ in 0..4 {
             let Some(ty) = self.strip(cur.ty) else {
@@ -289,10 +290,8 @@ impl InfoTree {
     }
 
     /// The object a pointer or reference points to.
-    pub(crate) fn deref(&self, v: &Value, t: &dyn Target) -> Result<Value, String> {
-        let ty = self
-            .strip(v.ty)
-            .ok_or_else(|| "cannot dereference a void value".to_string())?;
+    pub(crate) fn deref(&self, v: &Value, t: &dyn Target) -> Result<Value, ValueError> {
+        let ty = self.strip(v.ty).ok_or(ValueError::DerefVoid)?;
         let target = match ty.kind {
             Kind::Pointer(to) | Kind::Reference { target: to, .. } => to,
             // C's rule: an array used as a value is a pointer to its first element.
@@ -301,10 +300,9 @@ impl InfoTree {
                 if let Some(inner) = self.rust_deref(v, &ty, t) {
                     return inner;
                 }
-                return Err(format!(
-                    "cannot dereference {}: not a pointer",
-                    self.type_name(v.ty)
-                ));
+                return Err(ValueError::NotDereferenceable {
+                    ty: self.type_name(v.ty),
+                });
             }
         };
         // A synthetic pointer (to an object in registers): the object, read where it is.
@@ -328,31 +326,31 @@ impl InfoTree {
         }
         let addr = match self.scalar(v, t)? {
             Some(Scalar::Pointer(a)) => a,
-            _ => return Err("not a pointer".into()),
+            _ => return Err(ValueError::NotAPointer),
         };
         if addr == 0 {
-            return Err(format!("{} is NULL", self.type_name(v.ty)));
+            return Err(ValueError::Null {
+                ty: self.type_name(v.ty),
+            });
         }
         if target.is_none() {
-            return Err("cannot dereference a void pointer".into());
+            return Err(ValueError::DerefVoidPointer);
         }
         Ok(Value::at(target, addr))
     }
 
     /// Element `i` of an array, a pointer (pointer arithmetic), or a Rust slice or Vec.
-    pub(crate) fn element(&self, v: &Value, i: i64, t: &dyn Target) -> Result<Value, String> {
-        let ty = self
-            .strip(v.ty)
-            .ok_or_else(|| "cannot index a void value".to_string())?;
+    pub(crate) fn element(&self, v: &Value, i: i64, t: &dyn Target) -> Result<Value, ValueError> {
+        let ty = self.strip(v.ty).ok_or(ValueError::IndexVoid)?;
         match &ty.kind {
             Kind::Array { elem, counts } => {
                 let count = counts.first().copied().flatten();
                 if i < 0 || count.is_some_and(|c| i as u64 >= c) {
-                    return Err(format!(
-                        "index {i} is out of bounds of {} ({} elements)",
-                        self.type_name(v.ty),
-                        count.map_or("?".into(), |c| c.to_string())
-                    ));
+                    return Err(ValueError::OutOfBounds {
+                        index: i,
+                        ty: self.type_name(v.ty),
+                        count,
+                    });
                 }
                 // A multi-dimensional array's element is the array of the remaining dims.
                 let (ety, stride) = if counts.len() > 1 {
@@ -361,7 +359,7 @@ impl InfoTree {
                 } else {
                     (*elem, self.size_of(*elem))
                 };
-                let stride = stride.ok_or("the element type has no size")?;
+                let stride = stride.ok_or(ValueError::NoElementSize)?;
                 Ok(Value {
                     ty: ety,
                     place: shift(&v.place, stride.saturating_mul(i as u64)),
@@ -374,11 +372,9 @@ impl InfoTree {
             Kind::Pointer(to) => {
                 let base = match self.scalar(v, t)? {
                     Some(Scalar::Pointer(a)) => a,
-                    _ => return Err("not a pointer".into()),
+                    _ => return Err(ValueError::NotAPointer),
                 };
-                let stride = self
-                    .size_of(*to)
-                    .ok_or("cannot index a pointer to a type without a size")?;
+                let stride = self.size_of(*to).ok_or(ValueError::NoPointeeSize)?;
                 let at = base.wrapping_add_signed(i.wrapping_mul(stride as i64));
                 Ok(Value::at(*to, at))
             }
@@ -386,16 +382,15 @@ impl InfoTree {
             _ => match self.rust_sequence(v, &ty, t) {
                 Some(Ok((elem, ptr, len))) => {
                     if i < 0 || i as u64 >= len {
-                        return Err(format!("index {i} is out of bounds (length {len})"));
+                        return Err(ValueError::PastLength { index: i, len });
                     }
-                    let stride = self.size_of(elem).ok_or("the element type has no size")?;
+                    let stride = self.size_of(elem).ok_or(ValueError::NoElementSize)?;
                     Ok(Value::at(elem, ptr.wrapping_add(stride * i as u64)))
                 }
                 Some(Err(e)) => Err(e),
-                None => Err(format!(
-                    "cannot index {}: not an array, pointer or slice",
-                    self.type_name(v.ty)
-                )),
+                None => Err(ValueError::NotIndexable {
+                    ty: self.type_name(v.ty),
+                }),
             },
         }
     }
@@ -417,10 +412,8 @@ impl InfoTree {
     }
 
     /// `&v`: a pointer to a value in memory.
-    pub(crate) fn address_of(&self, v: &Value) -> Result<Value, String> {
-        let addr = v
-            .address()
-            .ok_or("cannot take the address of a value that is not in memory")?;
+    pub(crate) fn address_of(&self, v: &Value) -> Result<Value, ValueError> {
+        let addr = v.address().ok_or(ValueError::NotInMemory)?;
         let ptr = self.synthetic_pointer(v.ty);
         Ok(Value {
             ty: Some(ptr),
