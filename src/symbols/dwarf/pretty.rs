@@ -6,7 +6,7 @@
 //! other value, nested printers included. The renderer stays pure: it never knows what a
 //! printer is written in.
 
-use super::render::{bracket, Limits, Out, Plain};
+use super::render::{Limits, Out, Plain};
 use super::tree::InfoTree;
 use super::types::Type;
 use super::value::{Target, Value};
@@ -48,6 +48,43 @@ pub struct Printed {
     pub text: Option<String>,
 }
 
+/// Why a printer gave no answer for a value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PrintError {
+    NotInstalled,
+    /// The printer threw, or answered with something that is no answer.
+    Failed(String),
+    /// The printer's own account of why it cannot print the value (`invalid: …`), whole.
+    Said(String),
+    /// A part the printer read has no value here, said as such a value says itself
+    /// (`<optimized out>`): the container is not corrupt, so it prints as it is.
+    Missing(String),
+    /// The front end could not hand the value to its printers: the engine's words.
+    Engine(String),
+}
+
+impl PrintError {
+    /// The error where the value would be printed.
+    pub(crate) fn bracketed(&self) -> String {
+        match self {
+            PrintError::Missing(s) => s.clone(),
+            e => format!("<{e}>"),
+        }
+    }
+}
+
+impl std::fmt::Display for PrintError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PrintError::NotInstalled => write!(f, "printers are not installed"),
+            PrintError::Failed(why) => write!(f, "printer error: {why}"),
+            PrintError::Said(s) | PrintError::Missing(s) | PrintError::Engine(s) => f.write_str(s),
+        }
+    }
+}
+
+impl std::error::Error for PrintError {}
+
 /// The front end's printers, as the renderer sees them.
 pub trait Pretty {
     /// Whether a printer claims values of `ty` (named `name`, qualified with its
@@ -55,7 +92,7 @@ pub trait Pretty {
     fn claims(&self, ty: &Type, name: &str) -> bool;
     /// The value printed, at most `want` children produced. An error is the printer's own
     /// failure (`<printer error: …>`) or the container's (`<invalid: …>`), said whole.
-    fn print(&self, v: &Value, want: usize) -> Result<Printed, String>;
+    fn print(&self, v: &Value, want: usize) -> Result<Printed, PrintError>;
 }
 
 impl InfoTree {
@@ -66,7 +103,7 @@ impl InfoTree {
         ty: &Type,
         t: &dyn Target,
         want: usize,
-    ) -> Option<Result<Printed, String>> {
+    ) -> Option<Result<Printed, PrintError>> {
         let pretty = t.pretty()?;
         let name = self.qualified_type_name(ty.id);
         if !pretty.claims(ty, &name) {
@@ -90,7 +127,7 @@ impl InfoTree {
             None => return false,
             Some(Ok(p)) => p,
             Some(Err(e)) => {
-                out.push(&bracket(&e));
+                out.push(&e.bracketed());
                 return true;
             }
         };
@@ -156,7 +193,7 @@ impl InfoTree {
         let want = (lim.elements).saturating_mul(32);
         let p = match self.printed(v, ty, t, want)? {
             Ok(p) => p,
-            Err(e) => return Some(Plain::Missing(e)),
+            Err(e) => return Some(Plain::Missing(e.to_string())),
         };
         let mut plain = |c: &Child| match c {
             Child::Value(v) => child(v),
@@ -208,6 +245,51 @@ fn key_text(k: &Plain) -> String {
     }
 }
 
+/// Why a type has no `i`th template parameter with a type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ParamError {
+    Void,
+    /// Not a struct or class.
+    NoParams {
+        ty: String,
+    },
+    Untyped {
+        name: String,
+    },
+    /// A template instance whose DWARF lists no parameters, and whose name's argument names
+    /// no type here.
+    NotRecorded {
+        ty: String,
+    },
+    /// Fewer parameters than asked for; `wanted` counts from 1.
+    TooFew {
+        ty: String,
+        has: usize,
+        wanted: usize,
+    },
+}
+
+impl std::fmt::Display for ParamError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParamError::Void => write!(f, "void has no template parameters"),
+            ParamError::NoParams { ty } => write!(f, "{ty} has no template parameters"),
+            ParamError::Untyped { name } => write!(f, "template parameter {name} has no type"),
+            ParamError::NotRecorded { ty } => write!(
+                f,
+                "{ty} has no template parameters in its debug information"
+            ),
+            ParamError::TooFew { ty, has, wanted } => write!(
+                f,
+                "{ty} has {has} template parameter{}, not {wanted}",
+                if *has == 1 { "" } else { "s" }
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ParamError {}
+
 impl InfoTree {
     /// The `i`th template parameter of a struct or class type (`T` of `vector<T>`), for
     /// printers that read a container's elements.
@@ -215,17 +297,17 @@ impl InfoTree {
         &self,
         ty: Option<super::types::TypeId>,
         i: usize,
-    ) -> Result<Option<super::types::TypeId>, String> {
-        let t = self
-            .strip(ty)
-            .ok_or_else(|| "void has no template parameters".to_string())?;
+    ) -> Result<Option<super::types::TypeId>, ParamError> {
+        let t = self.strip(ty).ok_or(ParamError::Void)?;
         let t = self.complete(t);
         let super::types::Kind::Aggregate { params, .. } = &t.kind else {
-            return Err(format!("{} has no template parameters", self.type_name(ty)));
+            return Err(ParamError::NoParams {
+                ty: self.type_name(ty),
+            });
         };
         match params.get(i) {
             Some((_, Some(p))) => Ok(Some(*p)),
-            Some((name, None)) => Err(format!("template parameter {name} has no type")),
+            Some((name, None)) => Err(ParamError::Untyped { name: name.clone() }),
             // GCC leaves the template parameters off some instances (`std::_List_iterator<int>`
             // has none): the argument as the type's name spells it, looked up by that name.
             None if params.is_empty() => {
@@ -233,17 +315,13 @@ impl InfoTree {
                 let named = template_arguments(&name)
                     .and_then(|args| args.get(i).cloned())
                     .and_then(|arg| self.type_by_spec(&arg).ok().flatten());
-                named.ok_or_else(|| {
-                    format!("{name} has no template parameters in its debug information")
-                })
+                named.ok_or(ParamError::NotRecorded { ty: name })
             }
-            None => Err(format!(
-                "{} has {} template parameter{}, not {}",
-                self.type_name(ty),
-                params.len(),
-                if params.len() == 1 { "" } else { "s" },
-                i + 1
-            )),
+            None => Err(ParamError::TooFew {
+                ty: self.type_name(ty),
+                has: params.len(),
+                wanted: i + 1,
+            }),
         }
     }
 }
@@ -376,7 +454,34 @@ fn template_arguments(name: &str) -> Option<Vec<String>> {
 
 #[cfg(test)]
 mod template_tests {
-    use super::template_arguments;
+    use super::{template_arguments, ParamError, PrintError};
+
+    #[test]
+    fn errors_read_as_before() {
+        let one = ParamError::TooFew {
+            ty: "box<int>".into(),
+            has: 1,
+            wanted: 2,
+        };
+        assert_eq!(one.to_string(), "box<int> has 1 template parameter, not 2");
+        let two = ParamError::TooFew {
+            ty: "map<int, int>".into(),
+            has: 2,
+            wanted: 3,
+        };
+        assert_eq!(
+            two.to_string(),
+            "map<int, int> has 2 template parameters, not 3"
+        );
+        assert_eq!(
+            PrintError::Failed("bad result".into()).bracketed(),
+            "<printer error: bad result>"
+        );
+        assert_eq!(
+            PrintError::Missing("<optimized out>".into()).bracketed(),
+            "<optimized out>"
+        );
+    }
 
     #[test]
     fn template_arguments_split_at_the_top_level() {

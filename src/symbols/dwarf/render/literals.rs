@@ -167,14 +167,6 @@ pub(super) fn code_pointer(addr: u64, t: &dyn Target) -> String {
     }
 }
 
-pub(crate) fn bracket(e: &str) -> String {
-    if e.starts_with('<') {
-        e.to_string()
-    } else {
-        format!("<{e}>")
-    }
-}
-
 pub(super) fn hex_bytes(b: &[u8]) -> String {
     let shown: String = b.iter().take(64).map(|x| format!("{x:02x}")).collect();
     if b.len() > 64 {

@@ -17,7 +17,7 @@ use super::types::{AggKind, Encoding, Kind, Type, TypeId};
 use super::value::{Scalar, Target, Value};
 use super::value_error::ValueError;
 pub use literals::float_text;
-pub(super) use literals::{bracket, quoted_units};
+pub(super) use literals::quoted_units;
 use literals::{
     char_literal, code_pointer, enum_text, hex_bytes, is_byte_typedef, string_literal, unclosed,
     Text,
