@@ -161,7 +161,7 @@ fn literal<'js>(
         .session_ref(&ctx)?
         .peek_memory(addr, shown * unit)
         .or_throw(&ctx)?;
-    let mut text = crate::symbols::dwarf::pretty::quoted(&bytes, unit, max);
+    let mut text = crate::symbols::dwarf::for_printers::quoted(&bytes, unit, max);
     if (shown as u64) < count && !text.ends_with('…') {
         text.push('…');
     }

@@ -3,17 +3,23 @@
 //! addresses. Parsed lazily by whoever holds a `DwarfInfo`.
 //!
 //! Types and values: `tree` reads `.debug_info` one unit and one DIE at a time, `types` and
-//! `type_name` resolve types, `value` and `render` navigate and print typed values (`rust`
-//! knows Rust's standard layouts), `location` evaluates location expressions and lists
-//! against a frame, `scope` finds the function, inlined calls and blocks at a pc, `frame`
-//! gives a scope's variables their values, `callsite` recovers entry values, `prologue` says
-//! where a function's body begins, `stmt` reads line rows with their `is_stmt` flags as gdb
-//! does (`units` says which units hold an address), `names` finds globals and types by name
-//! (`source_file` narrows them to one file), `inlined` finds the copies of a function inlined
-//! into its callers, `path` parses
-//! the C-like paths scripts write.
+//! `type_name` resolve types, `value` is a typed value, `access` reads one and reaches its
+//! parts through a `Target` (`value_error` says why it cannot; `rust` knows Rust's standard
+//! layouts, `statics` C++ static members, `fields` the order members print in), `render`
+//! prints values, through the front end's printers where one claims the type (`pretty` is
+//! that boundary, `for_printers` what printers ask of values), `location` evaluates
+//! location expressions and lists against a frame, `scope` finds the function, inlined calls
+//! and blocks at a pc, `frame` gives a scope's variables their values, `callsite` recovers
+//! entry values, `prologue` says where a function's body begins, `stmt` reads line rows with
+//! their `is_stmt` flags as gdb does (`units` says which units hold an address), `names`
+//! finds globals and types by name (`source_file` narrows them to one file), `inlined` finds
+//! the copies of a function inlined into its callers, `path` parses the C-like paths scripts
+//! write.
 
+pub mod access;
 pub mod callsite;
+pub mod fields;
+pub mod for_printers;
 pub mod frame;
 mod info;
 pub mod inlined;
@@ -34,6 +40,7 @@ pub mod source_file;
 pub mod statics;
 mod stmt;
 pub mod tailcall;
+pub mod target;
 pub mod tree;
 pub mod type_name;
 pub mod type_spec;
@@ -48,5 +55,6 @@ pub use lines::Location;
 pub use location::{Gone, Place};
 pub use render::{Limits, Plain};
 pub use tailcall::TailCallFrame;
+pub use target::Target;
 pub use types::{Kind, Type, TypeId};
-pub use value::{Scalar, Target, Value};
+pub use value::{Scalar, Value};

@@ -4,9 +4,10 @@
 //! selects). Nothing here depends on a particular Rust version's private field names beyond
 //! `len`, `vec`, `data_ptr` and `length`; the element type of a `Vec` is its `T` parameter.
 
+use super::target::Target;
 use super::tree::InfoTree;
 use super::types::{Kind, Type, TypeId, Variant, VariantPart};
-use super::value::{Scalar, Target, Value};
+use super::value::{Scalar, Value};
 use super::value_error::ValueError;
 
 /// Depth searched for the data pointer inside a `Vec`'s buffer.

@@ -1,7 +1,7 @@
 //! How numbers, characters, strings and enumerators are spelled in a value's text.
 
+use crate::symbols::dwarf::target::Target;
 use crate::symbols::dwarf::types::{Encoding, Kind, Type};
-use crate::symbols::dwarf::value::Target;
 
 /// How a character string is spelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,13 +8,15 @@
 
 mod literals;
 mod plain;
+mod printed;
 
+use super::fields::{fields_in_order, Field, Seen, SHOWN_ABOVE};
 use super::location::Place;
 use super::rust::{is_rust_ref, is_tuple_field, RustSeq};
-use super::statics::{fields_in_order, Field, Seen, SHOWN_ABOVE};
+use super::target::Target;
 use super::tree::InfoTree;
 use super::types::{AggKind, Encoding, Kind, Type, TypeId};
-use super::value::{Scalar, Target, Value};
+use super::value::{Scalar, Value};
 use super::value_error::ValueError;
 pub use literals::float_text;
 pub(super) use literals::quoted_units;

@@ -1,12 +1,13 @@
 //! A typed value as plain data for scripts (numbers, strings, lists, objects), bounded as the
 //! text is.
 
+use crate::symbols::dwarf::fields::{fields_in_order, Field, Seen};
 use crate::symbols::dwarf::location::Place;
 use crate::symbols::dwarf::rust::{is_rust_ref, RustSeq};
-use crate::symbols::dwarf::statics::{fields_in_order, Field, Seen};
+use crate::symbols::dwarf::target::Target;
 use crate::symbols::dwarf::tree::InfoTree;
 use crate::symbols::dwarf::types::{Kind, Type};
-use crate::symbols::dwarf::value::{Scalar, Target, Value};
+use crate::symbols::dwarf::value::{Scalar, Value};
 use crate::symbols::dwarf::value_error::ValueError;
 
 use super::literals::{hex_bytes, string_literal, unquote};
