@@ -27,7 +27,7 @@ impl Session {
         for file in files {
             let Some(dwarf) = file.dwarf() else { continue };
             let found = guarded(|| dwarf.tree.type_by_spec(spec))?;
-            match found.map_err(SessionError::Invalid)? {
+            match found.map_err(|e| SessionError::Invalid(e.to_string()))? {
                 Some(ty) => return Ok((file.clone(), ty)),
                 None => continue,
             }
@@ -193,7 +193,7 @@ impl Session {
         measure: fn(&InfoTree, Option<TypeId>) -> Option<u64>,
     ) -> Result<u64> {
         let r = self.with_value(v, |d, _| {
-            let ty = d.template_param(v.value.ty, i)?;
+            let ty = d.template_param(v.value.ty, i).map_err(|e| e.to_string())?;
             measure(d, ty).ok_or_else(|| format!("{} has no known {what}", d.type_name(ty)))
         })?;
         r.map_err(SessionError::Invalid)

@@ -59,16 +59,16 @@ impl Session {
         guarded(|| f(debug, &target))
     }
 
-    pub(super) fn derived(
+    pub(super) fn derived<E: std::fmt::Display>(
         &self,
         v: &TypedValue,
-        r: std::result::Result<Value, String>,
+        r: std::result::Result<Value, E>,
     ) -> Result<TypedValue> {
         r.map(|value| TypedValue {
             file: v.file.clone(),
             value,
         })
-        .map_err(SessionError::Invalid)
+        .map_err(|e| SessionError::Invalid(e.to_string()))
     }
 
     pub fn value_member(&self, v: &TypedValue, name: &str) -> Result<TypedValue> {
@@ -136,7 +136,7 @@ impl Session {
 
     pub fn value_scalar(&self, v: &TypedValue) -> Result<Option<Scalar>> {
         self.with_value(v, |d, t| d.scalar(&v.value, t))?
-            .map_err(SessionError::Invalid)
+            .map_err(|e| SessionError::Invalid(e.to_string()))
     }
 
     pub fn value_type_name(&self, v: &TypedValue) -> String {

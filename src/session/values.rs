@@ -321,7 +321,7 @@ impl Session {
     /// libraries).
     pub fn lookup_var(&mut self, name: &str, n: usize) -> Result<TypedValue> {
         if name.trim_start().starts_with('\'') {
-            return match path::parse(name).map_err(SessionError::Invalid)? {
+            return match path::parse(name).map_err(|e| SessionError::Invalid(e.to_string()))? {
                 Path::InFile { file, name } => self.lookup_in_file(&file, &name),
                 _ => Err(SessionError::Invalid(format!(
                     "{name} is a path, not a variable name (state.value() reads paths)"

@@ -11,7 +11,7 @@ use super::handle::{handle, Handle, H};
 use super::*;
 use crate::session::TypedValue;
 use crate::symbols::dwarf::path::Path;
-use crate::symbols::dwarf::pretty::{Child, Pretty, Printed, Shape};
+use crate::symbols::dwarf::pretty::{Child, Pretty, PrintError, Printed, Shape};
 use crate::symbols::dwarf::{Type, Value as DwarfValue};
 use crate::symbols::ModuleFile;
 
@@ -161,7 +161,7 @@ fn literal<'js>(
         .session_ref(&ctx)?
         .peek_memory(addr, shown * unit)
         .or_throw(&ctx)?;
-    let mut text = crate::symbols::dwarf::pretty::quoted(&bytes, unit, max);
+    let mut text = crate::symbols::dwarf::for_printers::quoted(&bytes, unit, max);
     if (shown as u64) < count && !text.ends_with('…') {
         text.push('…');
     }
@@ -275,22 +275,28 @@ impl Pretty for JsPretty<'_, '_> {
         self.claims_name(name)
     }
 
-    fn print(&self, v: &DwarfValue, want: usize) -> Result<Printed, String> {
-        let print = self.hook("print").ok_or("printers are not installed")?;
+    fn print(&self, v: &DwarfValue, want: usize) -> Result<Printed, PrintError> {
+        let print = self.hook("print").ok_or(PrintError::NotInstalled)?;
         let tv = TypedValue {
             file: self.file.clone(),
             value: v.clone(),
         };
-        let h = Class::instance(self.ctx.clone(), Handle(tv)).map_err(|e| e.to_string())?;
+        let h = Class::instance(self.ctx.clone(), Handle(tv))
+            .map_err(|e| PrintError::Engine(e.to_string()))?;
         let r: Value = match print.call((h, want as f64)) {
             Ok(r) => r,
-            Err(_) => return Err(format!("printer error: {}", self.caught())),
+            Err(_) => return Err(PrintError::Failed(self.caught())),
         };
-        // A string is the printer's failure, said whole by printers.js.
+        // A string is the printer's failure, said whole by printers.js; text is all that
+        // crosses from JavaScript, and a part with no value there kept its `<…>` form.
         if let Some(s) = r.as_string() {
-            return Err(s.to_string().unwrap_or_default());
+            let said = s.to_string().unwrap_or_default();
+            return Err(match said.starts_with('<') {
+                true => PrintError::Missing(said),
+                false => PrintError::Said(said),
+            });
         }
-        let a = Array::from_value(r).map_err(|_| "printer error: bad result".to_string())?;
+        let a = Array::from_value(r).map_err(|_| PrintError::Failed("bad result".into()))?;
         let summary: String = a.get(0).unwrap_or_default();
         let shape = match a.get::<String>(1).unwrap_or_default().as_str() {
             "list" => Shape::List,

@@ -14,10 +14,11 @@
 //! are most of their size, and a later question re-parses the one unit it needs.
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use gimli::{AttributeValue, Section};
 
+use super::indexes::ByName;
 use super::tree::InfoTree;
 use super::tree::UnitHandle;
 use super::types::{Kind, Type, TypeId};
@@ -43,22 +44,6 @@ fn last_component(path: &str) -> &str {
 const MAX_NESTING: usize = 32;
 /// Declarations remembered per unit at most.
 const MAX_DECLARED: usize = 1_000_000;
-
-type ByName = HashMap<String, Vec<usize>>;
-
-#[derive(Default)]
-pub(crate) struct NameIndex {
-    /// Variables with a location or a constant value (definitions), by name.
-    vars: OnceLock<ByName>,
-    /// Complete struct, class, union and enum types, by name.
-    types: OnceLock<ByName>,
-    /// Abstract instances of inlined functions (DW_AT_inline), by name: where a function
-    /// with no code of its own is found (its copies refer to it).
-    inlines: OnceLock<ByName>,
-    /// Every named type a user may write (typedefs and base types too), by name: what
-    /// `state.typed(addr, 'T *')` and casts in paths look up.
-    type_names: OnceLock<ByName>,
-}
 
 /// What one pass collects.
 #[derive(Clone, Copy, PartialEq, Eq)]

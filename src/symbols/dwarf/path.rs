@@ -28,9 +28,104 @@ pub enum Path {
     Cast(String, Box<Path>),
 }
 
-pub fn parse(text: &str) -> Result<Path, String> {
+/// Why a text is no path: what was wrong, and where (columns count from 1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathError {
+    TooLong,
+    TooDeep,
+    /// Text left after a whole path (`a + b`): the character and the path, to point at it.
+    Unexpected {
+        found: char,
+        column: usize,
+        path: String,
+    },
+    Expected {
+        what: Expected,
+        column: usize,
+    },
+    /// A name was due where something else stands (`a[+]`).
+    NoName {
+        column: usize,
+        found: char,
+    },
+    /// The path ends where a name was due (`*`).
+    NoNameAtEnd,
+    /// `'file.c'` not followed by `::name`.
+    NoScope {
+        file: String,
+        column: usize,
+    },
+    EmptyCast {
+        column: usize,
+    },
+    EmptyFile {
+        column: usize,
+    },
+    UnclosedQuote {
+        column: usize,
+    },
+    UnclosedString {
+        column: usize,
+    },
+    BadNumber(String),
+}
+
+/// What a path needed at a column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expected {
+    MemberName,
+    CloseBracket,
+    CloseParen,
+    NameAfterScope,
+}
+
+impl std::fmt::Display for Expected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Expected::MemberName => "a member name",
+            Expected::CloseBracket => "']'",
+            Expected::CloseParen => "')'",
+            Expected::NameAfterScope => "a name after '::'",
+        })
+    }
+}
+
+impl std::fmt::Display for PathError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PathError::TooLong => write!(f, "value path longer than {MAX_LEN} bytes"),
+            PathError::TooDeep => write!(f, "value path nested too deeply"),
+            PathError::Unexpected {
+                found,
+                column,
+                path,
+            } => write!(
+                f,
+                "unexpected '{found}' at column {column} of '{path}' (paths use names, ., ->, [i], * and &)"
+            ),
+            PathError::Expected { what, column } => write!(f, "expected {what} at column {column}"),
+            PathError::NoName { column, found } => {
+                write!(f, "expected a name at column {column}, found '{found}'")
+            }
+            PathError::NoNameAtEnd => write!(f, "expected a name at the end of the path"),
+            PathError::NoScope { file, column } => write!(
+                f,
+                "expected '::' after '{file}' at column {column} ('file.c'::name)"
+            ),
+            PathError::EmptyCast { column } => write!(f, "empty type in a cast at column {column}"),
+            PathError::EmptyFile { column } => write!(f, "empty file name at column {column}"),
+            PathError::UnclosedQuote { column } => write!(f, "unclosed quote at column {column}"),
+            PathError::UnclosedString { column } => write!(f, "unclosed string at column {column}"),
+            PathError::BadNumber(text) => write!(f, "bad number '{text}'"),
+        }
+    }
+}
+
+impl std::error::Error for PathError {}
+
+pub fn parse(text: &str) -> Result<Path, PathError> {
     if text.len() > MAX_LEN {
-        return Err(format!("value path longer than {MAX_LEN} bytes"));
+        return Err(PathError::TooLong);
     }
     let mut p = Parser {
         s: text.as_bytes(),
@@ -40,11 +135,11 @@ pub fn parse(text: &str) -> Result<Path, String> {
     let path = p.unary()?;
     p.space();
     if p.at < p.s.len() {
-        return Err(format!(
-            "unexpected '{}' at column {} of '{text}' (paths use names, ., ->, [i], * and &)",
-            p.rest_char(),
-            p.at + 1
-        ));
+        return Err(PathError::Unexpected {
+            found: p.rest_char(),
+            column: p.at + 1,
+            path: text.to_string(),
+        });
     }
     Ok(path)
 }
@@ -79,15 +174,22 @@ impl Parser<'_> {
         }
     }
 
-    fn deeper(&mut self) -> Result<(), String> {
+    fn deeper(&mut self) -> Result<(), PathError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err("value path nested too deeply".into());
+            return Err(PathError::TooDeep);
         }
         Ok(())
     }
 
-    fn unary(&mut self) -> Result<Path, String> {
+    fn expected(&self, what: Expected) -> PathError {
+        PathError::Expected {
+            what,
+            column: self.at + 1,
+        }
+    }
+
+    fn unary(&mut self) -> Result<Path, PathError> {
         self.deeper()?;
         let out = if self.eat("*") {
             Path::Deref(Box::new(self.unary()?))
@@ -100,16 +202,16 @@ impl Parser<'_> {
         Ok(out)
     }
 
-    fn postfix(&mut self) -> Result<Path, String> {
+    fn postfix(&mut self) -> Result<Path, PathError> {
         let mut cur = self.primary()?;
         loop {
             if self.eat("->") || self.eat(".") {
                 // A tuple's field by position (Rust `pair.1`): the member rustc names `__1`.
                 let name = match self.digits() {
                     Some(n) => format!("__{n}"),
-                    None => self.ident().ok_or_else(|| {
-                        format!("expected a member name at column {}", self.at + 1)
-                    })?,
+                    None => self
+                        .ident()
+                        .ok_or_else(|| self.expected(Expected::MemberName))?,
                 };
                 cur = Path::Member(Box::new(cur), name);
             } else if self.eat("[") {
@@ -117,7 +219,7 @@ impl Parser<'_> {
                 let index = self.unary()?;
                 self.depth -= 1;
                 if !self.eat("]") {
-                    return Err(format!("expected ']' at column {}", self.at + 1));
+                    return Err(self.expected(Expected::CloseBracket));
                 }
                 cur = Path::Index(Box::new(cur), Box::new(index));
             } else {
@@ -126,7 +228,7 @@ impl Parser<'_> {
         }
     }
 
-    fn primary(&mut self) -> Result<Path, String> {
+    fn primary(&mut self) -> Result<Path, PathError> {
         if let Some(cast) = self.cast()? {
             return Ok(cast);
         }
@@ -135,7 +237,7 @@ impl Parser<'_> {
             let inner = self.unary()?;
             self.depth -= 1;
             if !self.eat(")") {
-                return Err(format!("expected ')' at column {}", self.at + 1));
+                return Err(self.expected(Expected::CloseParen));
             }
             return Ok(inner);
         }
@@ -150,19 +252,18 @@ impl Parser<'_> {
             return self.in_file();
         }
         let name = self.ident().ok_or_else(|| match self.s.get(self.at) {
-            None => "expected a name at the end of the path".to_string(),
-            Some(_) => format!(
-                "expected a name at column {}, found '{}'",
-                self.at + 1,
-                self.rest_char()
-            ),
+            None => PathError::NoNameAtEnd,
+            Some(_) => PathError::NoName {
+                column: self.at + 1,
+                found: self.rest_char(),
+            },
         })?;
         Ok(Path::Name(self.qualified(name)?))
     }
 
     /// `(T)x`: parentheses followed by the start of another operand (a name, a number,
     /// `*`, `&`, `(` or a quote) hold a type, as in C; `(x).m` and `(*p)[2]` stay groups.
-    fn cast(&mut self) -> Result<Option<Path>, String> {
+    fn cast(&mut self) -> Result<Option<Path>, PathError> {
         self.space();
         if self.s.get(self.at) != Some(&b'(') {
             return Ok(None);
@@ -205,7 +306,9 @@ impl Parser<'_> {
             .trim()
             .to_string();
         if ty.is_empty() {
-            return Err(format!("empty type in a cast at column {}", self.at + 1));
+            return Err(PathError::EmptyCast {
+                column: self.at + 1,
+            });
         }
         self.at = close + 1;
         self.deeper()?;
@@ -215,12 +318,12 @@ impl Parser<'_> {
     }
 
     /// The rest of a qualified name (`ns::name`, `crate::module::STATIC`) after its first part.
-    fn qualified(&mut self, mut name: String) -> Result<String, String> {
+    fn qualified(&mut self, mut name: String) -> Result<String, PathError> {
         while self.s[self.at..].starts_with(b"::") {
             self.at += 2;
             let part = self
                 .ident()
-                .ok_or_else(|| format!("expected a name after '::' at column {}", self.at + 1))?;
+                .ok_or_else(|| self.expected(Expected::NameAfterScope))?;
             name.push_str("::");
             name.push_str(&part);
         }
@@ -228,15 +331,15 @@ impl Parser<'_> {
     }
 
     /// `'file.c'::name`: the quoted file, then a (qualified) name.
-    fn in_file(&mut self) -> Result<Path, String> {
+    fn in_file(&mut self) -> Result<Path, PathError> {
         let open = self.at;
         let len = self.s[open + 1..]
             .iter()
             .position(|&b| b == b'\'')
-            .ok_or_else(|| format!("unclosed quote at column {}", open + 1))?;
+            .ok_or(PathError::UnclosedQuote { column: open + 1 })?;
         let file = String::from_utf8_lossy(&self.s[open + 1..open + 1 + len]).into_owned();
         if file.trim().is_empty() {
-            return Err(format!("empty file name at column {}", open + 1));
+            return Err(PathError::EmptyFile { column: open + 1 });
         }
         self.at = open + len + 2;
         // gdb's quoting of a whole C++ name that has spaces or parentheses in it:
@@ -245,15 +348,15 @@ impl Parser<'_> {
             return Ok(Path::Name(file.trim().to_string()));
         }
         if !self.s[self.at..].starts_with(b"::") {
-            return Err(format!(
-                "expected '::' after '{file}' at column {} ('file.c'::name)",
-                self.at + 1
-            ));
+            return Err(PathError::NoScope {
+                file,
+                column: self.at + 1,
+            });
         }
         self.at += 2;
         let first = self
             .ident()
-            .ok_or_else(|| format!("expected a name after '::' at column {}", self.at + 1))?;
+            .ok_or_else(|| self.expected(Expected::NameAfterScope))?;
         let name = self.qualified(first)?;
         Ok(Path::InFile { file, name })
     }
@@ -286,13 +389,13 @@ impl Parser<'_> {
     }
 
     /// `"text"`, with `\"` and `\\` escaped.
-    fn text(&mut self) -> Result<Path, String> {
+    fn text(&mut self) -> Result<Path, PathError> {
         let open = self.at;
         let mut out = Vec::new();
         let mut i = open + 1;
         loop {
             match self.s.get(i) {
-                None => return Err(format!("unclosed string at column {}", open + 1)),
+                None => return Err(PathError::UnclosedString { column: open + 1 }),
                 Some(b'"') => break,
                 Some(b'\\') if matches!(self.s.get(i + 1), Some(b'"' | b'\\')) => {
                     out.push(self.s[i + 1]);
@@ -318,7 +421,7 @@ impl Parser<'_> {
         (self.at > start).then(|| String::from_utf8_lossy(&self.s[start..self.at]).into_owned())
     }
 
-    fn number(&mut self) -> Result<Option<i64>, String> {
+    fn number(&mut self) -> Result<Option<i64>, PathError> {
         let start = self.at;
         let neg = self.s.get(self.at) == Some(&b'-');
         if neg {
@@ -341,7 +444,7 @@ impl Parser<'_> {
             Some(hex) => i64::from_str_radix(hex, 16),
             None => text.parse(),
         }
-        .map_err(|_| format!("bad number '{text}'"))?;
+        .map_err(|_| PathError::BadNumber(text.to_string()))?;
         Ok(Some(if neg { -value } else { value }))
     }
 }
@@ -420,6 +523,32 @@ mod tests {
         assert!(parse(&"*".repeat(100)).is_err());
         assert!(parse(&"x".repeat(2000)).is_err());
         let e = parse("a + b").unwrap_err();
-        assert!(e.contains("unexpected '+'"), "{e}");
+        assert!(
+            matches!(
+                e,
+                PathError::Unexpected {
+                    found: '+',
+                    column: 3,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "unexpected '+' at column 3 of 'a + b' (paths use names, ., ->, [i], * and &)"
+        );
+        assert_eq!(
+            parse("a[1").unwrap_err().to_string(),
+            "expected ']' at column 4"
+        );
+        assert_eq!(
+            parse("'a.c':x").unwrap_err().to_string(),
+            "expected '::' after 'a.c' at column 6 ('file.c'::name)"
+        );
+        assert_eq!(
+            parse("*").unwrap_err().to_string(),
+            "expected a name at the end of the path"
+        );
     }
 }

@@ -8,8 +8,9 @@ use super::location::FrameAccess;
 use super::reader::DwarfReader as Reader;
 use super::render::Limits;
 use super::scope::ScopeChain;
+use super::target::Target;
 use super::tree::UnitHandle;
-use super::value::{Target, Value};
+use super::value::Value;
 use crate::symbols::addr::FileAddr;
 
 impl DwarfInfo {

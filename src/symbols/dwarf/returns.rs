@@ -98,7 +98,7 @@ impl InfoTree {
             return false;
         };
         let class = t.name.as_deref().map(|n| n.split('<').next().unwrap_or(n));
-        super::types::children(&unit, &die).iter().any(|f| {
+        super::type_read::children(&unit, &die).iter().any(|f| {
             if f.tag() != gimli::DW_TAG_subprogram
                 || unit.flag(f, gimli::DW_AT_artificial)
                 || unit.udata(f, gimli::DW_AT_defaulted) == Some(DW_DEFAULTED_IN_CLASS)
@@ -114,7 +114,7 @@ impl InfoTree {
             if class != Some(name.as_str()) {
                 return false;
             }
-            let params: Vec<_> = super::types::children(&unit, f)
+            let params: Vec<_> = super::type_read::children(&unit, f)
                 .into_iter()
                 .filter(|p| {
                     p.tag() == gimli::DW_TAG_formal_parameter

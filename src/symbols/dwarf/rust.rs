@@ -4,9 +4,11 @@
 //! selects). Nothing here depends on a particular Rust version's private field names beyond
 //! `len`, `vec`, `data_ptr` and `length`; the element type of a `Vec` is its `T` parameter.
 
+use super::target::Target;
 use super::tree::InfoTree;
 use super::types::{Kind, Type, TypeId, Variant, VariantPart};
-use super::value::{Scalar, Target, Value};
+use super::value::{Scalar, Value};
+use super::value_error::ValueError;
 
 /// Depth searched for the data pointer inside a `Vec`'s buffer.
 const MAX_PTR_DEPTH: usize = 8;
@@ -62,7 +64,7 @@ impl InfoTree {
         v: &Value,
         ty: &Type,
         t: &dyn Target,
-    ) -> Option<Result<Sequence, String>> {
+    ) -> Option<Result<Sequence, ValueError>> {
         self.rust_seq_kind(ty)?;
         let Kind::Aggregate {
             members, params, ..
@@ -77,12 +79,12 @@ impl InfoTree {
             return self.rust_sequence(&inner_v, &inner_t, t);
         }
         let field = |n: &str| members.iter().find(|m| m.name.as_deref() == Some(n));
-        let read_u64 = |val: &Value| -> Result<u64, String> {
+        let read_u64 = |val: &Value| -> Result<u64, ValueError> {
             match self.scalar(val, t)? {
                 Some(Scalar::Unsigned(n)) => Ok(n as u64),
                 Some(Scalar::Signed(n)) => Ok(n as u64),
                 Some(Scalar::Pointer(p)) => Ok(p),
-                _ => Err("not a number".into()),
+                _ => Err(ValueError::NotANumber),
             }
         };
         let result = (|| {
@@ -94,16 +96,16 @@ impl InfoTree {
                 let n = read_u64(&self.member_value(v, len))?;
                 // The length may be known where the address is not (-O2 keeps them apart).
                 let p = read_u64(&self.member_value(v, ptr))
-                    .map_err(|_| format!("optimized out: length {n}, the elements' address"))?;
+                    .map_err(|_| ValueError::ElementsGone { len: n })?;
                 return Ok((elem, p, n));
             }
-            let len = field("len").ok_or("no len")?;
+            let len = field("len").ok_or(ValueError::NoField("len"))?;
             let n = read_u64(&self.member_value(v, len))?;
-            let buf = field("buf").ok_or("no buf")?;
+            let buf = field("buf").ok_or(ValueError::NoField("buf"))?;
             // The length may be known where the address is not (-O2 keeps them apart).
             let p = self
                 .first_pointer(&self.member_value(v, buf), t, 0)
-                .map_err(|_| format!("optimized out: length {n}, the elements' address"))?;
+                .map_err(|_| ValueError::ElementsGone { len: n })?;
             let elem = params
                 .iter()
                 .find(|(n, _)| n == "T")
@@ -115,15 +117,15 @@ impl InfoTree {
 
     /// The first pointer found by descending the first members (a `Vec`'s `RawVec` keeps it
     /// a few wrappers down: `inner.ptr.pointer.pointer`).
-    fn first_pointer(&self, v: &Value, t: &dyn Target, depth: usize) -> Result<u64, String> {
+    fn first_pointer(&self, v: &Value, t: &dyn Target, depth: usize) -> Result<u64, ValueError> {
         if depth > MAX_PTR_DEPTH {
-            return Err("no data pointer".into());
+            return Err(ValueError::NoDataPointer);
         }
-        let ty = self.strip(v.ty).ok_or("no data pointer")?;
+        let ty = self.strip(v.ty).ok_or(ValueError::NoDataPointer)?;
         match &ty.kind {
             Kind::Pointer(_) => match self.scalar(v, t)? {
                 Some(Scalar::Pointer(p)) => Ok(p),
-                _ => Err("no data pointer".into()),
+                _ => Err(ValueError::NoDataPointer),
             },
             Kind::Aggregate { members, .. } => {
                 for m in members {
@@ -131,9 +133,9 @@ impl InfoTree {
                         return Ok(p);
                     }
                 }
-                Err("no data pointer".into())
+                Err(ValueError::NoDataPointer)
             }
-            _ => Err("no data pointer".into()),
+            _ => Err(ValueError::NoDataPointer),
         }
     }
 
@@ -143,7 +145,7 @@ impl InfoTree {
         v: &Value,
         vp: &'a VariantPart,
         t: &dyn Target,
-    ) -> Result<Option<&'a Variant>, String> {
+    ) -> Result<Option<&'a Variant>, ValueError> {
         let discr = match &vp.discr {
             Some(m) => match self.scalar(&self.member_value(v, m), t)? {
                 Some(Scalar::Unsigned(n)) => Some(n as u64),
@@ -168,7 +170,7 @@ impl InfoTree {
         ty: &Type,
         name: &str,
         t: &dyn Target,
-    ) -> Option<Result<Value, String>> {
+    ) -> Option<Result<Value, ValueError>> {
         let Kind::Aggregate {
             variants: Some(vp), ..
         } = &ty.kind
@@ -199,7 +201,7 @@ impl InfoTree {
         _v: &Value,
         _ty: &Type,
         _t: &dyn Target,
-    ) -> Option<Result<Value, String>> {
+    ) -> Option<Result<Value, ValueError>> {
         None
     }
 }

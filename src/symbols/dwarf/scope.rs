@@ -4,11 +4,11 @@
 //! out-of-line or inlined copy of a function often has nothing but a location and a pointer
 //! to the abstract DIE).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use gimli::UnitOffset;
 
+use super::indexes::FunctionIndex;
 use super::tree::{Die, InfoTree, UnitHandle};
 use super::types::TypeId;
 
@@ -48,21 +48,6 @@ pub(crate) struct ScopeChain {
     /// The subprogram DIE (its frame base applies to every scope of the chain).
     pub function: usize,
     pub chain: Vec<Scope>,
-}
-
-/// Subprograms of a unit by address: (low, high, DIE offset).
-pub(super) type FunctionIndex = Vec<(u64, u64, usize)>;
-
-pub(crate) struct FunctionIndexes {
-    by_unit: Mutex<HashMap<usize, Arc<FunctionIndex>>>,
-}
-
-impl FunctionIndexes {
-    pub(crate) fn new() -> Self {
-        FunctionIndexes {
-            by_unit: Mutex::new(HashMap::new()),
-        }
-    }
 }
 
 impl InfoTree {

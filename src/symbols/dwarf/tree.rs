@@ -7,9 +7,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use gimli::{AttributeValue, DebugInfoOffset, UnitOffset, UnitRef};
 
-use super::names::NameIndex;
+use super::indexes::{FunctionIndexes, NameIndex};
 use super::reader::DwarfReader;
-use super::scope::FunctionIndexes;
 use super::types::Type;
 
 pub(crate) type Reader = DwarfReader;

@@ -29,18 +29,49 @@ fn qualifier_stripped(rest: &str) -> Option<&str> {
     })
 }
 
-fn parse(text: &str) -> Result<Spec<'_>, String> {
+/// Why a text names no type: what is wrong with it, and the text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum TypeSpecError {
+    BadArraySize { size: String, spec: String },
+    TooManyDimensions { spec: String },
+    TooManyPointers { spec: String },
+    NoName { spec: String },
+}
+
+impl std::fmt::Display for TypeSpecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TypeSpecError::BadArraySize { size, spec } => {
+                write!(f, "bad array size '{size}' in type '{spec}'")
+            }
+            TypeSpecError::TooManyDimensions { spec } => {
+                write!(f, "type '{spec}' has too many dimensions")
+            }
+            TypeSpecError::TooManyPointers { spec } => {
+                write!(f, "type '{spec}' has too many pointer levels")
+            }
+            TypeSpecError::NoName { spec } => write!(f, "no type name in '{spec}'"),
+        }
+    }
+}
+
+impl std::error::Error for TypeSpecError {}
+
+fn parse(text: &str) -> Result<Spec<'_>, TypeSpecError> {
     let mut rest = text.trim();
     let mut dims = Vec::new();
     while let Some(open) = rest.strip_suffix(']').and_then(|r| r.rfind('[')) {
         let n = rest[open + 1..rest.len() - 1].trim();
-        let n: u64 = n
-            .parse()
-            .map_err(|_| format!("bad array size '{n}' in type '{text}'"))?;
+        let n: u64 = n.parse().map_err(|_| TypeSpecError::BadArraySize {
+            size: n.to_string(),
+            spec: text.to_string(),
+        })?;
         dims.insert(0, n);
         rest = rest[..open].trim_end();
         if dims.len() > MAX_DECLARATORS {
-            return Err(format!("type '{text}' has too many dimensions"));
+            return Err(TypeSpecError::TooManyDimensions {
+                spec: text.to_string(),
+            });
         }
     }
     let mut pointers = 0;
@@ -55,7 +86,9 @@ fn parse(text: &str) -> Result<Spec<'_>, String> {
             break;
         }
         if pointers > MAX_DECLARATORS {
-            return Err(format!("type '{text}' has too many pointer levels"));
+            return Err(TypeSpecError::TooManyPointers {
+                spec: text.to_string(),
+            });
         }
     }
     let mut rest = rest.trim();
@@ -70,7 +103,9 @@ fn parse(text: &str) -> Result<Spec<'_>, String> {
         }
     }
     if rest.is_empty() || matches!(rest, "struct" | "union" | "enum" | "class") {
-        return Err(format!("no type name in '{text}'"));
+        return Err(TypeSpecError::NoName {
+            spec: text.to_string(),
+        });
     }
     Ok(Spec {
         keyword,
@@ -83,7 +118,7 @@ fn parse(text: &str) -> Result<Spec<'_>, String> {
 impl InfoTree {
     /// The type `text` names in this DWARF; `Ok(None)` when it names none here (`void *`
     /// is a pointer to no type: `Ok(Some(..))`). An error is a spec that is no type.
-    pub(crate) fn type_by_spec(&self, text: &str) -> Result<Option<Option<TypeId>>, String> {
+    pub(crate) fn type_by_spec(&self, text: &str) -> Result<Option<Option<TypeId>>, TypeSpecError> {
         let spec = parse(text)?;
         let base = if spec.name == "void" {
             None
@@ -139,7 +174,13 @@ mod tests {
         let s = parse("int [2][3]").unwrap();
         assert_eq!(s.dims, vec![2, 3]);
         assert!(parse("").is_err());
-        assert!(parse("int [x]").is_err());
-        assert!(parse("struct *").is_err());
+        assert_eq!(
+            parse("int [x]").unwrap_err().to_string(),
+            "bad array size 'x' in type 'int [x]'"
+        );
+        assert!(matches!(
+            parse("struct *"),
+            Err(TypeSpecError::NoName { .. })
+        ));
     }
 }

@@ -444,23 +444,62 @@ where
     Ok(CfiStep::Caller(Box::new(caller)))
 }
 
+/// Why a CFI expression gave no value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum ExprError {
+    Gimli(gimli::Error),
+    TooManyRequests,
+    /// A read wider than a register (`DW_OP_deref_size` over 8).
+    ReadSize(u8),
+    Unreadable(u64),
+    UnknownRegister(u16),
+    /// Something gimli asks that a CFI expression has no business asking (a TLS address, a
+    /// typed base): gimli's own words for it.
+    Unsupported(String),
+    NoValue,
+    Pieces,
+}
+
+impl std::fmt::Display for ExprError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExprError::Gimli(e) => write!(f, "{e}"),
+            ExprError::TooManyRequests => write!(f, "expression asks for too many values"),
+            ExprError::ReadSize(size) => write!(f, "memory read of {size} bytes"),
+            ExprError::Unreadable(addr) => write!(f, "cannot read memory at {addr:#x}"),
+            ExprError::UnknownRegister(reg) => write!(f, "register {reg} unknown"),
+            ExprError::Unsupported(what) => write!(f, "unsupported request {what}"),
+            ExprError::NoValue => write!(f, "expression does not give a value"),
+            ExprError::Pieces => write!(f, "expression gives pieces"),
+        }
+    }
+}
+
+impl std::error::Error for ExprError {}
+
+impl From<gimli::Error> for ExprError {
+    fn from(e: gimli::Error) -> Self {
+        ExprError::Gimli(e)
+    }
+}
+
 /// Runs a CFI expression to completion. `cfa`, when given, is pushed first (the rule for a
 /// register expression); the result is the value left on top of the stack.
 fn eval_expr(
     mut eval: Evaluation<Slice<'_>>,
     cfa: Option<u64>,
     env: &Env<'_>,
-) -> Result<u64, String> {
+) -> Result<u64, ExprError> {
     if let Some(cfa) = cfa {
         eval.set_initial_value(cfa);
     }
     eval.set_max_iterations(MAX_EXPR_OPS);
-    let mut state = eval.evaluate().map_err(|e| e.to_string())?;
+    let mut state = eval.evaluate()?;
     let mut resumes = 0usize;
     loop {
         resumes += 1;
         if resumes > MAX_EXPR_RESUMES {
-            return Err("expression asks for too many values".into());
+            return Err(ExprError::TooManyRequests);
         }
         state = match state {
             EvaluationResult::Complete => break,
@@ -472,11 +511,11 @@ fn eval_expr(
             } => {
                 let width = usize::from(size);
                 if width == 0 || width > 8 {
-                    return Err(format!("memory read of {size} bytes"));
+                    return Err(ExprError::ReadSize(size));
                 }
                 let mut buf = [0u8; 8];
                 if !(env.mem)(address, &mut buf[..width]) {
-                    return Err(format!("cannot read memory at {address:#x}"));
+                    return Err(ExprError::Unreadable(address));
                 }
                 eval.resume_with_memory(Value::Generic(u64::from_le_bytes(buf)))
             }
@@ -487,23 +526,22 @@ fn eval_expr(
                 let v = env
                     .regs
                     .get(register.0)
-                    .ok_or_else(|| format!("register {} unknown", register.0))?;
+                    .ok_or(ExprError::UnknownRegister(register.0))?;
                 eval.resume_with_register(Value::Generic(v))
             }
             EvaluationResult::RequiresRelocatedAddress(a) => {
                 eval.resume_with_relocated_address(a.wrapping_add(env.bias))
             }
-            other => return Err(format!("unsupported request {other:?}")),
-        }
-        .map_err(|e| e.to_string())?;
+            other => return Err(ExprError::Unsupported(format!("{other:?}"))),
+        }?;
     }
     let pieces = eval.result();
     match pieces.as_slice() {
         [piece] if piece.size_in_bits.is_none() => match &piece.location {
             gimli::Location::Address { address } => Ok(*address),
-            gimli::Location::Value { value } => value.to_u64(u64::MAX).map_err(|e| e.to_string()),
-            _ => Err("expression does not give a value".into()),
+            gimli::Location::Value { value } => Ok(value.to_u64(u64::MAX)?),
+            _ => Err(ExprError::NoValue),
         },
-        _ => Err("expression gives pieces".into()),
+        _ => Err(ExprError::Pieces),
     }
 }

@@ -1,7 +1,7 @@
 //! How numbers, characters, strings and enumerators are spelled in a value's text.
 
+use crate::symbols::dwarf::target::Target;
 use crate::symbols::dwarf::types::{Encoding, Kind, Type};
-use crate::symbols::dwarf::value::Target;
 
 /// How a character string is spelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -164,14 +164,6 @@ pub(super) fn code_pointer(addr: u64, t: &dyn Target) -> String {
     match t.symbolize(addr) {
         Some(s) => format!("{addr:#x} <{s}>"),
         None => format!("{addr:#x}"),
-    }
-}
-
-pub(crate) fn bracket(e: &str) -> String {
-    if e.starts_with('<') {
-        e.to_string()
-    } else {
-        format!("<{e}>")
     }
 }
 

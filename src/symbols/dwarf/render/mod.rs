@@ -8,15 +8,18 @@
 
 mod literals;
 mod plain;
+mod printed;
 
+use super::fields::{fields_in_order, Field, Seen, SHOWN_ABOVE};
 use super::location::Place;
 use super::rust::{is_rust_ref, is_tuple_field, RustSeq};
-use super::statics::{fields_in_order, Field, Seen, SHOWN_ABOVE};
+use super::target::Target;
 use super::tree::InfoTree;
 use super::types::{AggKind, Encoding, Kind, Type, TypeId};
-use super::value::{Scalar, Target, Value};
+use super::value::{Scalar, Value};
+use super::value_error::ValueError;
 pub use literals::float_text;
-pub(super) use literals::{bracket, quoted_units};
+pub(super) use literals::quoted_units;
 use literals::{
     char_literal, code_pointer, enum_text, hex_bytes, is_byte_typedef, string_literal, unclosed,
     Text,
@@ -167,7 +170,7 @@ impl InfoTree {
                 Ok(Some(Scalar::Char(c, _))) if self.byte_typedef(v.ty) => out.push(&c.to_string()),
                 Ok(Some(s)) => out.push(&self.scalar_text(&ty, s)),
                 Ok(None) => out.push("?"),
-                Err(e) => out.push(&bracket(&e)),
+                Err(e) => out.push(&e.bracketed()),
             },
             // A Rust reference always points at a live value: it shows that value, as a C++
             // reference does (a raw pointer or a Box shows its address).
@@ -181,7 +184,7 @@ impl InfoTree {
             Kind::Pointer(to) => self.write_pointer(v, *to, &ty, t, lim, depth, out),
             Kind::Reference { .. } => match self.deref(v, t) {
                 Ok(target) => self.write(&target, t, lim, depth + 1, out),
-                Err(e) => out.push(&bracket(&e)),
+                Err(e) => out.push(&e.bracketed()),
             },
             // A flexible array member (`char data[]`) has no size of its own: as gdb, it is
             // its address, with the C string there for a character array.
@@ -205,7 +208,7 @@ impl InfoTree {
                         Ok(bytes) => {
                             out.push(&string_literal(&bytes, kind, lim.chars, true, ty.rust))
                         }
-                        Err(e) => out.push(&bracket(&e)),
+                        Err(e) => out.push(&e.bracketed()),
                     }
                     return;
                 }
@@ -224,7 +227,7 @@ impl InfoTree {
             },
             Kind::Typedef(_) | Kind::Qualified(..) | Kind::Other => match self.bytes(v, t) {
                 Ok(b) => out.push(&hex_bytes(&b)),
-                Err(e) => out.push(&bracket(&e)),
+                Err(e) => out.push(&e.bracketed()),
             },
         }
     }
@@ -238,7 +241,7 @@ impl InfoTree {
         depth: usize,
         count: u64,
         out: &mut Out,
-        element: impl Fn(i64) -> Result<Value, String>,
+        element: impl Fn(i64) -> Result<Value, ValueError>,
     ) {
         if depth >= lim.depth {
             out.push(&format!("[… {count} elements]"));
@@ -252,7 +255,7 @@ impl InfoTree {
             }
             match element(i as i64) {
                 Ok(e) => self.write(&e, t, lim, depth + 1, out),
-                Err(e) => out.push(&bracket(&e)),
+                Err(e) => out.push(&e.bracketed()),
             }
             if out.full() {
                 break;
@@ -282,7 +285,7 @@ impl InfoTree {
                 return;
             }
             Err(e) => {
-                out.push(&bracket(&e));
+                out.push(&e.bracketed());
                 return;
             }
         };
@@ -371,7 +374,7 @@ impl InfoTree {
                         });
                     }
                 },
-                Some(Err(e)) => out.push(&bracket(&e)),
+                Some(Err(e)) => out.push(&e.bracketed()),
                 None => out.push("?"),
             }
             return;
@@ -414,7 +417,7 @@ impl InfoTree {
                     }
                 }
                 Ok(None) => out.push("<unknown variant>"),
-                Err(e) => out.push(&bracket(&e)),
+                Err(e) => out.push(&e.bracketed()),
             }
             return;
         }

@@ -1,12 +1,14 @@
 //! A typed value as plain data for scripts (numbers, strings, lists, objects), bounded as the
 //! text is.
 
+use crate::symbols::dwarf::fields::{fields_in_order, Field, Seen};
 use crate::symbols::dwarf::location::Place;
 use crate::symbols::dwarf::rust::{is_rust_ref, RustSeq};
-use crate::symbols::dwarf::statics::{fields_in_order, Field, Seen};
+use crate::symbols::dwarf::target::Target;
 use crate::symbols::dwarf::tree::InfoTree;
 use crate::symbols::dwarf::types::{Kind, Type};
-use crate::symbols::dwarf::value::{Scalar, Target, Value};
+use crate::symbols::dwarf::value::{Scalar, Value};
+use crate::symbols::dwarf::value_error::ValueError;
 
 use super::literals::{hex_bytes, string_literal, unquote};
 use super::{Limits, Plain};
@@ -45,7 +47,7 @@ impl InfoTree {
             Kind::Pointer(_) if is_rust_ref(&ty) && depth < lim.depth * 2 => {
                 match self.deref(v, t) {
                     Ok(target) => self.plain_at(&target, t, lim, depth + 1, budget),
-                    Err(e) => Plain::Missing(e),
+                    Err(e) => Plain::Missing(e.to_string()),
                 }
             }
             Kind::Base(_) | Kind::Enum { .. } | Kind::Pointer(_) => {
@@ -63,12 +65,12 @@ impl InfoTree {
                 match self.scalar(v, t) {
                     Ok(Some(s)) => scalar_plain(s),
                     Ok(None) => Plain::Null,
-                    Err(e) => Plain::Missing(e),
+                    Err(e) => Plain::Missing(e.to_string()),
                 }
             }
             Kind::Reference { .. } => match self.deref(v, t) {
                 Ok(target) => self.plain_at(&target, t, lim, depth, budget),
-                Err(e) => Plain::Missing(e),
+                Err(e) => Plain::Missing(e.to_string()),
             },
             Kind::Array { elem, .. } => {
                 if let Some(kind) = self.text_kind(*elem) {
@@ -76,7 +78,7 @@ impl InfoTree {
                         Ok(b) => {
                             Plain::Str(unquote(&string_literal(&b, kind, usize::MAX, true, false)))
                         }
-                        Err(e) => Plain::Missing(e),
+                        Err(e) => Plain::Missing(e.to_string()),
                     };
                 }
                 let count = self.length(v, t).unwrap_or(0);
@@ -96,7 +98,7 @@ impl InfoTree {
             }
             _ => match self.bytes(v, t) {
                 Ok(b) => Plain::Str(hex_bytes(&b)),
-                Err(e) => Plain::Missing(e),
+                Err(e) => Plain::Missing(e.to_string()),
             },
         }
     }
@@ -108,14 +110,14 @@ impl InfoTree {
         depth: usize,
         budget: &mut Budget,
         count: u64,
-        element: impl Fn(i64) -> Result<Value, String>,
+        element: impl Fn(i64) -> Result<Value, ValueError>,
     ) -> Plain {
         let max = (lim.elements as u64).saturating_mul(32).min(count);
         let mut items = Vec::new();
         for i in 0..max {
             items.push(match element(i as i64) {
                 Ok(e) => self.plain_at(&e, t, lim, depth + 1, budget),
-                Err(e) => Plain::Missing(e),
+                Err(e) => Plain::Missing(e.to_string()),
             });
         }
         Plain::List(items, count - max)
@@ -151,7 +153,13 @@ impl InfoTree {
                         if n == 0 || t.read(ptr, &mut buf) {
                             Plain::Str(String::from_utf8_lossy(&buf).into_owned())
                         } else {
-                            Plain::Missing(format!("cannot read {n} bytes at {ptr:#x}"))
+                            Plain::Missing(
+                                ValueError::Unreadable {
+                                    addr: ptr,
+                                    size: n as u64,
+                                }
+                                .to_string(),
+                            )
                         }
                     }
                     RustSeq::Elements => {
@@ -161,7 +169,7 @@ impl InfoTree {
                         })
                     }
                 },
-                Some(Err(e)) => Plain::Missing(e),
+                Some(Err(e)) => Plain::Missing(e.to_string()),
                 None => Plain::Null,
             };
         }
@@ -177,7 +185,7 @@ impl InfoTree {
                     }
                 }
                 Ok(None) => Plain::Missing("unknown variant".into()),
-                Err(e) => Plain::Missing(e),
+                Err(e) => Plain::Missing(e.to_string()),
             };
         }
         let mut fields = Vec::new();
