@@ -7,7 +7,7 @@ mod common;
 use common::{fixture, Scry};
 
 /// The pre-forking server: three workers over pipes, the one given job 7 crashes. With the
-/// tree scheduled as one, the first `cont()` stops at the SIGSEGV in `handle` (before, it
+/// tree scheduled as one, `cont()` stops at the SIGSEGV in `handle` (before, it
 /// ended at its deadline in the parent's `wait4`, the workers held); continuing lets the
 /// worker die and the parent reap it and print what it prints alone.
 #[test]
@@ -15,7 +15,15 @@ fn one_cont_reaches_the_crashing_worker_of_a_preforking_server() {
     let mut scry = Scry::spawn(&fixture("prefork"), &[]);
     scry.ok("config.follow_fork = 'both'");
     scry.ok("config.schedule = 'all'");
-    let stop = scry.ok("cont()");
+    // A worker that ends first is a stop of its own (every end stops the tree): at most one
+    // per other worker before the crash.
+    let mut stop = scry.ok("cont()");
+    for _ in 0..2 {
+        if !stop.starts_with("exited with code 0") {
+            break;
+        }
+        stop = scry.ok("cont()");
+    }
     assert!(
         stop.starts_with("signal SIGSEGV fault_addr=0x0") && stop.contains("handle"),
         "{stop}"

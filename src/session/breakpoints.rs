@@ -106,6 +106,15 @@ impl BreakpointTable {
         &self.list
     }
 
+    /// Every address an armed breakpoint stops at (the int3 sites of the user's breakpoints).
+    pub(crate) fn armed_addresses(&self) -> Vec<u64> {
+        self.list()
+            .iter()
+            .filter(|b| b.armed)
+            .flat_map(|b| b.addresses())
+            .collect()
+    }
+
     /// The process is gone: every breakpoint waits for the next one.
     pub(crate) fn disarm_all(&mut self) {
         for b in &mut self.list {

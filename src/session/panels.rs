@@ -171,14 +171,7 @@ impl Session {
             insns = self.disasm(pc, DISASM_AFTER).unwrap_or_default();
             at = Some(0);
         }
-        let armed: Vec<u64> = self
-            .points
-            .breakpoints
-            .list()
-            .iter()
-            .filter(|b| b.armed)
-            .flat_map(|b| b.addresses())
-            .collect();
+        let armed: Vec<u64> = self.points.breakpoints.armed_addresses();
         insns
             .into_iter()
             .enumerate()

@@ -47,14 +47,7 @@ impl Session {
             .as_ref()
             .map(|t| t.program.clone())
             .or_else(|| self.targets.last_process.as_ref().map(|(_, p)| p.clone()));
-        let sites: Vec<u64> = self
-            .points
-            .breakpoints
-            .list()
-            .iter()
-            .filter(|b| b.armed)
-            .flat_map(|b| b.addresses())
-            .collect();
+        let sites: Vec<u64> = self.points.breakpoints.armed_addresses();
         let mut first = None;
         for (i, h) in self.targets.held.iter_mut().enumerate() {
             if !h.process.still_there() {
