@@ -59,6 +59,11 @@ pub struct TargetOptions {
     #[arg(long = "follow-fork", value_name = "WHICH", default_value = "parent", value_parser = ["parent", "child", "both"])]
     pub follow_fork: String,
 
+    /// With fork children kept (`--follow-fork both`): `all` (a cont() runs every process and
+    /// the first stop of any stops them all) or `selected` (only the selected one runs).
+    #[arg(long, value_name = "WHICH", default_value = "all", value_parser = ["all", "selected"])]
+    pub schedule: String,
+
     /// For a core: look for its mapped files under this copy of the machine it came from.
     #[arg(long, value_name = "DIR")]
     pub sysroot: Option<PathBuf>,
@@ -82,6 +87,7 @@ impl TargetOptions {
                 .map_err(|e| format!("--debug-dir {e}"))?,
             stop_at_loader: self.stop_at == "loader",
             follow_fork: FollowFork::parse(&self.follow_fork).unwrap_or_default(),
+            schedule_all: self.schedule == "all",
             sysroot: match &self.sysroot {
                 Some(dir) => {
                     check_debug_dirs(std::slice::from_ref(dir))

@@ -52,6 +52,8 @@ fn a_breakpoint_set_before_the_fork_counts_hits_in_parent_and_children() {
     let mut scry = Scry::start(&[
         "--follow-fork",
         "both",
+        "--schedule",
+        "selected",
         "--",
         server().to_str().unwrap(),
         "2",
@@ -73,14 +75,15 @@ fn a_breakpoint_set_before_the_fork_counts_hits_in_parent_and_children() {
     let out = scry.ok("output()");
     let workers = worker_pids(&out);
     assert_eq!(workers.len(), 2, "{out}");
-    for w in &workers {
-        assert!(
-            second.contains(&format!(
-                "[fork child {w} of {parent} held: process.select({w}) debugs it]"
-            )),
-            "{second}"
-        );
-    }
+    // One note for a parent's children; the line names the process now that there are more.
+    assert!(
+        second.contains(&format!(
+            "[2 fork children of {parent} held: {}, {} (process.select(pid) debugs one)]",
+            workers[0], workers[1]
+        )),
+        "{second}"
+    );
+    assert!(second.contains(&format!(" process {parent} ")), "{second}");
     // Held children do not run: none has printed anything.
     assert!(!out.contains("handled 3"), "{out}");
     let ended = scry.ok("cont()");
@@ -152,6 +155,8 @@ fn a_crashing_worker_is_caught_with_its_stack_and_closing_stdin_kills_everyone()
     let mut scry = Scry::start(&[
         "--follow-fork",
         "both",
+        "--schedule",
+        "selected",
         "--",
         server().to_str().unwrap(),
         "2",
@@ -167,7 +172,7 @@ fn a_crashing_worker_is_caught_with_its_stack_and_closing_stdin_kills_everyone()
     let workers = worker_pids(&out);
     assert_eq!(workers.len(), 2, "{out}");
     assert!(
-        stop.contains(&format!("fork child {}", workers[1])),
+        stop.contains(&format!("fork children of {parent} held: {}", workers[0])),
         "{stop}"
     );
     let rows = table(&scry.ok("process.list()"));
@@ -224,7 +229,7 @@ fn kill_ends_every_process() {
     let mut scry = Scry::spawn(&server(), &["2", "1", "-1", "reap"]);
     let err = scry.err("config.follow_fork = 'sideways'");
     assert!(err.contains("'parent', 'child' or 'both'"), "{err}");
-    scry.ok("config.follow_fork = 'both'");
+    scry.ok("config.follow_fork = 'both'; config.schedule = 'selected'");
     let parent = scry.num("status().pid") as i32;
     assert!(scry.ok("cont({timeout: 1})").starts_with("timeout"));
     let workers = worker_pids(&scry.ok("output()"));
@@ -276,7 +281,14 @@ fn attach_both_then_detach_leaves_parent_and_child_running_with_the_file_s_code(
         .parse()
         .unwrap();
 
-    let mut scry = Scry::start(&["--follow-fork", "both", "-p", &parent.to_string()]);
+    let mut scry = Scry::start(&[
+        "--follow-fork",
+        "both",
+        "--schedule",
+        "selected",
+        "-p",
+        &parent.to_string(),
+    ]);
     scry.ok("breakpoint.set('handle')");
     std::fs::write(dir.join("go"), "").unwrap();
     assert!(scry.ok("cont()").starts_with("breakpoint 1 at "));
@@ -334,7 +346,7 @@ fn attach_both_then_detach_leaves_parent_and_child_running_with_the_file_s_code(
 #[test]
 fn a_watchpoint_applies_to_the_selected_child_with_its_own_values() {
     let mut scry = Scry::spawn(&server(), &["1", "2", "-1", "exit"]);
-    scry.ok("config.follow_fork = 'both'");
+    scry.ok("config.follow_fork = 'both'; config.schedule = 'selected'");
     scry.ok("watchpoint.set('served')");
     // The parent's two requests: served 0 -> 1 before the fork, 1 -> 2 after it.
     assert!(scry.ok("cont()").contains(" 0 -> 1 "));
@@ -362,6 +374,8 @@ fn a_held_child_s_own_fork_is_held_the_same_way() {
     let mut scry = Scry::start(&[
         "--follow-fork",
         "both",
+        "--schedule",
+        "selected",
         "--",
         fixture("fork_nested").to_str().unwrap(),
     ]);
@@ -407,6 +421,8 @@ fn the_held_notes_survive_stops_that_listeners_let_go() {
     let mut scry = Scry::start(&[
         "--follow-fork",
         "both",
+        "--schedule",
+        "selected",
         "--",
         server().to_str().unwrap(),
         "2",
@@ -428,13 +444,12 @@ fn the_held_notes_survive_stops_that_listeners_let_go() {
     let out = scry.ok("output()");
     let workers = worker_pids(&out);
     assert_eq!(workers.len(), 2, "{out}");
-    for w in &workers {
-        assert!(
-            stop.contains(&format!(
-                "[fork child {w} of {parent} held: process.select({w}) debugs it]"
-            )),
-            "{stop}"
-        );
-    }
+    assert!(
+        stop.contains(&format!(
+            "[2 fork children of {parent} held: {}, {} (process.select(pid) debugs one)]",
+            workers[0], workers[1]
+        )),
+        "{stop}"
+    );
     assert!(scry.ok("kill()").contains("kill"));
 }

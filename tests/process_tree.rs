@@ -1,62 +1,250 @@
-//! A process tree run as one (`--follow-fork both` with `config.schedule = 'all'`): one
-//! `cont()` from the start reaches a worker's crash although the parent waits in `read`/
-//! `wait4` for its workers, and the program's own result is what it is alone.
+//! A process tree run as one (`--follow-fork both`, `config.schedule = 'all'`, the default in
+//! that mode; issue 22): one `cont()` from the start reaches a worker's crash although the
+//! parent waits in `read`/`wait4` for its workers, logpoints count every call in every
+//! process, a blocked tree's timeout says who waits in what, and the programs end as they
+//! do alone. Ground truth is what the fixtures print about themselves, `/proc`, and the
+//! binary's `.text`.
 
 mod common;
 
-use common::{fixture, Scry};
+use std::process::Command;
+use std::time::{Duration, Instant};
 
-/// The pre-forking server: three workers over pipes, the one given job 7 crashes. With the
-/// tree scheduled as one, `cont()` stops at the SIGSEGV in `handle` (before, it
-/// ended at its deadline in the parent's `wait4`, the workers held); continuing lets the
-/// worker die and the parent reap it and print what it prints alone.
+use common::*;
+
+/// What a fixture prints run alone (no debugger), and its exit code.
+fn alone(program: &std::path::Path, args: &[&str]) -> (String, Option<i32>) {
+    let out = Command::new(program).args(args).output().unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code(),
+    )
+}
+
+/// The pid after `prefix` in the first line that has it (`child 123` -> 123).
+fn pid_after(out: &str, prefix: &str) -> i32 {
+    out.lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("no line starting {prefix:?} in:\n{out}"))
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// The pre-forking server: three workers over pipes, the one given job 7 crashes. One
+/// `cont()` from the start stops at the SIGSEGV in `handle` in the worker (the other
+/// workers' ends are notes, not stops); continuing lets it die, and the parent reaps
+/// every worker and prints what it prints alone.
 #[test]
 fn one_cont_reaches_the_crashing_worker_of_a_preforking_server() {
-    let mut scry = Scry::spawn(&fixture("prefork"), &[]);
-    scry.ok("config.follow_fork = 'both'");
-    scry.ok("config.schedule = 'all'");
-    // A worker that ends first is a stop of its own (every end stops the tree): at most one
-    // per other worker before the crash.
-    let mut stop = scry.ok("cont()");
-    for _ in 0..2 {
-        if !stop.starts_with("exited with code 0") {
-            break;
-        }
-        stop = scry.ok("cont()");
-    }
+    let program = fixture("prefork");
+    let (truth, code) = alone(&program, &[]);
+    assert_eq!(code, Some(0));
+    let mut scry = Scry::start(&["--follow-fork", "both", "--", program.to_str().unwrap()]);
+    assert_eq!(scry.ok("config.schedule"), "all");
+    let parent = scry.num("status().pid") as i32;
+    let stop = scry.ok("ctx.stop = cont()");
     assert!(
         stop.starts_with("signal SIGSEGV fault_addr=0x0") && stop.contains("handle"),
         "{stop}"
     );
     assert_eq!(scry.ok("state.var('job')"), "7", "{stop}");
-    // The crash is in a worker, not the parent (the first of the list is the selected one).
-    let parent = scry.ok("process.list().map(p => p.pid).sort((a, b) => a - b)[0]");
-    assert_ne!(scry.ok("process.list()[0].pid"), parent);
-    let mut end = String::new();
-    for _ in 0..6 {
-        let r = scry.eval("cont()");
-        end = scry.ok("output()");
-        if end.contains("crashed") || !r.ok {
-            break;
-        }
-    }
+    // The crash is a worker's, named in the line and in the stop object.
+    let worker = scry.num("ctx.stop.pid") as i32;
+    assert_ne!(worker, parent);
+    assert!(stop.contains(&format!(" process {worker} ")), "{stop}");
     assert!(
-        end.contains("worker 1 killed by signal 11") && end.contains("crashed 1"),
-        "{end}"
+        stop.contains(&format!(
+            "3 fork children of {parent} kept (they run with cont())"
+        )),
+        "{stop}"
     );
+    let rows = table(&scry.ok("process.list()"));
+    assert_eq!(rows[0]["pid"], worker.to_string());
+    assert_eq!(rows[0]["state"], "selected");
+    assert!(rows
+        .iter()
+        .any(|r| r["pid"] == parent.to_string() && r["state"] == "stopped"));
+
+    let died = scry.ok("cont()");
+    assert!(
+        died.starts_with(&format!("killed by SIGSEGV process {worker} ")),
+        "{died}"
+    );
+    assert!(died.contains("processes remain: "), "{died}");
+    let end = scry.ok("cont()");
+    assert!(end.starts_with("exited with code 0"), "{end}");
+    // Every other worker's end was said on the way, as a note, never as a stop.
+    let notes = format!("{stop}\n{died}\n{end}");
+    assert_eq!(notes.matches("exited with code 0]").count(), 2, "{notes}");
+    assert_eq!(scry.ok("output()").trim_end(), truth.trim_end());
+    assert!(truth.contains("worker 1 killed by signal 11") && truth.contains("crashed 1"));
 }
 
-/// The setting: 'selected' (today's default) and 'all', anything else a one-line error.
+/// A logpoint in a function the parent and both workers call: one `cont()` runs the whole
+/// server, every call is counted once (the listener sees `e.pid`), and `breakpoint.list()`
+/// counts by process. Two workers running at once interrupt each other at every hit: a hit
+/// undone by one stop and interrupted again before it ran must still happen (it was lost,
+/// stepped over as if the user had moved the thread onto the breakpoint).
+#[test]
+fn a_logpoint_counts_every_call_in_every_process() {
+    let requests = 1500;
+    let program = fixture("fork_server");
+    let n = requests.to_string();
+    let mut scry = Scry::start(&[
+        "--follow-fork",
+        "both",
+        "--",
+        program.to_str().unwrap(),
+        "2",
+        &n,
+        "-1",
+        "reap",
+    ]);
+    let parent = scry.num("status().pid") as i32;
+    scry.ok("ctx.by = {}; breakpoint.set('handle', {log: e => { ctx.by[e.pid] = (ctx.by[e.pid] || 0) + 1 }})");
+    let end = scry.ok("cont({timeout: 120})");
+    assert!(
+        end.starts_with(&format!("exited with code 0 process {parent}")),
+        "{end}"
+    );
+    let out = scry.ok("output()");
+    let workers = [
+        pid_after(&out, "forked worker 0 pid "),
+        pid_after(&out, "forked worker 1 pid "),
+    ];
+    for (i, w) in workers.iter().enumerate() {
+        assert!(
+            out.contains(&format!("worker {i} pid {w} handled {requests}")),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!("reaped {w} exited with {}", 10 + i)),
+            "{out}"
+        );
+        assert!(
+            end.contains(&format!("process {w} exited with code {}", 10 + i)),
+            "{end}"
+        );
+        assert_eq!(scry.num(&format!("ctx.by[{w}]")), requests);
+        assert_eq!(
+            scry.num(&format!("breakpoint.list()[0].by_process[{w}]")),
+            requests
+        );
+    }
+    assert_eq!(scry.num(&format!("ctx.by[{parent}]")), 2);
+    assert_eq!(scry.num("breakpoint.list()[0].hits"), 2 + 2 * requests);
+    // The ended processes are listed with their ends until the next cont().
+    let rows = table(&scry.ok("process.list()"));
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert!(rows
+        .iter()
+        .all(|r| r["state"].starts_with("exited with code ")));
+}
+
+/// A tree that waits for itself: the timeout says what each process was doing (the parent in
+/// wait4 for its child, the child in read of a pipe nobody writes), not a bare timeout at
+/// the parent's wait4. detach() then lets both go with the file's code and no tracer.
+#[test]
+fn a_blocked_tree_s_timeout_says_what_each_process_waits_in() {
+    let program = fixture("stuck_tree");
+    let mut scry = Scry::start(&["--follow-fork", "both", "--", program.to_str().unwrap()]);
+    let parent = scry.num("status().pid") as i32;
+    // Its int3 goes into both processes while they run.
+    scry.ok("breakpoint.set('never_called', {hardware: false})");
+    let stop = scry.ok("cont({timeout: 1})");
+    let child = pid_after(&scry.ok("output()"), "child ");
+    assert!(stop.starts_with("timeout at "), "{stop}");
+    assert!(
+        stop.contains(&format!(
+            "[at the deadline: {parent} in wait4 (selected), {child} in read]"
+        )),
+        "{stop}"
+    );
+    assert!(stop.contains(&format!("process {parent}")), "{stop}");
+    assert_eq!(scry.ok("detach().reason"), "detached");
+    let (text_addr, text_off, text_size) = section(&program, ".text");
+    let file = file_bytes(&program, text_off, text_size as usize);
+    for pid in [parent, child] {
+        assert_eq!(proc_status_field(pid, "TracerPid"), "0", "{pid}");
+        let bias = load_bias(pid, &program);
+        assert!(
+            proc_mem(pid, text_addr + bias, text_size as usize) == file,
+            ".text of {pid} differs from the file"
+        );
+    }
+    scry.finish();
+    // Still blocked as alone: the child in read, the parent waiting for it.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !proc_status_field(child, "State").starts_with('S') {
+        assert!(Instant::now() < deadline, "child {child} not sleeping");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for pid in [child, parent] {
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+    }
+}
+
+/// The setting: 'all' (the default) and 'selected', anything else a one-line error.
 #[test]
 fn config_schedule_takes_all_or_selected() {
     let mut scry = Scry::spawn(&fixture("prefork"), &[]);
     scry.ok("config.follow_fork = 'both'");
-    assert_eq!(scry.ok("config.schedule"), "selected");
-    scry.ok("config.schedule = 'all'");
     assert_eq!(scry.ok("config.schedule"), "all");
+    scry.ok("config.schedule = 'selected'");
+    assert_eq!(scry.ok("config.schedule"), "selected");
     let err = scry.err("config.schedule = 'some'");
     assert!(
         err.contains("config.schedule must be 'all' or 'selected'"),
         "{err}"
     );
+}
+
+/// A launcher execs an engine that forks and execs itself as stage 2: a breakpoint by name
+/// stops in each image it is armed in again after every exec, the stage-2 process's with its
+/// own argv, and hits count per process across the execs.
+#[test]
+fn a_breakpoint_by_name_follows_a_launcher_s_execs_into_stage_two() {
+    let program = fixture("launcher");
+    let (truth, code) = alone(&program, &[]);
+    assert_eq!(code, Some(0));
+    let mut scry = Scry::start(&["--follow-fork", "both", "--", program.to_str().unwrap()]);
+    let pid = scry.num("status().pid") as i32;
+    scry.ok("breakpoint.set('work')");
+    assert!(scry.ok("cont()").starts_with("exec "));
+    let engine = scry.ok("cont()");
+    assert!(engine.starts_with("breakpoint 1 at "), "{engine}");
+    assert_eq!(scry.num("state.registers.rdi"), 1);
+    // The child's exec is a stop of its own, in the child.
+    let exec = scry.ok("ctx.exec = cont()");
+    assert!(exec.starts_with("exec "), "{exec}");
+    let stage2 = scry.num("ctx.exec.pid") as i32;
+    assert_ne!(stage2, pid);
+    assert!(exec.contains(&format!("process {stage2}")), "{exec}");
+    for _ in 0..3 {
+        let hit = scry.ok("cont()");
+        assert!(
+            hit.starts_with("breakpoint 1 at ") && hit.contains(&format!("process {stage2}")),
+            "{hit}"
+        );
+        assert_eq!(scry.num("state.registers.rdi"), 2);
+        // Its own argv: `launcher stage2 3`.
+        assert_eq!(scry.num("state.var('argc', 1)"), 3);
+    }
+    let by = "breakpoint.list()[0].by_process";
+    assert_eq!(scry.num(&format!("{by}[{pid}]")), 1);
+    assert_eq!(scry.num(&format!("{by}[{stage2}]")), 3);
+    assert!(scry
+        .ok("cont()")
+        .starts_with(&format!("exited with code 3 process {stage2}")));
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    let out = scry.ok("output()");
+    assert!(out.contains(&format!("stage2 {stage2} of {pid}")), "{out}");
+    assert!(
+        out.contains(&format!("engine {pid}: stage2 {stage2} exited 3")),
+        "{out}"
+    );
+    assert_eq!(out.lines().count(), truth.lines().count(), "{out}");
 }

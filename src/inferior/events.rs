@@ -43,6 +43,11 @@ impl Inferior {
                 WaitEvent::EventStop { signal, .. } if is_stop_signal(signal) => Some(signal),
                 _ => None,
             };
+            // An interrupt may come before a resumed thread ran anything; any other report
+            // means it did, so an undone hit is behind it (it hit again, or its int3 went).
+            if !matches!(event, WaitEvent::EventStop { .. }) {
+                t.rewound = false;
+            }
         }
         match event {
             WaitEvent::Exited { code, .. } => {
@@ -285,6 +290,10 @@ impl Inferior {
         if let Some(i) = self.early_children.iter().position(|&t| t == child) {
             self.early_children.swap_remove(i);
             return true;
+        }
+        // Another process's wait may have taken it (a tree run: every process waits on -1).
+        if let Some(e) = super::tree::take_kept_of(child) {
+            return !e.is_gone();
         }
         loop {
             match wait(child, false) {

@@ -246,6 +246,8 @@ pub(crate) struct Inferior {
     /// A stop was reported with only its own thread stopped (the others run on while
     /// listeners decide): that thread. See `NonStop`.
     partial: Option<Tid>,
+    /// Resumed by `launch` (a run of the whole tree): its threads run until `all_stop`.
+    launched: bool,
     /// Where displaced copies run (the program's entry point), once looked up.
     scratch: Option<u64>,
     /// The dynamic loader's rendezvous (`_dl_debug_state`), where scry keeps a breakpoint of
@@ -301,6 +303,7 @@ impl Inferior {
             trap_guard: None,
             sigaction: Default::default(),
             partial: None,
+            launched: false,
             scratch: None,
             rendezvous: None,
             catch: catch::Catch::default(),

@@ -71,9 +71,11 @@ impl Inferior {
     }
 
     /// Stops every thread if a stop was reported with only its own thread stopped (see
-    /// [`NonStop`]): what every inspection of other threads and every end of a run needs.
+    /// [`NonStop`]) or the process was launched in a run of the tree: what every inspection
+    /// of other threads and every end of a run needs.
     pub(crate) fn all_stop(&mut self, pass: PassFn) -> Result<(), OsError> {
-        if self.partial.take().is_some() && !self.dead {
+        let launched = std::mem::take(&mut self.launched);
+        if (self.partial.take().is_some() || launched) && !self.dead {
             self.stop_all(pass)?;
         }
         Ok(())
@@ -180,7 +182,8 @@ impl Inferior {
         pass: PassFn,
     ) -> Result<Option<Stop>, OsError> {
         if self.dead {
-            return Ok(None);
+            // It ended while it was being stopped: its end is the stop.
+            return Ok(self.next_queued());
         }
         if self.catch_dirty() {
             self.all_stop(pass)?;
@@ -191,6 +194,7 @@ impl Inferior {
         if let Some(stop) = self.next_queued() {
             return Ok(Some(stop));
         }
+        self.launched = true;
         self.resume_all(deadline, pass)
     }
 

@@ -38,7 +38,8 @@ pub(crate) struct Thread {
     /// The breakpoint this thread's last reported stop was at: resuming executes the
     /// instruction under it first.
     pub parked_at: Option<u64>,
-    /// Its breakpoint hit was undone while all threads were stopped: it must hit again.
+    /// Its breakpoint hit was undone while all threads were stopped: it must hit again
+    /// (never be stepped over), until it reports something other than an interrupt.
     pub rewound: bool,
     /// It did not stop when interrupted (an uninterruptible wait in the kernel): why, for
     /// the user. It still counts as running and stops when the kernel lets it go.
@@ -81,7 +82,9 @@ impl Thread {
     pub(crate) fn mark_running(&mut self) {
         self.state = RunState::Running;
         self.parked_at = None;
-        self.rewound = false;
+        // `rewound` stays: a thread resumed at its int3 may be interrupted before it runs
+        // an instruction (another thread's or process's stop), and is still there to hit
+        // it. Only a report other than an interrupt says it moved on (see `handle`).
         self.regs = None;
         self.pending_signal = 0;
     }

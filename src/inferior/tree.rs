@@ -75,6 +75,15 @@ pub(super) fn keep(event: WaitEvent) {
     KEPT.with(|k| k.borrow_mut().push_back(event));
 }
 
+/// The kept event of thread `tid` (a fork child's first stop another process's wait took).
+pub(super) fn take_kept_of(tid: Tid) -> Option<WaitEvent> {
+    KEPT.with(|k| {
+        let mut k = k.borrow_mut();
+        let i = k.iter().position(|e| e.tid() == tid)?;
+        k.remove(i)
+    })
+}
+
 /// The oldest kept event of any process (a run of the whole tree takes these first).
 pub(crate) fn take_any() -> Option<WaitEvent> {
     KEPT.with(|k| k.borrow_mut().pop_front())

@@ -66,6 +66,17 @@ pub(crate) fn thread_wchan(pid: Tid, tid: Tid) -> Option<String> {
     (!w.is_empty() && w != "0").then(|| w.to_string())
 }
 
+/// The system call a stopped thread was in when it stopped (`/proc/PID/task/TID/syscall`:
+/// its number, which it restarts when resumed), `Some(None)` when it was running user code;
+/// `None` when the kernel does not say (the thread runs, is gone, or the file is closed).
+pub(crate) fn thread_syscall(pid: Tid, tid: Tid) -> Option<Option<u64>> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/syscall")).ok()?;
+    match text.split_whitespace().next()? {
+        "-1" => Some(None),
+        nr => nr.parse().ok().map(Some),
+    }
+}
+
 /// A field of `/proc/PID/status`, e.g. `TracerPid` or `State`.
 pub(crate) fn status_field(status: &str, key: &str) -> Option<String> {
     status.lines().find_map(|line| {

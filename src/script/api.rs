@@ -41,16 +41,19 @@ const NOTES: &[(&str, &str)] = &[
 config.follow_fork (--follow-fork): what a fork does
   'parent' (default) the child runs untraced, without scry's int3 bytes
   'child'  the child is debugged, the parent runs untraced
-  'both'   both stay traced: the parent goes on, the child is held (stopped) and the
-           stop's note says '[fork child N of P held: process.select(N) debugs it]'
-process.list() -> [{pid, state, threads, program}]; state: selected, held, gone, or how
-  the selected one ended
-process.select(pid): state, cont(), step(), thread.list() are about that process now; the
-  one selected before is held. Breakpoints and watchpoints apply to every process (armed in
-  the selected one; hits count in all). A held process runs only once selected, unless
-config.schedule = 'all': cont() runs every process; the first stop of any stops them all
-  and selects it ('selected', the default, runs the selected one alone)
-when the selected process ends, the stop names the held ones; select one to go on
+  'both'   both stay traced (the stop's note names the children kept)
+config.schedule (--schedule), with 'both':
+  'all' (default) cont() runs every process; the first stop in any stops them all and
+        selects it (the line says 'process N'); another process's end is a note, not a
+        stop; a timeout says what each one waits in. step()/next()/finish() run the
+        selected process alone
+  'selected' only the selected process runs; the others are held until selected
+process.list() -> [{pid, state, threads, program}]; state: selected, stopped (all), held
+  (selected), gone, or how it ended (listed until the next cont())
+process.select(pid): state, cont(), step(), thread.list() are about that process now.
+  Breakpoints and watchpoints apply to every process (hits count in all:
+  breakpoint.list()[i].by_process[pid]); events carry e.pid
+when the selected process ends, the stop names the ones that remain
 kill() kills every process; detach() lets every one go (code restored, they run on); the
   end of the session lets each go as it came (spawned: killed, attached: detached)
 vfork children are never held (they borrow the parent's memory)",

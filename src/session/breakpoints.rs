@@ -1,6 +1,8 @@
 //! The user's breakpoints: ids, names and hit counts. Sites (the int3 bytes) belong to the
 //! inferior; several breakpoints may share one site.
 
+use crate::os::Tid;
+
 #[derive(Debug, Clone)]
 pub struct Breakpoint {
     pub id: u32,
@@ -12,6 +14,8 @@ pub struct Breakpoint {
     /// What the user asked for (`main+4`), for listings.
     pub spec: String,
     pub hits: u64,
+    /// `hits` by process, in the order first hit (a tree of processes counts each).
+    pub by_process: Vec<(Tid, u64)>,
     /// How it stops (`{hardware}`): `Some(true)` a debug register, `Some(false)` an int3,
     /// `None` a debug register while one is free.
     pub hardware: Option<bool>,
@@ -54,6 +58,7 @@ impl BreakpointTable {
             name,
             spec,
             hits: 0,
+            by_process: Vec::new(),
             hardware: None,
             armed: true,
         });
@@ -91,11 +96,16 @@ impl BreakpointTable {
     }
 
     /// Counts a hit at `addr` on every breakpoint there; returns the first (lowest id).
-    pub(crate) fn hit(&mut self, addr: u64) -> Option<&Breakpoint> {
+    /// Counts a hit at `addr` in process `pid` on every armed breakpoint there; the first.
+    pub(crate) fn hit(&mut self, addr: u64, pid: Tid) -> Option<&Breakpoint> {
         let mut first = None;
         for (i, b) in self.list.iter_mut().enumerate() {
             if b.armed && b.at(addr) {
                 b.hits += 1;
+                match b.by_process.iter_mut().find(|p| p.0 == pid) {
+                    Some(p) => p.1 += 1,
+                    None => b.by_process.push((pid, 1)),
+                }
                 first.get_or_insert(i);
             }
         }
@@ -137,14 +147,14 @@ mod tests {
         let mut t = BreakpointTable::default();
         let a = t.add(0x10, Some("a".into()), "f".into());
         let b = t.add(0x10, None, "0x10".into());
-        assert_eq!(t.hit(0x10).map(|b| b.id), Some(a));
+        assert_eq!(t.hit(0x10, 7).map(|b| b.id), Some(a));
         assert_eq!(t.list()[1].hits, 1);
         let (removed, alone) = t.remove(&BreakpointRef::Name("a")).unwrap();
         assert_eq!(removed.id, a);
         assert!(alone.is_empty());
         let (_, alone) = t.remove(&BreakpointRef::Id(b)).unwrap();
         assert_eq!(alone, vec![0x10]);
-        assert!(t.hit(0x10).is_none());
+        assert!(t.hit(0x10, 7).is_none());
     }
 
     #[test]
@@ -153,10 +163,13 @@ mod tests {
         let a = t.add(0x10, None, "f.c:3".into());
         t.list_mut()[0].more = vec![0x40, 0x80];
         let b = t.add(0x40, None, "0x40".into());
-        assert_eq!(t.hit(0x80).map(|b| b.id), Some(a));
-        assert_eq!(t.hit(0x40).map(|b| b.id), Some(a));
-        assert_eq!(t.list()[0].hits, 2);
-        assert_eq!(t.list()[1].hits, 1);
+        assert_eq!(t.hit(0x80, 7).map(|b| b.id), Some(a));
+        assert_eq!(t.hit(0x40, 8).map(|b| b.id), Some(a));
+        assert_eq!(t.hit(0x40, 7).map(|b| b.id), Some(a));
+        assert_eq!(t.list()[0].hits, 3);
+        // Counted by process too, in the order first hit.
+        assert_eq!(t.list()[0].by_process, vec![(7, 2), (8, 1)]);
+        assert_eq!(t.list()[1].hits, 2);
         let (_, alone) = t.remove(&BreakpointRef::Id(a)).unwrap();
         assert_eq!(alone, vec![0x10, 0x80], "0x40 keeps breakpoint {b}'s int3");
     }

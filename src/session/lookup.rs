@@ -306,7 +306,9 @@ impl Session {
         self.push_syscall_catch();
         for i in 0..self.points.breakpoints.list().len() {
             if self.arm_breakpoint(i) {
-                self.points.breakpoints.list_mut()[i].hits = 0;
+                let b = &mut self.points.breakpoints.list_mut()[i];
+                b.hits = 0;
+                b.by_process.clear();
             }
         }
         for i in 0..self.points.watchpoints.list().len() {

@@ -139,7 +139,7 @@ pub struct Config {
     /// How caught system calls are made to stop (see `SyscallFilter`).
     pub syscall_filter: SyscallFilter,
     /// `config.schedule = 'all'`: with fork children kept, `cont()` runs every
-    /// process of the tree; `'selected'` (the default for now): only the selected one.
+    /// process of the tree (the default); `'selected'`: only the selected one.
     pub schedule_all: bool,
 }
 
@@ -191,7 +191,7 @@ impl Default for Config {
             sysroot: None,
             solib_dirs: Vec::new(),
             syscall_filter: SyscallFilter::Auto,
-            schedule_all: false,
+            schedule_all: true,
         }
     }
 }
@@ -348,14 +348,17 @@ pub struct Session {
     entry_inlines: Option<(Tid, u64, String, Option<usize>)>,
     /// The run under way is a user's `cont()`, which runs the whole tree (see `tree`).
     whole_tree: bool,
+    /// The process selected when the user's `cont()` began: its end stops the tree, the
+    /// end of any other while processes remain is a note.
+    tree_anchor: Option<Tid>,
     signal_modes: [SignalMode; 65],
     thread_events: bool,
     /// Stops listeners decide on: reported with only their thread stopped.
     nonstop: NonStop,
     /// The loader followed: its `_r_debug` and the library changes waiting for listeners.
     loader: dynamic::LoaderWatch,
-    /// Forks held since the last reported stop, for its notes.
-    fork_notes: Vec<String>,
+    /// Children kept and processes ended since the last reported stop, for its notes.
+    tree_notes: processes::TreeNotes,
 }
 
 /// The os layer's read-only mapping, as the symbol layer reads files (it maps none itself).
@@ -402,11 +405,12 @@ impl Session {
             carried_notes: Vec::new(),
             entry_inlines: None,
             whole_tree: false,
+            tree_anchor: None,
             signal_modes,
             thread_events: false,
             nonstop: NonStop::default(),
             loader: Default::default(),
-            fork_notes: Vec::new(),
+            tree_notes: Default::default(),
         }
     }
 

@@ -19,6 +19,98 @@ pub struct ProcessRow {
     pub threads: usize,
 }
 
+/// What the tree did since the last stop was shown: children kept, processes ended. Shown
+/// as the next stop's notes, a line each while few, one line for many (a server that forks
+/// hundreds of workers must not flood its stop).
+#[derive(Default)]
+pub(super) struct TreeNotes {
+    forks: Vec<(Tid, Tid)>,
+    ends: Vec<(Tid, String)>,
+}
+
+/// Up to this many children or ends get a note each.
+const NOTES_EACH: usize = 4;
+
+impl TreeNotes {
+    pub(super) fn forked(&mut self, child: Tid, parent: Tid) {
+        self.forks.push((child, parent));
+    }
+
+    pub(super) fn ended(&mut self, pid: Tid, end: &str) {
+        self.ends.push((pid, end.to_string()));
+    }
+
+    /// The notes, emptying the record. `tree`: held processes run with `cont()`.
+    pub(super) fn take(&mut self, tree: bool) -> Vec<String> {
+        let mut notes = Vec::new();
+        // One note per parent: a server's workers are one line.
+        let mut parents: Vec<(Tid, Vec<Tid>)> = Vec::new();
+        for (child, parent) in std::mem::take(&mut self.forks) {
+            match parents.iter_mut().find(|p| p.0 == parent) {
+                Some(p) => p.1.push(child),
+                None => parents.push((parent, vec![child])),
+            }
+        }
+        let what = if tree {
+            "kept (they run with cont())"
+        } else {
+            "held"
+        };
+        for (parent, children) in parents {
+            notes.push(match children.as_slice() {
+                [child] => format!(
+                    "fork child {child} of {parent} {}: process.select({child}) debugs it",
+                    if tree {
+                        "kept (it runs with cont())"
+                    } else {
+                        "held"
+                    }
+                ),
+                _ => format!(
+                    "{} fork children of {parent} {what}: {} (process.select(pid) debugs one)",
+                    children.len(),
+                    short_pids(&children)
+                ),
+            });
+        }
+        let ends = std::mem::take(&mut self.ends);
+        if ends.len() <= NOTES_EACH {
+            for (pid, end) in ends {
+                notes.push(format!("process {pid} {end}"));
+            }
+        } else {
+            // Grouped by how they ended, in the order first seen.
+            let mut groups: Vec<(String, Vec<Tid>)> = Vec::new();
+            for (pid, end) in ends {
+                match groups.iter_mut().find(|g| g.0 == end) {
+                    Some(g) => g.1.push(pid),
+                    None => groups.push((end, vec![pid])),
+                }
+            }
+            let parts: Vec<String> = groups
+                .iter()
+                .map(|(end, pids)| format!("{} {end}: {}", pids.len(), short_pids(pids)))
+                .collect();
+            notes.push(format!("processes ended: {}", parts.join("; ")));
+        }
+        notes
+    }
+}
+
+/// Pids for a note: the first few and how many more.
+fn short_pids(pids: &[Tid]) -> String {
+    const SHOWN: usize = 8;
+    if pids.len() <= SHOWN {
+        join_pids(pids)
+    } else {
+        format!(
+            "{}, ... {} more",
+            join_pids(&pids[..SHOWN]),
+            pids.len() - SHOWN
+        )
+    }
+}
+
 impl Session {
     /// Takes the fork children the inferior held since the last stop.
     pub(super) fn collect_forked(&mut self) {
@@ -29,9 +121,7 @@ impl Session {
         let program = t.program.clone();
         for child in t.process.take_forked() {
             let pid = child.pid();
-            self.fork_notes.push(format!(
-                "fork child {pid} of {parent} held: process.select({pid}) debugs it"
-            ));
+            self.tree_notes.forked(pid, parent);
             self.targets.held.push(Live {
                 process: child,
                 program: program.clone(),
@@ -43,11 +133,19 @@ impl Session {
     pub(super) fn held_note(&self) -> Option<String> {
         let held = self.targets.held_pids();
         (!held.is_empty()).then(|| {
-            format!(
-                "held processes remain: {} (process.select({}) debugs one)",
-                join_pids(&held),
-                held[0]
-            )
+            if self.config.schedule_all {
+                format!(
+                    "processes remain: {} (cont() runs them, process.select({}) debugs one)",
+                    short_pids(&held),
+                    held[0]
+                )
+            } else {
+                format!(
+                    "held processes remain: {} (process.select({}) debugs one)",
+                    short_pids(&held),
+                    held[0]
+                )
+            }
         })
     }
 
@@ -75,11 +173,24 @@ impl Session {
         }
         for t in &self.targets.held {
             let there = t.process.still_there();
+            let running = if self.config.schedule_all {
+                "stopped"
+            } else {
+                "held"
+            };
             rows.push(ProcessRow {
                 pid: t.process.pid(),
                 program: t.program.clone(),
-                state: if there { "held" } else { "gone" }.into(),
+                state: if there { running } else { "gone" }.into(),
                 threads: if there { t.process.thread_count() } else { 0 },
+            });
+        }
+        for (pid, program, end) in &self.targets.ended_in_run {
+            rows.push(ProcessRow {
+                pid: *pid,
+                program: program.clone(),
+                state: end.clone(),
+                threads: 0,
             });
         }
         rows
@@ -163,13 +274,13 @@ impl Session {
 
     /// Arms the session's breakpoints and watchpoints in the selected process, keeping their
     /// hit counts: they count hits in every process.
-    fn rearm_keeping_hits(&mut self) {
-        let bp_hits: Vec<u64> = self
+    pub(super) fn rearm_keeping_hits(&mut self) {
+        let bp_hits: Vec<(u64, Vec<(Tid, u64)>)> = self
             .points
             .breakpoints
             .list()
             .iter()
-            .map(|b| b.hits)
+            .map(|b| (b.hits, b.by_process.clone()))
             .collect();
         let wp_hits: Vec<u64> = self
             .points
@@ -179,8 +290,9 @@ impl Session {
             .map(|w| w.hits)
             .collect();
         self.rearm();
-        for (b, hits) in self.points.breakpoints.list_mut().iter_mut().zip(bp_hits) {
+        for (b, (hits, by_process)) in self.points.breakpoints.list_mut().iter_mut().zip(bp_hits) {
             b.hits = hits;
+            b.by_process = by_process;
         }
         for (w, hits) in self.points.watchpoints.list_mut().iter_mut().zip(wp_hits) {
             w.hits = hits;

@@ -159,7 +159,12 @@ impl Session {
             self.symbols = self.symbols.renewed();
             self.loader.forget_changes();
             self.refresh_symbols();
-            self.rearm();
+            if self.targets.held.is_empty() {
+                self.rearm();
+            } else {
+                // One process of a tree: the counts are every process's.
+                self.rearm_keeping_hits();
+            }
             self.follow_loader();
             // The new image is the program now.
             if let Some(t) = &mut self.targets.live {
@@ -195,6 +200,9 @@ impl Session {
                 .live
                 .as_ref()
                 .is_some_and(|t| t.process.thread_ids().len() > 1);
+        // Which process, when another one is under control too.
+        info.show_pid = self.targets.held.iter().any(|h| h.process.still_there())
+            || !self.targets.ended_in_run.is_empty();
     }
 
     /// What a stop needs only when someone reads its line: the symbol, whether to show the
@@ -206,6 +214,9 @@ impl Session {
         info.unread_output = self.output.unread();
         // Shown once, with the first stop someone reads.
         info.notes.append(&mut self.carried_notes);
+        // What the tree did since the last stop shown, summed up over the stops listeners let go.
+        let tree = self.config.schedule_all;
+        info.notes.extend(self.tree_notes.take(tree));
     }
 
     /// Books a stop: its reason and pc, breakpoint hit counts, watchpoint values.
@@ -261,7 +272,8 @@ impl Session {
                         .map(|b| b.id)
                         .collect();
                 }
-                if let Some(bp) = self.points.breakpoints.hit(addr) {
+                let pid = self.targets.live.as_ref().map_or(0, |t| t.process.pid());
+                if let Some(bp) = self.points.breakpoints.hit(addr, pid) {
                     hit.id = Some(bp.id);
                     hit.name = bp.name.clone();
                     // A function by name, or a `file:line`: the calls inlined there that
@@ -310,6 +322,7 @@ impl Session {
             }
         };
         let mut info = StopInfo {
+            pid: self.targets.live.as_ref().map(|t| t.process.pid()),
             tid,
             notes,
             ..StopInfo::new(kind)
@@ -317,7 +330,7 @@ impl Session {
         if let Some(t) = &mut self.targets.live {
             self.carried_notes.extend(t.process.take_syscall_warnings());
         }
-        self.carried_notes.append(&mut self.fork_notes);
+
         // A process can die while its other threads are being stopped: the stops before its
         // end are still reported, without a pc.
         let dead = self

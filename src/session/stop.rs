@@ -152,6 +152,8 @@ impl StopKind {
 #[derive(Debug, Clone, PartialEq)]
 pub struct StopInfo {
     pub kind: StopKind,
+    /// The process it happened in (a live process's stop; `None` for a core's).
+    pub pid: Option<Tid>,
     pub tid: Option<Tid>,
     pub pc: Option<u64>,
     pub symbol: Option<String>,
@@ -163,6 +165,8 @@ pub struct StopInfo {
     pub unread_output: usize,
     /// Show the thread: the process has more than one.
     pub show_tid: bool,
+    /// Show the process: more than one is under control.
+    pub show_pid: bool,
     /// What the user should know about this stop that its fields do not say (a process
     /// stopped by job control, a setuid bit the kernel ignored), each shown as `[note]`.
     pub notes: Vec<String>,
@@ -224,6 +228,7 @@ impl StopInfo {
     pub fn new(kind: StopKind) -> StopInfo {
         StopInfo {
             kind,
+            pid: None,
             tid: None,
             pc: None,
             symbol: None,
@@ -231,6 +236,7 @@ impl StopInfo {
             steps: None,
             unread_output: 0,
             show_tid: false,
+            show_pid: false,
             notes: Vec::new(),
         }
     }
@@ -262,7 +268,7 @@ impl StopInfo {
         }
     }
 
-    /// `breakpoint 1 (loop) at 0x401136 main+0x4 thread 1234 [3 of 5 steps] [12 bytes of output]`
+    /// `breakpoint 1 (loop) at 0x401136 main+0x4 process 1233 thread 1234 [3 of 5 steps] [12 bytes of output]`
     pub fn line(&self) -> String {
         let mut s = String::from(self.reason().as_str());
         match &self.kind {
@@ -324,6 +330,11 @@ impl StopInfo {
             }
             if let Some(src) = &self.source {
                 let _ = write!(s, " {src}");
+            }
+        }
+        if self.show_pid {
+            if let Some(pid) = self.pid {
+                let _ = write!(s, " process {pid}");
             }
         }
         if self.show_tid {

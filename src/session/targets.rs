@@ -26,6 +26,9 @@ pub(super) struct Targets {
     /// Processes under control but not selected (`config.follow_fork = 'both'`): every
     /// thread stopped, none of scry's int3 bytes in them (see `processes`).
     pub(super) held: Vec<Live>,
+    /// Processes of the tree that ended during the last run while not selected: pid,
+    /// program, how (`process.list()` shows them until the next `cont()`).
+    pub(super) ended_in_run: Vec<(Tid, String, String)>,
     /// How the last process ended, for "no live process (...)".
     pub(super) ended: Option<String>,
     /// The pid and program of the latest process, kept after it ends (for `status()`).

@@ -13,6 +13,7 @@
 //! the selected process alone, the others staying stopped, as gdb with scheduler locking
 //! `step`.
 
+use super::target::Target;
 use super::*;
 use crate::inferior::tree;
 use crate::os::wait::{wait, WaitOutcome};
@@ -35,11 +36,30 @@ impl Session {
     /// Marks the runs to come as a user's `cont()` (the only runs of the whole tree).
     pub fn set_whole_tree(&mut self, on: bool) {
         self.whole_tree = on;
+        if on {
+            // The ends the last stop noted are not listed any more.
+            self.targets.ended_in_run.clear();
+        }
+        self.tree_anchor = on
+            .then(|| self.targets.live.as_ref().map(|t| t.process.pid()))
+            .flatten();
     }
 
     /// One leg of a tree run: every process resumed, the first stop of any returned, with
     /// every process stopped and the stopping one selected.
     pub(super) fn tree_leg(&mut self, deadline: Instant) -> Result<Stop> {
+        if !self.targets.is_live() {
+            // The breakpoints are armed (their addresses known) only in a selected process:
+            // one that remains is selected for the run.
+            if let Some(i) = self
+                .targets
+                .held
+                .iter()
+                .position(|h| h.process.still_there())
+            {
+                self.select_held(i)?;
+            }
+        }
         let pass = self.pass_fn();
         let program = self
             .targets
@@ -49,8 +69,11 @@ impl Session {
             .or_else(|| self.targets.last_process.as_ref().map(|(_, p)| p.clone()));
         let sites: Vec<u64> = self.points.breakpoints.armed_addresses();
         let mut first = None;
-        for (i, h) in self.targets.held.iter_mut().enumerate() {
-            if !h.process.still_there() {
+        let mut i = 0;
+        while i < self.targets.held.len() {
+            let h = &mut self.targets.held[i];
+            if !h.process.still_there() && !h.process.has_queued() {
+                i += 1;
                 continue;
             }
             if Some(&h.program) == program.as_ref() {
@@ -59,15 +82,22 @@ impl Session {
                 }
             }
             h.process.arm(deadline);
-            if let Some(stop) = h.process.launch(deadline, &pass)? {
-                first = Some((From::Held(i), stop));
-                break;
+            match h.process.launch(deadline, &pass)? {
+                Some(stop) => match self.unless_noted(From::Held(i), stop) {
+                    Some(found) => {
+                        first = Some(found);
+                        break;
+                    }
+                    // Its end noted, it left the list: the next one is at `i` now.
+                    None => continue,
+                },
+                None => i += 1,
             }
         }
         if first.is_none() {
             if let Some(t) = self.targets.live.as_mut().filter(|t| !t.process.is_dead()) {
                 if let Some(stop) = t.process.launch(deadline, &pass)? {
-                    first = Some((From::Selected, stop));
+                    first = self.unless_noted(From::Selected, stop);
                 }
             }
         }
@@ -86,6 +116,15 @@ impl Session {
                 h.process.disarm(&pass);
                 let _ = h.process.hold(&pass);
             }
+        }
+        if matches!(stop, Stop::Timeout { .. } | Stop::Interrupted { .. }) {
+            let when = if matches!(stop, Stop::Timeout { .. }) {
+                "at the deadline"
+            } else {
+                "when interrupted"
+            };
+            let note = format!("{when}: {}", self.tree_doings());
+            self.carried_notes.push(note);
         }
         if let From::Held(i) = from {
             self.select_held(i)?;
@@ -131,20 +170,95 @@ impl Session {
             let taken = match owner {
                 Some(From::Selected) => {
                     let t = self.targets.live.as_mut().expect("owner is live");
-                    t.process
-                        .take_event(event, pass)?
-                        .map(|s| (From::Selected, s))
+                    match t.process.take_event(event, pass)? {
+                        Some(stop) => self.unless_noted(From::Selected, stop),
+                        None => None,
+                    }
                 }
-                Some(From::Held(i)) => self.targets.held[i]
-                    .process
-                    .take_event(event, pass)?
-                    .map(|s| (From::Held(i), s)),
+                Some(From::Held(i)) => {
+                    match self.targets.held[i].process.take_event(event, pass)? {
+                        Some(stop) => self.unless_noted(From::Held(i), stop),
+                        None => None,
+                    }
+                }
                 None => None,
             };
             if let Some(found) = taken {
                 return Ok(found);
             }
         }
+    }
+
+    /// A stop of a process, or `None` when it is the end of one while others live and the
+    /// user's `cont()` did not begin in it: such an end does not stop the tree (a
+    /// pre-forking server's workers end one by one); it is a note on the next stop, and
+    /// `process.list()` shows it until the next `cont()`. The end of the process the run
+    /// began in, and of the last one alive, is the run's stop.
+    fn unless_noted(&mut self, from: From, stop: Stop) -> Option<(From, Stop)> {
+        let end = match stop {
+            Stop::Exited { code } => format!("exited with code {code}"),
+            Stop::Killed { signal } => format!("killed by {}", signals::signal_name(signal)),
+            _ => return Some((from, stop)),
+        };
+        let pid = match from {
+            From::Selected => self.targets.live.as_ref().map(|t| t.process.pid()),
+            From::Held(i) => Some(self.targets.held[i].process.pid()),
+        };
+        let others_alive = self
+            .targets
+            .held
+            .iter()
+            .enumerate()
+            .any(|(j, h)| !matches!(from, From::Held(i) if i == j) && h.process.still_there())
+            || (matches!(from, From::Held(_)) && self.targets.is_live());
+        if !others_alive || pid.is_none() || pid == self.tree_anchor {
+            return Some((from, stop));
+        }
+        let gone = match from {
+            From::Selected => self
+                .targets
+                .live
+                .take()
+                .expect("the selected process ended"),
+            From::Held(i) => self.targets.held.remove(i),
+        };
+        let pid = gone.process.pid();
+        self.tree_notes.ended(pid, &end);
+        self.targets.ended_in_run.push((pid, gone.program, end));
+        None
+    }
+
+    /// What each process was doing when a run of the tree ended at its deadline (a blocked
+    /// tree shows who waits for whom: `812 in wait4, 813 in read`), the selected one first.
+    fn tree_doings(&mut self) -> String {
+        const SHOWN: usize = 8;
+        let doing = |p: &mut dyn Target| {
+            let (pid, tid) = (p.pid(), p.selected());
+            match procfs::thread_syscall(pid, tid) {
+                Some(Some(nr)) => format!("{pid} in {}", crate::os::syscalls::name(nr)),
+                _ => match p.pc(tid) {
+                    Ok(pc) => format!("{pid} at {pc:#x}"),
+                    Err(_) => format!("{pid} (state unknown)"),
+                },
+            }
+        };
+        let mut parts = Vec::new();
+        if let Some(t) = self.targets.live.as_mut().filter(|t| !t.process.is_dead()) {
+            parts.push(format!("{} (selected)", doing(t.process.as_mut())));
+        }
+        let mut alive = 0;
+        for h in self.targets.held.iter_mut() {
+            if h.process.still_there() {
+                alive += 1;
+                if alive <= SHOWN {
+                    parts.push(doing(h.process.as_mut()));
+                }
+            }
+        }
+        if alive > SHOWN {
+            parts.push(format!("{} more", alive - SHOWN));
+        }
+        parts.join(", ")
     }
 
     /// The thread a timeout of the tree names: the selected process's, else the first held.

@@ -123,6 +123,14 @@ fn list<'js>(h: &Host, ctx: Ctx<'js>) -> R<'js> {
         };
         o.put("symbol", symbol)?;
         o.put("hits", bp.hits as f64)?;
+        // Hit in more than one process (a tree): each one's count, by pid.
+        if bp.by_process.len() > 1 {
+            let each = Object::new(ctx.clone())?;
+            for (pid, hits) in &bp.by_process {
+                each.put(pid.to_string().as_str(), *hits as f64)?;
+            }
+            o.put("by_process", each)?;
+        }
         // How it stops: a debug register (the code untouched) or an int3.
         if let Some(hw) = bp
             .armed

@@ -123,6 +123,9 @@ fn stop_to_js_fields<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
     if let Some(pc) = info.pc {
         o.put("pc", u64_to_js(ctx, pc)?)?;
     }
+    if let Some(pid) = info.pid {
+        o.put("pid", pid)?;
+    }
     if let Some(tid) = info.tid {
         o.put("tid", tid)?;
     }
