@@ -29,16 +29,6 @@ fn worker_pids(out: &str) -> Vec<i32> {
     rows.into_iter().map(|(_, pid)| pid).collect()
 }
 
-/// The number the fixture printed after `prefix` (`worker 0 pid 123 handled ` -> 3).
-fn printed_after(out: &str, prefix: &str) -> u64 {
-    out.lines()
-        .find_map(|l| l.strip_prefix(prefix))
-        .unwrap_or_else(|| panic!("no line starting {prefix:?} in:\n{out}"))
-        .trim()
-        .parse()
-        .unwrap()
-}
-
 fn wait_dead(pids: &[i32]) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while !pids.iter().all(|&p| process_is_dead(p)) {
@@ -139,8 +129,8 @@ fn a_breakpoint_set_before_the_fork_counts_hits_in_parent_and_children() {
         }
         assert_eq!(requests, vec![0, 1, 2]);
         let out = scry.ok("output()");
-        let printed = printed_after(&out, &format!("worker {index} pid {w} handled "));
-        assert_eq!(requests.len() as u64, printed);
+        let printed = number_after(&out, &format!("worker {index} pid {w} handled "));
+        assert_eq!(requests.len() as i64, printed);
     }
     // One count over every process: the parent's two and each worker's own.
     let hits = scry.num("breakpoint.list()[0].hits");
@@ -333,7 +323,7 @@ fn attach_both_then_detach_leaves_parent_and_child_running_with_the_file_s_code(
     let mut rest = String::new();
     stdout.read_to_string(&mut rest).unwrap();
     assert_eq!(
-        printed_after(&rest, &format!("worker 0 pid {worker} handled ")),
+        number_after(&rest, &format!("worker 0 pid {worker} handled ")),
         3
     );
     assert!(
@@ -360,7 +350,7 @@ fn a_watchpoint_applies_to_the_selected_child_with_its_own_values() {
     assert!(scry.ok("cont()").contains(" 2 -> 3 "));
     assert!(scry.ok("cont()").starts_with("exited with code 10"));
     assert_eq!(
-        printed_after(
+        number_after(
             &scry.ok("output()"),
             &format!("worker 0 pid {worker} handled ")
         ),

@@ -21,16 +21,16 @@ fn alone(program: &std::path::Path, args: &[&str]) -> (String, Option<i32>) {
     )
 }
 
-/// The pid after `prefix` in the first line that has it (`child 123` -> 123).
+/// The pid after `prefix` in the fixture's output (`child 123` -> 123).
 fn pid_after(out: &str, prefix: &str) -> i32 {
-    out.lines()
-        .find_map(|l| l.strip_prefix(prefix))
-        .unwrap_or_else(|| panic!("no line starting {prefix:?} in:\n{out}"))
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
+    number_after(out, prefix) as i32
+}
+
+/// scry on `program` with every fork child kept (the tree run as one, the default).
+fn tree(program: &std::path::Path, args: &[&str]) -> Scry {
+    let mut argv = vec!["--follow-fork", "both", "--", program.to_str().unwrap()];
+    argv.extend_from_slice(args);
+    Scry::start(&argv)
 }
 
 /// The pre-forking server: three workers over pipes, the one given job 7 crashes. One
@@ -42,7 +42,7 @@ fn one_cont_reaches_the_crashing_worker_of_a_preforking_server() {
     let program = fixture("prefork");
     let (truth, code) = alone(&program, &[]);
     assert_eq!(code, Some(0));
-    let mut scry = Scry::start(&["--follow-fork", "both", "--", program.to_str().unwrap()]);
+    let mut scry = tree(&program, &[]);
     assert_eq!(scry.ok("config.schedule"), "all");
     let parent = scry.num("status().pid") as i32;
     let stop = scry.ok("ctx.stop = cont()");
@@ -93,16 +93,7 @@ fn a_logpoint_counts_every_call_in_every_process() {
     let requests = 1500;
     let program = fixture("fork_server");
     let n = requests.to_string();
-    let mut scry = Scry::start(&[
-        "--follow-fork",
-        "both",
-        "--",
-        program.to_str().unwrap(),
-        "2",
-        &n,
-        "-1",
-        "reap",
-    ]);
+    let mut scry = tree(&program, &["2", &n, "-1", "reap"]);
     let parent = scry.num("status().pid") as i32;
     scry.ok("ctx.by = {}; breakpoint.set('handle', {log: e => { ctx.by[e.pid] = (ctx.by[e.pid] || 0) + 1 }})");
     let end = scry.ok("cont({timeout: 120})");
@@ -150,7 +141,7 @@ fn a_logpoint_counts_every_call_in_every_process() {
 #[test]
 fn a_blocked_tree_s_timeout_says_what_each_process_waits_in() {
     let program = fixture("stuck_tree");
-    let mut scry = Scry::start(&["--follow-fork", "both", "--", program.to_str().unwrap()]);
+    let mut scry = tree(&program, &[]);
     let parent = scry.num("status().pid") as i32;
     // Its int3 goes into both processes while they run.
     scry.ok("breakpoint.set('never_called', {hardware: false})");
@@ -210,7 +201,7 @@ fn a_breakpoint_by_name_follows_a_launcher_s_execs_into_stage_two() {
     let program = fixture("launcher");
     let (truth, code) = alone(&program, &[]);
     assert_eq!(code, Some(0));
-    let mut scry = Scry::start(&["--follow-fork", "both", "--", program.to_str().unwrap()]);
+    let mut scry = tree(&program, &[]);
     let pid = scry.num("status().pid") as i32;
     scry.ok("breakpoint.set('work')");
     assert!(scry.ok("cont()").starts_with("exec "));

@@ -195,11 +195,12 @@ impl Session {
     /// `process.list()` shows it until the next `cont()`. The end of the process the run
     /// began in, and of the last one alive, is the run's stop.
     fn unless_noted(&mut self, from: From, stop: Stop) -> Option<(From, Stop)> {
-        let end = match stop {
-            Stop::Exited { code } => format!("exited with code {code}"),
-            Stop::Killed { signal } => format!("killed by {}", signals::signal_name(signal)),
+        let kind = match stop {
+            Stop::Exited { code } => StopKind::Exited { code },
+            Stop::Killed { signal } => StopKind::Killed { signal },
             _ => return Some((from, stop)),
         };
+        let end = StopInfo::new(kind).ending().expect("an end");
         let pid = match from {
             From::Selected => self.targets.live.as_ref().map(|t| t.process.pid()),
             From::Held(i) => Some(self.targets.held[i].process.pid()),

@@ -644,3 +644,14 @@ pub fn decode_base64(text: &str) -> Vec<u8> {
     }
     out
 }
+
+/// The number right after `prefix` in the first line of `out` that starts with it (`forked
+/// worker 0 pid 123` with prefix `forked worker 0 pid ` -> 123): what a fixture says of itself.
+pub fn number_after(out: &str, prefix: &str) -> i64 {
+    out.lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no line starting {prefix:?} in:\n{out}"))
+        .parse()
+        .unwrap_or_else(|e| panic!("not a number after {prefix:?} in:\n{out}: {e}"))
+}

@@ -115,22 +115,8 @@ impl InfoTree {
         max: usize,
     ) -> Vec<u64> {
         let mut out = self.inlined_copies_in(unit, name, max);
-        let c_like = matches!(
-            unit.language(),
-            Some(
-                gimli::DW_LANG_C
-                    | gimli::DW_LANG_C89
-                    | gimli::DW_LANG_C99
-                    | gimli::DW_LANG_C11
-                    | gimli::DW_LANG_C17
-                    | gimli::DW_LANG_C_plus_plus
-                    | gimli::DW_LANG_C_plus_plus_03
-                    | gimli::DW_LANG_C_plus_plus_11
-                    | gimli::DW_LANG_C_plus_plus_14
-                    | gimli::DW_LANG_C_plus_plus_17
-                    | gimli::DW_LANG_C_plus_plus_20
-            )
-        );
+        let lang = unit.language();
+        let c_like = super::tree::is_c(lang) || super::tree::is_cpp(lang);
         let Some(header) = self.header_declaring(unit, name).filter(|_| c_like) else {
             return out;
         };

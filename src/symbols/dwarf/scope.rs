@@ -68,16 +68,7 @@ impl InfoTree {
             if let Ok(root) = tree.root() {
                 // Only GNU C nests functions with code in functions: elsewhere a function's
                 // body is jumped over.
-                let c = matches!(
-                    unit.language(),
-                    Some(
-                        gimli::DW_LANG_C
-                            | gimli::DW_LANG_C89
-                            | gimli::DW_LANG_C99
-                            | gimli::DW_LANG_C11
-                            | gimli::DW_LANG_C17
-                    )
-                );
+                let c = super::tree::is_c(unit.language());
                 index_functions(unit, root, 0, c, &mut out);
             }
         }

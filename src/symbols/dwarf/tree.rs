@@ -111,6 +111,35 @@ impl UnitHandle {
     }
 }
 
+/// C, of any standard.
+pub(crate) fn is_c(lang: Option<gimli::DwLang>) -> bool {
+    matches!(
+        lang,
+        Some(
+            gimli::DW_LANG_C
+                | gimli::DW_LANG_C89
+                | gimli::DW_LANG_C99
+                | gimli::DW_LANG_C11
+                | gimli::DW_LANG_C17
+        )
+    )
+}
+
+/// C++, of any standard.
+pub(crate) fn is_cpp(lang: Option<gimli::DwLang>) -> bool {
+    matches!(
+        lang,
+        Some(
+            gimli::DW_LANG_C_plus_plus
+                | gimli::DW_LANG_C_plus_plus_03
+                | gimli::DW_LANG_C_plus_plus_11
+                | gimli::DW_LANG_C_plus_plus_14
+                | gimli::DW_LANG_C_plus_plus_17
+                | gimli::DW_LANG_C_plus_plus_20
+        )
+    )
+}
+
 impl InfoTree {
     pub(crate) fn new(dwarf: Arc<gimli::Dwarf<Reader>>) -> InfoTree {
         InfoTree {

@@ -153,16 +153,7 @@ fn read_type(unit: &UnitHandle, die: &Die, id: TypeId) -> Option<Type> {
     let target = unit.reference(die, gimli::DW_AT_type).map(TypeId);
     let lang = unit.language();
     let rust = lang == Some(gimli::DW_LANG_Rust);
-    let c = matches!(
-        lang,
-        Some(
-            gimli::DW_LANG_C
-                | gimli::DW_LANG_C89
-                | gimli::DW_LANG_C99
-                | gimli::DW_LANG_C11
-                | gimli::DW_LANG_C17
-        )
-    );
+    let c = super::tree::is_c(lang);
     let kind = match die.tag() {
         gimli::DW_TAG_base_type => Kind::Base(encoding(die)),
         gimli::DW_TAG_pointer_type => Kind::Pointer(target),
