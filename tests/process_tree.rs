@@ -239,3 +239,63 @@ fn a_breakpoint_by_name_follows_a_launcher_s_execs_into_stage_two() {
     );
     assert_eq!(out.lines().count(), truth.lines().count(), "{out}");
 }
+
+/// Every process's end is counted, also one that ends while the tree is being stopped for
+/// another's logpoint hit: 6 fork children each hit `work` once and exit; every one of them
+/// is listed with its own exit code (before, the end of a child that had just been selected
+/// for its hit was dropped: 4 of 6 listed).
+#[test]
+fn every_fork_child_s_end_is_listed_after_a_run_of_logpoints() {
+    let program = fixture("fork_bomb");
+    let (truth, code) = alone(&program, &["6"]);
+    assert_eq!((truth.as_str(), code), ("reaped 6 sum 15\n", Some(0)));
+    let mut scry = tree(&program, &["6"]);
+    scry.ok("ctx.n = 0; breakpoint.set('work', {log: e => { ctx.n++; return null; }})");
+    let stop = scry.ok("cont({timeout: 60})");
+    assert!(stop.starts_with("exited with code 0"), "{stop}");
+    assert_eq!(scry.num("ctx.n"), 6, "{stop}");
+    let ends = scry
+        .ok("process.list().filter(r => r.pid != status().pid).map(r => r.state).sort().join(',')");
+    let codes: Vec<String> = (0..6)
+        .map(|i| format!("exited with code {}", i % 7))
+        .collect();
+    assert_eq!(ends, codes.join(","), "{stop}");
+    assert_eq!(scry.ok("output()").trim(), truth.trim());
+}
+
+/// A fork bomb is bounded: with `config.max_processes = 20`, 60 children alive at once give
+/// 19 kept (with the parent, 20 under control) and 41 let go untraced with a note saying
+/// why; the program reaps all 60 with their exit codes as alone, the logpoint counts the
+/// kept ones' calls exactly, and the stop line stays short.
+#[test]
+fn a_fork_bomb_is_bounded_by_config_max_processes() {
+    let program = fixture("fork_bomb");
+    let (truth, code) = alone(&program, &["60", "together"]);
+    assert_eq!(code, Some(0));
+    let mut scry = tree(&program, &["60", "together"]);
+    assert_eq!(scry.num("config.max_processes"), 512);
+    assert!(scry
+        .err("config.max_processes = 0")
+        .contains("config.max_processes must be a whole number"));
+    scry.ok("config.max_processes = 20; ctx.n = 0");
+    scry.ok("breakpoint.set('work', {log: e => { ctx.n++; return null; }})");
+    let parent = scry.num("status().pid");
+    let stop = scry.ok("cont({timeout: 60})");
+    assert!(stop.starts_with("exited with code 0"), "{stop}");
+    assert!(
+        stop.contains(&format!(
+            "41 fork children of {parent} let go untraced: 20 processes under control (config.max_processes)"
+        )),
+        "{stop}"
+    );
+    assert!(
+        stop.contains(&format!("19 fork children of {parent} kept")),
+        "{stop}"
+    );
+    // Seven exit codes, four shown: the rest summed.
+    assert!(stop.contains("more in 3 other ends"), "{stop}");
+    assert!(stop.len() < 1_200, "{} bytes: {stop}", stop.len());
+    assert_eq!(scry.num("ctx.n"), 19, "{stop}");
+    assert_eq!(scry.num("process.list().length"), 20, "{stop}");
+    assert_eq!(scry.ok("output()").trim(), truth.trim());
+}

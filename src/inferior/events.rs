@@ -314,6 +314,11 @@ impl Inferior {
         if !self.collect_child(child) {
             return Ok(());
         }
+        self.let_child_go(child, shared_memory)
+    }
+
+    /// Lets a collected fork or vfork child go, cleaned (see `release_child`).
+    pub(super) fn let_child_go(&mut self, child: Tid, shared_memory: bool) -> Result<(), OsError> {
         let sites: Vec<(u64, u8)> = self
             .sites
             .addrs()
@@ -326,9 +331,18 @@ impl Inferior {
             }
             self.lifted_for_vfork = sites.iter().map(|(a, _)| *a).collect();
         } else if !sites.is_empty() {
-            if let Ok(child_mem) = crate::os::memory::ProcMem::open(child) {
-                for (addr, orig) in &sites {
-                    let _ = child_mem.write(*addr, &[*orig]);
+            match crate::os::memory::ProcMem::open(child) {
+                Ok(child_mem) => {
+                    for (addr, orig) in &sites {
+                        let _ = child_mem.write(*addr, &[*orig]);
+                    }
+                }
+                // No descriptor left (a fork bomb): a word at a time through ptrace, since a
+                // child let go with an int3 of scry's in it dies of SIGTRAP.
+                Err(_) => {
+                    for (addr, orig) in &sites {
+                        let _ = ptrace::poke_byte(child, *addr, *orig);
+                    }
                 }
             }
         }

@@ -18,7 +18,32 @@ impl Inferior {
         if !self.collect_child(child) {
             return Ok(());
         }
-        let mut held = Inferior::new(child, self.origin, &[child])?;
+        // A fork bomb is bounded: beyond the limit, or when the system refuses what keeping
+        // one more takes, the child runs untraced as it would alone, and the session says so.
+        // Descriptors are kept in reserve for what every stop reads (/proc, files): a process
+        // kept takes one (its memory).
+        const RESERVE: u64 = 64;
+        let controlled = super::tree::count();
+        let room = crate::os::procfs::descriptors_left();
+        let kept = if controlled >= self.process_limit {
+            Err(format!(
+                "{controlled} processes under control (config.max_processes)"
+            ))
+        } else if let Some((left, limit)) = room.filter(|r| r.0 < RESERVE) {
+            Err(format!(
+                "scry has {left} of {limit} file descriptors left (ulimit -n)"
+            ))
+        } else {
+            Inferior::new(child, self.origin, &[child]).map_err(|e| e.to_string())
+        };
+        let mut held = match kept {
+            Ok(held) => held,
+            Err(why) => {
+                self.let_child_go(child, false)?;
+                self.let_go.push((child, why));
+                return Ok(());
+            }
+        };
         for addr in self.sites.addrs() {
             if let Some(orig) = self.sites.original(addr) {
                 let _ = held.mem.write(addr, &[orig]);
@@ -27,6 +52,7 @@ impl Inferior {
         // Debug registers are not inherited by a fork child; a seccomp filter is.
         held.catch = self.catch.inherited();
         held.follow_fork = self.follow_fork;
+        held.process_limit = self.process_limit;
         self.forked.push(held);
         Ok(())
     }

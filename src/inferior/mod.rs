@@ -226,6 +226,11 @@ pub(crate) struct Inferior {
     pub follow_fork: FollowFork,
     /// Fork children kept under control (`FollowFork::Both`), not yet handed to the session.
     forked: Vec<Inferior>,
+    /// Fork children let go untraced instead (the process limit, or keeping one failed),
+    /// each with why, not yet handed to the session.
+    pub(crate) let_go: Vec<(Tid, String)>,
+    /// At most this many processes under control (`config.max_processes`).
+    pub(crate) process_limit: usize,
     /// Fork children whose first stop came before their parent's fork event: they wait,
     /// stopped, for that event (see `collect_child`).
     early_children: Vec<Tid>,
@@ -278,15 +283,19 @@ pub(crate) struct WatchSlot {
 impl Inferior {
     fn new(pid: Tid, origin: Origin, tids: &[Tid]) -> Result<Self, OsError> {
         let threads = tids.iter().map(|&t| (t, Thread::new_stopped(t))).collect();
+        // What can fail (file descriptors and timers run out under a fork bomb) comes before
+        // the registration: a process that is not made is not counted as controlled.
+        let mem = ProcMem::open(pid)?;
+        let alarm = WaitAlarm::for_current_thread()?;
         tree::register(pid);
         Ok(Inferior {
             pid,
             origin,
             threads,
             selected: pid,
-            mem: ProcMem::open(pid)?,
+            mem,
             sites: Sites::default(),
-            alarm: WaitAlarm::for_current_thread()?,
+            alarm,
             queued: VecDeque::new(),
             dead: false,
             watch: [None; debugregs::SLOTS],
@@ -295,6 +304,8 @@ impl Inferior {
             report_forks: false,
             follow_fork: FollowFork::Parent,
             forked: Vec::new(),
+            let_go: Vec::new(),
+            process_limit: usize::MAX,
             early_children: Vec::new(),
             followed: None,
             lifted_for_vfork: Vec::new(),

@@ -41,6 +41,11 @@ pub(super) fn unregister(pid: Tid) {
     });
 }
 
+/// How many processes are under control.
+pub(super) fn count() -> usize {
+    PROCESSES.with(|p| p.borrow().len())
+}
+
 fn alone(pid: Tid) -> bool {
     PROCESSES.with(|p| p.borrow().iter().all(|&q| q == pid))
 }

@@ -100,6 +100,21 @@ pub(crate) fn status_text(pid: Tid) -> Option<String> {
     std::fs::read_to_string(format!("/proc/{pid}/status")).ok()
 }
 
+/// How many more file descriptors scry may open (`ulimit -n` less those open), `None` when
+/// it cannot tell.
+pub(crate) fn descriptors_left() -> Option<(u64, u64)> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return None;
+    }
+    let open = std::fs::read_dir("/proc/self/fd").ok()?.count() as u64;
+    Some((limit.rlim_cur.saturating_sub(open), limit.rlim_cur))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

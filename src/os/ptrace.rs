@@ -229,6 +229,23 @@ pub(crate) fn pending_trap(tid: Tid) -> Result<Option<SigInfo>, OsError> {
         }))
 }
 
+/// Writes one byte of a stopped tracee's memory with PTRACE_PEEKDATA/POKEDATA, a word read and
+/// written back: no file descriptor needed, for when none is left to open its
+/// `/proc/PID/mem` (a fork bomb) and a byte of scry's must still come out.
+pub(crate) fn poke_byte(tid: Tid, addr: u64, byte: u8) -> Result<(), OsError> {
+    let word_at = addr & !7;
+    let shift = (addr - word_at) * 8;
+    let word = ptrace::read(pid(tid), word_at as ptrace::AddressType)
+        .map_err(err("peekdata", tid))? as u64;
+    let word = (word & !(0xff << shift)) | (u64::from(byte) << shift);
+    ptrace::write(
+        pid(tid),
+        word_at as ptrace::AddressType,
+        word as libc::c_long,
+    )
+    .map_err(err("pokedata", tid))
+}
+
 /// Byte offset of debug register `index` inside `struct user`.
 fn debugreg_offset(index: usize) -> usize {
     std::mem::offset_of!(libc::user, u_debugreg) + 8 * index

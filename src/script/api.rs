@@ -48,6 +48,8 @@ config.schedule (--schedule), with 'both':
         stop; a timeout says what each one waits in. step()/next()/finish() run the
         selected process alone
   'selected' only the selected process runs; the others are held until selected
+config.max_processes (512): at most this many under control; a fork child beyond is let go
+  untraced (as with 'parent'), said in a note
 process.list() -> [{pid, state, threads, program}]; state: selected, stopped (all), held
   (selected), gone, or how it ended (listed until the next cont())
 process.select(pid): state, cont(), step(), thread.list() are about that process now.

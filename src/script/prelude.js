@@ -913,7 +913,7 @@
 
   // ---- settings and the persistent ctx ------------------------------------------------------
   const configTarget = {};
-  for (const k of ['timeout', 'script_timeout', 'output_limit', 'aslr', 'read_only', 'debug_dirs', 'stop_at', 'follow_fork', 'sysroot', 'solib_dirs', 'syscall_filter', 'schedule']) {
+  for (const k of ['timeout', 'script_timeout', 'output_limit', 'aslr', 'read_only', 'debug_dirs', 'stop_at', 'follow_fork', 'sysroot', 'solib_dirs', 'syscall_filter', 'schedule', 'max_processes']) {
     Object.defineProperty(configTarget, k, {
       enumerable: true,
       get: () => N.config_get(k),

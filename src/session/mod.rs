@@ -141,7 +141,15 @@ pub struct Config {
     /// `config.schedule = 'all'`: with fork children kept, `cont()` runs every
     /// process of the tree (the default); `'selected'`: only the selected one.
     pub schedule_all: bool,
+    /// At most this many processes under control at once (`config.max_processes`): a fork
+    /// child beyond it is let go untraced, with a note (a fork bomb must not take the
+    /// debugger's memory and file descriptors, nor every stop's time, without bound).
+    pub max_processes: usize,
 }
+
+/// The default of `config.max_processes`: a pre-forking server's workers and then some,
+/// each holding a file descriptor of scry's (its memory) well inside the usual 1,024.
+pub(crate) const MAX_PROCESSES: usize = 512;
 
 /// How caught system calls stop in a spawned program (`config.syscall_filter`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -192,6 +200,7 @@ impl Default for Config {
             solib_dirs: Vec::new(),
             syscall_filter: SyscallFilter::Auto,
             schedule_all: true,
+            max_processes: MAX_PROCESSES,
         }
     }
 }

@@ -25,6 +25,8 @@ pub struct ProcessRow {
 #[derive(Default)]
 pub(super) struct TreeNotes {
     forks: Vec<(Tid, Tid)>,
+    /// Children let go untraced: (child, parent, why).
+    let_go: Vec<(Tid, Tid, String)>,
     ends: Vec<(Tid, String)>,
 }
 
@@ -34,6 +36,10 @@ const NOTES_EACH: usize = 4;
 impl TreeNotes {
     pub(super) fn forked(&mut self, child: Tid, parent: Tid) {
         self.forks.push((child, parent));
+    }
+
+    pub(super) fn let_go(&mut self, child: Tid, parent: Tid, why: String) {
+        self.let_go.push((child, parent, why));
     }
 
     pub(super) fn ended(&mut self, pid: Tid, end: &str) {
@@ -73,6 +79,24 @@ impl TreeNotes {
                 ),
             });
         }
+        // One note per parent and reason.
+        let mut let_go: Vec<(Tid, String, Vec<Tid>)> = Vec::new();
+        for (child, parent, why) in std::mem::take(&mut self.let_go) {
+            match let_go.iter_mut().find(|g| g.0 == parent && g.1 == why) {
+                Some(g) => g.2.push(child),
+                None => let_go.push((parent, why, vec![child])),
+            }
+        }
+        for (parent, why, children) in let_go {
+            notes.push(match children.as_slice() {
+                [child] => format!("fork child {child} of {parent} let go untraced: {why}"),
+                _ => format!(
+                    "{} fork children of {parent} let go untraced: {why}: {}",
+                    children.len(),
+                    short_pids(&children)
+                ),
+            });
+        }
         let ends = std::mem::take(&mut self.ends);
         if ends.len() <= NOTES_EACH {
             for (pid, end) in ends {
@@ -87,10 +111,20 @@ impl TreeNotes {
                     None => groups.push((end, vec![pid])),
                 }
             }
-            let parts: Vec<String> = groups
+            // As many exit codes as processes must not flood the line either.
+            let mut parts: Vec<String> = groups
                 .iter()
+                .take(NOTES_EACH)
                 .map(|(end, pids)| format!("{} {end}: {}", pids.len(), short_pids(pids)))
                 .collect();
+            if groups.len() > NOTES_EACH {
+                let rest = &groups[NOTES_EACH..];
+                let count: usize = rest.iter().map(|g| g.1.len()).sum();
+                parts.push(format!(
+                    "{count} more in {} other ends (process.list() shows each)",
+                    rest.len()
+                ));
+            }
             notes.push(format!("processes ended: {}", parts.join("; ")));
         }
         notes
@@ -119,6 +153,9 @@ impl Session {
         };
         let parent = t.process.pid();
         let program = t.program.clone();
+        for (child, why) in t.process.take_let_go() {
+            self.tree_notes.let_go(child, parent, why);
+        }
         for child in t.process.take_forked() {
             let pid = child.pid();
             self.tree_notes.forked(pid, parent);
@@ -250,6 +287,8 @@ impl Session {
                     return Err(e.into());
                 }
                 self.targets.held.push(current);
+            } else if current.process.has_queued() {
+                self.note_queued_end(current);
             }
         }
         self.forget_process();

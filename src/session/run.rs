@@ -12,8 +12,10 @@ impl Session {
             // The selected process ended; the held ones run (each armed by the tree's leg).
             return Ok(());
         }
+        let limit = self.config.max_processes;
         let inferior = self.targets.live_for_run()?;
         inferior.set_follow_fork(follow);
+        inferior.set_process_limit(limit);
         inferior.arm(deadline);
         Ok(())
     }

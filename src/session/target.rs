@@ -36,6 +36,8 @@ pub(crate) trait Target: ProcessView {
     /// Thread starts and exits are reported as stops.
     fn set_report_threads(&mut self, on: bool);
     fn set_follow_fork(&mut self, follow: FollowFork);
+    /// At most `limit` processes under control: a fork child beyond is let go.
+    fn set_process_limit(&mut self, limit: usize);
     /// Fork children kept are reported as `Stop::Forked` (a run of the whole tree).
     fn set_report_forks(&mut self, on: bool);
 
@@ -65,6 +67,8 @@ pub(crate) trait Target: ProcessView {
     fn take_followed(&mut self) -> Option<(Tid, Tid)>;
     /// Fork children kept under control since the last call, each a target of its own.
     fn take_forked(&mut self) -> Vec<Box<dyn Target>>;
+    /// Fork children let go untraced instead of kept since the last call, each with why.
+    fn take_let_go(&mut self) -> Vec<(Tid, String)>;
     /// Makes this a held process: every thread stopped, no breakpoint or debug register of
     /// the debugger's left in it.
     fn hold(&mut self, pass: PassFn) -> Result<(), OsError>;
@@ -149,6 +153,9 @@ impl Target for Inferior {
     fn set_follow_fork(&mut self, follow: FollowFork) {
         self.follow_fork = follow;
     }
+    fn set_process_limit(&mut self, limit: usize) {
+        self.process_limit = limit;
+    }
 
     fn arm(&mut self, deadline: Instant) {
         Inferior::arm(self, deadline)
@@ -188,6 +195,9 @@ impl Target for Inferior {
             .into_iter()
             .map(|child| Box::new(child) as Box<dyn Target>)
             .collect()
+    }
+    fn take_let_go(&mut self) -> Vec<(Tid, String)> {
+        std::mem::take(&mut self.let_go)
     }
     fn hold(&mut self, pass: PassFn) -> Result<(), OsError> {
         Inferior::hold(self, pass)

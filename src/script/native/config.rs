@@ -30,6 +30,7 @@ fn get<'js>(h: &Host, ctx: Ctx<'js>, key: String) -> R<'js> {
         "syscall_filter" => {
             rquickjs::String::from_str(ctx.clone(), c.syscall_filter.name())?.into_value()
         }
+        "max_processes" => Value::new_number(ctx.clone(), c.max_processes as f64),
         "schedule" => rquickjs::String::from_str(
             ctx.clone(),
             if c.schedule_all { "all" } else { "selected" },
@@ -166,6 +167,17 @@ fn set<'js>(h: &Host, ctx: Ctx<'js>, key: String, v: Value<'js>) -> rquickjs::Re
             };
             let text = v.as_string().ok_or_else(bad)?.to_string()?;
             s.set_syscall_filter(crate::session::SyscallFilter::parse(&text).ok_or_else(bad)?);
+        }
+        "max_processes" => {
+            s.config.max_processes = v
+                .as_number()
+                .filter(|n| n.fract() == 0.0 && (1.0..=1e6).contains(n))
+                .ok_or_else(|| {
+                    throw(
+                        &ctx,
+                        "config.max_processes must be a whole number from 1 to 1000000",
+                    )
+                })? as usize
         }
         "schedule" => {
             s.config.schedule_all = match v.as_string().map(|t| t.to_string()) {
