@@ -261,6 +261,14 @@ fn every_fork_child_s_end_is_listed_after_a_run_of_logpoints() {
         .collect();
     assert_eq!(ends, codes.join(","), "{stop}");
     assert_eq!(scry.ok("output()").trim(), truth.trim());
+    // Selecting one that ended says how it ended.
+    let child = scry.num("process.list()[1].pid");
+    let err = scry.err(&format!("process.select({child})"));
+    assert!(
+        err.contains(&format!("process {child} exited with code"))
+            && err.contains("no process is under control"),
+        "{err}"
+    );
 }
 
 /// A fork bomb is bounded: with `config.max_processes = 20`, 60 children alive at once give

@@ -256,10 +256,26 @@ impl Session {
             if let Some(t) = self.targets.live.as_ref().filter(|t| !t.process.is_dead()) {
                 known.insert(0, t.process.pid());
             }
+            let ended = self
+                .targets
+                .ended_in_run
+                .iter()
+                .find(|e| e.0 == pid)
+                .map(|e| e.2.clone())
+                .or_else(|| {
+                    let last = self.targets.last_process.as_ref()?;
+                    (last.0 == pid && !self.targets.is_live())
+                        .then(|| self.targets.ended.clone())
+                        .flatten()
+                });
+            let what = match ended {
+                Some(end) => format!("process {pid} {end}"),
+                None => format!("no process {pid}"),
+            };
             return Err(SessionError::Invalid(if known.is_empty() {
-                format!("no process {pid}: no process is under control")
+                format!("{what}: no process is under control")
             } else {
-                format!("no process {pid}; processes: {}", join_pids(&known))
+                format!("{what}; processes: {}", join_pids(&known))
             }));
         };
         if !self.targets.held[index].process.still_there() {
