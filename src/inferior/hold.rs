@@ -57,6 +57,11 @@ impl Inferior {
         Ok(())
     }
 
+    /// Fork children let go untraced since the last time this was asked, each with why.
+    pub(crate) fn take_let_go(&mut self) -> Vec<(Tid, String)> {
+        std::mem::take(&mut self.let_go)
+    }
+
     /// Fork children held since the last time this was asked.
     pub(crate) fn take_forked(&mut self) -> Vec<Inferior> {
         std::mem::take(&mut self.forked)
@@ -75,10 +80,12 @@ impl Inferior {
     /// The process still exists and is traced by scry (it was not killed from outside).
     pub(crate) fn still_there(&self) -> bool {
         !self.dead
-            && !matches!(
-                crate::os::procfs::thread_state(self.pid, self.pid),
-                None | Some('Z') | Some('X')
-            )
+            && match crate::os::procfs::thread_state(self.pid, self.pid) {
+                Some(state) => !matches!(state, 'Z' | 'X'),
+                // An unreadable stat is a gone process only if its /proc entry is gone: a
+                // read refused for want of a descriptor (a fork bomb) is not one.
+                None => crate::os::procfs::exists(self.pid),
+            }
     }
 
     /// The number of threads scry knows in this process.

@@ -228,7 +228,7 @@ pub(crate) struct Inferior {
     forked: Vec<Inferior>,
     /// Fork children let go untraced instead (the process limit, or keeping one failed),
     /// each with why, not yet handed to the session.
-    pub(crate) let_go: Vec<(Tid, String)>,
+    let_go: Vec<(Tid, String)>,
     /// At most this many processes under control (`config.max_processes`).
     pub(crate) process_limit: usize,
     /// Fork children whose first stop came before their parent's fork event: they wait,

@@ -100,6 +100,11 @@ pub(crate) fn status_text(pid: Tid) -> Option<String> {
     std::fs::read_to_string(format!("/proc/{pid}/status")).ok()
 }
 
+/// Whether `/proc/PID` exists (a stat: no descriptor needed).
+pub(crate) fn exists(pid: Tid) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
 /// How many more file descriptors scry may open (`ulimit -n` less those open), `None` when
 /// it cannot tell.
 pub(crate) fn descriptors_left() -> Option<(u64, u64)> {

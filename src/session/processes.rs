@@ -50,13 +50,11 @@ impl TreeNotes {
     pub(super) fn take(&mut self, tree: bool) -> Vec<String> {
         let mut notes = Vec::new();
         // One note per parent: a server's workers are one line.
-        let mut parents: Vec<(Tid, Vec<Tid>)> = Vec::new();
-        for (child, parent) in std::mem::take(&mut self.forks) {
-            match parents.iter_mut().find(|p| p.0 == parent) {
-                Some(p) => p.1.push(child),
-                None => parents.push((parent, vec![child])),
-            }
-        }
+        let parents = grouped(
+            std::mem::take(&mut self.forks)
+                .into_iter()
+                .map(|(child, parent)| (parent, child)),
+        );
         let what = if tree {
             "kept (they run with cont())"
         } else {
@@ -80,14 +78,12 @@ impl TreeNotes {
             });
         }
         // One note per parent and reason.
-        let mut let_go: Vec<(Tid, String, Vec<Tid>)> = Vec::new();
-        for (child, parent, why) in std::mem::take(&mut self.let_go) {
-            match let_go.iter_mut().find(|g| g.0 == parent && g.1 == why) {
-                Some(g) => g.2.push(child),
-                None => let_go.push((parent, why, vec![child])),
-            }
-        }
-        for (parent, why, children) in let_go {
+        let let_go = grouped(
+            std::mem::take(&mut self.let_go)
+                .into_iter()
+                .map(|(child, parent, why)| ((parent, why), child)),
+        );
+        for ((parent, why), children) in let_go {
             notes.push(match children.as_slice() {
                 [child] => format!("fork child {child} of {parent} let go untraced: {why}"),
                 _ => format!(
@@ -104,13 +100,7 @@ impl TreeNotes {
             }
         } else {
             // Grouped by how they ended, in the order first seen.
-            let mut groups: Vec<(String, Vec<Tid>)> = Vec::new();
-            for (pid, end) in ends {
-                match groups.iter_mut().find(|g| g.0 == end) {
-                    Some(g) => g.1.push(pid),
-                    None => groups.push((end, vec![pid])),
-                }
-            }
+            let groups = grouped(ends.into_iter().map(|(pid, end)| (end, pid)));
             // As many exit codes as processes must not flood the line either.
             let mut parts: Vec<String> = groups
                 .iter()
@@ -129,6 +119,18 @@ impl TreeNotes {
         }
         notes
     }
+}
+
+/// The values by key, keys in the order first seen (notes list what came first first).
+fn grouped<K: PartialEq, V>(items: impl IntoIterator<Item = (K, V)>) -> Vec<(K, Vec<V>)> {
+    let mut groups: Vec<(K, Vec<V>)> = Vec::new();
+    for (key, value) in items {
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => g.1.push(value),
+            None => groups.push((key, vec![value])),
+        }
+    }
+    groups
 }
 
 /// Pids for a note: the first few and how many more.

@@ -197,7 +197,7 @@ impl Target for Inferior {
             .collect()
     }
     fn take_let_go(&mut self) -> Vec<(Tid, String)> {
-        std::mem::take(&mut self.let_go)
+        Inferior::take_let_go(self)
     }
     fn hold(&mut self, pass: PassFn) -> Result<(), OsError> {
         Inferior::hold(self, pass)

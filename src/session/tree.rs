@@ -195,12 +195,9 @@ impl Session {
     /// `process.list()` shows it until the next `cont()`. The end of the process the run
     /// began in, and of the last one alive, is the run's stop.
     fn unless_noted(&mut self, from: From, stop: Stop) -> Option<(From, Stop)> {
-        let kind = match stop {
-            Stop::Exited { code } => StopKind::Exited { code },
-            Stop::Killed { signal } => StopKind::Killed { signal },
-            _ => return Some((from, stop)),
+        let Some(end) = end_text(&stop) else {
+            return Some((from, stop));
         };
-        let end = StopInfo::new(kind).ending().expect("an end");
         let pid = match from {
             From::Selected => self.targets.live.as_ref().map(|t| t.process.pid()),
             From::Held(i) => Some(self.targets.held[i].process.pid()),
@@ -243,14 +240,10 @@ impl Session {
         let pass = self.pass_fn();
         let now = Instant::now();
         while let Ok(Some(stop)) = gone.process.launch(now, &pass) {
-            let kind = match stop {
-                Stop::Exited { code } => StopKind::Exited { code },
-                Stop::Killed { signal } => StopKind::Killed { signal },
-                _ => continue,
-            };
-            let end = StopInfo::new(kind).ending().expect("an end");
-            self.note_end(gone.process.pid(), gone.program, end);
-            return;
+            if let Some(end) = end_text(&stop) {
+                self.note_end(gone.process.pid(), gone.program, end);
+                return;
+            }
         }
     }
 
@@ -302,4 +295,14 @@ impl Session {
             }
         }
     }
+}
+
+/// How a process ended, as its stop line says it (`exited with code 0`), if `stop` is its end.
+fn end_text(stop: &Stop) -> Option<String> {
+    let kind = match *stop {
+        Stop::Exited { code } => StopKind::Exited { code },
+        Stop::Killed { signal } => StopKind::Killed { signal },
+        _ => return None,
+    };
+    StopInfo::new(kind).ending()
 }
