@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::remote;
 use crate::repl::Repl;
 use crate::script::Engine;
 use crate::session::{
@@ -64,7 +65,13 @@ pub struct TargetOptions {
     #[arg(long, value_name = "WHICH", default_value = "all", value_parser = ["all", "selected"])]
     pub schedule: String,
 
-    /// For a core: look for its mapped files under this copy of the machine it came from.
+    /// Debug the process of a GDB-remote stub (gdbserver, QEMU's gdbstub) listening at
+    /// HOST:PORT; PROGRAM, when given, is a local copy of its program for the symbols.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub remote: Option<String>,
+
+    /// For a core or a remote target: look for its mapped files under this copy of the
+    /// machine it runs on.
     #[arg(long, value_name = "DIR")]
     pub sysroot: Option<PathBuf>,
 
@@ -123,6 +130,11 @@ pub enum Target {
         path: PathBuf,
         program: Option<String>,
     },
+    /// The process of a GDB-remote stub at `addr`, and a local copy of its program.
+    Remote {
+        addr: String,
+        program: Option<String>,
+    },
 }
 
 /// A session that was started.
@@ -171,6 +183,7 @@ pub fn start(
         }),
         Some(Target::Attach(pid)) => session.attach(*pid),
         Some(Target::Core { path, program }) => session.open_core(path, program.as_deref()),
+        Some(Target::Remote { addr, program }) => connect_remote(&mut session, addr, program),
         None => Ok(StopInfo::new(StopKind::Here)),
     }
     .map_err(|e| e.to_string())?;
@@ -191,6 +204,24 @@ pub fn start(
         view_url,
         view_warning,
     })
+}
+
+/// Connects to a GDB-remote stub and gives its process to the session.
+fn connect_remote(
+    session: &mut Session,
+    addr: &str,
+    program: &Option<String>,
+) -> crate::session::Result<StopInfo> {
+    let config = &session.config;
+    let how = remote::Connect {
+        addr,
+        at_loader: config.stop_at_loader,
+        read_only: config.read_only,
+        sysroot: config.sysroot.clone(),
+        program: program.as_ref().map(PathBuf::from),
+    };
+    let (process, stop) = remote::connect(&how)?;
+    session.adopt(process, stop)
 }
 
 /// Ends a session's hold on its target the way its origin asks (a spawned process is killed,
@@ -233,8 +264,21 @@ impl Target {
     pub fn from_command_line(
         core: Option<&PathBuf>,
         pid: Option<i32>,
+        remote: Option<&str>,
         program: &[String],
     ) -> Result<Option<Target>, String> {
+        if let Some(addr) = remote {
+            if core.is_some() || pid.is_some() {
+                return Err(
+                    "--remote debugs the stub's process: no --core or --pid with it".into(),
+                );
+            }
+            return Ok(Some(Target::Remote {
+                addr: addr.to_string(),
+                program: core_program(program)
+                    .map_err(|_| "--remote takes a local copy of the program, not its arguments (the stub started it)".to_string())?,
+            }));
+        }
         if let Some(path) = core {
             return Ok(Some(Target::Core {
                 path: path.clone(),

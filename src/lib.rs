@@ -5,10 +5,11 @@
 //! | layer | owns | uses |
 //! |---|---|---|
 //! | `repl`, `daemon`, `mcp` | framing chunks and answers; named sessions; the MCP server | launch, script, session, os (signal masks of helper threads) |
-//! | `launch` | the options every front door shares; session + engine + REPL from them; letting the target go | script, session, repl, view |
+//! | `launch` | the options every front door shares; session + engine + REPL from them; letting the target go | script, session, remote, repl, view |
 //! | `script` | the only rquickjs user: the JS API, listeners, printers, stop lines | runner, session (and its `vocabulary`), symbols, view |
 //! | `runner` | run control: `cont`, `step(n)`, `next`, `finish`; calls the front end back for listeners' verdicts | session, symbols (an instruction's type) |
 //! | `session` | the facade: breakpoints, watchpoints, catches, symbols of the process, stops described | its `Target` trait (live backends), `ProcessView` (live or core), inferior (only to make one), corefile, symbols, x86, os |
+//! | `remote` | the GDB-remote backend: a client of gdbserver-like stubs, implementing `session`'s `Target` | session (its traits), inferior (the raw stop types), maps, os (registers' layout, errors) |
 //! | `inferior` | the native backend: threads, sites, stop/resume over ptrace | os, x86 (the relocator of displaced steps) |
 //! | `corefile` | reading and writing core files | os (register and thread types, opening files) |
 //! | `symbols` | pure: ELF, DWARF, CFI; bytes in, answers out (files through an opener the session installs: the os layer's mmap) | maps, x86 |
@@ -19,7 +20,8 @@
 //!
 //! The session never names the native backend but where it makes one (`spawn`, `attach`):
 //! everything else it asks of a live process goes through `session`'s `Target` trait, which
-//! a GDB-remote stub and a recording's replay implement next. A core file is read through
+//! the GDB-remote backend (`remote`, made by `launch`) implements too, and a recording's
+//! replay next. A core file is read through
 //! `ProcessView` only, and the session refuses, naming the core, what would run or write it.
 //!
 //! # The life of a `cont()`, for a newcomer
@@ -55,6 +57,7 @@ pub(crate) mod launch;
 pub mod maps;
 pub(crate) mod mcp;
 pub(crate) mod os;
+pub(crate) mod remote;
 pub(crate) mod repl;
 pub(crate) mod runner;
 pub(crate) mod script;

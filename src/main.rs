@@ -138,7 +138,12 @@ fn main() -> ExitCode {
     // long as scry, and every page scry writes after the fork is copied for it (forked after
     // loading a large program's symbols, it cost a tenth of the time to the first stop).
     scry::entry::install_signal_handling(interactive);
-    let target = match Target::from_command_line(cli.core.as_ref(), cli.pid, &cli.program) {
+    let target = match Target::from_command_line(
+        cli.core.as_ref(),
+        cli.pid,
+        cli.options.remote.as_deref(),
+        &cli.program,
+    ) {
         Ok(target) => target,
         Err(e) => {
             eprintln!("scry: {e}");

@@ -83,7 +83,7 @@ struct StartArgs {
     #[arg(
         value_name = "PROGRAM",
         trailing_var_arg = true,
-        required_unless_present_any = ["pid", "core"]
+        required_unless_present_any = ["pid", "core", "remote"]
     )]
     program: Vec<String>,
 }
@@ -91,14 +91,16 @@ struct StartArgs {
 impl StartArgs {
     fn target(&self) -> Result<Target, String> {
         // clap requires one of them; an empty spawn fails with the spawn's own message.
-        Ok(
-            Target::from_command_line(self.core.as_ref(), self.pid, &self.program)?.unwrap_or(
-                Target::Spawn {
-                    program: String::new(),
-                    args: Vec::new(),
-                },
-            ),
-        )
+        Ok(Target::from_command_line(
+            self.core.as_ref(),
+            self.pid,
+            self.options.remote.as_deref(),
+            &self.program,
+        )?
+        .unwrap_or(Target::Spawn {
+            program: String::new(),
+            args: Vec::new(),
+        }))
     }
 }
 

@@ -78,6 +78,8 @@ pub enum OsError {
     Keeper(String),
     /// A core file lacks what was asked.
     Core(String),
+    /// A GDB-remote stub failed, refused, or is gone.
+    Remote(String),
 }
 
 impl fmt::Display for OsError {
@@ -107,6 +109,7 @@ impl fmt::Display for OsError {
             | OsError::DebugRegisters(msg)
             | OsError::Injected(msg)
             | OsError::Keeper(msg)
+            | OsError::Remote(msg)
             | OsError::Core(msg) => write!(f, "{msg}"),
         }
     }

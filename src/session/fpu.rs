@@ -2,7 +2,7 @@
 //! PTRACE_GETREGSET per question, nothing cached across a resume), written back whole.
 
 use super::*;
-use crate::os::fpregs::{self, FpRegs};
+use crate::os::fpregs::FpRegs;
 
 /// DWARF register numbers of the x86-64 psABI for the floating-point and vector state.
 const DWARF_XMM0: u16 = 17;
@@ -21,10 +21,10 @@ impl Session {
     /// and edited).
     pub fn set_fp_regs(&mut self, regs: &FpRegs) -> Result<()> {
         self.check_writable("write a register")?;
-        let inferior = self.targets.live()?;
-        let tid = inferior.selected();
-        inferior.regs(tid)?;
-        Ok(fpregs::set(tid, regs)?)
+        let process = self.targets.live()?;
+        let tid = process.selected();
+        process.regs(tid)?;
+        Ok(process.set_fp_regs(tid, regs)?)
     }
 
     /// The bytes of DWARF register `dwarf` of thread `tid`, for readers of DWARF locations:

@@ -125,6 +125,11 @@ impl Session {
                 "read-only session: cannot write a core file (--read-only writes nothing, on disk either)".into(),
             ));
         }
+        if !self.targets.live()?.is_local() {
+            return Err(SessionError::Invalid(
+                "gcore() of a remote target is not supported yet (its /proc is the stub's machine's)".into(),
+            ));
+        }
         let pid = self.targets.live()?.pid();
         // Inside a listener only the event's thread is stopped; a core holds every thread's
         // registers, which a running thread does not give. The run goes on from an all-stop

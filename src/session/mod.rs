@@ -27,7 +27,7 @@ pub(crate) mod stop;
 mod supported;
 pub(crate) mod syscalls;
 mod tailcalls;
-mod target;
+pub(crate) mod target;
 mod targets;
 mod threads;
 pub(crate) mod tls;
@@ -63,6 +63,7 @@ pub(crate) use lookup::check_debug_dirs;
 pub(crate) use overview::Overview;
 use snapshot::Snapshot;
 pub(crate) use stop::{BreakpointHit, Reason, ReturnValue, StopInfo, StopKind, WatchReport};
+use target::Target;
 use targets::{Live, Targets};
 pub(crate) use typed_value::TypedValue;
 use watchpoints::{WatchKind, WatchTable, Watchpoint};
@@ -527,7 +528,7 @@ impl Session {
             self.output.pump_terminal(tty.master, tty.hold);
         }
         let pid = inferior.pid();
-        let mut info = self.start_target(inferior, spec.program, stop)?;
+        let mut info = self.start_target(Box::new(inferior), spec.program, stop)?;
         // A script's interpreter is known only now.
         if let Some(exe) = procfs::exe_path(pid) {
             if let Err(why) = supported::check_program(&exe) {
@@ -560,20 +561,28 @@ impl Session {
         let program = procfs::exe_path(pid)
             .map(|p| p.display().to_string())
             .unwrap_or_default();
-        self.start_target(inferior, program, stop)
+        self.start_target(Box::new(inferior), program, stop)
+    }
+
+    /// Takes a process another backend made (a GDB-remote stub's), stopped at `stop`.
+    pub(crate) fn adopt(&mut self, mut process: Box<dyn Target>, stop: Stop) -> Result<StopInfo> {
+        self.ensure_no_target()?;
+        process.set_read_only(self.config.read_only);
+        let program = process
+            .exe_path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        self.start_target(process, program, stop)
     }
 
     fn start_target(
         &mut self,
-        inferior: Inferior,
+        process: Box<dyn Target>,
         program: String,
         stop: Stop,
     ) -> Result<StopInfo> {
-        self.targets.last_process = Some((inferior.pid(), program.clone()));
-        self.targets.live = Some(Live {
-            process: Box::new(inferior),
-            program,
-        });
+        self.targets.last_process = Some((process.pid(), program.clone()));
+        self.targets.live = Some(Live { process, program });
         self.targets.core = None;
         self.targets.ended = None;
         self.snapshot = Snapshot::default();

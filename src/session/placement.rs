@@ -11,10 +11,7 @@ impl Session {
     /// mapping must be executable, and when a function symbol covers `addr`, decoding the
     /// function from its start must reach `addr` exactly.
     pub(super) fn check_code_address(&mut self, addr: u64) -> Result<()> {
-        let pid = self.targets.live()?.pid();
-        let maps = procfs::maps_text(pid)
-            .map(|t| maps::parse_maps(&t))
-            .unwrap_or_default();
+        let maps = self.targets.live()?.maps().unwrap_or_default();
         let Some(map) = maps::find_containing(&maps, addr) else {
             return Err(SessionError::Invalid(format!(
                 "cannot set a breakpoint at {addr:#x}: address not mapped"

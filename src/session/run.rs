@@ -31,7 +31,14 @@ impl Session {
     /// Which signals pass without a stop, as the inferior asks.
     pub(super) fn pass_fn(&self) -> impl Fn(i32) -> bool {
         let modes = self.signal_modes;
-        let pid = self.targets.live.as_ref().map(|t| t.process.pid());
+        // Another machine's process: its ignored signals are not this kernel's to read, so
+        // such a signal stops (SPEC: remote targets).
+        let pid = self
+            .targets
+            .live
+            .as_ref()
+            .filter(|t| t.process.is_local())
+            .map(|t| t.process.pid());
         move |sig: i32| match modes.get(sig as usize) {
             Some(SignalMode::Pass) => true,
             // Read only when such a signal comes (one status read per signal).
@@ -170,7 +177,7 @@ impl Session {
             self.follow_loader();
             // The new image is the program now.
             if let Some(t) = &mut self.targets.live {
-                if let Some(exe) = procfs::exe_path(t.process.pid()) {
+                if let Some(exe) = t.process.exe_path() {
                     t.program = exe.display().to_string();
                 }
             }

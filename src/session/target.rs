@@ -12,6 +12,7 @@
 use std::time::Instant;
 
 use crate::inferior::{CatchMode, FollowFork, Inferior, NonStop, Origin, PassFn, Stop, WatchSlot};
+use crate::os::fpregs::FpRegs;
 use crate::os::regs::RawRegs;
 use crate::os::syscalls::render::Captured;
 use crate::os::syscalls::SysSet;
@@ -24,6 +25,9 @@ use super::backend::ProcessView;
 pub(crate) trait Target: ProcessView {
     // ---- what it is ---------------------------------------------------------------------
     fn origin(&self) -> Origin;
+    /// The process runs on this machine: its pid is one of this kernel's, so `/proc/PID`
+    /// here describes it (false for a stub's process, whose pid is another machine's).
+    fn is_local(&self) -> bool;
     /// The process ended (its end may still be queued: [`Target::has_queued`]).
     fn is_dead(&self) -> bool;
     /// Stops are queued to be reported before the process's end.
@@ -82,6 +86,8 @@ pub(crate) trait Target: ProcessView {
     /// Writes `tid`'s registers; what the kernel kept.
     fn set_regs_read_back(&mut self, tid: Tid, regs: &RawRegs) -> Result<RawRegs, OsError>;
     fn write_memory(&mut self, addr: u64, bytes: &[u8]) -> Result<(), OsError>;
+    /// Writes `tid`'s floating-point and vector state whole.
+    fn set_fp_regs(&mut self, tid: Tid, regs: &FpRegs) -> Result<(), OsError>;
 
     // ---- breakpoint sites ---------------------------------------------------------------
     /// An internal site (the debugger's own: the loader's rendezvous, a run's temporary
@@ -128,6 +134,10 @@ pub(crate) trait Target: ProcessView {
 impl Target for Inferior {
     fn origin(&self) -> Origin {
         Inferior::origin(self)
+    }
+
+    fn is_local(&self) -> bool {
+        true
     }
     fn is_dead(&self) -> bool {
         Inferior::is_dead(self)
@@ -215,6 +225,10 @@ impl Target for Inferior {
     fn set_regs_read_back(&mut self, tid: Tid, regs: &RawRegs) -> Result<RawRegs, OsError> {
         Inferior::set_regs_read_back(self, tid, regs)
     }
+    fn set_fp_regs(&mut self, tid: Tid, regs: &FpRegs) -> Result<(), OsError> {
+        crate::os::fpregs::set(tid, regs)
+    }
+
     fn write_memory(&mut self, addr: u64, bytes: &[u8]) -> Result<(), OsError> {
         Inferior::write_memory(self, addr, bytes)
     }

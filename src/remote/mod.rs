@@ -1,0 +1,400 @@
+//! The GDB-remote backend: a client of the GDB remote serial protocol, so a program run by
+//! gdbserver (on another machine, in a container), QEMU's gdbstub or lldb-server is
+//! debugged through the same [`Target`] trait as a local one, and every JS call works the
+//! same over a socket.
+//!
+//! What it is not: a second stepping engine or stop policy. It resumes, stops, reads and
+//! writes as the protocol allows and reports raw [`Stop`]s; the session and the runner do
+//! the rest, as for the ptrace backend. It is all-stop only (the stub stops every thread at
+//! a stop), follows no fork child and catches no system call yet (both are refused by name).
+//!
+//! Round trips are the cost of a remote stop, so: registers come in one `g` per thread per
+//! stop (cached until the next resume), memory in aligned blocks cached until the next
+//! resume or write, and the thread list is asked for only when someone needs it.
+
+mod conn;
+mod memory;
+mod packet;
+mod reply;
+mod run;
+mod signals;
+mod target;
+mod tdesc;
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::inferior::{Origin, Stop, WatchSlot};
+use crate::os::{OsError, Tid};
+use crate::session::target::Target;
+
+use conn::Conn;
+use memory::MemoryCache;
+use reply::ThreadId;
+use tdesc::Layout;
+
+/// How long connecting and the first exchange may take.
+const CONNECT_WAIT: Duration = Duration::from_secs(5);
+/// Debug registers an x86 stub shares between hardware breakpoints and watchpoints.
+const HW_SLOTS: usize = 4;
+
+/// What the stub said it can do (`qSupported`).
+#[derive(Debug, Default, Clone)]
+struct Features {
+    packet_size: usize,
+    no_ack: bool,
+    multiprocess: bool,
+    target_xml: bool,
+    exec_file: bool,
+    auxv: bool,
+    siginfo: bool,
+    vcont: bool,
+}
+
+impl Features {
+    fn parse(reply: &[u8]) -> Features {
+        let mut f = Features {
+            packet_size: 4096,
+            ..Default::default()
+        };
+        for item in reply.split(|&b| b == b';') {
+            match item {
+                b"QStartNoAckMode+" => f.no_ack = true,
+                b"multiprocess+" => f.multiprocess = true,
+                b"qXfer:features:read+" => f.target_xml = true,
+                b"qXfer:exec-file:read+" => f.exec_file = true,
+                b"qXfer:auxv:read+" => f.auxv = true,
+                b"qXfer:siginfo:read+" => f.siginfo = true,
+                _ => {
+                    if let Some(size) = item.strip_prefix(b"PacketSize=") {
+                        // Bounded: a hostile stub's huge size would make huge requests.
+                        f.packet_size =
+                            packet::number(size).map_or(4096, |s| s.clamp(256, 1 << 20) as usize);
+                    }
+                }
+            }
+        }
+        f
+    }
+}
+
+/// A breakpoint the stub holds for scry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Site {
+    hardware: bool,
+}
+
+/// A process run by a GDB-remote stub.
+pub(crate) struct Remote {
+    conn: RefCell<Conn>,
+    features: Features,
+    layout: Layout,
+    pid: Tid,
+    origin: Origin,
+    /// Threads as last listed; `None` once a resume may have changed them.
+    threads: RefCell<Option<Vec<Tid>>>,
+    selected: Tid,
+    /// The thread the stub's `g`/`m` packets read (`Hg`).
+    reading: RefCell<Option<Tid>>,
+    /// Each thread's `g` reply since the last resume.
+    registers: RefCell<HashMap<Tid, Vec<Option<u8>>>>,
+    memory: MemoryCache,
+    sites: BTreeMap<u64, Site>,
+    watches: [Option<WatchSlot>; HW_SLOTS],
+    rendezvous: Option<u64>,
+    /// Signals to deliver at the next resume, by thread.
+    pending: HashMap<Tid, i32>,
+    read_only: bool,
+    deadline: Option<Instant>,
+    /// How the process ended, once it did.
+    ended: Option<Stop>,
+    exe: Option<PathBuf>,
+    sysroot: Option<PathBuf>,
+    program: Option<PathBuf>,
+    warnings: Vec<String>,
+    /// The running program was stopped with the interrupt byte (the deadline, or the user's
+    /// Ctrl-C when `user_interrupt`): its SIGINT stop is scry's, not the program's.
+    interrupted: bool,
+    user_interrupt: bool,
+    /// The thread whose breakpoint hit was reported last, and where: it steps off first.
+    parked: Option<(Tid, u64)>,
+}
+
+/// What to connect to and how to stop first.
+pub(crate) struct Connect<'a> {
+    pub(crate) addr: &'a str,
+    /// Stop at the loader's first instruction rather than the program's entry point (a
+    /// process the stub started).
+    pub(crate) at_loader: bool,
+    pub(crate) read_only: bool,
+    pub(crate) sysroot: Option<PathBuf>,
+    /// A local copy of the program (its symbols and debug info).
+    pub(crate) program: Option<PathBuf>,
+}
+
+/// Connects to a stub and takes its process: the target and its first stop.
+pub(crate) fn connect(how: &Connect) -> Result<(Box<dyn Target>, Stop), OsError> {
+    let mut conn = Conn::connect(how.addr, CONNECT_WAIT)?;
+    let supported = conn.request(
+        b"qSupported:multiprocess+;swbreak+;hwbreak+;vContSupported+;no-resumed+;xmlRegisters=i386",
+    )?;
+    let mut features = Features::parse(&supported);
+    if features.no_ack && conn.request(b"QStartNoAckMode")? == b"OK" {
+        conn.stop_acks();
+    }
+    features.vcont = conn.request(b"vCont?")?.starts_with(b"vCont;");
+    // gdbserver reads its register description only once the stop is asked for: `?` first
+    // (asking for target.xml before it aborts gdbserver 13).
+    let first = conn.request(b"?")?;
+    let stop = match reply::Reply::parse(&first) {
+        Some(reply::Reply::Stopped { thread, .. }) => thread,
+        Some(reply::Reply::Exited { .. } | reply::Reply::Killed { .. }) => {
+            return Err(OsError::Remote(format!(
+                "the stub at {} has no live process (its program ended: {})",
+                how.addr,
+                conn::preview(&first)
+            )))
+        }
+        _ => {
+            return Err(OsError::Remote(format!(
+                "the stub at {} reported no stopped process ({}); start it with a program (gdbserver :PORT PROGRAM) or --attach PID",
+                how.addr,
+                conn::preview(&first)
+            )))
+        }
+    };
+    let mut remote = Remote {
+        conn: RefCell::new(conn),
+        layout: Layout::default(),
+        pid: 0,
+        origin: Origin::Attached,
+        threads: RefCell::new(None),
+        selected: 0,
+        reading: RefCell::new(None),
+        registers: RefCell::new(HashMap::new()),
+        memory: MemoryCache::new(features.packet_size),
+        sites: BTreeMap::new(),
+        watches: [None; HW_SLOTS],
+        rendezvous: None,
+        pending: HashMap::new(),
+        read_only: how.read_only,
+        deadline: None,
+        ended: None,
+        exe: None,
+        sysroot: how.sysroot.clone(),
+        program: how.program.clone(),
+        warnings: Vec::new(),
+        interrupted: false,
+        user_interrupt: false,
+        parked: None,
+        features,
+    };
+    remote.layout = remote.read_layout()?;
+    let threads = remote.list_threads()?;
+    let first_thread = stop
+        .filter(|t| t.tid > 0)
+        .or_else(|| threads.first().copied())
+        .ok_or_else(|| OsError::Remote("the stub lists no thread".into()))?;
+    remote.pid = first_thread
+        .pid
+        .filter(|&p| p > 0)
+        .unwrap_or(first_thread.tid) as Tid;
+    remote.selected = first_thread.tid as Tid;
+    *remote.threads.borrow_mut() = Some(threads.iter().map(|t| t.tid as Tid).collect());
+    let attached = remote
+        .request(format!("qAttached:{:x}", remote.pid).as_bytes())
+        .unwrap_or_default();
+    remote.origin = if attached == b"0" {
+        Origin::Spawned
+    } else {
+        Origin::Attached
+    };
+    remote.exe = remote.read_exe_path();
+    let stop = match remote.origin {
+        Origin::Attached => Stop::Attached {
+            tid: remote.selected,
+        },
+        Origin::Spawned if how.at_loader => Stop::Loader {
+            tid: remote.selected,
+        },
+        Origin::Spawned => remote.run_to_entry()?,
+    };
+    Ok((Box::new(remote), stop))
+}
+
+impl Remote {
+    fn request(&self, payload: &[u8]) -> Result<Vec<u8>, OsError> {
+        self.conn.borrow_mut().request(payload)
+    }
+
+    fn request_ok(&self, payload: &[u8]) -> Result<(), OsError> {
+        self.conn.borrow_mut().request_ok(payload)
+    }
+
+    /// A thread id as the stub writes them.
+    fn thread_id(&self, tid: Tid) -> String {
+        if self.features.multiprocess {
+            format!("p{:x}.{:x}", self.pid, tid)
+        } else {
+            format!("{tid:x}")
+        }
+    }
+
+    /// Reads a whole `qXfer` object (`object`, `annex`) in pieces of the packet size.
+    fn xfer(&self, object: &str, annex: &str) -> Result<Vec<u8>, OsError> {
+        const MAX_OBJECT: usize = 16 << 20;
+        let chunk = self.features.packet_size.saturating_sub(16).max(64);
+        let mut out = Vec::new();
+        loop {
+            let ask = format!("qXfer:{object}:read:{annex}:{:x},{chunk:x}", out.len());
+            let reply = self.request(ask.as_bytes())?;
+            match reply.split_first() {
+                Some((b'm', data)) if !data.is_empty() => out.extend_from_slice(data),
+                Some((b'm', _)) => return Ok(out),
+                Some((b'l', data)) => {
+                    out.extend_from_slice(data);
+                    return Ok(out);
+                }
+                _ => return Err(conn::refusal(ask.as_bytes(), &reply)),
+            }
+            if out.len() > MAX_OBJECT {
+                return Err(OsError::Remote(format!(
+                    "the stub's {object} {annex} is over {} MiB",
+                    MAX_OBJECT >> 20
+                )));
+            }
+        }
+    }
+
+    fn read_layout(&self) -> Result<Layout, OsError> {
+        if !self.features.target_xml {
+            return Ok(Layout::fallback());
+        }
+        let main = self.xfer("features", "target.xml")?;
+        let main = String::from_utf8_lossy(&main).into_owned();
+        let mut include = |name: &str| {
+            self.xfer("features", name)
+                .ok()
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+        };
+        Layout::parse(&main, &mut include)
+            .map_err(|why| OsError::Remote(format!("the stub's target description: {why}")))
+    }
+
+    /// Every thread of the process (`qfThreadInfo`, `qsThreadInfo`...).
+    fn list_threads(&self) -> Result<Vec<ThreadId>, OsError> {
+        const MAX_THREADS: usize = 100_000;
+        let mut out = Vec::new();
+        let mut ask: &[u8] = b"qfThreadInfo";
+        loop {
+            let reply = self.request(ask)?;
+            match reply.split_first() {
+                Some((b'm', list)) => {
+                    for id in list.split(|&b| b == b',') {
+                        let id = ThreadId::parse(id).ok_or_else(|| {
+                            OsError::Remote(format!(
+                                "the stub listed a malformed thread id {}",
+                                conn::preview(id)
+                            ))
+                        })?;
+                        out.push(id);
+                    }
+                }
+                Some((b'l', _)) | None => break,
+                _ => return Err(conn::refusal(ask, &reply)),
+            }
+            if out.len() > MAX_THREADS {
+                return Err(OsError::Remote(format!(
+                    "the stub lists over {MAX_THREADS} threads"
+                )));
+            }
+            ask = b"qsThreadInfo";
+        }
+        // Other processes of a multi-process stub are not this target's.
+        if self.pid != 0 {
+            out.retain(|t| t.pid.is_none_or(|p| p == i64::from(self.pid)));
+        }
+        Ok(out)
+    }
+
+    fn read_exe_path(&self) -> Option<PathBuf> {
+        if !self.features.exec_file {
+            return None;
+        }
+        let annex = if self.features.multiprocess {
+            format!("{:x}", self.pid)
+        } else {
+            String::new()
+        };
+        let path = self.xfer("exec-file", &annex).ok()?;
+        (!path.is_empty()).then(|| PathBuf::from(String::from_utf8_lossy(&path).into_owned()))
+    }
+
+    /// The auxiliary vector's value for `key`.
+    fn auxv(&self, key: u64) -> Option<u64> {
+        if !self.features.auxv {
+            return None;
+        }
+        let bytes = self.xfer("auxv", "").ok()?;
+        bytes.chunks_exact(16).find_map(|pair| {
+            let k = u64::from_le_bytes(pair[..8].try_into().ok()?);
+            let v = u64::from_le_bytes(pair[8..].try_into().ok()?);
+            (k == key).then_some(v)
+        })
+    }
+
+    /// Forgets what a resume may change: registers, memory, the thread list.
+    fn forget_state(&self) {
+        self.registers.borrow_mut().clear();
+        self.memory.clear();
+        *self.threads.borrow_mut() = None;
+    }
+
+    /// `tid`'s `g` reply, read once per stop.
+    fn register_blob(&self, tid: Tid) -> Result<Vec<Option<u8>>, OsError> {
+        if let Some(blob) = self.registers.borrow().get(&tid) {
+            return Ok(blob.clone());
+        }
+        self.select_for_reading(tid)?;
+        let reply = self.request(b"g")?;
+        let blob = packet::unhex(&reply)
+            .filter(|_| !reply.starts_with(b"E"))
+            .ok_or_else(|| {
+                OsError::Remote(format!(
+                    "the stub sent no registers for thread {tid} ({})",
+                    conn::preview(&reply)
+                ))
+            })?;
+        self.registers.borrow_mut().insert(tid, blob.clone());
+        Ok(blob)
+    }
+
+    /// Points `g`, `G`, `p`, `P` and `m` at `tid` (`Hg`), unless they already are.
+    fn select_for_reading(&self, tid: Tid) -> Result<(), OsError> {
+        if *self.reading.borrow() == Some(tid) {
+            return Ok(());
+        }
+        self.request_ok(format!("Hg{}", self.thread_id(tid)).as_bytes())
+            .map_err(|_| {
+                OsError::ThreadUnavailable(format!("no thread {tid} in the stub's process"))
+            })?;
+        *self.reading.borrow_mut() = Some(tid);
+        Ok(())
+    }
+
+    fn check_writable(&self, what: &str) -> Result<(), OsError> {
+        if self.read_only {
+            return Err(OsError::ReadOnly(format!(
+                "read-only session: cannot {what}"
+            )));
+        }
+        if let Some(end) = &self.ended {
+            return Err(OsError::Remote(format!(
+                "the remote process has ended ({end:?}): cannot {what}"
+            )));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,315 @@
+//! Running the remote process: resumes (`vCont`), stepping off a breakpoint the stub holds
+//! (it re-traps otherwise: the stub steps over only breakpoints of its own), the session's
+//! deadline kept with the interrupt byte, and stop replies turned into raw [`Stop`]s.
+
+use std::time::{Duration, Instant};
+
+use super::reply::{Reply, Why};
+use super::{conn, signals, Remote};
+use crate::inferior::{PassFn, Stop};
+use crate::os::{OsError, Tid};
+
+/// How often a wait looks at whether the user interrupted scry.
+const POLL: Duration = Duration::from_millis(100);
+const SIGTRAP: i32 = 5;
+const AT_ENTRY: u64 = 9;
+
+/// What a stop reply means for a run.
+enum Event {
+    Report(Stop),
+    /// A signal the program gets without a stop: resume with it.
+    Pass(Tid, i32),
+}
+
+impl Remote {
+    /// Continues every thread (`step`: `None`) or steps one, until a stop to report.
+    pub(super) fn resume(
+        &mut self,
+        step: Option<Tid>,
+        deadline: Instant,
+        pass: PassFn,
+    ) -> Result<Stop, OsError> {
+        if let Some(end) = self.ended {
+            return Ok(end);
+        }
+        if !self.features.vcont {
+            return Err(OsError::Remote(
+                "the stub does not support vCont (needed to resume threads)".into(),
+            ));
+        }
+        // A thread resting on one of scry's breakpoints executes the instruction under it
+        // first, with the breakpoint out: the one that reported its hit (whichever thread is
+        // selected now) and the selected one (the user may have moved it onto a site).
+        let mover = step.unwrap_or(self.selected);
+        let parked = self.parked.take().map(|(tid, _)| tid);
+        let mut movers = vec![mover];
+        if step.is_none() {
+            movers.extend(parked.filter(|&t| t != mover));
+        }
+        for tid in movers {
+            if let Some(addr) = self.resting_site(tid)? {
+                let stop = self.step_off(tid, addr, deadline, pass)?;
+                match stop {
+                    Stop::Step { .. } if step.is_none() => {}
+                    stop => return Ok(stop),
+                }
+            }
+        }
+        let mut action = match step {
+            Some(tid) => self.action('s', tid),
+            None => format!("{};c", self.action('c', mover)),
+        };
+        loop {
+            self.forget_state();
+            let reply = self.run_packet(&action, deadline)?;
+            match self.classify(reply, step, pass)? {
+                Event::Report(stop) => return Ok(stop),
+                Event::Pass(tid, sig) => {
+                    self.pending.insert(tid, sig);
+                    action = match step {
+                        Some(t) => self.action('s', t),
+                        None => format!("{};c", self.action('c', tid)),
+                    };
+                }
+            }
+        }
+    }
+
+    /// The `vCont` action for one thread (`c` or `s`), carrying its pending signal.
+    fn action(&mut self, kind: char, tid: Tid) -> String {
+        let thread = self.thread_id(tid);
+        match self.pending.remove(&tid).and_then(signals::to_wire) {
+            Some(sig) => format!("vCont;{}{sig:02x}:{thread}", kind.to_ascii_uppercase()),
+            None => format!("vCont;{kind}:{thread}"),
+        }
+    }
+
+    /// The site `tid` sits on, if its pc is one.
+    fn resting_site(&self, tid: Tid) -> Result<Option<u64>, OsError> {
+        if self.sites.is_empty() {
+            return Ok(None);
+        }
+        let pc = self.registers_of(tid)?.rip;
+        Ok(self.sites.contains_key(&pc).then_some(pc))
+    }
+
+    /// Steps `tid` over the site at `addr`: out, one step, back in.
+    fn step_off(
+        &mut self,
+        tid: Tid,
+        addr: u64,
+        deadline: Instant,
+        pass: PassFn,
+    ) -> Result<Stop, OsError> {
+        let site = self.sites[&addr];
+        self.request_ok(self.site_packet('z', addr, site.hardware).as_bytes())?;
+        let action = self.action('s', tid);
+        self.forget_state();
+        let result = self
+            .run_packet(&action, deadline)
+            .and_then(|reply| self.classify(reply, Some(tid), pass));
+        // The site goes back even when the step failed (the process may have ended: then
+        // there is nothing to put it into).
+        if self.ended.is_none() {
+            self.request_ok(self.site_packet('Z', addr, site.hardware).as_bytes())?;
+        }
+        match result? {
+            Event::Report(stop) => Ok(stop),
+            Event::Pass(t, sig) => {
+                // Delivered at the next resume, which continues from past the site.
+                self.pending.insert(t, sig);
+                Ok(Stop::Step { tid })
+            }
+        }
+    }
+
+    /// Sends a resume and waits for its stop reply until `deadline`; then the interrupt
+    /// byte stops the program, whose stop answers.
+    fn run_packet(&mut self, action: &str, deadline: Instant) -> Result<Reply, OsError> {
+        let mut conn = self.conn.borrow_mut();
+        conn.send(action.as_bytes())?;
+        let mut interrupted = false;
+        loop {
+            let now = Instant::now();
+            let until = if interrupted {
+                now + conn::REPLY_WAIT
+            } else {
+                (now + POLL).min(deadline)
+            };
+            match conn.wait_packet(until)? {
+                Some(reply) => {
+                    if let Some(stop) = Reply::parse(&reply) {
+                        self.interrupted = interrupted;
+                        return Ok(stop);
+                    }
+                    // Console output (`O`) while running; anything else is garbage.
+                    if reply.first() == Some(&b'O') {
+                        continue;
+                    }
+                    return Err(OsError::Remote(format!(
+                        "the stub answered {} with {}",
+                        conn::preview(action.as_bytes()),
+                        conn::preview(&reply)
+                    )));
+                }
+                None if interrupted => {
+                    return Err(OsError::Remote(format!(
+                        "the stub at {} did not stop the program within {} s of an interrupt",
+                        conn.addr(),
+                        conn::REPLY_WAIT.as_secs()
+                    )))
+                }
+                None => {
+                    let user = crate::os::interrupt::pending();
+                    if user || Instant::now() >= deadline {
+                        self.user_interrupt = user;
+                        conn.interrupt()?;
+                        interrupted = true;
+                    }
+                }
+            }
+        }
+    }
+
+    /// What a stop reply means; `step`: the thread a single step was asked of.
+    fn classify(
+        &mut self,
+        reply: Reply,
+        step: Option<Tid>,
+        pass: PassFn,
+    ) -> Result<Event, OsError> {
+        let interrupted = std::mem::take(&mut self.interrupted);
+        let user = std::mem::take(&mut self.user_interrupt);
+        let (wire, thread, why) = match reply {
+            Reply::Exited { code, .. } => {
+                let stop = Stop::Exited {
+                    code: i32::from(code),
+                };
+                self.ended = Some(stop);
+                return Ok(Event::Report(stop));
+            }
+            Reply::Killed { signal, .. } => {
+                let signal = signals::to_linux(signal).unwrap_or(i32::from(signal));
+                let stop = Stop::Killed { signal };
+                self.ended = Some(stop);
+                return Ok(Event::Report(stop));
+            }
+            Reply::NoResumed => {
+                return Err(OsError::Remote("the stub has no thread left to run".into()))
+            }
+            Reply::Stopped {
+                signal,
+                thread,
+                why,
+                ..
+            } => (signal, thread, why),
+        };
+        let tid = thread
+            .filter(|t| t.tid > 0)
+            .map_or(self.selected, |t| t.tid as Tid);
+        self.selected = tid;
+        let signal = signals::to_linux(wire).unwrap_or(0);
+        if interrupted && (wire == 2 || wire == 0) {
+            return Ok(Event::Report(if user {
+                Stop::Interrupted { tid }
+            } else {
+                Stop::Timeout { tid }
+            }));
+        }
+        if signal == SIGTRAP {
+            if let Why::Watch(data) = why {
+                let slots = self.watch_slots_at(data);
+                if slots != 0 {
+                    return Ok(Event::Report(Stop::Watchpoint { tid, slots }));
+                }
+            }
+            let pc = self.registers_of(tid)?.rip;
+            if self.sites.contains_key(&pc) {
+                self.parked = Some((tid, pc));
+                return Ok(Event::Report(Stop::Breakpoint { tid, addr: pc }));
+            }
+            if step == Some(tid) && matches!(why, Why::Signal) {
+                return Ok(Event::Report(Stop::Step { tid }));
+            }
+        }
+        if signal != SIGTRAP && signal != 0 && pass(signal) {
+            return Ok(Event::Pass(tid, signal));
+        }
+        let (code, fault_addr) = self.siginfo(tid).unwrap_or((0, 0));
+        if signal != 0 {
+            self.pending.insert(tid, signal);
+        }
+        Ok(Event::Report(Stop::Signal {
+            tid,
+            signal,
+            code,
+            fault_addr,
+        }))
+    }
+
+    /// The slots (bit n = slot n) of the watchpoints covering data address `data`.
+    fn watch_slots_at(&self, data: u64) -> u8 {
+        self.watches
+            .iter()
+            .enumerate()
+            .filter_map(|(i, w)| {
+                w.filter(|w| data >= w.addr && data < w.addr + w.len.max(1))
+                    .map(|_| i)
+            })
+            .fold(0u8, |mask, i| mask | (1 << i))
+    }
+
+    /// `si_code` and `si_addr` of the signal `tid` stopped with (`qXfer:siginfo:read`).
+    fn siginfo(&self, tid: Tid) -> Option<(i32, u64)> {
+        if !self.features.siginfo {
+            return None;
+        }
+        self.select_for_reading(tid).ok()?;
+        let info = self.xfer("siginfo", "").ok()?;
+        let code = i32::from_le_bytes(info.get(8..12)?.try_into().ok()?);
+        let addr = u64::from_le_bytes(info.get(16..24)?.try_into().ok()?);
+        Some((code, addr))
+    }
+
+    /// A process the stub started sits at the loader's first instruction: run it to the
+    /// program's entry point, as a local spawn stops.
+    pub(super) fn run_to_entry(&mut self) -> Result<Stop, OsError> {
+        let tid = self.selected;
+        let Some(entry) = self.auxv(AT_ENTRY) else {
+            return Ok(Stop::Loader { tid });
+        };
+        if self.sites.contains_key(&entry) {
+            return Ok(Stop::Loader { tid });
+        }
+        self.insert_site_packet(entry, false)?;
+        let stop = self.resume(None, Instant::now() + Duration::from_secs(10), &|_| false);
+        if self.ended.is_none() {
+            self.remove_site_packet(entry)?;
+        }
+        match stop? {
+            Stop::Breakpoint { tid, addr } if addr == entry => Ok(Stop::Entry { tid }),
+            other => Ok(other),
+        }
+    }
+
+    /// `Z`/`z` for a breakpoint: type 0 (software) or 1 (hardware), kind 1 (x86).
+    pub(super) fn site_packet(&self, op: char, addr: u64, hardware: bool) -> String {
+        format!("{op}{},{addr:x},1", u8::from(hardware))
+    }
+
+    pub(super) fn insert_site_packet(&mut self, addr: u64, hardware: bool) -> Result<(), OsError> {
+        self.request_ok(self.site_packet('Z', addr, hardware).as_bytes())?;
+        self.sites.insert(addr, super::Site { hardware });
+        Ok(())
+    }
+
+    pub(super) fn remove_site_packet(&mut self, addr: u64) -> Result<(), OsError> {
+        let Some(site) = self.sites.remove(&addr) else {
+            return Ok(());
+        };
+        if self.ended.is_some() {
+            return Ok(());
+        }
+        self.request_ok(self.site_packet('z', addr, site.hardware).as_bytes())
+    }
+}

@@ -1,0 +1,334 @@
+//! The GDB-remote backend (issue 23) against the real gdbserver on loopback: the same JS
+//! calls answer as for a local process (breakpoints by name, logpoint counts, typed values,
+//! registers, memory, watchpoints, a crash with its fault address), the program does what it
+//! does alone (its output and exit code, as gdbserver reports them), detach leaves it
+//! running, and a stub that closes, stays silent or sends garbage is a one-line error.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// gdbserver running `program` on a free loopback port; its output (the program's, and its
+/// own messages) collected.
+struct Stub {
+    child: Child,
+    port: u16,
+    output: Arc<Mutex<String>>,
+}
+
+impl Stub {
+    fn start(program: &Path, args: &[&str]) -> Option<Stub> {
+        let mut child = match Command::new("gdbserver")
+            .arg("--once")
+            .arg("127.0.0.1:0")
+            .arg(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+        {
+            Ok(child) => child,
+            Err(_) => {
+                // .ci/run installs it; a machine without it skips these tests, loudly.
+                eprintln!("gdbserver is not installed: skipping");
+                return None;
+            }
+        };
+        let output = Arc::new(Mutex::new(String::new()));
+        for pipe in [
+            Box::new(child.stdout.take().unwrap()) as Box<dyn Read + Send>,
+            Box::new(child.stderr.take().unwrap()),
+        ] {
+            let sink = output.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(pipe).lines() {
+                    let Ok(line) = line else { break };
+                    let mut text = sink.lock().unwrap();
+                    text.push_str(&line);
+                    text.push('\n');
+                }
+            });
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let port = loop {
+            let text = output.lock().unwrap().clone();
+            if let Some(rest) = text.split("Listening on port ").nth(1) {
+                break rest.lines().next().unwrap().trim().parse().unwrap();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "gdbserver did not listen:\n{text}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        Some(Stub {
+            child,
+            port,
+            output,
+        })
+    }
+
+    fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    fn output(&self) -> String {
+        self.output.lock().unwrap().clone()
+    }
+
+    /// Waits for gdbserver to end (it does when its process does, with `--once`).
+    fn wait_end(&mut self) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "gdbserver still runs:\n{}",
+                self.output()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        self.output()
+    }
+}
+
+impl Drop for Stub {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn remote(stub: &Stub, program: &Path) -> Scry {
+    Scry::start(&["--remote", &stub.addr(), program.to_str().unwrap()])
+}
+
+/// A breakpoint by name, its arguments and a global, a counting logpoint, the stack, and
+/// the program's own end: all as locally, over gdbserver.
+#[test]
+fn breakpoints_values_and_counts_over_gdbserver() {
+    let program = fixture("remote_counter");
+    let Some(mut stub) = Stub::start(&program, &["6"]) else {
+        return;
+    };
+    let mut scry = remote(&stub, &program);
+    assert_eq!(
+        scry.ok("process.list()[0].program"),
+        program.to_str().unwrap()
+    );
+    // Stopped at the entry point, as a local spawn: main is not running yet.
+    assert_eq!(scry.ok("state.var('total')"), "0");
+    assert_eq!(scry.ok("breakpoint.set('tally')"), "1");
+    let stop = scry.ok("cont()");
+    assert!(
+        stop.starts_with("breakpoint 1 at ") && stop.contains("tally+"),
+        "{stop}"
+    );
+    assert!(stop.contains("remote_counter.c:"), "{stop}");
+    assert_eq!(scry.ok("state.var('k')"), "1");
+    let frames = scry.ok("state.unwind().map(r => r.symbol.split('+')[0]).join(' ')");
+    assert!(frames.starts_with("tally main"), "{frames}");
+    assert_eq!(
+        scry.ok("cont(); state.var('k') + ' ' + state.var('total')"),
+        "2 1"
+    );
+    // A counting logpoint instead of stops: the other four calls, then the program's end.
+    scry.ok("breakpoint.remove(1); globalThis.seen = []");
+    scry.ok("breakpoint.set('tally', {log: e => { seen.push(Number(state.var('k'))) }})");
+    let end = scry.ok("cont()");
+    assert_eq!(end, "exited with code 6", "{end}");
+    assert_eq!(scry.ok("seen.join(',')"), "3,4,5,6");
+    scry.finish();
+    let out = stub.wait_end();
+    assert!(out.contains("sum 21"), "{out}");
+    assert!(out.contains("exited with status 6"), "{out}");
+}
+
+/// A crash is the signal with its fault address; registers and memory read and write; a
+/// watchpoint reports the store that fired it.
+#[test]
+fn a_crash_registers_memory_and_a_watchpoint_over_gdbserver() {
+    let program = fixture("remote_counter");
+    let Some(stub) = Stub::start(&program, &["4", "crash"]) else {
+        return;
+    };
+    let mut scry = remote(&stub, &program);
+    let total = nm_address(&program, "total");
+    let load = scry.num("symbols('total')[0].addr") - total;
+    assert_eq!(load % 4096, 0);
+    let watch = scry.ok("watchpoint.set('total')");
+    assert_eq!(watch, "1");
+    let hit = scry.ok("cont()");
+    assert!(
+        hit.starts_with("watchpoint 1 write") && hit.contains("0 -> 1"),
+        "{hit}"
+    );
+    assert!(hit.contains("tally+"), "{hit}");
+    scry.ok("watchpoint.remove(1)");
+    // Memory: the global as bytes, written and read back through the stub.
+    let addr = format!("{:#x}", load + total);
+    assert_eq!(scry.num(&format!("state.memory({addr}).u64()")), 1);
+    scry.ok(&format!("state.memory({addr}).write_u64(100)"));
+    assert_eq!(scry.ok("state.var('total')"), "100");
+    scry.ok(&format!("state.memory({addr}).write_u64(1)"));
+    let crash = scry.ok("cont()");
+    assert!(
+        crash.starts_with("signal SIGSEGV fault_addr=0x8 at ") && crash.contains("tally+"),
+        "{crash}"
+    );
+    assert_eq!(scry.ok("state.var('k')"), "4");
+    // A register write goes to the stub and is what reads see.
+    let rax = scry.num("state.registers.rax");
+    scry.ok("state.registers.rax = 0x1234");
+    assert_eq!(scry.num("state.registers.rax"), 0x1234);
+    scry.ok(&format!("state.registers.rax = {rax}"));
+    // What the remote backend cannot do yet is said, not faked.
+    let refused = scry.err("gcore('/tmp/never-written.core')");
+    assert!(
+        refused.contains("remote target is not supported yet"),
+        "{refused}"
+    );
+    assert!(!Path::new("/tmp/never-written.core").exists());
+    let end = scry.ok("cont()");
+    assert_eq!(end, "killed by SIGSEGV", "{end}");
+    scry.finish();
+}
+
+/// detach() takes scry's breakpoints out and leaves the program running: it prints and
+/// exits as alone.
+#[test]
+fn detach_leaves_the_remote_program_running_as_alone() {
+    let program = fixture("remote_counter");
+    let Some(mut stub) = Stub::start(&program, &["3"]) else {
+        return;
+    };
+    let mut scry = remote(&stub, &program);
+    scry.ok("breakpoint.set('tally')");
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("breakpoint 1"), "{stop}");
+    // The breakpoint's byte is the file's in reads while it is in.
+    let detached = scry.ok("detach()");
+    assert!(detached.starts_with("detached"), "{detached}");
+    let out = stub.wait_end();
+    // gdbserver lets it go (it sees no end), and the program finishes alone.
+    assert!(out.contains("Detaching from process"), "{out}");
+    assert!(out.contains("sum 6"), "{out}");
+    scry.finish();
+}
+
+/// A fake stub: accepts one connection and answers each packet with what `answer` says
+/// (`None`: silence).
+fn fake_stub(answer: fn(&[u8]) -> Option<Vec<u8>>) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let Ok((mut conn, _)) = listener.accept() else {
+            return;
+        };
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            let Ok(n) = conn.read(&mut chunk) else { return };
+            if n == 0 {
+                return;
+            }
+            buf.extend_from_slice(&chunk[..n]);
+            while let (Some(start), Some(end)) = (
+                buf.iter().position(|&b| b == b'$'),
+                buf.iter().position(|&b| b == b'#'),
+            ) {
+                if end < start || buf.len() < end + 3 {
+                    break;
+                }
+                let packet = buf[start + 1..end].to_vec();
+                buf.drain(..end + 3);
+                let _ = conn.write_all(b"+");
+                match answer(&packet) {
+                    Some(reply) => {
+                        let sum = reply.iter().fold(0u8, |s, &b| s.wrapping_add(b));
+                        let mut framed = b"$".to_vec();
+                        framed.extend_from_slice(&reply);
+                        framed.extend_from_slice(format!("#{sum:02x}").as_bytes());
+                        let _ = conn.write_all(&framed);
+                    }
+                    None if packet == b"?" => return, // close the connection
+                    None => {}
+                }
+            }
+        }
+    });
+    port
+}
+
+fn start_fails(port: u16) -> (String, std::time::Duration) {
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_scry"))
+        .args(["--remote", &format!("127.0.0.1:{port}")])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    (err, started.elapsed())
+}
+
+/// Garbage, silence and a closed connection are each one line naming the stub, in bounded
+/// time; nothing hangs.
+#[test]
+fn a_hostile_or_dead_stub_is_a_one_line_error() {
+    let garbage = fake_stub(|p| {
+        Some(match p {
+            _ if p.starts_with(b"qSupported") => b"PacketSize=1000".to_vec(),
+            b"?" => b"Tzz;\x01\x02".to_vec(),
+            _ => Vec::new(),
+        })
+    });
+    let (err, _) = start_fails(garbage);
+    assert!(err.contains("reported no stopped process"), "{err}");
+    let closes = fake_stub(|p| (p != b"?").then(|| b"PacketSize=1000".to_vec()));
+    let (err, _) = start_fails(closes);
+    assert!(err.contains("closed the connection"), "{err}");
+    let silent = fake_stub(|_| None);
+    let (err, took) = start_fails(silent);
+    assert!(
+        err.contains("no answer to 'qSupported' within 5 s"),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(15), "{took:?}");
+    let nobody = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = nobody.local_addr().unwrap().port();
+    drop(nobody);
+    let (err, _) = start_fails(port);
+    assert!(err.contains("cannot connect to 127.0.0.1:"), "{err}");
+}
+
+/// The stub going away mid-session is an error for what needs it; the REPL lives on.
+#[test]
+fn a_stub_that_goes_away_leaves_scry_usable() {
+    let program = fixture("remote_counter");
+    let Some(mut stub) = Stub::start(&program, &[]) else {
+        return;
+    };
+    let mut scry = remote(&stub, &program);
+    scry.ok("breakpoint.set('tally')");
+    scry.ok("cont()");
+    stub.child.kill().unwrap();
+    stub.child.wait().unwrap();
+    let err = scry.err("cont()");
+    assert!(
+        err.contains(&format!("remote stub at {}", stub.addr())),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(scry.ok("1 + 1"), "2");
+    scry.finish();
+}
