@@ -183,7 +183,9 @@ pub fn start(
         }),
         Some(Target::Attach(pid)) => session.attach(*pid),
         Some(Target::Core { path, program }) => session.open_core(path, program.as_deref()),
-        Some(Target::Remote { addr, program }) => connect_remote(&mut session, addr, program),
+        Some(Target::Remote { addr, program }) => {
+            remote::open(&mut session, addr, program.as_deref())
+        }
         None => Ok(StopInfo::new(StopKind::Here)),
     }
     .map_err(|e| e.to_string())?;
@@ -204,24 +206,6 @@ pub fn start(
         view_url,
         view_warning,
     })
-}
-
-/// Connects to a GDB-remote stub and gives its process to the session.
-fn connect_remote(
-    session: &mut Session,
-    addr: &str,
-    program: &Option<String>,
-) -> crate::session::Result<StopInfo> {
-    let config = &session.config;
-    let how = remote::Connect {
-        addr,
-        at_loader: config.stop_at_loader,
-        read_only: config.read_only,
-        sysroot: config.sysroot.clone(),
-        program: program.as_ref().map(PathBuf::from),
-    };
-    let (process, stop) = remote::connect(&how)?;
-    session.adopt(process, stop)
 }
 
 /// Ends a session's hold on its target the way its origin asks (a spawned process is killed,

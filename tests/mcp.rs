@@ -185,3 +185,22 @@ fn hostile_setters_take_down_no_session() {
     let (text, is_error) = client.call("scry_eval", json!({"name": "victim", "code": "cont()"}));
     assert!(!is_error && text.starts_with("breakpoint 1 at "), "{text}");
 }
+
+/// `scry_start {remote}` connects to a GDB-remote stub (tests/remote.rs drives real ones);
+/// a stub nobody runs and a remote with a pid are one-line errors.
+#[test]
+fn scry_start_takes_a_remote_stub() {
+    let mut client = Client::start();
+    let (text, is_error) = client.call("scry_start", json!({"remote": "127.0.0.1:1"}));
+    assert!(
+        is_error && text.contains("cannot connect to 127.0.0.1:1"),
+        "{text}"
+    );
+    let (text, is_error) = client.call("scry_start", json!({"remote": "127.0.0.1:1", "pid": 5}));
+    assert!(
+        is_error && text.contains("remote takes only program"),
+        "{text}"
+    );
+    drop(client.stdin.take());
+    client.server.wait_timeout(Duration::from_secs(20));
+}

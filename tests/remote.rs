@@ -311,6 +311,34 @@ fn a_hostile_or_dead_stub_is_a_one_line_error() {
     assert!(err.contains("cannot connect to 127.0.0.1:"), "{err}");
 }
 
+/// `remote()` from a script, in a session started on nothing; bad input is one line and
+/// changes nothing.
+#[test]
+fn remote_from_javascript_and_its_bad_input() {
+    let program = fixture("remote_counter");
+    let Some(stub) = Stub::start(&program, &["2"]) else {
+        return;
+    };
+    let mut scry = Scry::start(&[]);
+    assert!(scry.err("remote(1234)").contains("addr must be a string"));
+    assert!(scry
+        .err("remote('127.0.0.1:1', {prog: 'x'})")
+        .contains("unknown option 'prog' (program)"));
+    let none = scry.err("remote('127.0.0.1:1')");
+    assert!(none.contains("cannot connect to 127.0.0.1:1"), "{none}");
+    assert!(scry.ok("help('remote')").contains("gdbserver --attach"));
+    let stop = scry.ok(&format!(
+        "remote('{}', {{program: '{}'}})",
+        stub.addr(),
+        program.display()
+    ));
+    assert!(stop.contains("_start"), "{stop}");
+    scry.ok("breakpoint.set('tally')");
+    assert!(scry.ok("cont()").contains("remote_counter.c:"));
+    assert_eq!(scry.ok("state.var('k')"), "1");
+    scry.finish();
+}
+
 /// The stub going away mid-session is an error for what needs it; the REPL lives on.
 #[test]
 fn a_stub_that_goes_away_leaves_scry_usable() {

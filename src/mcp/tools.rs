@@ -57,6 +57,7 @@ pub(super) fn definitions() -> Value {
                     "pid": {"type": "integer", "description": "A running process to attach to instead."},
                     "view": {"type": ["string", "integer"], "description": "Serve a live page of the session on [ADDR:]PORT (127.0.0.1 unless ADDR is given; 0 picks a free port)."},
                     "core": {"type": "string", "description": "A core file to open instead (program: the program that dumped it)."},
+                    "remote": {"type": "string", "description": "HOST:PORT of a GDB-remote stub (gdbserver, QEMU -g) whose process to debug instead (program: a local copy of it)."},
                     "name": name,
                 },
             },
@@ -141,41 +142,57 @@ fn start(server: &mut Server, args: &Map<String, Value>) -> Result<Value, String
         ),
     };
     let core = string_arg(args, "core")?;
-    let target = match (program, pid) {
-        (_, Some(_)) if core.is_some() => return Err("error: give core or pid, not both".into()),
-        (program, None) if core.is_some() => {
-            if args.get("args").is_some_and(|a| !a.is_null()) {
-                return Err("error: a core takes no args: nothing runs".into());
-            }
-            Target::Core {
-                path: core.unwrap_or_default().into(),
-                program: program.map(str::to_string),
-            }
-        }
-        (Some(_), Some(_)) => return Err("error: give program or pid, not both".into()),
-        (None, None) => {
+    let target = if let Some(addr) = string_arg(args, "remote")? {
+        if core.is_some() || pid.is_some() || args.get("args").is_some_and(|a| !a.is_null()) {
             return Err(
-                "error: give program (to spawn), pid (to attach) or core (a core file to open)"
-                    .into(),
+                "error: remote takes only program (a local copy): no core, pid or args".into(),
             );
         }
-        (None, Some(pid)) => Target::Attach(pid),
-        (Some(program), None) => {
-            let list = match args.get("args") {
-                None | Some(Value::Null) => Vec::new(),
-                Some(Value::Array(items)) => items
-                    .iter()
-                    .map(|v| match v {
-                        Value::String(s) => Ok(s.clone()),
-                        Value::Number(n) => Ok(n.to_string()),
-                        other => Err(format!("error: args must be strings, not {other}")),
-                    })
-                    .collect::<Result<_, _>>()?,
-                Some(other) => return Err(format!("error: args must be an array, not {other}")),
-            };
-            Target::Spawn {
-                program: program.to_string(),
-                args: list,
+        Target::Remote {
+            addr: addr.to_string(),
+            program: program.map(str::to_string),
+        }
+    } else {
+        match (program, pid) {
+            (_, Some(_)) if core.is_some() => {
+                return Err("error: give core or pid, not both".into())
+            }
+            (program, None) if core.is_some() => {
+                if args.get("args").is_some_and(|a| !a.is_null()) {
+                    return Err("error: a core takes no args: nothing runs".into());
+                }
+                Target::Core {
+                    path: core.unwrap_or_default().into(),
+                    program: program.map(str::to_string),
+                }
+            }
+            (Some(_), Some(_)) => return Err("error: give program or pid, not both".into()),
+            (None, None) => {
+                return Err(
+                    "error: give program (to spawn), pid (to attach) or core (a core file to open)"
+                        .into(),
+                );
+            }
+            (None, Some(pid)) => Target::Attach(pid),
+            (Some(program), None) => {
+                let list = match args.get("args") {
+                    None | Some(Value::Null) => Vec::new(),
+                    Some(Value::Array(items)) => items
+                        .iter()
+                        .map(|v| match v {
+                            Value::String(s) => Ok(s.clone()),
+                            Value::Number(n) => Ok(n.to_string()),
+                            other => Err(format!("error: args must be strings, not {other}")),
+                        })
+                        .collect::<Result<_, _>>()?,
+                    Some(other) => {
+                        return Err(format!("error: args must be an array, not {other}"))
+                    }
+                };
+                Target::Spawn {
+                    program: program.to_string(),
+                    args: list,
+                }
             }
         }
     };

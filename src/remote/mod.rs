@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 use crate::inferior::{Origin, Stop, WatchSlot};
 use crate::os::{OsError, Tid};
 use crate::session::target::Target;
+use crate::session::{Session, StopInfo};
 
 use conn::Conn;
 use memory::MemoryCache;
@@ -98,6 +99,8 @@ pub(crate) struct Remote {
     selected: Tid,
     /// The thread the stub's `g`/`m` packets read (`Hg`).
     reading: RefCell<Option<Tid>>,
+    /// Each thread's pc as its last stop reply sent it (until the next resume).
+    expedited_pc: RefCell<HashMap<Tid, u64>>,
     /// Each thread's `g` reply since the last resume.
     registers: RefCell<HashMap<Tid, Vec<Option<u8>>>>,
     memory: MemoryCache,
@@ -132,6 +135,26 @@ pub(crate) struct Connect<'a> {
     pub(crate) sysroot: Option<PathBuf>,
     /// A local copy of the program (its symbols and debug info).
     pub(crate) program: Option<PathBuf>,
+}
+
+/// Connects to the stub at `addr` and gives its process to `session` (whose settings say
+/// where to stop first, whether it may write, and where the target's files are); `program`
+/// is a local copy of the program.
+pub(crate) fn open(
+    session: &mut Session,
+    addr: &str,
+    program: Option<&str>,
+) -> crate::session::Result<StopInfo> {
+    let config = &session.config;
+    let how = Connect {
+        addr,
+        at_loader: config.stop_at_loader,
+        read_only: config.read_only,
+        sysroot: config.sysroot.clone(),
+        program: program.map(PathBuf::from),
+    };
+    let (process, stop) = connect(&how)?;
+    session.adopt(process, stop)
 }
 
 /// Connects to a stub and takes its process: the target and its first stop.
@@ -173,6 +196,7 @@ pub(crate) fn connect(how: &Connect) -> Result<(Box<dyn Target>, Stop), OsError>
         threads: RefCell::new(None),
         selected: 0,
         reading: RefCell::new(None),
+        expedited_pc: RefCell::new(HashMap::new()),
         registers: RefCell::new(HashMap::new()),
         memory: MemoryCache::new(features.packet_size),
         sites: BTreeMap::new(),
@@ -348,6 +372,7 @@ impl Remote {
     /// Forgets what a resume may change: registers, memory, the thread list.
     fn forget_state(&self) {
         self.registers.borrow_mut().clear();
+        self.expedited_pc.borrow_mut().clear();
         self.memory.clear();
         *self.threads.borrow_mut() = None;
     }

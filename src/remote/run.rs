@@ -89,7 +89,7 @@ impl Remote {
         if self.sites.is_empty() {
             return Ok(None);
         }
-        let pc = self.registers_of(tid)?.rip;
+        let pc = self.pc_of(tid)?;
         Ok(self.sites.contains_key(&pc).then_some(pc))
     }
 
@@ -180,7 +180,7 @@ impl Remote {
     ) -> Result<Event, OsError> {
         let interrupted = std::mem::take(&mut self.interrupted);
         let user = std::mem::take(&mut self.user_interrupt);
-        let (wire, thread, why) = match reply {
+        let (wire, thread, why, expedited) = match reply {
             Reply::Exited { code, .. } => {
                 let stop = Stop::Exited {
                     code: i32::from(code),
@@ -201,12 +201,22 @@ impl Remote {
                 signal,
                 thread,
                 why,
-                ..
-            } => (signal, thread, why),
+                expedited,
+            } => (signal, thread, why, expedited),
         };
         let tid = thread
             .filter(|t| t.tid > 0)
             .map_or(self.selected, |t| t.tid as Tid);
+        // The pc the stub sent with the stop saves a `g` when nothing else is read.
+        if let Some(rip) = self.layout.find("rip") {
+            if let Some((_, bytes)) = expedited
+                .iter()
+                .find(|(n, b)| *n == rip.num && b.len() == 8)
+            {
+                let pc = u64::from_le_bytes(bytes[..8].try_into().unwrap_or([0; 8]));
+                self.expedited_pc.borrow_mut().insert(tid, pc);
+            }
+        }
         self.selected = tid;
         let signal = signals::to_linux(wire).unwrap_or(0);
         if interrupted && (wire == 2 || wire == 0) {
@@ -223,7 +233,7 @@ impl Remote {
                     return Ok(Event::Report(Stop::Watchpoint { tid, slots }));
                 }
             }
-            let pc = self.registers_of(tid)?.rip;
+            let pc = self.pc_of(tid)?;
             if self.sites.contains_key(&pc) {
                 self.parked = Some((tid, pc));
                 return Ok(Event::Report(Stop::Breakpoint { tid, addr: pc }));

@@ -35,6 +35,14 @@ impl Remote {
         Ok(regs)
     }
 
+    /// `tid`'s pc: the one its stop reply carried, else from its registers.
+    pub(super) fn pc_of(&self, tid: Tid) -> Result<u64, OsError> {
+        if let Some(&pc) = self.expedited_pc.borrow().get(&tid) {
+            return Ok(pc);
+        }
+        Ok(self.registers_of(tid)?.rip)
+    }
+
     fn unsupported(&self, what: &str) -> OsError {
         OsError::Remote(format!(
             "{what} is not supported over the remote protocol yet"
@@ -299,7 +307,7 @@ impl Target for Remote {
     }
 
     fn pc(&mut self, tid: Tid) -> Result<u64, OsError> {
-        Ok(self.registers_of(tid)?.rip)
+        self.pc_of(tid)
     }
 
     fn set_regs_read_back(&mut self, tid: Tid, regs: &RawRegs) -> Result<RawRegs, OsError> {
@@ -340,6 +348,7 @@ impl Target for Remote {
             }
         }
         self.registers.borrow_mut().remove(&tid);
+        self.expedited_pc.borrow_mut().remove(&tid);
         self.registers_of(tid)
     }
 

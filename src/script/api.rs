@@ -30,11 +30,22 @@ const EXTRA_TOPICS: &[(&str, &str)] = &[
     ("core", "core files: read one, write one"),
     ("syscalls", "system calls as events and stops"),
     ("fork", "fork children: parent, child or both"),
+    ("remote", "a gdbserver's or gdbstub's process"),
 ];
 
 /// What `help(topic)` adds to the topic's rows: what the one-line summaries leave out.
 /// `help()` (everything) shows only the rows, so it stays small.
 const NOTES: &[(&str, &str)] = &[
+    (
+        "remote",
+        "\
+remote('host:port', {program}?) or `scry --remote HOST:PORT [PROGRAM]` debugs the process of a
+  GDB-remote stub (gdbserver HOST:PORT PROG, gdbserver --attach, QEMU -g PORT): the same
+  state, breakpoints, watchpoints, cont/step/next/finish, threads and values as locally.
+  A program the stub started stops at its entry point. program: a local copy for symbols;
+  config.sysroot (--sysroot) finds its libraries. Not yet: fork children, syscall catching,
+  gcore(), writing FP registers; the program's output is the stub's. detach() leaves it running",
+    ),
     (
         "fork",
         "\
@@ -207,7 +218,7 @@ pub const API: &[Entry] = &[
     e("util", "print(...v) / hex(n)", "output line / '0x..'"),
     e("util", "ctx", "persistent object; ctx.reset()"),
     e("util", "config.timeout", "also script_timeout output_limit aslr debug_dirs"),
-    e("util", "help(topic?)", "[topics] + core syscalls fork all"),
+    e("util", "help(topic?)", "[topics] + core remote syscalls fork all"),
     e("view", "view()", "URL of the live page (scry --view [ADDR:]PORT), or null"),
     e("view", "dom.canvas(id, w, h).putImageData(src, dx=0, dy=0, {w,h,format}?)", "pixels; src: bytes, Uint8Array, hex or state.memory(addr)"),
     e("view", "format", "rgba (default) rgbx bgra bgrx rgb gray; state.memory() reads w*h pixels"),

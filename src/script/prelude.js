@@ -960,6 +960,15 @@
     if (program !== undefined && typeof program !== 'string') throw new TypeError('core(path, program?): program must be a string');
     return asStop(program === undefined ? N.core_open(path) : N.core_open(path, program));
   });
+  define('remote', (addr, opts) => {
+    noReentry('remote');
+    if (typeof addr !== 'string') throw new TypeError("remote(addr, {program}?): addr must be a string such as '127.0.0.1:1234'");
+    if (opts === undefined) opts = {};
+    if (typeof opts !== 'object' || opts === null) throw new TypeError('remote: options must be an object such as {program: "./prog"}');
+    for (const k of Object.keys(opts)) if (k !== 'program') throw new TypeError(`remote: unknown option '${k}' (program)`);
+    if (opts.program !== undefined && typeof opts.program !== 'string') throw new TypeError('remote: program must be a string');
+    return asStop(opts.program === undefined ? N.remote_open(addr) : N.remote_open(addr, opts.program));
+  });
   define('gcore', (path, opts) => {
     if (opts === undefined && path !== null && typeof path === 'object') { opts = path; path = undefined; }
     if (path !== undefined && typeof path !== 'string') throw new TypeError('gcore(path?, {overwrite, timeout}?): path must be a string');

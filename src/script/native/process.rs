@@ -1,4 +1,4 @@
-//! JS: `spawn`, `attach`, `core`, `gcore`, `detach`, `kill`, `output`, `status`,
+//! JS: `spawn`, `attach`, `core`, `remote`, `gcore`, `detach`, `kill`, `output`, `status`,
 //! `handle_signal`, `process.list`, `process.select`.
 
 use super::events::stop_to_js;
@@ -9,6 +9,7 @@ pub(super) fn install(t: &Natives<'_, '_>) -> rquickjs::Result<()> {
     t.def("spawn", spawn)?; // spawn(path, ...args, {env, cwd, stdin, stop})
     t.def("attach", attach)?; // attach(pid)
     t.def("core_open", core_open)?; // core(path, program)
+    t.def("remote_open", remote_open)?; // remote(addr, {program})
     t.def("gcore", gcore)?; // gcore(path, {overwrite, timeout})
     t.def("detach", detach)?; // detach()
     t.def("kill", kill)?; // kill()
@@ -84,6 +85,15 @@ fn core_open<'js>(h: &Host, ctx: Ctx<'js>, path: String, program: Opt<String>) -
         .session_mut(&ctx)?
         .open_core(std::path::Path::new(&path), program.0.as_deref())
         .or_throw(&ctx)?;
+    *h.last_stop.borrow_mut() = Some(info.clone());
+    stop_to_js(&ctx, h, &info)
+}
+
+fn remote_open<'js>(h: &Host, ctx: Ctx<'js>, addr: String, program: Opt<String>) -> R<'js> {
+    let info = {
+        let mut session = h.session_mut(&ctx)?;
+        crate::remote::open(&mut session, &addr, program.0.as_deref()).or_throw(&ctx)?
+    };
     *h.last_stop.borrow_mut() = Some(info.clone());
     stop_to_js(&ctx, h, &info)
 }
