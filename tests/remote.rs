@@ -25,11 +25,19 @@ struct Stub {
 
 impl Stub {
     fn start(program: &Path, args: &[&str]) -> Option<Stub> {
+        let mut argv = vec!["--once", "127.0.0.1:0", program.to_str().unwrap()];
+        argv.extend_from_slice(args);
+        Stub::run(&argv)
+    }
+
+    /// gdbserver attached to the running process `pid`.
+    fn attach(pid: u32) -> Option<Stub> {
+        Stub::run(&["--once", "--attach", "127.0.0.1:0", &pid.to_string()])
+    }
+
+    fn run(argv: &[&str]) -> Option<Stub> {
         let mut child = match Command::new("gdbserver")
-            .arg("--once")
-            .arg("127.0.0.1:0")
-            .arg(program)
-            .args(args)
+            .args(argv)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -222,6 +230,39 @@ fn detach_leaves_the_remote_program_running_as_alone() {
     assert!(out.contains("Detaching from process"), "{out}");
     assert!(out.contains("sum 6"), "{out}");
     scry.finish();
+}
+
+/// A process gdbserver attached to stops where it is; the end of scry's input detaches
+/// (an attached process is someone's), and the program runs on to its own end and code.
+#[test]
+fn an_attached_process_is_detached_at_the_end_and_runs_on() {
+    let program = fixture("ticker");
+    let mut child = Command::new(&program)
+        .arg("30")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let Some(stub) = Stub::attach(child.id()) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return;
+    };
+    let mut scry = remote(&stub, &program);
+    assert_eq!(scry.num("status().pid"), u64::from(child.id()));
+    scry.ok("breakpoint.set('tick')");
+    let stop = scry.ok("cont()");
+    assert!(
+        stop.starts_with("breakpoint 1 at ") && stop.contains("tick"),
+        "{stop}"
+    );
+    let before = scry.num("state.var('ticks')");
+    assert!(before < 30, "{before}");
+    let status = scry.finish();
+    assert!(status.success(), "{status:?}");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(7));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ticks=30\n");
 }
 
 /// A fake stub: accepts one connection and answers each packet with what `answer` says
