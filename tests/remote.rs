@@ -265,6 +265,28 @@ fn an_attached_process_is_detached_at_the_end_and_runs_on() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "ticks=30\n");
 }
 
+/// A run's deadline stops the program with the interrupt byte: a `timeout` stop where it
+/// was, its SIGINT never delivered (the program goes on), and kill() ends it.
+#[test]
+fn a_deadline_interrupts_the_remote_program() {
+    let program = fixture("ticker");
+    let Some(mut stub) = Stub::start(&program, &["1000"]) else {
+        return;
+    };
+    let mut scry = remote(&stub, &program);
+    let stop = scry.ok("cont({timeout: 0.5})");
+    assert!(stop.starts_with("timeout at "), "{stop}");
+    let ticks = scry.num("state.var('ticks')");
+    assert!((1..1000).contains(&ticks), "{ticks}");
+    scry.ok("breakpoint.set('tick')");
+    assert!(scry.ok("cont()").starts_with("breakpoint 1 at "));
+    assert_eq!(scry.num("state.var('ticks')"), ticks);
+    assert_eq!(scry.ok("kill()"), "killed by SIGKILL");
+    scry.finish();
+    let out = stub.wait_end();
+    assert!(!out.contains("ticks="), "{out}");
+}
+
 /// A fake stub: accepts one connection and answers each packet with what `answer` says
 /// (`None`: silence).
 fn fake_stub(answer: fn(&[u8]) -> Option<Vec<u8>>) -> u16 {
