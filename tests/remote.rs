@@ -287,6 +287,32 @@ fn a_deadline_interrupts_the_remote_program() {
     assert!(!out.contains("ticks="), "{out}");
 }
 
+/// A local copy of another build of the program is not read for the target's symbols:
+/// its names and lines would be wrong. The program's names are then not found (its module is
+/// left out), never another build's.
+#[test]
+fn a_local_file_of_another_build_is_not_used() {
+    let program = fixture("remote_counter");
+    let other = fixture_with("remote_counter", &["-g", "-O1"]);
+    let Some(stub) = Stub::start(&program, &[]) else {
+        return;
+    };
+    let mut scry = remote(&stub, &other);
+    let modules = scry.ok("modules()");
+    assert!(!modules.contains("remote_counter"), "{modules}");
+    assert!(modules.contains("libc.so.6"), "{modules}");
+    let pending = scry.ok("breakpoint.set('tally')");
+    assert!(pending.contains("pending"), "{pending}");
+    scry.finish();
+    // The right copy reads (the same program given by its own path).
+    let Some(stub) = Stub::start(&program, &[]) else {
+        return;
+    };
+    let mut scry = remote(&stub, &program);
+    assert!(scry.ok("modules()").contains("remote_counter"));
+    scry.finish();
+}
+
 /// A fake stub: accepts one connection and answers each packet with what `answer` says
 /// (`None`: silence).
 fn fake_stub(answer: fn(&[u8]) -> Option<Vec<u8>>) -> u16 {

@@ -116,6 +116,8 @@ pub(crate) struct Remote {
     exe: Option<PathBuf>,
     sysroot: Option<PathBuf>,
     program: Option<PathBuf>,
+    /// The local file chosen for each path the target maps (build ids compared once).
+    local_files: RefCell<HashMap<String, PathBuf>>,
     warnings: Vec<String>,
     /// The running program was stopped with the interrupt byte (the deadline, or the user's
     /// Ctrl-C when `user_interrupt`): its SIGINT stop is scry's, not the program's.
@@ -209,6 +211,7 @@ pub(crate) fn connect(how: &Connect) -> Result<(Box<dyn Target>, Stop), OsError>
         exe: None,
         sysroot: how.sysroot.clone(),
         program: how.program.clone(),
+        local_files: RefCell::new(HashMap::new()),
         warnings: Vec::new(),
         interrupted: false,
         user_interrupt: false,

@@ -55,6 +55,45 @@ impl Remote {
     }
 }
 
+impl Remote {
+    fn choose_local_file(&self, m: &MapEntry, path: &str) -> PathBuf {
+        let candidate = self.candidate_file(path);
+        let base = m.start.wrapping_sub(m.offset);
+        let remote_id = crate::corefile::elf::build_id(&|at, buf| {
+            self.read_partial(base.wrapping_add(at), buf) == buf.len()
+        });
+        let local_id = std::fs::File::open(&candidate).ok().and_then(|f| {
+            use std::os::unix::fs::FileExt;
+            crate::corefile::elf::build_id(&|at, buf| f.read_exact_at(buf, at).is_ok())
+        });
+        match (remote_id, local_id) {
+            (Some(there), Some(here)) if there != here => {
+                // A name no file has: the module is listed without symbols.
+                PathBuf::from(format!(
+                    "{} (build id differs from the target's)",
+                    candidate.display()
+                ))
+            }
+            _ => candidate,
+        }
+    }
+
+    fn candidate_file(&self, path: &str) -> PathBuf {
+        if let Some(program) = &self.program {
+            if self.exe.as_deref() == Some(std::path::Path::new(path)) {
+                return program.clone();
+            }
+        }
+        if let Some(root) = &self.sysroot {
+            let rooted = root.join(path.trim_start_matches('/'));
+            if rooted.exists() {
+                return rooted;
+            }
+        }
+        PathBuf::from(path)
+    }
+}
+
 impl ProcessView for Remote {
     fn pid(&self) -> Tid {
         self.pid
@@ -130,21 +169,16 @@ impl ProcessView for Remote {
     }
 
     /// The file under `--sysroot` (a copy of the target machine's files) when given and
-    /// there, else the same path here.
+    /// there, else the same path here; never one whose build id differs from the image in
+    /// the target's memory (its symbols would be another build's: wrong names and lines).
     fn local_file(&self, m: &MapEntry) -> PathBuf {
         let path = m.path.clone().unwrap_or_default();
-        if let Some(program) = &self.program {
-            if self.exe.as_deref() == Some(std::path::Path::new(&path)) {
-                return program.clone();
-            }
+        if let Some(known) = self.local_files.borrow().get(&path) {
+            return known.clone();
         }
-        if let Some(root) = &self.sysroot {
-            let rooted = root.join(path.trim_start_matches('/'));
-            if rooted.exists() {
-                return rooted;
-            }
-        }
-        PathBuf::from(path)
+        let chosen = self.choose_local_file(m, &path);
+        self.local_files.borrow_mut().insert(path, chosen.clone());
+        chosen
     }
 
     fn thread_name(&self, tid: Tid) -> Option<String> {
