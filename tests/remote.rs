@@ -222,7 +222,6 @@ fn detach_leaves_the_remote_program_running_as_alone() {
     scry.ok("breakpoint.set('tally')");
     let stop = scry.ok("cont()");
     assert!(stop.starts_with("breakpoint 1"), "{stop}");
-    // The breakpoint's byte is the file's in reads while it is in.
     let detached = scry.ok("detach()");
     assert!(detached.starts_with("detached"), "{detached}");
     let out = stub.wait_end();

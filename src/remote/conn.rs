@@ -68,7 +68,8 @@ impl Conn {
         OsError::Remote(text)
     }
 
-    fn check(&self) -> Result<(), OsError> {
+    /// The reason the connection is broken, as an error, if it is.
+    pub(crate) fn check(&self) -> Result<(), OsError> {
         match &self.broken {
             Some(why) => Err(OsError::Remote(format!("{why} (the connection is closed)"))),
             None => Ok(()),

@@ -141,8 +141,11 @@ impl Remote {
     /// A file of the target's machine, as the process sees it, read whole (`vFile`), at
     /// most `limit` bytes.
     pub(super) fn read_target_file(&self, path: &str, limit: usize) -> Result<Vec<u8>, OsError> {
-        // The process's own mount namespace, where the stub can enter it.
-        let _ = self.request(format!("vFile:setfs:{:x}", self.pid).as_bytes());
+        // The process's own mount namespace, where the stub can enter it (asked once: the
+        // stub keeps it for the connection).
+        if !self.file_namespace_set.replace(true) {
+            let _ = self.request(format!("vFile:setfs:{:x}", self.pid).as_bytes());
+        }
         let open = format!("vFile:open:{},0,0", packet::hex(path.as_bytes()));
         let reply = self.request(open.as_bytes())?;
         let fd = file_result(&reply).ok_or_else(|| {

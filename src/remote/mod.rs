@@ -113,16 +113,16 @@ pub(crate) struct Remote {
     deadline: Option<Instant>,
     /// How the process ended, once it did.
     ended: Option<Stop>,
+    /// `D` let it go: it runs on without scry.
+    detached: bool,
     exe: Option<PathBuf>,
     sysroot: Option<PathBuf>,
     program: Option<PathBuf>,
+    /// `vFile:setfs` was sent: file requests see the process's mount namespace.
+    file_namespace_set: std::cell::Cell<bool>,
     /// The local file chosen for each path the target maps (build ids compared once).
     local_files: RefCell<HashMap<String, PathBuf>>,
     warnings: Vec<String>,
-    /// The running program was stopped with the interrupt byte (the deadline, or the user's
-    /// Ctrl-C when `user_interrupt`): its SIGINT stop is scry's, not the program's.
-    interrupted: bool,
-    user_interrupt: bool,
     /// The thread whose breakpoint hit was reported last, and where: it steps off first.
     parked: Option<(Tid, u64)>,
 }
@@ -208,13 +208,13 @@ pub(crate) fn connect(how: &Connect) -> Result<(Box<dyn Target>, Stop), OsError>
         read_only: how.read_only,
         deadline: None,
         ended: None,
+        detached: false,
         exe: None,
         sysroot: how.sysroot.clone(),
         program: how.program.clone(),
         local_files: RefCell::new(HashMap::new()),
+        file_namespace_set: std::cell::Cell::new(false),
         warnings: Vec::new(),
-        interrupted: false,
-        user_interrupt: false,
         parked: None,
         features,
     };
@@ -418,11 +418,11 @@ impl Remote {
                 "read-only session: cannot {what}"
             )));
         }
-        if let Some(end) = &self.ended {
+        if self.ended.is_some() || self.detached {
             return Err(OsError::Remote(format!(
-                "the remote process has ended ({end:?}): cannot {what}"
+                "the remote process is no longer under control: cannot {what}"
             )));
         }
-        Ok(())
+        self.conn.borrow().check()
     }
 }

@@ -14,6 +14,16 @@ const POLL: Duration = Duration::from_millis(100);
 const SIGTRAP: i32 = 5;
 const AT_ENTRY: u64 = 9;
 
+/// How a run's wait ended before its stop reply.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Interrupt {
+    None,
+    /// The deadline passed: scry sent the interrupt byte.
+    Deadline,
+    /// The user's Ctrl-C reached scry: it sent the interrupt byte.
+    User,
+}
+
 /// What a stop reply means for a run.
 enum Event {
     Report(Stop),
@@ -55,33 +65,43 @@ impl Remote {
                 }
             }
         }
-        let mut action = match step {
-            Some(tid) => self.action('s', tid),
-            None => format!("{};c", self.action('c', mover)),
-        };
         loop {
+            let action = match step {
+                Some(tid) => self.step_action(tid),
+                None => self.cont_action(),
+            };
             self.forget_state();
-            let reply = self.run_packet(&action, deadline)?;
-            match self.classify(reply, step, pass)? {
+            let (reply, interrupt) = self.run_packet(&action, deadline)?;
+            match self.classify(reply, interrupt, step, pass)? {
                 Event::Report(stop) => return Ok(stop),
                 Event::Pass(tid, sig) => {
                     self.pending.insert(tid, sig);
-                    action = match step {
-                        Some(t) => self.action('s', t),
-                        None => format!("{};c", self.action('c', tid)),
-                    };
                 }
             }
         }
     }
 
-    /// The `vCont` action for one thread (`c` or `s`), carrying its pending signal.
-    fn action(&mut self, kind: char, tid: Tid) -> String {
+    /// `vCont` stepping `tid` alone (the others stay stopped), with its pending signal.
+    fn step_action(&mut self, tid: Tid) -> String {
         let thread = self.thread_id(tid);
         match self.pending.remove(&tid).and_then(signals::to_wire) {
-            Some(sig) => format!("vCont;{}{sig:02x}:{thread}", kind.to_ascii_uppercase()),
-            None => format!("vCont;{kind}:{thread}"),
+            Some(sig) => format!("vCont;S{sig:02x}:{thread}"),
+            None => format!("vCont;s:{thread}"),
         }
+    }
+
+    /// `vCont` continuing every thread, each with the signal it stopped with (as the local
+    /// backend delivers every thread's pending signal at a resume).
+    fn cont_action(&mut self) -> String {
+        let mut action = String::from("vCont");
+        let pending: Vec<(Tid, i32)> = self.pending.drain().collect();
+        for (tid, sig) in pending {
+            if let Some(sig) = signals::to_wire(sig) {
+                action.push_str(&format!(";C{sig:02x}:{}", self.thread_id(tid)));
+            }
+        }
+        action.push_str(";c");
+        action
     }
 
     /// The site `tid` sits on, if its pc is one.
@@ -103,35 +123,39 @@ impl Remote {
     ) -> Result<Stop, OsError> {
         let site = self.sites[&addr];
         self.request_ok(self.site_packet('z', addr, site.hardware).as_bytes())?;
-        let action = self.action('s', tid);
-        self.forget_state();
-        let result = self
-            .run_packet(&action, deadline)
-            .and_then(|reply| self.classify(reply, Some(tid), pass));
+        // A signal the program takes without a stop arrives before the instruction runs:
+        // the step is made again with it delivered, so the thread never resumes on the site.
+        let result = loop {
+            let action = self.step_action(tid);
+            self.forget_state();
+            let event = self
+                .run_packet(&action, deadline)
+                .and_then(|(reply, interrupt)| self.classify(reply, interrupt, Some(tid), pass));
+            match event {
+                Ok(Event::Pass(t, sig)) => {
+                    self.pending.insert(t, sig);
+                }
+                Ok(Event::Report(stop)) => break Ok(stop),
+                Err(e) => break Err(e),
+            }
+        };
         // The site goes back even when the step failed (the process may have ended: then
         // there is nothing to put it into).
         if self.ended.is_none() {
             self.request_ok(self.site_packet('Z', addr, site.hardware).as_bytes())?;
         }
-        match result? {
-            Event::Report(stop) => Ok(stop),
-            Event::Pass(t, sig) => {
-                // Delivered at the next resume, which continues from past the site.
-                self.pending.insert(t, sig);
-                Ok(Stop::Step { tid })
-            }
-        }
+        result
     }
 
     /// Sends a resume and waits for its stop reply until `deadline`; then the interrupt
     /// byte stops the program, whose stop answers.
-    fn run_packet(&mut self, action: &str, deadline: Instant) -> Result<Reply, OsError> {
+    fn run_packet(&self, action: &str, deadline: Instant) -> Result<(Reply, Interrupt), OsError> {
         let mut conn = self.conn.borrow_mut();
         conn.send(action.as_bytes())?;
-        let mut interrupted = false;
+        let mut interrupt = Interrupt::None;
         loop {
             let now = Instant::now();
-            let until = if interrupted {
+            let until = if interrupt != Interrupt::None {
                 now + conn::REPLY_WAIT
             } else {
                 (now + POLL).min(deadline)
@@ -139,8 +163,7 @@ impl Remote {
             match conn.wait_packet(until)? {
                 Some(reply) => {
                     if let Some(stop) = Reply::parse(&reply) {
-                        self.interrupted = interrupted;
-                        return Ok(stop);
+                        return Ok((stop, interrupt));
                     }
                     // Console output (`O`) while running; anything else is garbage.
                     if reply.first() == Some(&b'O') {
@@ -152,7 +175,7 @@ impl Remote {
                         conn::preview(&reply)
                     )));
                 }
-                None if interrupted => {
+                None if interrupt != Interrupt::None => {
                     return Err(OsError::Remote(format!(
                         "the stub at {} did not stop the program within {} s of an interrupt",
                         conn.addr(),
@@ -160,11 +183,13 @@ impl Remote {
                     )))
                 }
                 None => {
-                    let user = crate::os::interrupt::pending();
-                    if user || Instant::now() >= deadline {
-                        self.user_interrupt = user;
+                    if crate::os::interrupt::pending() {
+                        interrupt = Interrupt::User;
+                    } else if Instant::now() >= deadline {
+                        interrupt = Interrupt::Deadline;
+                    }
+                    if interrupt != Interrupt::None {
                         conn.interrupt()?;
-                        interrupted = true;
                     }
                 }
             }
@@ -175,11 +200,10 @@ impl Remote {
     fn classify(
         &mut self,
         reply: Reply,
+        interrupt: Interrupt,
         step: Option<Tid>,
         pass: PassFn,
     ) -> Result<Event, OsError> {
-        let interrupted = std::mem::take(&mut self.interrupted);
-        let user = std::mem::take(&mut self.user_interrupt);
         let (wire, thread, why, expedited) = match reply {
             Reply::Exited { code, .. } => {
                 let stop = Stop::Exited {
@@ -219,12 +243,12 @@ impl Remote {
         }
         self.selected = tid;
         let signal = signals::to_linux(wire).unwrap_or(0);
-        if interrupted && (wire == 2 || wire == 0) {
-            return Ok(Event::Report(if user {
-                Stop::Interrupted { tid }
-            } else {
-                Stop::Timeout { tid }
-            }));
+        if wire == 2 || wire == 0 {
+            match interrupt {
+                Interrupt::User => return Ok(Event::Report(Stop::Interrupted { tid })),
+                Interrupt::Deadline => return Ok(Event::Report(Stop::Timeout { tid })),
+                Interrupt::None => {}
+            }
         }
         if signal == SIGTRAP {
             if let Why::Watch(data) = why {
@@ -233,13 +257,15 @@ impl Remote {
                     return Ok(Event::Report(Stop::Watchpoint { tid, slots }));
                 }
             }
+            // A step ends with a plain trap, also when it lands on a site (whose breakpoint
+            // has not fired yet: the thread is stepped off it at the next resume).
+            if step == Some(tid) && matches!(why, Why::Signal) {
+                return Ok(Event::Report(Stop::Step { tid }));
+            }
             let pc = self.pc_of(tid)?;
             if self.sites.contains_key(&pc) {
                 self.parked = Some((tid, pc));
                 return Ok(Event::Report(Stop::Breakpoint { tid, addr: pc }));
-            }
-            if step == Some(tid) && matches!(why, Why::Signal) {
-                return Ok(Event::Report(Stop::Step { tid }));
             }
         }
         if signal != SIGTRAP && signal != 0 && pass(signal) {
@@ -291,11 +317,10 @@ impl Remote {
         if self.sites.contains_key(&entry) {
             return Ok(Stop::Loader { tid });
         }
-        self.insert_site_packet(entry, false)?;
+        // A debug register in a read-only session, as every internal site.
+        self.insert_site_packet(entry, self.read_only)?;
         let stop = self.resume(None, Instant::now() + Duration::from_secs(10), &|_| false);
-        if self.ended.is_none() {
-            self.remove_site_packet(entry)?;
-        }
+        self.remove_site_packet(entry)?;
         match stop? {
             Stop::Breakpoint { tid, addr } if addr == entry => Ok(Stop::Entry { tid }),
             other => Ok(other),

@@ -18,6 +18,15 @@ use crate::os::{OsError, Tid};
 use crate::session::backend::ProcessView;
 use crate::session::target::Target;
 
+/// The `Z`/`z` type of a watchpoint: 2 write, 4 access, 1 execute (a hardware breakpoint).
+fn watch_type(access: Access) -> u8 {
+    match access {
+        Access::Write => 2,
+        Access::ReadWrite => 4,
+        Access::Execute => 1,
+    }
+}
+
 /// The most bytes of a `/proc` file read over the protocol.
 const PROC_FILE_LIMIT: usize = 4 << 20;
 
@@ -140,6 +149,8 @@ impl ProcessView for Remote {
         if self.read_partial(addr, buf) == buf.len() {
             return Ok(());
         }
+        // A stub that is gone is no unmapped address.
+        self.conn.borrow().check()?;
         Err(OsError::Unmapped {
             addr,
             len: buf.len(),
@@ -206,7 +217,7 @@ impl Target for Remote {
     }
 
     fn is_dead(&self) -> bool {
-        self.ended.is_some() || self.conn.borrow().is_broken()
+        self.ended.is_some() || self.detached || self.conn.borrow().is_broken()
     }
 
     fn has_queued(&self) -> bool {
@@ -314,8 +325,13 @@ impl Target for Remote {
         } else {
             "k".to_string()
         };
-        // `k` has no reply; a stub may close the connection once its last process is gone.
-        let _ = self.request(ask.as_bytes());
+        // `k` has no reply (waiting for one would take the whole reply wait); a stub may
+        // close the connection once its last process is gone.
+        let _ = if self.features.multiprocess {
+            self.request(ask.as_bytes()).map(drop)
+        } else {
+            self.conn.borrow_mut().send(ask.as_bytes())
+        };
         self.ended = Some(stop);
         Ok(stop)
     }
@@ -336,7 +352,7 @@ impl Target for Remote {
             "D".to_string()
         };
         self.request_ok(ask.as_bytes())?;
-        self.ended = Some(Stop::Exited { code: 0 });
+        self.detached = true;
         Ok(None)
     }
 
@@ -454,11 +470,7 @@ impl Target for Remote {
     }
 
     fn set_watch(&mut self, slot: usize, watch: WatchSlot) -> Result<(), OsError> {
-        let kind = match watch.access {
-            Access::Write => 2,
-            Access::ReadWrite => 4,
-            Access::Execute => 1,
-        };
+        let kind = watch_type(watch.access);
         if slot >= HW_SLOTS {
             return Err(OsError::DebugRegisters(format!("no debug register {slot}")));
         }
@@ -472,11 +484,7 @@ impl Target for Remote {
         let Some(watch) = self.watches.get_mut(slot).and_then(Option::take) else {
             return;
         };
-        let kind = match watch.access {
-            Access::Write => 2,
-            Access::ReadWrite => 4,
-            Access::Execute => 1,
-        };
+        let kind = watch_type(watch.access);
         if self.ended.is_none() {
             let _ = self.request_ok(format!("z{kind},{:x},{:x}", watch.addr, watch.len).as_bytes());
         }
