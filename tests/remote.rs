@@ -424,6 +424,13 @@ fn remote_from_javascript_and_its_bad_input() {
     scry.ok("breakpoint.set('tally')");
     assert!(scry.ok("cont()").contains("remote_counter.c:"));
     assert_eq!(scry.ok("state.var('k')"), "1");
+    // A second remote() while this process lives is refused before anything connects.
+    let again = scry.err("remote('127.0.0.1:1')");
+    assert!(
+        again.contains("is still live; kill() or detach() it first"),
+        "{again}"
+    );
+    assert_eq!(scry.ok("state.var('k')"), "1");
     scry.finish();
 }
 

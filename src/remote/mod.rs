@@ -147,6 +147,8 @@ pub(crate) fn open(
     addr: &str,
     program: Option<&str>,
 ) -> crate::session::Result<StopInfo> {
+    // Refused before connecting: connecting runs a started program to its entry point.
+    session.ensure_no_target()?;
     let config = &session.config;
     let how = Connect {
         addr,

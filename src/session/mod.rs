@@ -466,7 +466,9 @@ impl Session {
         self.targets.live.as_ref().map(|t| t.process.origin())
     }
 
-    fn ensure_no_target(&self) -> Result<()> {
+    /// An error when a live or held process is still under control (a new one may not
+    /// replace it).
+    pub(crate) fn ensure_no_target(&self) -> Result<()> {
         if let Some(t) = self.targets.held.first() {
             return Err(SessionError::Invalid(format!(
                 "process {} is still held; kill() or detach() it first",
