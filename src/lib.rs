@@ -8,7 +8,7 @@
 //! | `launch` | the options every front door shares; session + engine + REPL from them; letting the target go | script, session, remote, repl, view |
 //! | `script` | the only rquickjs user: the JS API, listeners, printers, stop lines | runner, session (and its `vocabulary`), symbols, view |
 //! | `runner` | run control: `cont`, `step(n)`, `next`, `finish`; calls the front end back for listeners' verdicts | session, symbols (an instruction's type) |
-//! | `session` | the facade: breakpoints, watchpoints, catches, symbols of the process, stops described | its `Target` trait (live backends), `ProcessView` (live or core), inferior (only to make one), corefile, symbols, x86, os |
+//! | `session` | the facade: breakpoints, watchpoints, catches, symbols of the process, stops described, recording and moving along it | its `Target` trait (live backends), `ProcessView` (live or core), inferior (only to make one), corefile, symbols, history, x86, os |
 //! | `remote` | the GDB-remote backend: a client of gdbserver-like stubs, implementing `session`'s `Target` | session (its traits), inferior (the raw stop types), maps, os (registers' layout, errors) |
 //! | `inferior` | the native backend: threads, sites, stop/resume over ptrace | os, x86 (the relocator of displaced steps) |
 //! | `corefile` | reading and writing core files | os (register and thread types, opening files) |
@@ -16,7 +16,8 @@
 //! | `view` | the live page: knows neither JavaScript nor ptrace | os (signal masks) |
 //! | `os` | the only ptrace, libc and `unsafe` | - |
 //! | `maps` | the text of `/proc/PID/maps` parsed, one description of a mapping for all | - |
-//! | `x86` | pure: disassembly, the instruction behind a data access, displaced-step plans | - |
+//! | `x86` | pure: disassembly, the instruction behind a data access, what an instruction stores, displaced-step plans | - |
+//! | `history` | pure: a recording's log of steps (registers, stores, old and new) and what system calls write | - |
 //!
 //! The session never names the native backend but where it makes one (`spawn`, `attach`):
 //! everything else it asks of a live process goes through `session`'s `Target` trait, which
@@ -52,6 +53,7 @@
 pub(crate) mod cli;
 pub mod corefile;
 pub(crate) mod daemon;
+pub(crate) mod history;
 pub(crate) mod inferior;
 pub(crate) mod launch;
 pub mod maps;

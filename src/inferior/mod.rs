@@ -115,6 +115,11 @@ pub enum Stop {
     Killed {
         signal: i32,
     },
+    /// A run along a recording reached the end of what can be replayed that way (its start,
+    /// or a step that cannot be taken back). Never from a live backend.
+    HistoryEnd {
+        tid: Tid,
+    },
 }
 
 impl Stop {
@@ -133,7 +138,8 @@ impl Stop {
             | Stop::Forked { tid }
             | Stop::Watchpoint { tid, .. }
             | Stop::Syscall { tid, .. }
-            | Stop::ThreadStart { tid } => Some(tid),
+            | Stop::ThreadStart { tid }
+            | Stop::HistoryEnd { tid } => Some(tid),
             Stop::Exited { .. } | Stop::Killed { .. } => None,
         }
     }
@@ -352,6 +358,14 @@ impl Inferior {
             true
         } else {
             false
+        }
+    }
+
+    /// The signal the next resume of `tid` delivers (0 for none).
+    pub(crate) fn pending_signal(&self, tid: Tid) -> i32 {
+        match self.threads.get(&tid) {
+            Some(t) if t.stop_kind == thread::StopKind::Signal => t.pending_signal,
+            _ => 0,
         }
     }
 

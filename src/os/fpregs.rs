@@ -65,6 +65,15 @@ impl FpRegs {
         &self.area
     }
 
+    /// Overwrites the area's bytes at `at` (the recorder takes back what a step changed,
+    /// piece by piece); bytes past the area's end are left out.
+    pub fn patch(&mut self, at: usize, bytes: &[u8]) {
+        let end = (at + bytes.len()).min(self.area.len());
+        if at < end {
+            self.area[at..end].copy_from_slice(&bytes[..end - at]);
+        }
+    }
+
     fn u32_at(&self, at: usize) -> u32 {
         u32::from_le_bytes(self.area[at..at + 4].try_into().unwrap_or([0; 4]))
     }

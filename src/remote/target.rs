@@ -288,6 +288,10 @@ impl Target for Remote {
         self.pending.remove(&tid);
     }
 
+    fn pending_signal(&self, tid: Tid) -> i32 {
+        self.pending.get(&tid).copied().unwrap_or(0)
+    }
+
     fn job_stopped(&self) -> Option<i32> {
         None
     }

@@ -23,6 +23,7 @@ pub const TOPICS: &[(&str, &str)] = &[
     ("signals", "which signals stop and reach listeners"),
     ("values", "DWARF types (-g)"),
     ("view", "view(), dom"),
+    ("time", "record, go back, replay"),
 ];
 
 /// Topics `help(topic)` answers that `help()` leaves out (their row lives in another topic).
@@ -175,22 +176,26 @@ x86 has 4 debug registers; 'r' reports only accesses that leave the value unchan
 ];
 
 /// Topics `help()` names in one line; `help('view')` lists them.
-const BRIEF_TOPICS: &[&str] = &["view"];
+const BRIEF_TOPICS: &[&str] = &["view", "time"];
 
 #[rustfmt::skip] // one row per line: the table is read as a table
 pub const API: &[Entry] = &[
     e("run", "spawn(path, ...args, {env,cwd,stdin}?)", "-> the entry stop"),
     e("run", "attach(pid) / detach() / kill()", "detach leaves it running"),
     e("run", "step(n=1, {timeout}?)", "n instructions, selected thread -> stop"),
-    e("run", "cont({timeout}?)", "run all threads to a stop; alias continue()"),
+    e("run", "cont({timeout}?)", "run all threads to a stop; continue()"),
     e("run", "finish({timeout}?)", "to the caller -> stop, .returned"),
-    e("run", "next({timeout}?)", "to the next source line over calls -> stop"),
+    e("run", "next({timeout}?)", "to the next line over calls -> stop"),
     e("run", "output()", "program output since last call"),
     e("run", "thread.list() / thread.select(tid)", "[{tid, name, state, pc}]"),
     e("run", "process.list() / process.select(pid)", "help('fork')"),
     e("run", "handle_signal(sig, 'stop'|'pass')", "signal policy"),
     e("run", "status()", "{live, pid, program}"),
     e("run", "core(f,p?) / gcore(f?)", "help('core')"),
+    e("time", "record.start({limit, ring}?) / record.stop() / record.status()", "record the selected thread's instructions"),
+    e("time", "history.writes(where, len?) / history.steps(from, to)", "recorded stores [{step, pc, insn, at, old, new}]; steps [{step, tid, pc}]"),
+    e("time", "reverse_step(n=1) / reverse_cont()", "backwards to a breakpoint, a watched write, the start"),
+    e("time", "goto(step)", "the program as before that step; cont()/step() replay, then go live"),
     e("state", "state.pc / state.sp / state.tid", "Numbers"),
     e("state", "state.registers.rax / state.fpu", "rax..r15 rip eflags fs_base xmm0.f64[0] st0; writable"),
     e("state", "state.flags.z", "c p a z s t i d o (n=s v=o); assignable"),
@@ -202,7 +207,7 @@ pub const API: &[Entry] = &[
     e("values", "state.var(name, frame=0) / state.value(path, frame=0)", "'r->port'; printers.add()"),
     e("state", "state.symbol_at(addr)", "'main+0x4' or null"),
     e("state", "state.stack", "{top, usable_base, guard_size, kind} of sp's stack"),
-    e("state", "state.thread_local(name)", "typed, selected thread; thread_local_addr(name)"),
+    e("state", "state.thread_local(name)", "typed; thread_local_addr(name)"),
     e("state", "state.unwind(max=64) / state.frame(n)", "[{frame, pc, sp, symbol, file, line}], .registers"),
     e("state", "prev", "previous stop's reads, same shape"),
     e("state", "symbol(expr) / symbols(filter?, {module, limit}?)", "address of 'main+0x10'; listing"),

@@ -987,6 +987,67 @@
     noReentry('kill');
     return asStop(N.kill());
   });
+  // ---- time: a recording of the selected thread, and moving along it ------------------------
+  function optsObject(opts, what) {
+    if (opts !== undefined && (typeof opts !== 'object' || opts === null)) throw new TypeError(`${what}: options must be an object such as {limit: 1000000}`);
+    return opts;
+  }
+  define('record', guard('record', {
+    start(opts) {
+      N.rec_start(optsObject(opts, 'record.start'));
+    },
+    stop() {
+      N.rec_stop();
+    },
+    status() {
+      return N.rec_status();
+    },
+  }));
+  define('history', guard('history', {
+    writes(at, len) {
+      if (at === undefined) throw new ScryError("history.writes(addr | 'symbol', len?) needs an address");
+      const rows = N.hist_writes(at, len);
+      for (const r of rows) {
+        hidden(r, LINE, own(r, 'line'));
+        delete r.line;
+        result(r);
+      }
+      const left = own(rows, 'left_out');
+      if (left !== undefined) hidden(rows, MORE, left);
+      return result(rows);
+    },
+    steps(from, to) {
+      for (const [k, v] of [['from', from], ['to', to]]) {
+        if (v !== undefined && !(Number.isInteger(v) && v >= 0)) throw new ScryError(`history.steps(from, to): ${k} must be a step number, got ${String(v)}`);
+      }
+      return resultRows(N.hist_steps(from, to));
+    },
+  }));
+  function backwards(name, run) {
+    noReentry(name);
+    N.rec_reverse(true);
+    try {
+      return run();
+    } finally {
+      N.rec_reverse(false);
+    }
+  }
+  define('reverse_step', (n = 1, opts) => {
+    if (typeof n === 'object' && n !== null) {
+      opts = n;
+      n = 1;
+    }
+    if (typeof n === 'bigint') n = Number(n);
+    if (!Number.isInteger(n) || n < 0) throw new ScryError(`reverse_step(n): n must be a non-negative integer, got ${String(n)}`);
+    return backwards('reverse_step', () => asStop(N.run_step(onRunEvent, n, timeoutOf(opts))));
+  });
+  define('reverse_cont', (opts) => backwards('reverse_cont', () => asStop(N.run_cont(onRunEvent, timeoutOf(opts)))));
+  define('goto', (k) => {
+    noReentry('goto');
+    if (typeof k === 'bigint') k = Number(k);
+    if (!Number.isInteger(k) || k < 0) throw new ScryError(`goto(step): step must be a step number of the recording (record.status() says them), got ${String(k)}`);
+    return asStop(N.rec_goto(k));
+  });
   define('step', step);
   define('cont', cont);
   define('finish', finish);

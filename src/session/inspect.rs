@@ -71,6 +71,9 @@ impl Session {
                 "read-only session: cannot {what}"
             )));
         }
+        if self.replay_position().is_some() {
+            return Err(self.past_refusal(what));
+        }
         Ok(())
     }
 

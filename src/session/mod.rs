@@ -19,6 +19,8 @@ mod placement;
 mod points;
 mod postmortem;
 mod processes;
+mod recording;
+mod replay;
 mod return_value;
 mod run;
 mod snapshot;
@@ -61,6 +63,7 @@ pub(crate) use error::SessionError;
 pub(crate) use gcore::GcoreOptions;
 pub(crate) use lookup::check_debug_dirs;
 pub(crate) use overview::Overview;
+pub(crate) use recording::DEFAULT_LIMIT as DEFAULT_RECORD_LIMIT;
 use snapshot::Snapshot;
 pub(crate) use stop::{BreakpointHit, Reason, ReturnValue, StopInfo, StopKind, WatchReport};
 use target::Target;
@@ -369,6 +372,10 @@ pub struct Session {
     loader: dynamic::LoaderWatch,
     /// Children kept and processes ended since the last reported stop, for its notes.
     tree_notes: processes::TreeNotes,
+    /// The recording of the selected thread's execution, and where the process is along it.
+    recording: Option<recording::Recording>,
+    /// Runs go backwards along the recording (`reverse_step`, `reverse_cont`).
+    reverse: bool,
 }
 
 /// The os layer's read-only mapping, as the symbol layer reads files (it maps none itself).
@@ -421,6 +428,8 @@ impl Session {
             nonstop: NonStop::default(),
             loader: Default::default(),
             tree_notes: Default::default(),
+            recording: None,
+            reverse: false,
         }
     }
 
@@ -601,6 +610,9 @@ impl Session {
             return Err(self.targets.no_process());
         }
         let mut notes = Vec::new();
+        if self.targets.live.is_some() {
+            self.return_to_present()?;
+        }
         if let Some(target) = self.targets.live.as_mut() {
             // An error leaves the process traced and stopped as it was (a refusal changes
             // nothing; `kill()` still ends it).

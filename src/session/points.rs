@@ -484,7 +484,7 @@ pub(super) struct Culprit {
 /// from it (a function of 64 KiB decodes in well under a millisecond).
 const FORWARD_DECODE_LIMIT: u64 = 64 << 10;
 
-fn register_value(regs: &RawRegs, r: iced_x86::Register) -> Option<u64> {
+pub(super) fn register_value(regs: &RawRegs, r: iced_x86::Register) -> Option<u64> {
     use iced_x86::Register as X;
     Some(match r.full_register() {
         X::RAX => regs.rax,

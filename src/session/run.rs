@@ -1,5 +1,6 @@
 //! Running the target: steps, continues, and turning raw stops into what users see.
 
+use super::replay::Replayed;
 use super::*;
 
 impl Session {
@@ -78,7 +79,21 @@ impl Session {
     }
 
     /// One instruction on the selected thread, without describing the stop: for batches.
+    /// Along a recording (going back, or replaying in the past) a step is the log's; while
+    /// recording, a recorded one.
     pub fn step_raw(&mut self, deadline: Instant) -> Result<Stop> {
+        if self.along_recording() {
+            return self.replay_step();
+        }
+        if self.recording_live() {
+            return self.recorded_step(deadline);
+        }
+        self.recording_left_behind();
+        self.live_step(deadline)
+    }
+
+    /// One instruction the backend executes.
+    pub(super) fn live_step(&mut self, deadline: Instant) -> Result<Stop> {
         let pass = self.pass_fn();
         let inferior = self.targets.live_for_run()?;
         // Where the step starts, for the instruction it executes (`e.executed`): the step
@@ -125,9 +140,20 @@ impl Session {
             if let Some(t) = &mut self.targets.live {
                 t.process.set_report_forks(tree);
             }
-            let stop = if self.runs_tree() {
+            let stop = if self.along_recording() {
+                match self.replay_cont(deadline)? {
+                    Replayed::Stop(stop) => stop,
+                    Replayed::Watch(info) => return Ok(*info),
+                    // The present reached: the run goes on live.
+                    Replayed::Present => continue,
+                }
+            } else if self.recording_live() {
+                self.recorded_cont(deadline)?
+            } else if self.runs_tree() {
+                self.recording_left_behind();
                 self.tree_leg(deadline)?
             } else {
+                self.recording_left_behind();
                 self.targets
                     .live_for_run()?
                     .cont(deadline, &pass, nonstop)?
@@ -311,6 +337,7 @@ impl Session {
             },
             Stop::ThreadExit { .. } => StopKind::ThreadExit,
             Stop::ThreadStart { .. } => StopKind::ThreadStart,
+            Stop::HistoryEnd { .. } => StopKind::HistoryEnd,
             // Never booked: the run takes the child in and goes on (see `cont`).
             Stop::Forked { .. } => StopKind::Step,
             Stop::Watchpoint { tid, slots } => match self.watch_hit(tid, slots)? {
@@ -334,6 +361,11 @@ impl Session {
             pid: self.targets.live.as_ref().map(|t| t.process.pid()),
             tid,
             notes,
+            replay: self.replay_position().map(|(at, end)| super::stop::Replay {
+                at,
+                end,
+                reverse: self.reverse,
+            }),
             ..StopInfo::new(kind)
         };
         if let Some(t) = &mut self.targets.live {

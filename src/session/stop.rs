@@ -51,6 +51,9 @@ reasons! {
     Library => "library",
     ThreadStart => "thread_start",
     ThreadExit => "thread_exit",
+    /// Going back along a recording (`reverse_cont`, `reverse_step`) reached its start or a
+    /// step that cannot be taken back.
+    HistoryEnd => "history_end",
     Exited => "exited",
     Killed => "killed",
     Detached => "detached",
@@ -87,6 +90,7 @@ pub enum StopKind {
     Library(super::dynamic::LibraryChange),
     ThreadStart,
     ThreadExit,
+    HistoryEnd,
     Exited {
         code: i32,
     },
@@ -140,6 +144,7 @@ impl StopKind {
             StopKind::Library(_) => Reason::Library,
             StopKind::ThreadStart => Reason::ThreadStart,
             StopKind::ThreadExit => Reason::ThreadExit,
+            StopKind::HistoryEnd => Reason::HistoryEnd,
             StopKind::Exited { .. } => Reason::Exited,
             StopKind::Killed { .. } => Reason::Killed,
             StopKind::Detached => Reason::Detached,
@@ -170,6 +175,19 @@ pub struct StopInfo {
     /// What the user should know about this stop that its fields do not say (a process
     /// stopped by job control, a setuid bit the kernel ignored), each shown as `[note]`.
     pub notes: Vec<String>,
+    /// Where along its recording the process is, when not in the present.
+    pub replay: Option<Replay>,
+}
+
+/// A stop in the past of a recording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Replay {
+    /// The position: the program as it was before recorded step `at` ran.
+    pub at: u64,
+    /// The present's position (the number of steps recorded).
+    pub end: u64,
+    /// The run that stopped here went backwards.
+    pub reverse: bool,
 }
 
 /// What a watchpoint hit saw.
@@ -238,6 +256,7 @@ impl StopInfo {
             show_tid: false,
             show_pid: false,
             notes: Vec::new(),
+            replay: None,
         }
     }
 
@@ -373,6 +392,9 @@ impl StopInfo {
                     }
                 }
             }
+        }
+        if let Some(r) = self.replay {
+            let _ = write!(s, " [past: step {} of {}]", r.at, r.end);
         }
         if let Some((done, asked)) = self.steps {
             if asked != 1 || done != 1 {

@@ -65,6 +65,8 @@ pub(crate) trait Target: ProcessView {
     fn take_event(&mut self, event: WaitEvent, pass: PassFn) -> Result<Option<Stop>, OsError>;
     /// Forgets the signal `tid` stopped with: it is not delivered on resume.
     fn clear_pending_signal(&mut self, tid: Tid);
+    /// The signal `tid`'s next resume delivers (0 for none).
+    fn pending_signal(&self, tid: Tid) -> i32;
     /// The stop signal that stopped the whole program (job control), if any.
     fn job_stopped(&self) -> Option<i32>;
     /// A fork child now followed in the parent's place: (parent, child).
@@ -193,6 +195,9 @@ impl Target for Inferior {
     }
     fn clear_pending_signal(&mut self, tid: Tid) {
         Inferior::clear_pending_signal(self, tid)
+    }
+    fn pending_signal(&self, tid: Tid) -> i32 {
+        Inferior::pending_signal(self, tid)
     }
     fn job_stopped(&self) -> Option<i32> {
         Inferior::job_stopped(self)

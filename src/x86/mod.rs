@@ -6,5 +6,6 @@
 pub(crate) mod culprit;
 pub(crate) mod disasm;
 pub(crate) mod displace;
+pub(crate) mod stores;
 
 pub use disasm::{disassemble, Insn};

@@ -129,6 +129,11 @@ fn stop_to_js_fields<'js>(ctx: &Ctx<'js>, info: &StopInfo) -> R<'js> {
     if let Some(tid) = info.tid {
         o.put("tid", tid)?;
     }
+    if let Some(r) = info.replay {
+        o.put("replay", true)?;
+        o.put("direction", if r.reverse { "reverse" } else { "forward" })?;
+        o.put("history_step", r.at as f64)?;
+    }
     // Each kind's fields, `source` where scripts have always seen it among them.
     let source = |o: &Object<'js>| match &info.source {
         Some(src) => o.put("source", src.as_str()),

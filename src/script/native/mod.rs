@@ -30,6 +30,7 @@ mod mem_kind;
 mod print;
 mod printers;
 mod process;
+mod recording;
 mod run;
 mod state;
 mod symbols;
@@ -168,6 +169,7 @@ pub(super) fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<
     print::install(&t)?;
     process::install(&t)?;
     run::install(&t)?;
+    recording::install(&t)?;
     events::install(&t)?;
     state::install(&t)?;
     thread::install(&t)?;

@@ -1,0 +1,435 @@
+//! Recording execution (`record.start()`): every instruction the selected thread executes is
+//! single-stepped, and what it changed goes into the [`Log`]: the registers that differ after
+//! it, the bytes its stores overwrote (decoded before it runs, old and new), the
+//! floating-point state it changed, what a system call's kernel side wrote into the buffers
+//! the call names, and the signal frame a delivered signal pushed. What cannot be known makes
+//! the step a barrier.
+//!
+//! Moving along the recording is `replay.rs`'s.
+
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::history::effects::{self, Effects, Len};
+use crate::history::{Log, Pushed, StepIn};
+use crate::os::fpregs::FpRegs;
+use crate::x86::stores::StoreDecoder;
+
+/// Default most instructions a recording keeps.
+pub(crate) const DEFAULT_LIMIT: u64 = 10_000_000;
+/// Most bytes one system call buffer may have to be recorded (a bigger one is a barrier).
+const BUFFER_LIMIT: u64 = 16 << 20;
+/// How far below the stack pointer a delivered signal's frame is looked for.
+const SIGNAL_FRAME_WINDOW: u64 = 16 << 10;
+/// rt_sigreturn: restores registers and the floating-point state from the frame.
+const SYS_RT_SIGRETURN: u64 = 15;
+const SYS_BRK: u64 = 12;
+
+/// A recording and where the process is along it.
+pub(super) struct Recording {
+    pub(super) log: Log,
+    /// The position of the process: `log.end()` in the present, less in the past.
+    pub(super) at: u64,
+    /// New steps are recorded as the thread runs (`record.stop()` and the limit end it).
+    pub(super) active: bool,
+    /// Why the process can no longer be moved along the log (it ran on unrecorded, ended).
+    pub(super) stale: Option<String>,
+    /// The limit was reached (said once, with the stop it made).
+    pub(super) full: bool,
+    decoder: StoreDecoder,
+    /// Instructions decoded so far, by address, with their bytes; dropped where a store
+    /// lands (code that rewrites itself) and whenever memory is mapped anew.
+    insns: BTreeMap<u64, (iced_x86::Instruction, [u8; 16])>,
+}
+
+/// What was read before a step, to compare after it.
+struct Before {
+    tid: Tid,
+    regs: RawRegs,
+    /// `(address, bytes)` of every region the step may write.
+    memory: Vec<(u64, Vec<u8>)>,
+    fp: Option<FpRegs>,
+    /// Where a delivered signal's frame may go: `(lowest address, bytes up to the old sp)`.
+    signal_window: Option<(u64, Vec<u8>)>,
+    barrier: Option<String>,
+    /// A system call that maps memory anew: decoded instructions may be stale after it.
+    remaps: bool,
+}
+
+impl Recording {
+    pub(super) fn new(limit: u64, ring: bool, xsave_size: u32) -> Self {
+        Recording {
+            log: Log::new(limit, ring),
+            at: 0,
+            active: true,
+            stale: None,
+            full: false,
+            decoder: StoreDecoder::new(xsave_size),
+            insns: BTreeMap::new(),
+        }
+    }
+
+    pub(super) fn in_past(&self) -> bool {
+        self.at < self.log.end()
+    }
+
+    /// Forgets decoded instructions that overlap `[addr, addr + len)`.
+    fn forget_code(&mut self, addr: u64, len: u64) {
+        let hit: Vec<u64> = self
+            .insns
+            .range(addr.saturating_sub(15)..addr.saturating_add(len))
+            .map(|(a, _)| *a)
+            .collect();
+        for a in hit {
+            self.insns.remove(&a);
+        }
+    }
+
+    pub(super) fn forget_all_code(&mut self) {
+        self.insns.clear();
+    }
+}
+
+impl Session {
+    /// Starts recording the selected thread from here.
+    pub fn record_start(&mut self, limit: u64, ring: bool) -> Result<()> {
+        self.check_writable("record")?;
+        if self.recording.as_ref().is_some_and(|r| r.in_past()) {
+            return Err(self.past_refusal("start a new recording"));
+        }
+        let process = self.targets.live()?;
+        let tid = process.selected();
+        let size = process.fp_regs(tid).map_or(512, |f| f.area().len() as u32);
+        self.recording = Some(Recording::new(limit, ring, size));
+        Ok(())
+    }
+
+    /// Ends the recording. In the past, the present becomes here: the steps after it are
+    /// dropped (they will not happen now). The log stays readable.
+    pub fn record_stop(&mut self) -> Result<()> {
+        let rec = self.recording.as_mut().ok_or_else(|| {
+            SessionError::Invalid("no recording (record.start() makes one)".into())
+        })?;
+        rec.active = false;
+        if rec.in_past() {
+            let at = rec.at;
+            rec.log.truncate(at);
+        }
+        Ok(())
+    }
+
+    /// Whether the next steps of the selected thread are recorded.
+    pub(super) fn recording_live(&self) -> bool {
+        self.recording
+            .as_ref()
+            .is_some_and(|r| r.active && !r.in_past() && r.stale.is_none())
+    }
+
+    /// The program runs on unrecorded: the log no longer leads to the present.
+    pub(super) fn recording_left_behind(&mut self) {
+        if let Some(rec) = &mut self.recording {
+            if !rec.active && rec.stale.is_none() {
+                rec.stale =
+                    Some("the program ran on unrecorded (after record.stop() or the limit)".into());
+            }
+        }
+    }
+
+    /// One recorded instruction of the selected thread.
+    pub(super) fn recorded_step(&mut self, deadline: Instant) -> Result<Stop> {
+        let Some(mut rec) = self.recording.take() else {
+            return self.live_step(deadline);
+        };
+        let out = self.record_one(&mut rec, deadline);
+        self.recording = Some(rec);
+        out
+    }
+
+    fn record_one(&mut self, rec: &mut Recording, deadline: Instant) -> Result<Stop> {
+        let before = self.read_before(rec)?;
+        let stop = self.live_step(deadline)?;
+        if stop.is_final() {
+            rec.stale = Some(format!("the process ended ({})", final_text(&stop)));
+            rec.active = false;
+            return Ok(stop);
+        }
+        let Ok(process) = self.targets.live() else {
+            return Ok(stop);
+        };
+        let Ok(after) = process.regs(before.tid) else {
+            // The thread is gone (it exited in this step): nothing of it to record.
+            return Ok(stop);
+        };
+        let mut regs = Vec::new();
+        for i in 0..regs::REGISTER_NAMES.len() {
+            let (old, new) = (
+                regs::get_register(&before.regs, i),
+                regs::get_register(&after, i),
+            );
+            if old != new {
+                regs.push((i as u8, old, new));
+            }
+        }
+        let mut news: Vec<Vec<u8>> = Vec::with_capacity(before.memory.len());
+        for (addr, old) in &before.memory {
+            let mut new = vec![0u8; old.len()];
+            let n = process.read_memory_partial(*addr, &mut new);
+            new.truncate(n);
+            news.push(new);
+        }
+        let mut stores: Vec<(u64, &[u8], &[u8])> = Vec::new();
+        for ((addr, old), new) in before.memory.iter().zip(&news) {
+            push_changed(&mut stores, *addr, old, new);
+        }
+        let mut barrier = before.barrier;
+        let mut frame_new = Vec::new();
+        if let Some((low, old)) = &before.signal_window {
+            let old_sp = low + old.len() as u64;
+            if after.rsp < old_sp && after.rsp >= *low {
+                frame_new = vec![0u8; (old_sp - after.rsp) as usize];
+                let n = process.read_memory_partial(after.rsp, &mut frame_new);
+                frame_new.truncate(n);
+            } else if after.rsp != before.regs.rsp && after.rip != before.regs.rip {
+                barrier.get_or_insert_with(|| {
+                    "a signal handler ran on another stack (sigaltstack): its frame is not recorded"
+                        .to_string()
+                });
+            }
+        }
+        if !frame_new.is_empty() {
+            if let Some((low, old)) = &before.signal_window {
+                let skip = (after.rsp - low) as usize;
+                push_changed(&mut stores, after.rsp, &old[skip..], &frame_new);
+            }
+        }
+        let mut fp = Vec::new();
+        if let Some(old) = &before.fp {
+            match process.fp_regs(before.tid) {
+                Ok(new) => fp_diff(old.area(), new.area(), &mut fp),
+                Err(e) => {
+                    barrier.get_or_insert_with(|| {
+                        format!("the vector registers were unreadable: {e}")
+                    });
+                }
+            }
+        }
+        // A fault stops before its instruction ran: nothing changed, nothing to record.
+        let executed = matches!(
+            stop,
+            Stop::Step { .. } | Stop::Breakpoint { .. } | Stop::Watchpoint { .. }
+        ) || !regs.is_empty()
+            || !stores.is_empty();
+        if !executed {
+            return Ok(stop);
+        }
+        if before.remaps {
+            rec.forget_all_code();
+        }
+        for (addr, old, _) in &stores {
+            rec.forget_code(*addr, old.len() as u64);
+        }
+        let pushed = rec.log.push(StepIn {
+            tid: before.tid,
+            pc: before.regs.rip,
+            regs: &regs,
+            stores: &stores,
+            fp: &fp,
+            barrier,
+        });
+        rec.at = rec.log.end();
+        if pushed == Pushed::Full {
+            rec.active = false;
+            rec.full = true;
+            let limit = rec.log.limit();
+            self.carried_notes.push(format!(
+                "the recording stopped at its limit of {limit} instructions (record.start({{limit}}) sets it; {{ring: true}} keeps the latest instead)"
+            ));
+        }
+        Ok(stop)
+    }
+
+    /// Reads what the next instruction may change, before it runs.
+    fn read_before(&mut self, rec: &mut Recording) -> Result<Before> {
+        let process = self.targets.live()?;
+        let tid = process.selected();
+        let regs = process.regs(tid)?;
+        let pc = regs.rip;
+        let (insn, bytes) = match rec.insns.get(&pc) {
+            Some(found) => *found,
+            None => {
+                let mut bytes = [0u8; 16];
+                let n = process.read_memory_partial(pc, &mut bytes);
+                let insn = StoreDecoder::decode(&bytes[..n], pc).unwrap_or_default();
+                if !insn.is_invalid() {
+                    rec.insns.insert(pc, (insn, bytes));
+                }
+                (insn, bytes)
+            }
+        };
+        let mut before = Before {
+            tid,
+            regs,
+            memory: Vec::new(),
+            fp: None,
+            signal_window: None,
+            barrier: None,
+            remaps: false,
+        };
+        let value = |r| points::register_value(&regs, r);
+        match rec.decoder.stores(&insn, &bytes, &value) {
+            Ok(stores) => {
+                for (addr, len) in stores.memory {
+                    before
+                        .memory
+                        .push((addr, read_or_fresh(process, addr, u64::from(len))));
+                }
+                let mut fp = stores.vector;
+                if stores.syscall {
+                    let nr = regs.rax;
+                    fp |= nr == SYS_RT_SIGRETURN;
+                    before.remaps = matches!(nr, 9 | 10 | 11 | 25);
+                    syscall_before(process, nr, &regs, &mut before);
+                }
+                if fp {
+                    before.fp = Some(process.fp_regs(tid)?);
+                }
+            }
+            Err(why) => {
+                before.barrier = Some(format!(
+                    "cannot tell what the instruction at {pc:#x} stores: {why}"
+                ));
+            }
+        }
+        if process.pending_signal(tid) != 0 {
+            // The step delivers a signal: a handler's frame goes below the red zone.
+            let low = regs.rsp.saturating_sub(SIGNAL_FRAME_WINDOW);
+            let mut window = vec![0u8; (regs.rsp - low) as usize];
+            if process.read_memory(low, &mut window).is_ok() {
+                before.signal_window = Some((low, window));
+            } else {
+                before.barrier =
+                    Some("a signal delivered where its frame's old bytes are unreadable".into());
+            }
+            if before.fp.is_none() {
+                before.fp = Some(process.fp_regs(tid)?);
+            }
+        }
+        Ok(before)
+    }
+}
+
+/// What the system call about to be made may write, read before it runs.
+fn syscall_before(process: &mut dyn Target, nr: u64, r: &RawRegs, before: &mut Before) {
+    let args = [r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9];
+    let name = crate::os::syscalls::name(nr);
+    let effects = match effects::of(nr, &args) {
+        // A break moved down gives pages back: their bytes would be gone going back.
+        Effects::None if nr == SYS_BRK && args[0] != 0 => match heap_end(process) {
+            Some(end) if args[0] < end.saturating_sub(4096) => Effects::Barrier("the heap shrunk"),
+            _ => Effects::None,
+        },
+        e => e,
+    };
+    match effects {
+        Effects::None => {}
+        Effects::Barrier(why) => before.barrier = Some(format!("{name}: {why}")),
+        Effects::Buffers(list) => {
+            for (arg, len) in list {
+                let addr = args[arg];
+                if addr == 0 {
+                    continue;
+                }
+                let len = match len {
+                    Len::Arg(i) => args[i],
+                    Len::Fixed(n) => n,
+                    Len::Pointed(i) => {
+                        let mut n = [0u8; 4];
+                        if args[i] == 0 || process.read_memory(args[i], &mut n).is_err() {
+                            continue;
+                        }
+                        u64::from(u32::from_le_bytes(n))
+                    }
+                };
+                if len > BUFFER_LIMIT {
+                    before.barrier = Some(format!(
+                            "{name}: a buffer of {len} bytes (more than {BUFFER_LIMIT} are not recorded)"
+                        ));
+                    continue;
+                }
+                let mut buf = vec![0u8; len as usize];
+                let n = process.read_memory_partial(addr, &mut buf);
+                buf.truncate(n);
+                before.memory.push((addr, buf));
+            }
+        }
+    }
+}
+
+impl Session {
+    /// Why something that changes the program is refused while in the past.
+    pub(super) fn past_refusal(&self, what: &str) -> SessionError {
+        let (at, end) = self
+            .recording
+            .as_ref()
+            .map_or((0, 0), |r| (r.at, r.log.end()));
+        SessionError::Invalid(format!(
+            "cannot {what} in the past (step {at} of {end} of the recording): goto({end}) returns to the present, record.stop() makes the present here"
+        ))
+    }
+}
+
+/// The bytes at `[addr, addr + len)`: unreadable ones (a stack page not yet grown into, which
+/// the store itself maps) read as the zeros a new anonymous page holds.
+fn read_or_fresh(process: &dyn Target, addr: u64, len: u64) -> Vec<u8> {
+    let mut buf = vec![0u8; len as usize];
+    let n = process.read_memory_partial(addr, &mut buf);
+    if n < buf.len() {
+        buf[n..].fill(0);
+    }
+    buf
+}
+
+/// The end of the `[heap]` mapping: the program break, rounded up to a page.
+fn heap_end(process: &dyn Target) -> Option<u64> {
+    let maps = process.maps().ok()?;
+    maps.iter()
+        .find(|m| m.path.as_deref() == Some("[heap]"))
+        .map(|m| m.end)
+}
+
+/// The part of `[addr, ...)` where `old` and `new` differ, as one store (both cut to the
+/// shorter).
+fn push_changed<'a>(
+    out: &mut Vec<(u64, &'a [u8], &'a [u8])>,
+    addr: u64,
+    old: &'a [u8],
+    new: &'a [u8],
+) {
+    let n = old.len().min(new.len());
+    let (old, new) = (&old[..n], &new[..n]);
+    let Some(first) = (0..n).find(|&i| old[i] != new[i]) else {
+        return;
+    };
+    let last = (0..n).rev().find(|&i| old[i] != new[i]).unwrap_or(first);
+    out.push((addr + first as u64, &old[first..=last], &new[first..=last]));
+}
+
+/// The 16-byte pieces of an XSAVE area that changed.
+fn fp_diff(old: &[u8], new: &[u8], out: &mut Vec<(u32, [u8; 16], [u8; 16])>) {
+    for (i, (o, n)) in old.chunks(16).zip(new.chunks(16)).enumerate() {
+        if o != n {
+            let (mut a, mut b) = ([0u8; 16], [0u8; 16]);
+            a[..o.len()].copy_from_slice(o);
+            b[..n.len()].copy_from_slice(n);
+            out.push(((i * 16) as u32, a, b));
+        }
+    }
+}
+
+fn final_text(stop: &Stop) -> String {
+    match stop {
+        Stop::Exited { code } => format!("exited with code {code}"),
+        Stop::Killed { signal } => format!("killed by {}", signals::signal_name(*signal)),
+        _ => "ended".into(),
+    }
+}

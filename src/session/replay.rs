@@ -1,0 +1,578 @@
+//! Moving the process along its recording. Going back a step writes the old bytes of its
+//! stores and the old values of its registers into the process; replaying one forward writes
+//! the new ones (nothing is executed again). So in the past every reader (`state`, typed
+//! values, unwinding, `gcore()`) sees the program as it was, as gdb's `record full` shows
+//! it. Runs (`cont`, `step`) in the past or backwards stop where a live run would: a
+//! breakpoint's address reached, a recorded store into a watched range, and also at the
+//! ends of what can be replayed.
+
+use std::collections::HashMap;
+
+use super::recording::Recording;
+use super::*;
+use crate::history::{StepView, RIP};
+
+/// How often a run along the recording looks at its deadline (steps).
+const DEADLINE_EVERY: u64 = 4096;
+
+/// What a run along the recording came to.
+pub(super) enum Replayed {
+    Stop(Stop),
+    /// A recorded store into a watched range: the stop as it is reported.
+    Watch(Box<StopInfo>),
+    /// Forward at the end of the log: the present, where the run goes on live.
+    Present,
+}
+
+/// A step's changes in one direction, copied out of the log to be written.
+struct Change {
+    tid: Tid,
+    memory: Vec<(u64, Vec<u8>, Vec<u8>)>,
+    /// `(register, old XOR new)`: applied the same either way.
+    regs: Vec<(usize, u64)>,
+    /// The value rip takes, when the log keeps it implicitly.
+    rip: Option<u64>,
+    fp: Vec<(u32, [u8; 16])>,
+}
+
+/// One recorded store into memory, as `history.writes()` reports it.
+pub(crate) struct PastWrite {
+    pub step: u64,
+    pub tid: Tid,
+    pub pc: u64,
+    /// The instruction and where it is (`function file:line`).
+    pub insn: Option<String>,
+    pub place: Option<String>,
+    /// The range's bytes before and after the step.
+    pub old: Vec<u8>,
+    pub new: Vec<u8>,
+}
+
+/// What `record.status()` reports.
+pub(crate) struct RecordStatus {
+    pub active: bool,
+    pub steps: u64,
+    pub first: u64,
+    pub end: u64,
+    pub at: u64,
+    pub bytes: usize,
+    pub threads: Vec<Tid>,
+    pub limit: u64,
+    pub ring: bool,
+    pub dropped: u64,
+    pub stale: Option<String>,
+}
+
+/// Most writes `history.writes()` returns (the latest ones; the count of the others is said).
+pub(crate) const WRITES_SHOWN: usize = 10_000;
+
+impl Session {
+    /// Runs go backwards (`true`) or forwards along time.
+    pub fn set_reverse(&mut self, on: bool) -> Result<()> {
+        if on {
+            self.movable()?;
+        }
+        self.reverse = on;
+        Ok(())
+    }
+
+    /// Runs go along the recording instead of live: backwards, or forwards from the past.
+    pub(super) fn along_recording(&self) -> bool {
+        self.reverse || self.recording.as_ref().is_some_and(Recording::in_past)
+    }
+
+    /// The recording, if the process can be moved along it.
+    fn movable(&self) -> Result<&Recording> {
+        let rec = self.recording.as_ref().ok_or_else(|| {
+            SessionError::Invalid("no recording: record.start() records from here on".into())
+        })?;
+        if let Some(why) = &rec.stale {
+            return Err(SessionError::Invalid(format!(
+                "the recording cannot be moved along: {why} (history.* still reads it)"
+            )));
+        }
+        if self.config.read_only {
+            return Err(SessionError::Invalid(
+                "read-only session: cannot move the program in time (it writes the past into the process)".into(),
+            ));
+        }
+        Ok(rec)
+    }
+
+    /// Back to the present before the program is let go: run on from the past, it would
+    /// meet a kernel that already did what the recording holds (files read, time passed).
+    pub(super) fn return_to_present(&mut self) -> Result<()> {
+        while self.recording.as_ref().is_some_and(Recording::in_past) {
+            self.redo()?;
+        }
+        self.reverse = false;
+        Ok(())
+    }
+
+    /// Where along the recording the process is, when in the past: (position, end).
+    pub(super) fn replay_position(&self) -> Option<(u64, u64)> {
+        let rec = self.recording.as_ref()?;
+        rec.in_past().then(|| (rec.at, rec.log.end()))
+    }
+
+    /// One step along the recording in the run's direction.
+    pub(super) fn replay_step(&mut self) -> Result<Stop> {
+        self.movable()?;
+        self.snapshot.rotate();
+        if self.reverse {
+            return match self.undo()? {
+                Ok(tid) => Ok(Stop::Step { tid }),
+                Err(why) => self.history_end(why),
+            };
+        }
+        let tid = self.redo()?;
+        Ok(Stop::Step { tid })
+    }
+
+    /// A run along the recording, to the next stop in its direction.
+    pub(super) fn replay_cont(&mut self, deadline: Instant) -> Result<Replayed> {
+        self.movable()?;
+        self.snapshot.rotate();
+        let mut n = 0u64;
+        loop {
+            n += 1;
+            if n.is_multiple_of(DEADLINE_EVERY) && Instant::now() >= deadline {
+                let tid = self.targets.live()?.selected();
+                return Ok(Replayed::Stop(Stop::Timeout { tid }));
+            }
+            let Some(rec) = &self.recording else {
+                return Ok(Replayed::Present);
+            };
+            let reverse = self.reverse;
+            if !reverse && !rec.in_past() {
+                return Ok(Replayed::Present);
+            }
+            let k = if reverse {
+                rec.at.wrapping_sub(1)
+            } else {
+                rec.at
+            };
+            let watched = self.watch_in_step(k);
+            let tid = if reverse {
+                match self.undo()? {
+                    Ok(tid) => tid,
+                    Err(why) => return self.history_end(why).map(Replayed::Stop),
+                }
+            } else {
+                self.redo()?
+            };
+            if let Some(id) = watched {
+                return Ok(Replayed::Watch(Box::new(self.replayed_watch(k, id, tid)?)));
+            }
+            let process = self.targets.live()?;
+            let pc = process.pc(tid)?;
+            let own = [process.rendezvous(), process.sigaction_site()];
+            if process.site_is_hardware(pc).is_some() && !own.contains(&Some(pc)) {
+                return Ok(Replayed::Stop(Stop::Breakpoint { tid, addr: pc }));
+            }
+        }
+    }
+
+    /// A run going back reached what it cannot pass: a stop that says why.
+    fn history_end(&mut self, why: String) -> Result<Stop> {
+        self.carried_notes.push(why);
+        let tid = self.targets.live()?.selected();
+        Ok(Stop::HistoryEnd { tid })
+    }
+
+    /// A continue while recording: recorded steps to the next event (the backend's own
+    /// stops, a breakpoint's address reached, the limit, the deadline).
+    pub(super) fn recorded_cont(&mut self, deadline: Instant) -> Result<Stop> {
+        let mut n = 0u64;
+        loop {
+            let stop = self.recorded_step(deadline)?;
+            let Stop::Step { tid } = stop else {
+                return Ok(stop);
+            };
+            if !self.recording_live() {
+                // The limit: the run ends with a note saying so.
+                return Ok(stop);
+            }
+            let process = self.targets.live()?;
+            let pc = process.pc(tid)?;
+            if process.site_is_hardware(pc).is_some() {
+                return Ok(Stop::Breakpoint { tid, addr: pc });
+            }
+            n += 1;
+            if n.is_multiple_of(DEADLINE_EVERY) && Instant::now() >= deadline {
+                return Ok(Stop::Timeout { tid });
+            }
+        }
+    }
+
+    /// Moves the process to position `k` of the recording (before step `k` ran; the end is
+    /// the present).
+    pub fn goto(&mut self, k: u64) -> Result<StopInfo> {
+        let rec = self.movable()?;
+        let (first, end, at) = (rec.log.first(), rec.log.end(), rec.at);
+        if k < first || k > end {
+            return Err(SessionError::Invalid(format!(
+                "no step {k} in the recording: it holds steps {first} to {end} (the present)"
+            )));
+        }
+        if k < at {
+            if let Some((b, why)) = rec.log.barrier_in(k, at) {
+                return Err(SessionError::Invalid(format!(
+                    "cannot go back past step {b}: {why}; goto({}) is as far back as it goes",
+                    b + 1
+                )));
+            }
+        }
+        self.snapshot.rotate();
+        let mut tid = self.targets.live()?.selected();
+        while self.recording.as_ref().is_some_and(|r| r.at > k) {
+            match self.undo()? {
+                Ok(t) => tid = t,
+                Err(why) => {
+                    self.carried_notes.push(why);
+                    break;
+                }
+            }
+        }
+        while self.recording.as_ref().is_some_and(|r| r.at < k) {
+            tid = self.redo()?;
+        }
+        let mut info = self.book_stop(Stop::Step { tid })?;
+        self.describe(&mut info);
+        Ok(info)
+    }
+
+    /// Takes back the step before the position: `Err(why)` when it cannot be.
+    fn undo(&mut self) -> Result<std::result::Result<Tid, String>> {
+        let Some(rec) = &self.recording else {
+            return Ok(Err("no recording".into()));
+        };
+        let first = rec.log.first();
+        if rec.at <= first {
+            return Ok(Err(if rec.log.dropped() > 0 {
+                format!(
+                    "the start of what the ring recording keeps (step {first}; older ones were dropped)"
+                )
+            } else {
+                "the start of the recording".to_string()
+            }));
+        }
+        let k = rec.at - 1;
+        if let Some((_, why)) = rec.log.barrier_in(k, k + 1) {
+            return Ok(Err(format!(
+                "step {k} cannot be taken back: {why} (the recording goes back no further)"
+            )));
+        }
+        let Some(change) = rec.log.step(k).map(|s| change_of(&s, false)) else {
+            return Ok(Err("the start of the recording".into()));
+        };
+        if let Err(e) = self.apply(&change) {
+            return Ok(Err(format!("step {k} cannot be taken back: {e}")));
+        }
+        if let Some(rec) = &mut self.recording {
+            rec.at = k;
+        }
+        Ok(Ok(change.tid))
+    }
+
+    /// Replays the step at the position.
+    fn redo(&mut self) -> Result<Tid> {
+        let rec = self
+            .recording
+            .as_ref()
+            .ok_or_else(|| SessionError::Invalid("no recording".into()))?;
+        let k = rec.at;
+        let change = rec
+            .log
+            .step(k)
+            .map(|s| change_of(&s, true))
+            .ok_or_else(|| SessionError::Invalid(format!("no step {k} in the recording")))?;
+        self.apply(&change)?;
+        if let Some(rec) = &mut self.recording {
+            rec.at = k + 1;
+        }
+        Ok(change.tid)
+    }
+
+    /// Writes one step's change into the process: memory first (a write that fails takes
+    /// back the ones before it, so the process is left as it was), then registers.
+    fn apply(&mut self, change: &Change) -> Result<()> {
+        let process = self.targets.live()?;
+        for (i, (addr, bytes, undo)) in change.memory.iter().enumerate() {
+            if let Err(e) = process.write_memory(*addr, bytes) {
+                let _ = undo;
+                for (addr, _, undo) in change.memory[..i].iter().rev() {
+                    let _ = process.write_memory(*addr, undo);
+                }
+                return Err(SessionError::Invalid(format!(
+                    "memory at {addr:#x} cannot be written back ({e})"
+                )));
+            }
+        }
+        if !change.regs.is_empty() || change.rip.is_some() {
+            let mut regs = process.regs(change.tid)?;
+            for (i, x) in &change.regs {
+                let v = regs::get_register(&regs, *i) ^ x;
+                regs::set_register(&mut regs, *i, v);
+            }
+            if let Some(rip) = change.rip {
+                regs.rip = rip;
+            }
+            process.set_regs_read_back(change.tid, &regs)?;
+        }
+        if !change.fp.is_empty() {
+            let mut fp = process.fp_regs(change.tid)?;
+            for (at, bytes) in &change.fp {
+                fp.patch(*at as usize, bytes);
+            }
+            process.set_fp_regs(change.tid, &fp)?;
+        }
+        if process.selected() != change.tid {
+            process.select(change.tid);
+        }
+        Ok(())
+    }
+
+    /// The watchpoint a recorded step stores into, if any (x86 cannot tell loads, so only
+    /// writes stop a run along the recording).
+    fn watch_in_step(&self, k: u64) -> Option<u32> {
+        let step = self.recording.as_ref()?.log.step(k)?;
+        self.points
+            .watchpoints
+            .list()
+            .iter()
+            .filter(|w| w.armed && w.kind != WatchKind::Read)
+            .find(|w| step.stores_into(w.addr, w.len))
+            .map(|w| w.id)
+    }
+
+    /// The stop of a run along the recording at recorded step `k`, which wrote watchpoint
+    /// `id`'s bytes: forward the process is just after it, backwards just before it.
+    fn replayed_watch(&mut self, k: u64, id: u32, tid: Tid) -> Result<StopInfo> {
+        let Some(w) = self
+            .points
+            .watchpoints
+            .list()
+            .iter()
+            .find(|w| w.id == id)
+            .cloned()
+        else {
+            return self.book_stop(Stop::Step { tid });
+        };
+        let now = self.read_memory(w.addr, w.len as usize)?;
+        let mut other = now.clone();
+        let reverse = self.reverse;
+        let pc = match self.recording.as_ref().and_then(|r| r.log.step(k)) {
+            Some(step) => {
+                for s in step.stores() {
+                    let bytes = if reverse { s.new } else { s.old };
+                    overlay(&mut other, w.addr, s.addr, bytes);
+                }
+                step.pc
+            }
+            None => return self.book_stop(Stop::Step { tid }),
+        };
+        let (old, new) = if reverse {
+            (now.clone(), other)
+        } else {
+            (other, now.clone())
+        };
+        if let Some(live) = self
+            .points
+            .watchpoints
+            .list_mut()
+            .iter_mut()
+            .find(|x| x.id == id)
+        {
+            live.last = now;
+            live.hits += 1;
+        }
+        let mut report = WatchReport {
+            id,
+            name: w.name.clone(),
+            is_write: true,
+            addr: w.addr,
+            len: w.len,
+            old,
+            new,
+            insn_addr: Some(pc),
+            culprit_searched: true,
+            ..WatchReport::default()
+        };
+        report.insn_text = self
+            .disasm(pc, 1)
+            .ok()
+            .and_then(|i| i.into_iter().next())
+            .map(|i| i.text);
+        report.insn_symbol = self.symbolize(pc);
+        report.insn_source = self.source_position(pc);
+        let mut info = self.book_stop(Stop::Step { tid })?;
+        info.kind = StopKind::Watchpoint(report);
+        if reverse {
+            info.notes.push(format!(
+                "going back: stopped before the write (step {k}); step(1) makes it"
+            ));
+        }
+        Ok(info)
+    }
+
+    /// Every recorded step that changed `[addr, addr + len)`, oldest first (the latest
+    /// [`WRITES_SHOWN`] of them), with the range's bytes before and after it, and how many
+    /// older ones were left out.
+    pub(crate) fn history_writes(
+        &mut self,
+        addr: u64,
+        len: u64,
+    ) -> Result<(Vec<PastWrite>, usize)> {
+        if len > 4096 {
+            return Err(SessionError::Invalid(format!(
+                "history.writes: len {len} is over 4096 bytes (ask about a variable, not a region)"
+            )));
+        }
+        // The range as it is in the present: memory now, with what the steps from the
+        // position on would write.
+        let mut value = self.read_memory(addr, len as usize).map_err(|e| match e {
+            SessionError::NoProcess(_) => SessionError::Invalid(
+                "history.writes needs the process: the bytes a write left alone are read from it (record.status() still answers)".into(),
+            ),
+            e => e,
+        })?;
+        let rec = self.recording.as_ref().ok_or_else(|| {
+            SessionError::Invalid("no recording: record.start() records from here on".into())
+        })?;
+        for k in rec.at..rec.log.end() {
+            if let Some(step) = rec.log.step(k).filter(|s| s.stores_into(addr, len)) {
+                for st in step.stores() {
+                    overlay(&mut value, addr, st.addr, st.new);
+                }
+            }
+        }
+        // Back from the present, each write's old bytes make the value before it (a store
+        // keeps only the bytes it changed; the rest of the range is the value's).
+        let steps = rec.log.writes(addr, len);
+        let left_out = steps.len().saturating_sub(WRITES_SHOWN);
+        let mut out = Vec::with_capacity(steps.len() - left_out);
+        for s in steps[left_out..].iter().rev() {
+            let new = value.clone();
+            for st in s.stores().collect::<Vec<_>>().iter().rev() {
+                overlay(&mut value, addr, st.addr, st.old);
+            }
+            out.push(PastWrite {
+                step: s.index,
+                tid: s.tid,
+                pc: s.pc,
+                insn: None,
+                place: None,
+                old: value.clone(),
+                new,
+            });
+        }
+        out.reverse();
+        // Writes in a loop come from a few instructions: each is described once.
+        let mut described: HashMap<u64, (Option<String>, Option<String>)> = HashMap::new();
+        for w in &mut out {
+            let (insn, place) = match described.get(&w.pc) {
+                Some(d) => d.clone(),
+                None => {
+                    let insn = self.disasm(w.pc, 1).ok().and_then(|i| i.into_iter().next());
+                    let place = match (self.symbolize(w.pc), self.source_position(w.pc)) {
+                        (Some(sym), Some(src)) => Some(format!("{sym} {src}")),
+                        (Some(sym), None) => Some(sym),
+                        (None, src) => src,
+                    };
+                    let d = (insn.map(|i| i.text), place);
+                    described.insert(w.pc, d.clone());
+                    d
+                }
+            };
+            (w.insn, w.place) = (insn, place);
+        }
+        Ok((out, left_out))
+    }
+
+    /// The recorded steps `from..to` (the whole recording when not given), at most
+    /// [`WRITES_SHOWN`] of them: `(step, thread, pc)`.
+    pub fn history_steps(
+        &self,
+        from: Option<u64>,
+        to: Option<u64>,
+    ) -> Result<Vec<(u64, Tid, u64)>> {
+        let rec = self.recording.as_ref().ok_or_else(|| {
+            SessionError::Invalid("no recording: record.start() records from here on".into())
+        })?;
+        let (first, end) = (rec.log.first(), rec.log.end());
+        let from = from.unwrap_or(first).max(first);
+        let to = to.unwrap_or(end).min(end);
+        if to.saturating_sub(from) > WRITES_SHOWN as u64 {
+            return Err(SessionError::Invalid(format!(
+                "history.steps({from}, {to}): at most {WRITES_SHOWN} steps at once (the recording holds {first} to {end})"
+            )));
+        }
+        Ok((from..to)
+            .filter_map(|k| rec.log.step(k).map(|s| (k, s.tid, s.pc)))
+            .collect())
+    }
+
+    pub(crate) fn record_status(&self) -> Option<RecordStatus> {
+        let rec = self.recording.as_ref()?;
+        Some(RecordStatus {
+            active: rec.active,
+            steps: rec.log.len(),
+            first: rec.log.first(),
+            end: rec.log.end(),
+            at: rec.at,
+            bytes: rec.log.bytes(),
+            threads: rec.log.threads(),
+            limit: rec.log.limit(),
+            ring: rec.log.ring(),
+            dropped: rec.log.dropped(),
+            stale: rec.stale.clone(),
+        })
+    }
+}
+
+/// One direction of a recorded step: forward its new bytes and values, back its old ones.
+fn change_of(step: &StepView<'_>, forward: bool) -> Change {
+    let mut memory: Vec<(u64, Vec<u8>, Vec<u8>)> = step
+        .stores()
+        .map(|s| {
+            let (to, from) = if forward {
+                (s.new, s.old)
+            } else {
+                (s.old, s.new)
+            };
+            (s.addr, to.to_vec(), from.to_vec())
+        })
+        .collect();
+    if !forward {
+        // Stores of one step that overlap are taken back last first.
+        memory.reverse();
+    }
+    Change {
+        tid: step.tid,
+        memory,
+        regs: step
+            .reg_index
+            .iter()
+            .zip(step.reg_xor)
+            .filter(|(i, _)| forward || **i != RIP)
+            .map(|(i, x)| (usize::from(*i), *x))
+            .collect(),
+        // Back, rip is the step's own pc; forward, where it went.
+        rip: if forward { step.next_pc } else { Some(step.pc) },
+        fp: step
+            .fp()
+            .map(|(at, old, new)| (at, if forward { new } else { old }))
+            .collect(),
+    }
+}
+
+/// Copies the part of a store `bytes` at `at` that falls in `[base, base + out.len())`.
+fn overlay(out: &mut [u8], base: u64, at: u64, bytes: &[u8]) {
+    for (i, b) in bytes.iter().enumerate() {
+        let a = at + i as u64;
+        if a >= base && a < base + out.len() as u64 {
+            out[(a - base) as usize] = *b;
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! Time travel: a recording of the selected thread asked without moving (`history.writes`),
+//! moved along (`reverse_cont`, `reverse_step`, `goto`, replay), and its honest ends (a
+//! barrier, the limit, the start). The fixture prints what it computed, so a replay that
+//! changed the program would show in its output.
+
+mod common;
+
+use common::{fixture, Scry};
+
+/// At the first `checkpoint()` (after the loop of 2000 deposits and one stray write),
+/// recorded from the start of `main`.
+fn recorded_loop() -> Scry {
+    let mut scry = Scry::spawn(&fixture("clobber"), &[]);
+    scry.ok("breakpoint.set('main')");
+    scry.ok("cont()");
+    scry.ok("record.start()");
+    scry.ok("breakpoint.set('checkpoint')");
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("breakpoint 2 at "), "{stop}");
+    scry
+}
+
+#[test]
+fn history_names_the_write_that_made_a_value_negative() {
+    let mut scry = recorded_loop();
+    // 2000 deposits and one stray write changed `balance`.
+    assert_eq!(
+        scry.ok("ctx.w = history.writes('balance'); ctx.w.length"),
+        "2001"
+    );
+    let stray = scry.ok("ctx.s = ctx.w.find(x => x.at.startsWith('stray')); String(ctx.s)");
+    assert!(
+        stray.contains("stray+") && stray.contains("clobber.c:19"),
+        "{stray}"
+    );
+    assert!(stray.ends_with("1501 -> 0xfffffff9"), "{stray}");
+    // The values are the whole variable's (4 bytes), numbers to compute with.
+    assert_eq!(scry.ok("ctx.s.old + 1"), "1502");
+    assert_eq!(scry.ok("ctx.s.new | 0"), "-7");
+    // The last write is the one that left the value the program has now.
+    let last = scry.ok("String(ctx.w[ctx.w.length - 1])");
+    assert!(
+        last.contains("deposit+") && last.ends_with("491 -> 492"),
+        "{last}"
+    );
+    assert_eq!(scry.ok("state.memory('balance').i32()"), "492");
+    let status = scry.ok("const st = record.status(); [st.recording, st.steps === st.end, st.at === st.end, st.bytes / st.steps < 64].join(' ')");
+    assert_eq!(status, "true true true true");
+}
+
+#[test]
+fn going_back_to_a_watched_write_shows_the_program_as_it_was() {
+    let mut scry = recorded_loop();
+    scry.ok("watchpoint.set('balance', 'w')");
+    scry.ok(
+        "ctx.seen = []; addEventListener('watchpoint', e => { ctx.seen.push(e.direction + ' ' + e.replay); })",
+    );
+    let back = scry.ok("reverse_cont()");
+    assert!(
+        back.starts_with("watchpoint 1 write ")
+            && back.contains(" 491 -> 492 ")
+            && back.contains("[past: step "),
+        "{back}"
+    );
+    // Before the write: the value and the caller's loop counter as they were then.
+    assert_eq!(scry.ok("state.memory('balance').i32()"), "491");
+    assert_eq!(scry.ok("state.var('i', 1)"), "1999");
+    assert_eq!(scry.ok("ctx.seen.join()"), "reverse true");
+    // One step back and one forward come back to the same place and state.
+    scry.ok("ctx.pc = state.pc; ctx.rsp = state.sp");
+    scry.ok("reverse_step(1)");
+    scry.ok("step(1)");
+    assert_eq!(
+        scry.ok("state.pc === ctx.pc && state.sp === ctx.rsp"),
+        "true"
+    );
+    // Replaying the write forward stops after it, as a live watchpoint does.
+    let fwd = scry.ok("cont()");
+    assert!(
+        fwd.starts_with("watchpoint 1 write ") && fwd.contains(" 491 -> 492 "),
+        "{fwd}"
+    );
+    assert_eq!(scry.ok("state.memory('balance').i32()"), "492");
+    // Writing into the past is refused, and the process is left as it was.
+    let err = scry.err("state.registers.rax = 1");
+    assert!(err.contains("cannot write a register in the past"), "{err}");
+    let err = scry.err("state.memory('balance').write_u32(5)");
+    assert!(err.contains("in the past"), "{err}");
+    // The stray write, far back: reverse_cont from a breakpoint there stops at its hit.
+    scry.ok("watchpoint.remove(1); breakpoint.set('stray')");
+    let bp = scry.ok("reverse_cont()");
+    assert!(
+        bp.starts_with("breakpoint 3 at ") && bp.contains("stray+"),
+        "{bp}"
+    );
+    assert_eq!(scry.ok("state.memory('balance').i32()"), "1501");
+}
+
+#[test]
+fn a_replay_to_the_end_goes_live_and_the_program_ends_as_alone() {
+    let mut scry = recorded_loop();
+    let start = scry.ok("goto(0)");
+    assert!(
+        start.contains("main+") && start.contains("[past: step 0 of "),
+        "{start}"
+    );
+    assert_eq!(scry.ok("state.memory('balance').i32()"), "0");
+    // Forward from the start: the replay meets the breakpoint where the present is.
+    let present = scry.ok("cont()");
+    assert!(
+        present.starts_with("breakpoint 2 at ") && !present.contains("past"),
+        "{present}"
+    );
+    assert_eq!(scry.ok("state.memory('balance').i32()"), "492");
+    // Then live, recording on: the pipe's read is recorded with the bytes the kernel wrote.
+    scry.ok("cont()");
+    let read = scry.ok("String(history.writes('inbox', 16).find(w => w.insn === 'syscall'))");
+    assert!(read.contains("read"), "{read}");
+    assert_eq!(
+        scry.ok("history.writes('inbox', 16).find(w => w.insn === 'syscall').new"),
+        "6b65726e656c2d77726f746500000000"
+    );
+    // times() is a call whose writes are not known: going back stops at it, naming it.
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("breakpoint 2"), "{stop}");
+    let end = scry.ok("reverse_cont()");
+    assert!(
+        end.starts_with("history_end ") && end.contains("times"),
+        "{end}"
+    );
+    let err = scry.err("goto(0)");
+    assert!(
+        err.contains("cannot go back past step") && err.contains("times"),
+        "{err}"
+    );
+    scry.ok("breakpoint.remove(2); breakpoint.remove(1)");
+    let exit = scry.ok("cont()");
+    assert!(exit.starts_with("exited with code 0"), "{exit}");
+    assert_eq!(
+        scry.ok("output()").trim(),
+        "balance=492 n=12 inbox=kernel-wrote"
+    );
+    // The log outlives the process, but not for moving.
+    assert_eq!(scry.ok("record.status().steps > 2000"), "true");
+    let err = scry.err("reverse_step()");
+    assert!(
+        err.contains("cannot be moved along") && err.contains("ended"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_limit_ends_the_run_and_says_so() {
+    let mut scry = Scry::spawn(&fixture("clobber"), &[]);
+    scry.ok("breakpoint.set('main'); cont()");
+    scry.ok("record.start({limit: 1000}); breakpoint.set('checkpoint')");
+    let stop = scry.ok("cont()");
+    assert!(
+        stop.starts_with("step at ") && stop.contains("limit of 1000 instructions"),
+        "{stop}"
+    );
+    assert_eq!(
+        scry.ok("const s = record.status(); [s.steps, s.recording].join()"),
+        "1000,false"
+    );
+    // Back to where recording began (a breakpoint there is a hit), and no further.
+    let bp = scry.ok("reverse_cont()");
+    assert!(
+        bp.starts_with("breakpoint 1 at ") && bp.contains("[past: step 0 of 1000]"),
+        "{bp}"
+    );
+    let start = scry.ok("reverse_cont()");
+    assert!(
+        start.starts_with("history_end ") && start.contains("the start of the recording"),
+        "{start}"
+    );
+    assert!(start.contains("main+"), "{start}");
+    // Forward again to the present, then live and unrecorded: the log no longer leads here.
+    scry.ok("goto(1000)");
+    scry.ok("cont()");
+    let err = scry.err("reverse_step()");
+    assert!(err.contains("ran on unrecorded"), "{err}");
+    assert!(scry
+        .ok("cont(); cont(); cont()")
+        .starts_with("exited with code 0"));
+}
