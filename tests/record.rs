@@ -34,6 +34,9 @@ fn history_names_the_write_that_made_a_value_negative() {
         "{stray}"
     );
     assert!(stray.ends_with("1501 -> 0xfffffff9"), "{stray}");
+    // The step that entered stray() comes a few instructions before its write.
+    let entered = scry.num("ctx.s.step - history.find(s => s.pc === symbol('stray')).step");
+    assert!((1..10).contains(&entered), "{entered}");
     // The values are the whole variable's (4 bytes), numbers to compute with.
     assert_eq!(scry.ok("ctx.s.old + 1"), "1502");
     assert_eq!(scry.ok("ctx.s.new | 0"), "-7");
@@ -44,6 +47,14 @@ fn history_names_the_write_that_made_a_value_negative() {
         "{last}"
     );
     assert_eq!(scry.ok("state.memory('balance').i32()"), "492");
+    // Back out of checkpoint() to the call that entered it, in main.
+    let call = scry.ok("reverse_finish()");
+    assert!(
+        call.contains("main+") && call.contains("[past: step "),
+        "{call}"
+    );
+    assert!(scry.ok("state.instruction.text").ends_with("<checkpoint>"));
+    scry.ok("goto(record.status().end)");
     let status = scry.ok("const st = record.status(); [st.recording, st.steps === st.end, st.at === st.end, st.bytes / st.steps < 64].join(' ')");
     assert_eq!(status, "true true true true");
 }

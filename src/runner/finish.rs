@@ -56,6 +56,45 @@ pub(crate) fn finish<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd
     finish_run(run, ended)
 }
 
+/// `reverse_finish()`: back along the recording to the call of the selected thread's
+/// function (the caller's call instruction, about to run), stopping early where a backwards
+/// `cont()` would.
+pub(crate) fn reverse_finish<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd> {
+    let (frames, _) = front.call(|s| s.unwind(2, false))?;
+    let own = frames
+        .iter()
+        .position(|f| !f.inlined)
+        .unwrap_or(frames.len());
+    // At the call, the stack pointer is the caller's as it is after the return.
+    let caller_sp = frames
+        .iter()
+        .skip(own + 1)
+        .find(|f| !f.inlined)
+        .map(|f| f.sp)
+        .ok_or_else(|| {
+            RunError::Session(SessionError::Invalid(
+                "reverse_finish(): no caller frame (state.unwind() shows the stack)".into(),
+            ))
+        })?;
+    front.call(|s| {
+        s.set_reverse(true)?;
+        s.set_reverse_until(caller_sp);
+        Ok(())
+    })?;
+    let ended = (|| {
+        let run = Run::begin(front, deadline)?;
+        let ended = (|| loop {
+            let mut stop = run.cont()?;
+            if stop.reason() == Reason::Step || !run.keep_going(&mut stop)? {
+                return Ok((stop, EndAs::Plain));
+            }
+        })();
+        finish_run(run, ended)
+    })();
+    front.call(|s| s.set_reverse(false))?;
+    ended
+}
+
 /// `finish()` in a call inlined into its caller: no return to wait for, so the thread steps
 /// (over calls, as `next()` does) until its pc leaves the inlined call, as gdb's `finish`
 /// does from an inlined frame; it shows the caller's line and no value. A return of the

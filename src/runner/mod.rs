@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use crate::session::{Reason, ReturnValue, Session, SessionError, StopInfo, StopKind, TypedValue};
 
-pub(crate) use finish::finish;
+pub(crate) use finish::{finish, reverse_finish};
 pub(crate) use next::next;
 
 /// Events a front end's listeners may decide on, one per listener type.

@@ -99,6 +99,17 @@ types by name: state.typed(addr, 'struct foo *' | 'PyObject' | 'char [16]'); cas
 a breakpoint on a function stops after its prologue (arguments in place); 'f+0': first byte",
     ),
     (
+        "time",
+        "\
+record.start() records the selected thread (other threads stay stopped meanwhile); cont()
+  then runs recorded steps at the single-step rate; a limit stop or {ring: true} bounds it
+history.writes('x') -> [{step, tid, pc, insn, at, old, new}]: the whole variable before/after
+reverse_cont() stops at a breakpoint's address, before a watched write, or history_end (the
+  start, or a call whose writes are unknown: named); state then shows that moment
+in the past: stops say [past: step K of N], e.replay / e.direction; writes are refused;
+  record.stop() makes the present there; detach() returns to the present first",
+    ),
+    (
         "core",
         "\
 core(path, program?) or `scry --core CORE [PROGRAM]` reads a core file: its first stop is
@@ -193,8 +204,8 @@ pub const API: &[Entry] = &[
     e("run", "status()", "{live, pid, program}"),
     e("run", "core(f,p?) / gcore(f?)", "help('core')"),
     e("time", "record.start({limit, ring}?) / record.stop() / record.status()", "record the selected thread's instructions"),
-    e("time", "history.writes(where, len?) / history.steps(from, to)", "recorded stores [{step, pc, insn, at, old, new}]; steps [{step, tid, pc}]"),
-    e("time", "reverse_step(n=1) / reverse_cont()", "backwards to a breakpoint, a watched write, the start"),
+    e("time", "history.writes(where, len?) / history.steps(from, to) / history.find(fn, {last}?)", "recorded stores [{step, pc, insn, at, old, new}]; steps [{step, tid, pc}]"),
+    e("time", "reverse_step(n=1) / reverse_cont() / reverse_finish()", "back to a breakpoint, a watched write, the call, the start"),
     e("time", "goto(step)", "the program as before that step; cont()/step() replay, then go live"),
     e("state", "state.pc / state.sp / state.tid", "Numbers"),
     e("state", "state.registers.rax / state.fpu", "rax..r15 rip eflags fs_base xmm0.f64[0] st0; writable"),

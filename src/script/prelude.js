@@ -1022,6 +1022,24 @@
       }
       return resultRows(N.hist_steps(from, to));
     },
+    // The first recorded step (the latest with {last: true}) for which fn(step) is true.
+    find(fn, opts) {
+      if (typeof fn !== 'function') throw new TypeError("history.find(fn, {last}?): fn is a predicate of a step {step, tid, pc}, e.g. s => s.pc === symbol('stray')");
+      const last = optsObject(opts, 'history.find') !== undefined && own(opts, 'last') === true;
+      const st = N.rec_status();
+      if (st === null) throw new ScryError('history.find: no recording (record.start() records from here on)');
+      const batch = 10000;
+      const first = own(st, 'first');
+      const end = own(st, 'end');
+      for (let i = 0; i * batch < end - first; i++) {
+        const lo = last ? Math.max(first, end - (i + 1) * batch) : first + i * batch;
+        const hi = last ? end - i * batch : Math.min(end, lo + batch);
+        const rows = N.hist_steps(lo, hi);
+        if (last) rows.reverse();
+        for (const r of rows) if (fn(result(r))) return r;
+      }
+      return null;
+    },
   }));
   function backwards(name, run) {
     noReentry(name);
@@ -1042,6 +1060,7 @@
     return backwards('reverse_step', () => asStop(N.run_step(onRunEvent, n, timeoutOf(opts))));
   });
   define('reverse_cont', (opts) => backwards('reverse_cont', () => asStop(N.run_cont(onRunEvent, timeoutOf(opts)))));
+  define('reverse_finish', (opts) => backwards('reverse_finish', () => asStop(N.run_reverse_finish(onRunEvent, timeoutOf(opts)))));
   define('goto', (k) => {
     noReentry('goto');
     if (typeof k === 'bigint') k = Number(k);

@@ -376,6 +376,9 @@ pub struct Session {
     recording: Option<recording::Recording>,
     /// Runs go backwards along the recording (`reverse_step`, `reverse_cont`).
     reverse: bool,
+    /// A backwards run ends where the stack pointer is this high (`reverse_finish`: the
+    /// call of the current function).
+    reverse_until: Option<u64>,
 }
 
 /// The os layer's read-only mapping, as the symbol layer reads files (it maps none itself).
@@ -430,6 +433,7 @@ impl Session {
             tree_notes: Default::default(),
             recording: None,
             reverse: false,
+            reverse_until: None,
         }
     }
 

@@ -73,7 +73,13 @@ impl Session {
             self.movable()?;
         }
         self.reverse = on;
+        self.reverse_until = None;
         Ok(())
+    }
+
+    /// The backwards run ends once the stack pointer is at least `sp`.
+    pub fn set_reverse_until(&mut self, sp: u64) {
+        self.reverse_until = Some(sp);
     }
 
     /// Runs go along the recording instead of live: backwards, or forwards from the past.
@@ -164,7 +170,13 @@ impl Session {
             if let Some(id) = watched {
                 return Ok(Replayed::Watch(Box::new(self.replayed_watch(k, id, tid)?)));
             }
+            let until = self.reverse_until.filter(|_| reverse);
             let process = self.targets.live()?;
+            if let Some(sp) = until {
+                if process.regs(tid)?.rsp >= sp {
+                    return Ok(Replayed::Stop(Stop::Step { tid }));
+                }
+            }
             let pc = process.pc(tid)?;
             let own = [process.rendezvous(), process.sigaction_site()];
             if process.site_is_hardware(pc).is_some() && !own.contains(&Some(pc)) {

@@ -15,6 +15,7 @@ pub(super) fn install(t: &Natives<'_, '_>) -> rquickjs::Result<()> {
     t.def("run_step", step)?; // step(n, {timeout})
     t.def("run_finish", finish)?; // finish({timeout})
     t.def("run_next", next)?; // next({timeout})
+    t.def("run_reverse_finish", reverse_finish)?; // reverse_finish({timeout})
     Ok(())
 }
 
@@ -36,6 +37,15 @@ fn step<'js>(
 
 fn finish<'js>(h: &Host, ctx: Ctx<'js>, hook: Function<'js>, timeout: Opt<Value<'js>>) -> R<'js> {
     drive(&ctx, h, timeout, hook, |f, d| runner::finish(f, d))
+}
+
+fn reverse_finish<'js>(
+    h: &Host,
+    ctx: Ctx<'js>,
+    hook: Function<'js>,
+    timeout: Opt<Value<'js>>,
+) -> R<'js> {
+    drive(&ctx, h, timeout, hook, |f, d| runner::reverse_finish(f, d))
 }
 
 fn next<'js>(h: &Host, ctx: Ctx<'js>, hook: Function<'js>, timeout: Opt<Value<'js>>) -> R<'js> {
