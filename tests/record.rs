@@ -33,11 +33,12 @@ fn history_names_the_write_that_made_a_value_negative() {
         stray.contains("stray+") && stray.contains("clobber.c:19"),
         "{stray}"
     );
-    assert!(stray.ends_with("1501 -> 0xfffffff9"), "{stray}");
+    assert!(stray.ends_with("1501 -> -7"), "{stray}");
     // The step that entered stray() comes a few instructions before its write.
     let entered = scry.num("ctx.s.step - history.find(s => s.pc === symbol('stray')).step");
     assert!((1..10).contains(&entered), "{entered}");
-    // The values are the whole variable's (4 bytes), numbers to compute with.
+    // The values are the whole variable's, typed as `state.var()` gives them, and numbers
+    // to compute with.
     assert_eq!(scry.ok("ctx.s.old + 1"), "1502");
     assert_eq!(scry.ok("ctx.s.new | 0"), "-7");
     // The last write is the one that left the value the program has now.
@@ -125,10 +126,14 @@ fn a_replay_to_the_end_goes_live_and_the_program_ends_as_alone() {
     assert_eq!(scry.ok("state.memory('balance').i32()"), "492");
     // Then live, recording on: the pipe's read is recorded with the bytes the kernel wrote.
     scry.ok("cont()");
-    let read = scry.ok("String(history.writes('inbox', 16).find(w => w.insn === 'syscall'))");
-    assert!(read.contains("read"), "{read}");
+    let read = scry.ok("String(history.writes('inbox').find(w => w.insn === 'syscall'))");
+    assert!(
+        read.contains("read") && read.ends_with("\"\" -> \"kernel-wrote\""),
+        "{read}"
+    );
+    // By address, the bytes (hex: wider than a number).
     assert_eq!(
-        scry.ok("history.writes('inbox', 16).find(w => w.insn === 'syscall').new"),
+        scry.ok("history.writes(symbol('inbox'), 16).find(w => w.insn === 'syscall').new"),
         "6b65726e656c2d77726f746500000000"
     );
     // times() is a call whose writes are not known: going back stops at it, naming it.

@@ -1010,6 +1010,11 @@
       for (const r of rows) {
         hidden(r, LINE, own(r, 'line'));
         delete r.line;
+        // A variable's values are typed, as state.var() gives them.
+        for (const k of ['old', 'new']) {
+          const v = own(r, k);
+          if (v !== null && typeof v === 'object') field(r, k, typed(v));
+        }
         result(r);
       }
       const left = own(rows, 'left_out');

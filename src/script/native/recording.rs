@@ -2,6 +2,7 @@
 //! `goto`, `reverse_step`, `reverse_cont`: recording execution and moving along it.
 
 use super::events::stop_to_js;
+use super::handle::handle;
 use super::*;
 
 /// The natives this file defines, by the names the prelude calls them.
@@ -105,6 +106,36 @@ fn writes<'js>(h: &Host, ctx: Ctx<'js>, at: Value<'js>, len: Opt<Value<'js>>) ->
         .session_mut(&ctx)?
         .history_writes(addr, len.max(1))
         .or_throw(&ctx)?;
+    // A variable by name: its old and new values typed, as `state.var()` shows it.
+    let typed = at
+        .as_string()
+        .and_then(|s| s.to_string().ok())
+        .and_then(|name| {
+            let mut session = h.session_mut(&ctx).ok()?;
+            let v = session.lookup_var(&name, 0).ok()?;
+            let fits = v.value.address() == Some(addr) && session.value_size(&v) == Some(len);
+            fits.then_some(v)
+        });
+    let as_typed = |bytes: &[u8]| -> Option<crate::session::TypedValue> {
+        let mut v = typed.clone()?;
+        v.value.place = crate::symbols::dwarf::Place::Bytes {
+            bytes: bytes.to_vec(),
+            unknown: Vec::new(),
+            origin: Some(addr),
+        };
+        Some(v)
+    };
+    let text_of = |v: &crate::session::TypedValue| -> Option<String> {
+        let limits = crate::symbols::dwarf::Limits {
+            depth: 2,
+            elements: 8,
+            chars: 64,
+            total: 200,
+        };
+        let session = h.session_ref(&ctx).ok()?;
+        let printers = super::printers::JsPretty::new(&ctx, h, v);
+        session.value_text(v, &limits, Some(&printers)).ok()
+    };
     let threads = found.iter().any(|w| w.tid != found[0].tid);
     let out = Array::new(ctx.clone())?;
     for w in found {
@@ -120,10 +151,16 @@ fn writes<'js>(h: &Host, ctx: Ctx<'js>, at: Value<'js>, len: Opt<Value<'js>>) ->
         if let Some(insn) = &w.insn {
             line.push_str(&format!(": {}", insn.split("  #").next().unwrap_or(insn)));
         }
+        let (old, new) = (as_typed(&w.old), as_typed(&w.new));
+        let shown = |v: &Option<crate::session::TypedValue>, bytes: &[u8]| {
+            v.as_ref()
+                .and_then(&text_of)
+                .unwrap_or_else(|| bytes_text(bytes))
+        };
         line.push_str(&format!(
             "  {} -> {}",
-            bytes_text(&w.old),
-            bytes_text(&w.new)
+            shown(&old, &w.old),
+            shown(&new, &w.new)
         ));
         o.put("line", line)?;
         o.put("step", w.step as f64)?;
@@ -135,8 +172,16 @@ fn writes<'js>(h: &Host, ctx: Ctx<'js>, at: Value<'js>, len: Opt<Value<'js>>) ->
         if let Some(place) = w.place {
             o.put("at", place)?;
         }
-        o.put("old", bytes_value(&ctx, &w.old)?)?;
-        o.put("new", bytes_value(&ctx, &w.new)?)?;
+        match (old, new) {
+            (Some(old), Some(new)) => {
+                o.put("old", handle(&ctx, old)?)?;
+                o.put("new", handle(&ctx, new)?)?;
+            }
+            _ => {
+                o.put("old", bytes_value(&ctx, &w.old)?)?;
+                o.put("new", bytes_value(&ctx, &w.new)?)?;
+            }
+        }
         out.push(o)?;
     }
     if left_out > 0 {
