@@ -200,3 +200,33 @@ fn the_limit_ends_the_run_and_says_so() {
         .ok("cont(); cont(); cont()")
         .starts_with("exited with code 0"));
 }
+
+#[test]
+fn a_signal_handler_in_the_recording_is_taken_back_whole() {
+    let mut scry = Scry::spawn(&fixture("record_signal"), &[]);
+    scry.ok("handle_signal('SIGUSR1', 'pass'); breakpoint.set('checkpoint')");
+    scry.ok("cont()");
+    // The stack below sp (where the kernel puts the handler's frame), the registers and
+    // the vector state, as they are when recording begins.
+    scry.ok(
+        "ctx.sp = state.sp; ctx.below = state.memory(ctx.sp - 16384).bytes(16384 + 512);
+         ctx.regs = JSON.stringify(state.registers); ctx.fpu = JSON.stringify(state.fpu)",
+    );
+    scry.ok("record.start()");
+    scry.ok("cont()");
+    let write = scry.ok("String(history.writes('flag')[0])");
+    assert!(
+        write.contains("on_usr1+") && write.ends_with("0 -> 100"),
+        "{write}"
+    );
+    let start = scry.ok("goto(0)");
+    assert!(start.contains("[past: step 0 of "), "{start}");
+    assert_eq!(
+        scry.ok("[state.memory(ctx.sp - 16384).bytes(16384 + 512) === ctx.below, JSON.stringify(state.registers) === ctx.regs, JSON.stringify(state.fpu) === ctx.fpu, +state.var('flag')].join()"),
+        "true,true,true,0"
+    );
+    // Replayed to the present and run on, the program computes what it does alone.
+    scry.ok("goto(record.status().end); breakpoint.remove(1)");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert_eq!(scry.ok("output()").trim(), "flag=100 sum=-128");
+}

@@ -34,6 +34,8 @@ const NAMES: [(&str, i32); 31] = [
     ("SIGSYS", 31),
 ];
 
+/// The trap signal: a debugger's own, never passed to the program by a recorder.
+pub(crate) const SIGTRAP: i32 = libc::SIGTRAP;
 /// glibc keeps the first two real-time signals for itself (thread cancellation, and
 /// setuid/setgid broadcast to every thread), so a program's SIGRTMIN is 34.
 pub(crate) const SIGCANCEL: i32 = 32;

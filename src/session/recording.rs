@@ -140,14 +140,28 @@ impl Session {
         let Some(mut rec) = self.recording.take() else {
             return self.live_step(deadline);
         };
-        let out = self.record_one(&mut rec, deadline);
+        let pass = self.pass_fn();
+        let out = loop {
+            match self.record_one(&mut rec, deadline) {
+                // A signal that passes is delivered by the next step, which records the
+                // frame it pushes.
+                Ok(Stop::Signal { signal, .. })
+                    if signal != signals::SIGTRAP && pass(signal) && rec.active =>
+                {
+                    continue
+                }
+                out => break out,
+            }
+        };
         self.recording = Some(rec);
         out
     }
 
     fn record_one(&mut self, rec: &mut Recording, deadline: Instant) -> Result<Stop> {
         let before = self.read_before(rec)?;
-        let stop = self.live_step(deadline)?;
+        // No signal is delivered inside the step unseen: each comes back as a stop, and the
+        // next step delivers it with its frame read before.
+        let stop = self.live_step_with(deadline, &|_| false)?;
         if stop.is_final() {
             rec.stale = Some(format!("the process ended ({})", final_text(&stop)));
             rec.active = false;

@@ -95,11 +95,21 @@ impl Session {
     /// One instruction the backend executes.
     pub(super) fn live_step(&mut self, deadline: Instant) -> Result<Stop> {
         let pass = self.pass_fn();
+        self.live_step_with(deadline, &pass)
+    }
+
+    /// [`live_step`](Self::live_step) with `pass` saying which signals the step delivers
+    /// on its own (a recorder passes none: it records each delivery as a step of its own).
+    pub(super) fn live_step_with(
+        &mut self,
+        deadline: Instant,
+        pass: &dyn Fn(i32) -> bool,
+    ) -> Result<Stop> {
         let inferior = self.targets.live_for_run()?;
         // Where the step starts, for the instruction it executes (`e.executed`): the step
         // reads these registers anyway, so this costs no system call.
         let from = inferior.pc(inferior.selected()).ok();
-        let mut stop = inferior.step(deadline, &pass)?;
+        let mut stop = inferior.step(deadline, pass)?;
         if let Some(loader) = self.own_stop(&stop) {
             // A step onto a breakpoint of scry's, not the user's.
             if loader {
