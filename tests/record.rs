@@ -230,3 +230,45 @@ fn a_signal_handler_in_the_recording_is_taken_back_whole() {
     assert!(scry.ok("cont()").starts_with("exited with code 0"));
     assert_eq!(scry.ok("output()").trim(), "flag=100 sum=-128");
 }
+
+#[test]
+fn every_thread_is_recorded_in_the_order_it_ran() {
+    let mut scry = Scry::spawn(&fixture("record_threads"), &[]);
+    scry.ok("breakpoint.set('checkpoint')");
+    scry.ok("cont()");
+    scry.ok("record.start()");
+    // The two writers take turns with main (which waits for them in a futex, and they for
+    // each other's lock); their sleeps pass while the other one runs.
+    let stop = scry.ok("cont({timeout: 60})");
+    assert!(stop.starts_with("breakpoint 1 at "), "{stop}");
+    assert_eq!(scry.ok("record.status().threads.length"), "3");
+    // Both threads' 50 writes each, in the order they ran, each thread's own in its order.
+    scry.ok("ctx.w = history.writes('shared')");
+    assert_eq!(scry.ok("ctx.w.length"), "100");
+    assert_eq!(
+        scry.ok("ctx.w.every((x, i) => i === 0 || x.step > ctx.w[i - 1].step)"),
+        "true"
+    );
+    assert_eq!(
+        scry.ok(
+            "const by = {}; for (const x of ctx.w) (by[x.tid] = by[x.tid] || []).push(+x.new);
+             Object.values(by).map(v => v.every((n, i) => n % 1000 === i) && v.length).join()"
+        ),
+        "50,50"
+    );
+    // The value now is the last write's.
+    assert_eq!(scry.ok("+state.var('shared') === +ctx.w[99].new"), "true");
+    // Going back stops at a thread's end, naming it: its steps cannot be taken back.
+    let end = scry.ok("reverse_cont()");
+    assert!(
+        end.starts_with("history_end ") && end.contains("which has ended"),
+        "{end}"
+    );
+    scry.ok("goto(record.status().end); breakpoint.remove(1)");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    let out = scry.ok("output()");
+    assert!(
+        out.trim() == "shared=1049" || out.trim() == "shared=2049",
+        "{out}"
+    );
+}

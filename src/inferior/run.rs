@@ -59,6 +59,22 @@ impl Inferior {
 
     /// Steps the selected thread by one instruction; the others stay stopped.
     pub(crate) fn step(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
+        // A step given less time than the run (a recorder trying a system call that may
+        // block) needs the alarm sooner: a blocked wait ends only when it fires.
+        let sooner = self.run_deadline.is_some_and(|run| deadline < run);
+        if sooner {
+            self.alarm
+                .arm(deadline.saturating_duration_since(Instant::now()));
+        }
+        let stop = self.step_within(deadline, pass);
+        if let Some(run) = self.run_deadline.filter(|_| sooner) {
+            self.alarm
+                .arm(run.saturating_duration_since(Instant::now()));
+        }
+        stop
+    }
+
+    fn step_within(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
         self.all_stop(pass)?;
         if let Some(stop) = self.next_queued() {
             return Ok(stop);

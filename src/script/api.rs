@@ -101,8 +101,8 @@ a breakpoint on a function stops after its prologue (arguments in place); 'f+0':
     (
         "time",
         "\
-record.start() records the selected thread (other threads stay stopped meanwhile); cont()
-  then runs recorded steps at the single-step rate; a limit stop or {ring: true} bounds it
+record.start(): cont() then runs every thread one instruction at a time (turns of 256;
+  step(n) the selected one) at the single-step rate; a limit stop or {ring: true} bounds it
 history.writes('x') -> [{step, tid, pc, insn, at, old, new}]: the whole variable before/after
 reverse_cont() stops at a breakpoint's address, before a watched write, or history_end (the
   start, or a call whose writes are unknown: named); state then shows that moment
@@ -203,7 +203,7 @@ pub const API: &[Entry] = &[
     e("run", "handle_signal(sig, 'stop'|'pass')", "signal policy"),
     e("run", "status()", "{live, pid, program}"),
     e("run", "core(f,p?) / gcore(f?)", "help('core')"),
-    e("time", "record.start({limit, ring}?) / record.stop() / record.status()", "record the selected thread's instructions"),
+    e("time", "record.start({limit, ring}?) / record.stop() / record.status()", "record every instruction from here"),
     e("time", "history.writes(where, len?) / history.steps(from, to) / history.find(fn, {last}?)", "recorded stores [{step, pc, insn, at, old, new}]; steps [{step, tid, pc}]"),
     e("time", "reverse_step(n=1) / reverse_cont() / reverse_finish()", "back to a breakpoint, a watched write, the call, the start"),
     e("time", "goto(step)", "the program as before that step; cont()/step() replay, then go live"),

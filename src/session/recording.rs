@@ -21,6 +21,9 @@ pub(crate) const DEFAULT_LIMIT: u64 = 10_000_000;
 const BUFFER_LIMIT: u64 = 16 << 20;
 /// How far below the stack pointer a delivered signal's frame is looked for.
 const SIGNAL_FRAME_WINDOW: u64 = 16 << 10;
+/// How long a system call may take before a recorder with other threads to run gives it
+/// up as blocked (a blocked one waits for another thread, or for time to pass).
+const BLOCKED_AFTER: std::time::Duration = std::time::Duration::from_millis(5);
 /// rt_sigreturn: restores registers and the floating-point state from the frame.
 const SYS_RT_SIGRETURN: u64 = 15;
 const SYS_BRK: u64 = 12;
@@ -40,6 +43,13 @@ pub(super) struct Recording {
     /// Instructions decoded so far, by address, with their bytes; dropped where a store
     /// lands (code that rewrites itself) and whenever memory is mapped anew.
     insns: BTreeMap<u64, (iced_x86::Instruction, [u8; 16])>,
+    /// Other threads wait to run (a continue schedules them): a system call that blocks is
+    /// given up after a moment and made again later, so the thread it waits for can run.
+    pub(super) shared: bool,
+    /// The system call a step gave up on as blocked, if the last step did: `(thread, nr)`.
+    pub(super) blocked: Option<(Tid, u64)>,
+    /// Every thread is blocked: the next system call waits as long as the run may.
+    pub(super) patient: bool,
 }
 
 /// What was read before a step, to compare after it.
@@ -54,6 +64,8 @@ struct Before {
     barrier: Option<String>,
     /// A system call that maps memory anew: decoded instructions may be stale after it.
     remaps: bool,
+    /// The instruction is a system call: its number.
+    syscall: Option<u64>,
 }
 
 impl Recording {
@@ -66,6 +78,9 @@ impl Recording {
             full: false,
             decoder: StoreDecoder::new(xsave_size),
             insns: BTreeMap::new(),
+            shared: false,
+            blocked: None,
+            patient: false,
         }
     }
 
@@ -159,9 +174,30 @@ impl Session {
 
     fn record_one(&mut self, rec: &mut Recording, deadline: Instant) -> Result<Stop> {
         let before = self.read_before(rec)?;
+        rec.blocked = None;
+        // With other threads to run, a system call that does not return at once is given
+        // up (interrupted) and made again when the thread's turn comes back.
+        let step_deadline = match before.syscall {
+            Some(_) if rec.shared && !rec.patient => deadline.min(Instant::now() + BLOCKED_AFTER),
+            _ => deadline,
+        };
         // No signal is delivered inside the step unseen: each comes back as a stop, and the
         // next step delivers it with its frame read before.
-        let stop = self.live_step_with(deadline, &|_| false)?;
+        let mut stop = self.live_step_with(step_deadline, &|_| false)?;
+        if let (Stop::Timeout { tid }, Some(nr)) = (stop, before.syscall) {
+            if step_deadline < deadline {
+                let process = self.targets.live()?;
+                let after = process.regs(before.tid)?;
+                if is_restart(after.rax) {
+                    // Interrupted before it did anything: as if it had not been made.
+                    process.set_regs_read_back(before.tid, &before.regs)?;
+                    rec.blocked = Some((before.tid, nr));
+                    return Ok(stop);
+                }
+                // It returned just as it was given up: an ordinary step.
+                stop = Stop::Step { tid };
+            }
+        }
         if stop.is_final() {
             rec.stale = Some(format!("the process ended ({})", final_text(&stop)));
             rec.active = false;
@@ -288,6 +324,7 @@ impl Session {
             signal_window: None,
             barrier: None,
             remaps: false,
+            syscall: None,
         };
         let value = |r| points::register_value(&regs, r);
         match rec.decoder.stores(&insn, &bytes, &value) {
@@ -300,6 +337,7 @@ impl Session {
                 let mut fp = stores.vector;
                 if stores.syscall {
                     let nr = regs.rax;
+                    before.syscall = Some(nr);
                     fp |= nr == SYS_RT_SIGRETURN;
                     before.remaps = matches!(nr, 9 | 10 | 11 | 25);
                     syscall_before(process, nr, &regs, &mut before);
@@ -390,6 +428,12 @@ impl Session {
             "cannot {what} in the past (step {at} of {end} of the recording): goto({end}) returns to the present, record.stop() makes the present here"
         ))
     }
+}
+
+/// The kernel's "interrupted, make the call again" results (ERESTARTSYS, ERESTARTNOINTR,
+/// ERESTARTNOHAND, ERESTART_RESTARTBLOCK), as rax holds them at the interrupt's stop.
+fn is_restart(rax: u64) -> bool {
+    matches!(rax as i64, -516 | -514 | -513 | -512)
 }
 
 /// The bytes at `[addr, addr + len)`: unreadable ones (a stack page not yet grown into, which

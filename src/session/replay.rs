@@ -14,6 +14,10 @@ use crate::history::{StepView, RIP};
 
 /// How often a run along the recording looks at its deadline (steps).
 const DEADLINE_EVERY: u64 = 4096;
+/// Steps a thread makes in a row while a continue records every thread.
+const SLICE: u32 = 256;
+/// futex(2): a thread waiting in it waits for another thread.
+const SYS_FUTEX: u64 = 202;
 
 /// What a run along the recording came to.
 pub(super) enum Replayed {
@@ -193,13 +197,63 @@ impl Session {
     }
 
     /// A continue while recording: recorded steps to the next event (the backend's own
-    /// stops, a breakpoint's address reached, the limit, the deadline).
+    /// stops, a breakpoint's address reached, the limit, the deadline). Every thread runs,
+    /// one instruction at a time: each takes turns of [`SLICE`] steps, and one whose system
+    /// call blocks gives its turn up until another thread made progress; when every thread
+    /// is blocked, the one most likely waiting for time or input rather than for another
+    /// thread (not in a futex wait) waits as long as the run may.
     pub(super) fn recorded_cont(&mut self, deadline: Instant) -> Result<Stop> {
+        let mut blocked: Vec<(Tid, u64)> = Vec::new();
+        let mut turn = 0u32;
         let mut n = 0u64;
-        loop {
+        let out = (|| loop {
+            let process = self.targets.live()?;
+            let shared = process.thread_count() > 1;
+            let mut patient = false;
+            if shared && turn >= SLICE {
+                let tids = process.thread_ids();
+                let current = process.selected();
+                let waiting = |t: &Tid| blocked.iter().any(|(b, _)| b == t);
+                let after = tids.iter().position(|t| *t == current).map_or(0, |i| i + 1);
+                let next = tids[after..]
+                    .iter()
+                    .chain(&tids[..after])
+                    .find(|t| !waiting(t))
+                    .copied();
+                let next = next.unwrap_or_else(|| {
+                    patient = true;
+                    blocked
+                        .iter()
+                        .find(|(t, nr)| *nr != SYS_FUTEX && tids.contains(t))
+                        .or(blocked.iter().find(|(t, _)| tids.contains(t)))
+                        .map_or(tids[0], |(t, _)| *t)
+                });
+                process.select(next);
+                turn = 0;
+            }
+            if let Some(rec) = &mut self.recording {
+                rec.shared = shared;
+                rec.patient = patient;
+            }
             let stop = self.recorded_step(deadline)?;
-            let Stop::Step { tid } = stop else {
-                return Ok(stop);
+            if let Some(b) = self.recording.as_ref().and_then(|r| r.blocked) {
+                blocked.retain(|(t, _)| *t != b.0);
+                blocked.push(b);
+                turn = SLICE;
+                continue;
+            }
+            blocked.clear();
+            turn += 1;
+            n += 1;
+            let tid = match stop {
+                Stop::Step { tid } => tid,
+                // Threads come and go unreported unless listened for, as in a live run.
+                Stop::ThreadStart { .. } | Stop::ThreadExit { .. } if !self.thread_events => {
+                    // The next turn is another thread's (this one may be gone).
+                    turn = SLICE;
+                    continue;
+                }
+                _ => return Ok(stop),
             };
             if !self.recording_live() {
                 // The limit: the run ends with a note saying so.
@@ -210,11 +264,15 @@ impl Session {
             if process.site_is_hardware(pc).is_some() {
                 return Ok(Stop::Breakpoint { tid, addr: pc });
             }
-            n += 1;
             if n.is_multiple_of(DEADLINE_EVERY) && Instant::now() >= deadline {
                 return Ok(Stop::Timeout { tid });
             }
+        })();
+        if let Some(rec) = &mut self.recording {
+            rec.shared = false;
+            rec.patient = false;
         }
+        out
     }
 
     /// Moves the process to position `k` of the recording (before step `k` ran; the end is
@@ -278,6 +336,13 @@ impl Session {
         let Some(change) = rec.log.step(k).map(|s| change_of(&s, false)) else {
             return Ok(Err("the start of the recording".into()));
         };
+        let process = self.targets.live()?;
+        if process.selected() != change.tid && !process.thread_ids().contains(&change.tid) {
+            return Ok(Err(format!(
+                "step {k} was thread {}'s, which has ended: its steps cannot be taken back",
+                change.tid
+            )));
+        }
         if let Err(e) = self.apply(&change) {
             return Ok(Err(format!("step {k} cannot be taken back: {e}")));
         }
