@@ -258,17 +258,73 @@ fn every_thread_is_recorded_in_the_order_it_ran() {
     );
     // The value now is the last write's.
     assert_eq!(scry.ok("+state.var('shared') === +ctx.w[99].new"), "true");
-    // Going back stops at a thread's end, naming it: its steps cannot be taken back.
-    let end = scry.ok("reverse_cont()");
+    // Going back to the last write, made by a thread that has ended since: its writes are
+    // taken back (a note says it cannot be shown).
+    scry.ok("watchpoint.set('shared', 'w')");
+    let last = scry.ok("ctx.b = reverse_cont(); String(ctx.b)");
     assert!(
-        end.starts_with("history_end ") && end.contains("which has ended"),
-        "{end}"
+        last.starts_with("watchpoint 1 write ") && last.contains("by writer+"),
+        "{last}"
     );
+    assert!(
+        last.contains("has ended: its writes are taken back"),
+        "{last}"
+    );
+    assert_eq!(
+        scry.ok("+ctx.b.new === +ctx.w[99].new && +state.var('shared') === +ctx.w[98].new"),
+        "true"
+    );
+    // And back past both threads' lives (their creation, their stacks freed at their end)
+    // to where recording began.
+    scry.ok("watchpoint.remove(1)");
+    let start = scry.ok("reverse_cont()");
+    assert!(
+        start.starts_with("breakpoint 1 at ") && start.contains("[past: step 0 of "),
+        "{start}"
+    );
+    assert_eq!(scry.ok("state.var('shared')"), "0");
     scry.ok("goto(record.status().end); breakpoint.remove(1)");
     assert!(scry.ok("cont()").starts_with("exited with code 0"));
     let out = scry.ok("output()");
     assert!(
         out.trim() == "shared=1049" || out.trim() == "shared=2049",
         "{out}"
+    );
+}
+
+#[test]
+fn buffers_named_through_memory_are_recorded() {
+    let mut scry = Scry::spawn(&fixture("record_io"), &[]);
+    scry.ok("breakpoint.set('checkpoint')");
+    scry.ok("cont()");
+    scry.ok("record.start()");
+    scry.ok("cont()");
+    // readv's two iovecs, recvmsg's two parts: each buffer's bytes as the kernel wrote them.
+    let rows = scry.ok(
+        "['head', 'tail', 'msg_a', 'msg_b'].map(v => { const w = history.writes(v); return w.length + ' ' + w[0].at.split(' ')[0] + ' ' + w[0].new; }).join('\\n')",
+    );
+    let rows: Vec<&str> = rows.lines().collect();
+    assert!(
+        rows[0].starts_with("1 readv+") && rows[0].ends_with(" head"),
+        "{rows:?}"
+    );
+    assert!(
+        rows[1].starts_with("1 readv+") && rows[1].ends_with(" tail-42"),
+        "{rows:?}"
+    );
+    assert!(
+        rows[2].starts_with("1 recvmsg+") && rows[2].ends_with(" first!"),
+        "{rows:?}"
+    );
+    assert!(
+        rows[3].starts_with("1 recvmsg+") && rows[3].ends_with(" second"),
+        "{rows:?}"
+    );
+    // Going back before them takes the bytes back out.
+    let back = scry.ok("reverse_cont()");
+    assert!(back.contains("[past: step 0 of "), "{back}");
+    assert_eq!(
+        scry.ok("state.memory('tail').bytes(8) + ' ' + state.memory('msg_b').bytes(6)"),
+        "0000000000000000 000000000000"
     );
 }

@@ -24,6 +24,12 @@ pub(crate) enum Effects {
     /// These buffers: `(argument holding the address, its length)`. A null address is no
     /// buffer.
     Buffers(Vec<(usize, Len)>),
+    /// The buffers an array of `struct iovec` names: `(argument holding the array, argument
+    /// holding its count)`.
+    Iovec(usize, usize),
+    /// What recvmsg fills through the `struct msghdr` this argument points to: the header
+    /// itself, the source address, the iovec buffers and the control buffer.
+    Msghdr(usize),
     /// What it does to memory is not known, or cannot be taken back (memory unmapped,
     /// replaced, a new image): going back past it is refused with this reason.
     Barrier(&'static str),
@@ -46,6 +52,11 @@ pub(crate) fn of(nr: u64, args: &[u64; 6]) -> Effects {
         79 => one(0, Arg(1)),
         318 => one(0, Arg(1)),
         217 | 78 => one(1, Arg(2)),
+        // readv, preadv, preadv2; process_vm_readv into this process's iovecs
+        19 | 295 | 327 => Effects::Iovec(1, 2),
+        310 => Effects::Iovec(1, 2),
+        // recvmsg
+        47 => Effects::Msghdr(1),
         // recvfrom: the buffer, the source address and its length
         45 => Buffers(vec![(1, Arg(2)), (4, Pointed(5)), (5, Fixed(4))]),
         // stat, fstat, lstat, newfstatat: struct stat is 144 bytes
@@ -109,8 +120,11 @@ pub(crate) fn of(nr: u64, args: &[u64; 6]) -> Effects {
         115 => one(1, Fixed(4 * args[0].min(1 << 16))),
         // sched_getaffinity
         204 => one(2, Arg(1)),
-        // set_tid_address writes nothing now (the kernel writes at the thread's exit)
-        218 => Effects::None,
+        // set_tid_address writes nothing now (the kernel writes at the thread's exit);
+        // set_robust_list only registers a list (walked when a thread dies holding a lock)
+        218 | 273 => Effects::None,
+        // get_robust_list: the head and its length
+        274 => Buffers(vec![(1, Fixed(8)), (2, Fixed(8))]),
         // futex: a wait or wake writes nothing; the other operations may
         202 => match args[1] & 0x7f {
             0 | 1 | 9 | 10 => Effects::None,
@@ -118,8 +132,11 @@ pub(crate) fn of(nr: u64, args: &[u64; 6]) -> Effects {
         },
         // mmap over a mapping replaces its bytes; elsewhere it only adds pages.
         9 if args[3] & MAP_FIXED != 0 => Barrier("memory mapped over"),
-        // madvise: these advices drop the pages' contents
-        28 if matches!(args[2], 4 | 8 | 9) => Barrier("memory contents dropped"),
+        // madvise(MADV_DONTNEED): the pages read as zeros from now on (a thread's stack
+        // when it ends): their old bytes are kept as a buffer's are. MADV_FREE may drop
+        // them at any later moment, MADV_REMOVE punches the file.
+        28 if args[2] == 4 => one(0, Arg(1)),
+        28 if matches!(args[2], 8 | 9) => Barrier("memory contents dropped"),
         // ioctl: the terminal queries the C library makes, else not known
         16 => match args[1] {
             TCGETS => one(2, Fixed(60)),
@@ -180,7 +197,9 @@ pub(crate) fn of(nr: u64, args: &[u64; 6]) -> Effects {
         | 334 => Effects::None,
         11 => Barrier("memory unmapped"),
         25 => Barrier("memory remapped"),
-        56 | 57 | 58 | 435 => Barrier("a new thread or process"),
+        // clone and clone3 are the session's (a thread's ids are recorded; a process is a
+        // barrier); fork and vfork make a process.
+        56 | 57 | 58 | 435 => Barrier("a new process"),
         59 | 322 => Barrier("a new program image"),
         _ => Barrier("a call whose writes to memory are not known"),
     }

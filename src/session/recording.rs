@@ -7,7 +7,7 @@
 //!
 //! Moving along the recording is `replay.rs`'s.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::*;
 use crate::history::effects::{self, Effects, Len};
@@ -27,6 +27,15 @@ const BLOCKED_AFTER: std::time::Duration = std::time::Duration::from_millis(5);
 /// rt_sigreturn: restores registers and the floating-point state from the frame.
 const SYS_RT_SIGRETURN: u64 = 15;
 const SYS_BRK: u64 = 12;
+const SYS_CLONE: u64 = 56;
+const SYS_EXIT: u64 = 60;
+const SYS_SET_TID_ADDRESS: u64 = 218;
+const SYS_CLONE3: u64 = 435;
+const CLONE_VM: u64 = 0x100;
+const CLONE_THREAD: u64 = 0x10000;
+const CLONE_PARENT_SETTID: u64 = 0x0010_0000;
+const CLONE_CHILD_CLEARTID: u64 = 0x0020_0000;
+const CLONE_CHILD_SETTID: u64 = 0x0100_0000;
 
 /// A recording and where the process is along it.
 pub(super) struct Recording {
@@ -50,6 +59,12 @@ pub(super) struct Recording {
     pub(super) blocked: Option<(Tid, u64)>,
     /// Every thread is blocked: the next system call waits as long as the run may.
     pub(super) patient: bool,
+    /// Where the kernel writes 0 when each thread ends (set_tid_address, CLONE_CHILD_CLEARTID).
+    clear_tid: HashMap<Tid, u64>,
+    /// The thread each recorded clone step created, by step.
+    pub(super) created: HashMap<u64, Tid>,
+    /// Ended threads whose steps a run along the recording crossed and said so.
+    pub(super) told_ended: Vec<Tid>,
 }
 
 /// What was read before a step, to compare after it.
@@ -66,6 +81,10 @@ struct Before {
     remaps: bool,
     /// The instruction is a system call: its number.
     syscall: Option<u64>,
+    /// set_tid_address: where the kernel will clear the thread's id when it ends.
+    sets_clear_tid: Option<u64>,
+    /// A clone that makes a thread: where the kernel clears the new thread's id at its end.
+    clone: Option<Option<u64>>,
 }
 
 impl Recording {
@@ -81,6 +100,9 @@ impl Recording {
             shared: false,
             blocked: None,
             patient: false,
+            clear_tid: HashMap::new(),
+            created: HashMap::new(),
+            told_ended: Vec::new(),
         }
     }
 
@@ -206,20 +228,24 @@ impl Session {
         let Ok(process) = self.targets.live() else {
             return Ok(stop);
         };
-        let Ok(after) = process.regs(before.tid) else {
-            // The thread is gone (it exited in this step): nothing of it to record.
+        // A thread that ended in this step has no registers left; what the kernel wrote at
+        // its end (its cleared id) is still recorded.
+        let after = process.regs(before.tid).ok();
+        if after.is_none() && before.syscall != Some(SYS_EXIT) {
             return Ok(stop);
-        };
+        }
         let mut regs = Vec::new();
         for i in 0..regs::REGISTER_NAMES.len() {
+            let Some(after) = &after else { break };
             let (old, new) = (
                 regs::get_register(&before.regs, i),
-                regs::get_register(&after, i),
+                regs::get_register(after, i),
             );
             if old != new {
                 regs.push((i as u8, old, new));
             }
         }
+        let after = after.unwrap_or(before.regs);
         let mut news: Vec<Vec<u8>> = Vec::with_capacity(before.memory.len());
         for (addr, old) in &before.memory {
             let mut new = vec![0u8; old.len()];
@@ -278,6 +304,19 @@ impl Session {
         for (addr, old, _) in &stores {
             rec.forget_code(*addr, old.len() as u64);
         }
+        if let Some(at) = before.sets_clear_tid {
+            rec.clear_tid.insert(before.tid, at);
+        }
+        if let Some(clear) = before.clone {
+            let child = after.rax as i64;
+            if child > 0 {
+                let child = child as Tid;
+                rec.created.insert(rec.log.end(), child);
+                if let Some(at) = clear {
+                    rec.clear_tid.insert(child, at);
+                }
+            }
+        }
         let pushed = rec.log.push(StepIn {
             tid: before.tid,
             pc: before.regs.rip,
@@ -325,6 +364,8 @@ impl Session {
             barrier: None,
             remaps: false,
             syscall: None,
+            sets_clear_tid: None,
+            clone: None,
         };
         let value = |r| points::register_value(&regs, r);
         match rec.decoder.stores(&insn, &bytes, &value) {
@@ -340,7 +381,8 @@ impl Session {
                     before.syscall = Some(nr);
                     fp |= nr == SYS_RT_SIGRETURN;
                     before.remaps = matches!(nr, 9 | 10 | 11 | 25);
-                    syscall_before(process, nr, &regs, &mut before);
+                    let own = rec.clear_tid.get(&tid).copied();
+                    syscall_before(process, nr, &regs, &mut before, own);
                 }
                 if fp {
                     before.fp = Some(process.fp_regs(tid)?);
@@ -371,9 +413,69 @@ impl Session {
 }
 
 /// What the system call about to be made may write, read before it runs.
-fn syscall_before(process: &mut dyn Target, nr: u64, r: &RawRegs, before: &mut Before) {
+fn syscall_before(
+    process: &mut dyn Target,
+    nr: u64,
+    r: &RawRegs,
+    before: &mut Before,
+    own_clear_tid: Option<u64>,
+) {
     let args = [r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9];
     let name = crate::os::syscalls::name(nr);
+    let word = |process: &dyn Target, addr: u64| {
+        let mut b = [0u8; 4];
+        let n = process.read_memory_partial(addr, &mut b);
+        b[..n].to_vec()
+    };
+    match nr {
+        SYS_SET_TID_ADDRESS => {
+            before.sets_clear_tid = Some(args[0]);
+            return;
+        }
+        // A thread's end: the kernel clears the id it was told to.
+        SYS_EXIT => {
+            if let Some(at) = own_clear_tid.filter(|a| *a != 0) {
+                before.memory.push((at, word(process, at)));
+            }
+            return;
+        }
+        SYS_CLONE | SYS_CLONE3 => {
+            let fields = if nr == SYS_CLONE {
+                Some((args[0], args[2], args[3]))
+            } else {
+                // struct clone_args: flags @0, child_tid @16, parent_tid @24.
+                let mut raw = [0u8; 32];
+                (args[1] >= 32 && process.read_memory(args[0], &mut raw).is_ok()).then(|| {
+                    (
+                        le_u64(&raw[..8]),
+                        le_u64(&raw[24..32]),
+                        le_u64(&raw[16..24]),
+                    )
+                })
+            };
+            let Some((flags, parent_tid, child_tid)) = fields else {
+                before.barrier = Some(format!("{name}: its arguments are unreadable"));
+                return;
+            };
+            if flags & (CLONE_VM | CLONE_THREAD) != CLONE_VM | CLONE_THREAD {
+                before.barrier = Some(format!("{name}: a new process"));
+                return;
+            }
+            // The ids the kernel writes at the clone, into memory both threads share.
+            for (flag, at) in [
+                (CLONE_PARENT_SETTID, parent_tid),
+                (CLONE_CHILD_SETTID, child_tid),
+            ] {
+                if flags & flag != 0 && at != 0 {
+                    before.memory.push((at, word(process, at)));
+                }
+            }
+            before.clone =
+                Some((flags & CLONE_CHILD_CLEARTID != 0 && child_tid != 0).then_some(child_tid));
+            return;
+        }
+        _ => {}
+    }
     let effects = match effects::of(nr, &args) {
         // A break moved down gives pages back: their bytes would be gone going back.
         Effects::None if nr == SYS_BRK && args[0] != 0 => match heap_end(process) {
@@ -382,8 +484,61 @@ fn syscall_before(process: &mut dyn Target, nr: u64, r: &RawRegs, before: &mut B
         },
         e => e,
     };
+    // Buffers named through memory: `(address, length)` read from the iovec array.
+    let iovecs = |at: u64, count: u64| -> Option<Vec<(u64, u64)>> {
+        let count = count.min(IOV_MAX);
+        let mut raw = vec![0u8; (count * 16) as usize];
+        process.read_memory(at, &mut raw).ok()?;
+        Some(
+            raw.chunks(16)
+                .map(|c| (le_u64(&c[..8]), le_u64(&c[8..])))
+                .collect(),
+        )
+    };
+    let mut named: Vec<(u64, u64)> = Vec::new();
+    let mut unreadable = false;
+    match &effects {
+        Effects::Iovec(iov, count) => match iovecs(args[*iov], args[*count]) {
+            Some(list) => named = list,
+            None => unreadable = true,
+        },
+        Effects::Msghdr(msg) => {
+            let mut hdr = [0u8; MSGHDR_SIZE as usize];
+            if process.read_memory(args[*msg], &mut hdr).is_ok() {
+                let at = |o: usize| le_u64(&hdr[o..o + 8]);
+                named.push((args[*msg], MSGHDR_SIZE));
+                named.push((at(0), at(8) & 0xffff_ffff));
+                named.push((at(32), at(40)));
+                match iovecs(at(16), at(24)) {
+                    Some(list) => named.extend(list),
+                    None => unreadable = true,
+                }
+            } else {
+                unreadable = true;
+            }
+        }
+        _ => {}
+    }
+    if unreadable {
+        before.barrier = Some(format!("{name}: its buffer list is unreadable"));
+    }
+    for (addr, len) in named {
+        if addr == 0 || len == 0 {
+            continue;
+        }
+        if len > BUFFER_LIMIT {
+            before.barrier = Some(format!(
+                "{name}: a buffer of {len} bytes (more than {BUFFER_LIMIT} are not recorded)"
+            ));
+            continue;
+        }
+        let mut buf = vec![0u8; len as usize];
+        let n = process.read_memory_partial(addr, &mut buf);
+        buf.truncate(n);
+        before.memory.push((addr, buf));
+    }
     match effects {
-        Effects::None => {}
+        Effects::None | Effects::Iovec(..) | Effects::Msghdr(_) => {}
         Effects::Barrier(why) => before.barrier = Some(format!("{name}: {why}")),
         Effects::Buffers(list) => {
             for (arg, len) in list {
@@ -428,6 +583,15 @@ impl Session {
             "cannot {what} in the past (step {at} of {end} of the recording): goto({end}) returns to the present, record.stop() makes the present here"
         ))
     }
+}
+
+/// Most iovec entries a call takes (UIO_MAXIOV).
+const IOV_MAX: u64 = 1024;
+/// `struct msghdr` on x86-64: name, namelen, iov, iovlen, control, controllen, flags.
+const MSGHDR_SIZE: u64 = 56;
+
+fn le_u64(b: &[u8]) -> u64 {
+    u64::from_le_bytes(b.try_into().unwrap_or([0; 8]))
 }
 
 /// The kernel's "interrupted, make the call again" results (ERESTARTSYS, ERESTARTNOINTR,

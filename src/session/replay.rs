@@ -78,6 +78,7 @@ impl Session {
         }
         self.reverse = on;
         self.reverse_until = None;
+        self.forget_told();
         Ok(())
     }
 
@@ -115,6 +116,9 @@ impl Session {
         while self.recording.as_ref().is_some_and(Recording::in_past) {
             self.redo()?;
         }
+        if let Some(rec) = &mut self.recording {
+            rec.told_ended.clear();
+        }
         self.reverse = false;
         Ok(())
     }
@@ -129,13 +133,18 @@ impl Session {
     pub(super) fn replay_step(&mut self) -> Result<Stop> {
         self.movable()?;
         self.snapshot.rotate();
-        if self.reverse {
-            return match self.undo()? {
-                Ok(tid) => Ok(Stop::Step { tid }),
-                Err(why) => self.history_end(why),
-            };
-        }
-        let tid = self.redo()?;
+        let moved = if self.reverse {
+            match self.undo()? {
+                Ok(tid) => tid,
+                Err(why) => return self.history_end(why),
+            }
+        } else {
+            self.redo()?
+        };
+        let tid = match moved {
+            Some(tid) => tid,
+            None => self.targets.live()?.selected(),
+        };
         Ok(Stop::Step { tid })
     }
 
@@ -143,6 +152,7 @@ impl Session {
     pub(super) fn replay_cont(&mut self, deadline: Instant) -> Result<Replayed> {
         self.movable()?;
         self.snapshot.rotate();
+        self.forget_told();
         let mut n = 0u64;
         loop {
             n += 1;
@@ -163,7 +173,7 @@ impl Session {
                 rec.at
             };
             let watched = self.watch_in_step(k);
-            let tid = if reverse {
+            let moved = if reverse {
                 match self.undo()? {
                     Ok(tid) => tid,
                     Err(why) => return self.history_end(why).map(Replayed::Stop),
@@ -172,8 +182,16 @@ impl Session {
                 self.redo()?
             };
             if let Some(id) = watched {
+                let tid = match moved {
+                    Some(tid) => tid,
+                    None => self.targets.live()?.selected(),
+                };
                 return Ok(Replayed::Watch(Box::new(self.replayed_watch(k, id, tid)?)));
             }
+            // An ended thread's step moves no thread: nothing to stop at.
+            let Some(tid) = moved else {
+                continue;
+            };
             let until = self.reverse_until.filter(|_| reverse);
             let process = self.targets.live()?;
             if let Some(sp) = until {
@@ -294,10 +312,11 @@ impl Session {
             }
         }
         self.snapshot.rotate();
+        self.forget_told();
         let mut tid = self.targets.live()?.selected();
         while self.recording.as_ref().is_some_and(|r| r.at > k) {
             match self.undo()? {
-                Ok(t) => tid = t,
+                Ok(t) => tid = t.unwrap_or(tid),
                 Err(why) => {
                     self.carried_notes.push(why);
                     break;
@@ -305,7 +324,7 @@ impl Session {
             }
         }
         while self.recording.as_ref().is_some_and(|r| r.at < k) {
-            tid = self.redo()?;
+            tid = self.redo()?.unwrap_or(tid);
         }
         let mut info = self.book_stop(Stop::Step { tid })?;
         self.describe(&mut info);
@@ -313,7 +332,7 @@ impl Session {
     }
 
     /// Takes back the step before the position: `Err(why)` when it cannot be.
-    fn undo(&mut self) -> Result<std::result::Result<Tid, String>> {
+    fn undo(&mut self) -> Result<std::result::Result<Option<Tid>, String>> {
         let Some(rec) = &self.recording else {
             return Ok(Err("no recording".into()));
         };
@@ -336,24 +355,64 @@ impl Session {
         let Some(change) = rec.log.step(k).map(|s| change_of(&s, false)) else {
             return Ok(Err("the start of the recording".into()));
         };
-        let process = self.targets.live()?;
-        if process.selected() != change.tid && !process.thread_ids().contains(&change.tid) {
-            return Ok(Err(format!(
-                "step {k} was thread {}'s, which has ended: its steps cannot be taken back",
-                change.tid
-            )));
-        }
-        if let Err(e) = self.apply(&change) {
-            return Ok(Err(format!("step {k} cannot be taken back: {e}")));
-        }
+        let alive = match self.apply(&change) {
+            Ok(alive) => alive,
+            Err(e) => return Ok(Err(format!("step {k} cannot be taken back: {e}"))),
+        };
+        let created = self
+            .recording
+            .as_ref()
+            .and_then(|r| r.created.get(&k).copied());
         if let Some(rec) = &mut self.recording {
             rec.at = k;
         }
-        Ok(Ok(change.tid))
+        if let Some(child) = created.filter(|c| self.thread_alive(*c)) {
+            self.tell_once(
+                child,
+                format!("thread {child} did not exist before step {k} (it was made there): it is shown stopped where it begins"),
+            );
+        }
+        Ok(Ok(self.moved(change.tid, alive)))
+    }
+
+    /// Whether `tid` is a thread of the process now.
+    fn thread_alive(&mut self, tid: Tid) -> bool {
+        self.targets.live().is_ok_and(|p| p.regs(tid).is_ok())
+    }
+
+    /// A new run along the recording says its notes anew.
+    fn forget_told(&mut self) {
+        if let Some(rec) = &mut self.recording {
+            rec.told_ended.clear();
+        }
+    }
+
+    /// A note said once a run (per thread) while moving along the recording.
+    fn tell_once(&mut self, tid: Tid, note: String) {
+        let Some(rec) = &mut self.recording else {
+            return;
+        };
+        if !rec.told_ended.contains(&tid) {
+            rec.told_ended.push(tid);
+            self.carried_notes.push(note);
+        }
+    }
+
+    /// The thread a step along the recording moved: `Some` while it lives, `None` for one
+    /// that has ended (whose writes were taken back or made, but which cannot be shown).
+    fn moved(&mut self, tid: Tid, alive: bool) -> Option<Tid> {
+        if alive {
+            return Some(tid);
+        }
+        self.tell_once(
+            tid,
+            format!("thread {tid} has ended: its writes are taken back and made again, but it is not shown"),
+        );
+        None
     }
 
     /// Replays the step at the position.
-    fn redo(&mut self) -> Result<Tid> {
+    fn redo(&mut self) -> Result<Option<Tid>> {
         let rec = self
             .recording
             .as_ref()
@@ -364,17 +423,18 @@ impl Session {
             .step(k)
             .map(|s| change_of(&s, true))
             .ok_or_else(|| SessionError::Invalid(format!("no step {k} in the recording")))?;
-        self.apply(&change)?;
+        let alive = self.apply(&change)?;
         if let Some(rec) = &mut self.recording {
             rec.at = k + 1;
         }
-        Ok(change.tid)
+        Ok(self.moved(change.tid, alive))
     }
 
     /// Writes one step's change into the process: memory first (a write that fails takes
     /// back the ones before it, so the process is left as it was), then registers.
-    fn apply(&mut self, change: &Change) -> Result<()> {
+    fn apply(&mut self, change: &Change) -> Result<bool> {
         let process = self.targets.live()?;
+        let alive = process.regs(change.tid).is_ok();
         for (i, (addr, bytes, undo)) in change.memory.iter().enumerate() {
             if let Err(e) = process.write_memory(*addr, bytes) {
                 let _ = undo;
@@ -385,6 +445,10 @@ impl Session {
                     "memory at {addr:#x} cannot be written back ({e})"
                 )));
             }
+        }
+        if !alive {
+            // A thread that has ended: only its writes to memory can be taken back.
+            return Ok(false);
         }
         if !change.regs.is_empty() || change.rip.is_some() {
             let mut regs = process.regs(change.tid)?;
@@ -407,7 +471,7 @@ impl Session {
         if process.selected() != change.tid {
             process.select(change.tid);
         }
-        Ok(())
+        Ok(true)
     }
 
     /// The watchpoint a recorded step stores into, if any (x86 cannot tell loads, so only
