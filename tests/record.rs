@@ -106,6 +106,17 @@ fn going_back_to_a_watched_write_shows_the_program_as_it_was() {
         "{bp}"
     );
     assert_eq!(scry.ok("state.memory('balance').i32()"), "1501");
+    // `prev` is the stop before, as after a live step.
+    scry.ok("ctx.pc = state.pc; reverse_step()");
+    assert_eq!(scry.ok("prev.registers.rip === ctx.pc"), "true");
+    // A core written in the past holds that moment.
+    let core = common::temp_path("past.core");
+    scry.ok(&format!("gcore('{}')", core.display()));
+    let program = fixture("clobber");
+    let mut reader = Scry::start(&["--core", core.to_str().unwrap(), program.to_str().unwrap()]);
+    assert_eq!(reader.ok("state.var('balance')"), "1501");
+    reader.finish();
+    let _ = std::fs::remove_file(&core);
 }
 
 #[test]
@@ -327,4 +338,23 @@ fn buffers_named_through_memory_are_recorded() {
         scry.ok("state.memory('tail').bytes(8) + ' ' + state.memory('msg_b').bytes(6)"),
         "0000000000000000 000000000000"
     );
+}
+
+#[test]
+fn a_recording_is_never_written_into_another_process() {
+    let program = fixture("clobber");
+    let mut scry = Scry::spawn(&program, &[]);
+    scry.ok("breakpoint.set('main'); cont()");
+    scry.ok("record.start(); step(100); reverse_step(50)");
+    // Detached in the past: the program goes on from the present, as it would have.
+    scry.ok("detach()");
+    scry.ok(&format!("spawn('{}')", program.display()));
+    scry.ok("cont()");
+    let err = scry.err("reverse_step()");
+    assert!(err.contains("no longer the one debugged"), "{err}");
+    let err = scry.err("goto(0)");
+    assert!(err.contains("no longer the one debugged"), "{err}");
+    // The new process runs as alone.
+    scry.ok("breakpoint.remove(1)");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
 }

@@ -298,6 +298,14 @@ impl Session {
     pub(super) fn forget_process(&mut self) {
         self.points.breakpoints.disarm_all();
         self.points.watchpoints.disarm_all();
+        // The recording was this process's: another one (or a new image) must never have
+        // the log written into it.
+        if let Some(rec) = &mut self.recording {
+            rec.active = false;
+            rec.stale.get_or_insert_with(|| {
+                "the process it recorded is no longer the one debugged (it ended, was detached, ran exec or another was selected)".into()
+            });
+        }
     }
 
     /// Arms every waiting breakpoint and watchpoint in the new process, resolving what the

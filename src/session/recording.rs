@@ -130,7 +130,7 @@ impl Recording {
 impl Session {
     /// Starts recording the selected thread from here.
     pub fn record_start(&mut self, limit: u64, ring: bool) -> Result<()> {
-        self.check_writable("record")?;
+        // Recording writes nothing (a read-only session records; only moving writes).
         if self.recording.as_ref().is_some_and(|r| r.in_past()) {
             return Err(self.past_refusal("start a new recording"));
         }

@@ -133,6 +133,8 @@ impl Session {
     pub(super) fn replay_step(&mut self) -> Result<Stop> {
         self.movable()?;
         self.snapshot.rotate();
+        // Nothing executed: no instruction for `e.executed`.
+        self.stepped_from = None;
         let moved = if self.reverse {
             match self.undo()? {
                 Ok(tid) => tid,
@@ -279,7 +281,9 @@ impl Session {
             }
             let process = self.targets.live()?;
             let pc = process.pc(tid)?;
-            if process.site_is_hardware(pc).is_some() {
+            // scry's own sites (the loader's, libc's sigaction) the step itself handled.
+            let own = [process.rendezvous(), process.sigaction_site()];
+            if process.site_is_hardware(pc).is_some() && !own.contains(&Some(pc)) {
                 return Ok(Stop::Breakpoint { tid, addr: pc });
             }
             if n.is_multiple_of(DEADLINE_EVERY) && Instant::now() >= deadline {
