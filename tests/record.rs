@@ -358,3 +358,37 @@ fn a_recording_is_never_written_into_another_process() {
     scry.ok("breakpoint.remove(1)");
     assert!(scry.ok("cont()").starts_with("exited with code 0"));
 }
+
+#[test]
+fn going_back_past_a_munmap_gives_the_memory_back() {
+    let mut scry = Scry::spawn(&fixture("record_unmap"), &[]);
+    scry.ok("breakpoint.set('checkpoint')");
+    scry.ok("cont()");
+    scry.ok("record.start()");
+    scry.ok("cont()");
+    // free() gave the big block back with munmap: its memory is gone in the present.
+    let gone = scry.err("state.memory(+state.var('big') + 100).u8()");
+    assert!(gone.contains("not mapped"), "{gone}");
+    // Back before the last sum: mapped again, with what it held (only pages with data are
+    // kept in the recording).
+    scry.ok("watchpoint.set('total', 'w')");
+    let back = scry.ok("reverse_cont()");
+    assert!(
+        back.starts_with("watchpoint 1 write ") && back.contains("2016 -> 2080"),
+        "{back}"
+    );
+    assert_eq!(
+        scry.ok("[1, 32, 64].map(i => state.memory(+state.var('big') + (i - 1) * 4096 + 100).u8()).join()"),
+        "1,32,64"
+    );
+    assert_eq!(scry.ok("record.status().bytes < 2e6"), "true");
+    // Forward to the present: unmapped again; and on, the program ends as alone.
+    scry.ok("watchpoint.remove(1)");
+    scry.ok("cont()");
+    assert!(scry
+        .err("state.memory(+state.var('big') + 100).u8()")
+        .contains("not mapped"));
+    scry.ok("breakpoint.remove(1)");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert_eq!(scry.ok("output()").trim(), "total=2080");
+}

@@ -137,6 +137,12 @@ pub(crate) fn of(nr: u64, args: &[u64; 6]) -> Effects {
         // them at any later moment, MADV_REMOVE punches the file.
         28 if args[2] == 4 => one(0, Arg(1)),
         28 if matches!(args[2], 8 | 9) => Barrier("memory contents dropped"),
+        // prctl: the options that set something write nothing; PR_GET_NAME fills 16 bytes
+        157 => match args[0] {
+            16 => one(1, Fixed(16)),
+            1 | 4 | 8 | 15 | 22 | 23 | 24 | 36 | 38 | 0x5356_4d41 => Effects::None,
+            _ => Barrier("a prctl option whose writes to memory are not known"),
+        },
         // ioctl: the terminal queries the C library makes, else not known
         16 => match args[1] {
             TCGETS => one(2, Fixed(60)),
@@ -195,6 +201,7 @@ pub(crate) fn of(nr: u64, args: &[u64; 6]) -> Effects {
         | 291
         | 292
         | 334 => Effects::None,
+        // munmap is the session's: anonymous memory it takes away is read first.
         11 => Barrier("memory unmapped"),
         25 => Barrier("memory remapped"),
         // clone and clone3 are the session's (a thread's ids are recorded; a process is a

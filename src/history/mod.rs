@@ -31,6 +31,19 @@ pub(crate) struct StepIn<'a> {
     pub fp: &'a [(u32, [u8; 16], [u8; 16])],
     /// Why going back before this step is impossible (effects not recorded), if so.
     pub barrier: Option<String>,
+    /// Memory it unmapped (munmap), to map again going back.
+    pub unmapped: Vec<Unmapped>,
+}
+
+/// Private anonymous memory a step unmapped: where, how long, its protection, and its bytes
+/// from `data_at` on (the pages before and after `data` held zeros).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Unmapped {
+    pub addr: u64,
+    pub len: u64,
+    pub prot: u64,
+    pub data_at: u64,
+    pub data: Vec<u8>,
 }
 
 /// The index of `rip` among the general registers (see `os::regs::REGISTER_NAMES`).
@@ -62,6 +75,8 @@ struct Chunk {
     fp: Vec<(u32, u32, [u8; 16], [u8; 16])>,
     /// `(first step in the chunk, thread)` of each run of one thread's steps.
     tids: Vec<(u32, i32)>,
+    /// `(step in the chunk, what it unmapped)`, by step.
+    unmapped: Vec<(u32, Unmapped)>,
 }
 
 impl Chunk {
@@ -76,6 +91,11 @@ impl Chunk {
             + self.bytes.len()
             + self.fp.len() * 40
             + self.tids.len() * 8
+            + self
+                .unmapped
+                .iter()
+                .map(|(_, u)| 40 + u.data.len())
+                .sum::<usize>()
     }
 
     fn tid(&self, i: usize) -> i32 {
@@ -105,6 +125,7 @@ pub(crate) struct StepView<'a> {
     chunk: &'a Chunk,
     stores: &'a [Store],
     fp: &'a [(u32, u32, [u8; 16], [u8; 16])],
+    unmapped: &'a [(u32, Unmapped)],
 }
 
 /// One store as read back.
@@ -133,6 +154,11 @@ impl<'a> StepView<'a> {
         self.fp.iter().map(|(_, at, old, new)| (*at, *old, *new))
     }
 
+    /// The memory it unmapped.
+    pub(crate) fn unmapped(&self) -> impl Iterator<Item = &'a Unmapped> + 'a {
+        self.unmapped.iter().map(|(_, u)| u)
+    }
+
     /// Whether a store of this step touches `[addr, addr + len)`.
     pub(crate) fn stores_into(&self, addr: u64, len: u64) -> bool {
         self.stores
@@ -145,7 +171,8 @@ impl<'a> StepView<'a> {
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Pushed {
     Kept,
-    /// The step is kept and the recording is at its limit: nothing more fits.
+    /// The step is kept and the recording is at its limit (or a chunk's bytes would pass
+    /// the 4 GiB its offsets reach): nothing more fits.
     Full,
     /// The step is kept and the oldest part was dropped to make room (a ring).
     Dropped,
@@ -262,10 +289,17 @@ impl Log {
         for (at, old, new) in step.fp {
             chunk.fp.push((i as u32, *at, *old, *new));
         }
+        for u in step.unmapped {
+            chunk.unmapped.push((i as u32, u));
+        }
+        let bytes_full = chunk.bytes.len() > (u32::MAX as usize) / 2;
         if let Some(why) = step.barrier {
             self.barriers.push((self.end, why));
         }
         self.end += 1;
+        if bytes_full {
+            return Pushed::Full;
+        }
         if self.len() < self.limit {
             return Pushed::Kept;
         }
@@ -300,6 +334,7 @@ impl Log {
                 c.stores.truncate(s as usize);
                 c.bytes.truncate(bytes);
                 c.fp.retain(|(i, ..)| (*i as usize) < keep);
+                c.unmapped.retain(|(i, _)| (*i as usize) < keep);
                 c.tids.retain(|(i, _)| (*i as usize) < keep);
             }
         }
@@ -334,6 +369,8 @@ impl Log {
         };
         let f0 = chunk.fp.partition_point(|(s, ..)| (*s as usize) < i);
         let f1 = chunk.fp.partition_point(|(s, ..)| (*s as usize) <= i);
+        let u0 = chunk.unmapped.partition_point(|(s, _)| (*s as usize) < i);
+        let u1 = chunk.unmapped.partition_point(|(s, _)| (*s as usize) <= i);
         Some(StepView {
             index: k,
             tid: chunk.tid(i),
@@ -344,6 +381,7 @@ impl Log {
             chunk,
             stores: &chunk.stores[s0 as usize..s1],
             fp: &chunk.fp[f0..f1],
+            unmapped: &chunk.unmapped[u0..u1],
         })
     }
 
@@ -399,6 +437,7 @@ mod tests {
             stores,
             fp: &[],
             barrier: barrier.then(|| "read of an unknown buffer".to_string()),
+            unmapped: Vec::new(),
         })
     }
 

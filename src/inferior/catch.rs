@@ -222,7 +222,7 @@ impl Inferior {
 
     /// A stopped thread that can run an injected call (see [`injectable`](Self::injectable)).
     /// The selected thread first.
-    fn injectable_thread(&self) -> Option<Tid> {
+    pub(super) fn injectable_thread(&self) -> Option<Tid> {
         std::iter::once(self.selected)
             .chain(self.threads.keys().copied())
             .find(|&tid| self.injectable(tid))

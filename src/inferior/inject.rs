@@ -208,3 +208,68 @@ fn run_to_exit(tid: Tid) -> Result<Injected, OsError> {
     }
     Ok(Injected::Returned(ptrace::get_regs(tid)?.rax as i64))
 }
+
+/// mmap, mprotect and munmap, and the flags a restored mapping is made with.
+const SYS_MMAP: u64 = 9;
+const SYS_MPROTECT: u64 = 10;
+const SYS_MUNMAP: u64 = 11;
+const PROT_READ: u64 = 1;
+const PROT_WRITE: u64 = 2;
+const MAP_PRIVATE: u64 = 0x02;
+const MAP_ANONYMOUS: u64 = 0x20;
+/// Fails rather than replace anything mapped there.
+const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
+
+impl Inferior {
+    /// Maps `len` bytes of private anonymous memory at `addr` again, puts `data` at
+    /// `addr + data_at` and gives it protection `prot` (a recording going back past the
+    /// munmap that took it away). Nothing already mapped there is touched.
+    pub(crate) fn restore_mapping(
+        &mut self,
+        addr: u64,
+        len: u64,
+        prot: u64,
+        data_at: u64,
+        data: &[u8],
+    ) -> Result<(), OsError> {
+        let tid = self.injectable_thread().ok_or_else(|| {
+            OsError::Injected("no thread can run the mmap that gives the memory back".into())
+        })?;
+        let flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE;
+        let rw = PROT_READ | PROT_WRITE;
+        let got = self.inject_syscall(tid, SYS_MMAP, &mut [], |_| {
+            [addr, len, rw, flags, u64::MAX, 0]
+        })?;
+        if got as u64 != addr {
+            if got >= 0 {
+                // Placed elsewhere (a kernel without MAP_FIXED_NOREPLACE): not what was asked.
+                let _ = self
+                    .inject_syscall(tid, SYS_MUNMAP, &mut [], |_| [got as u64, len, 0, 0, 0, 0]);
+            }
+            return Err(OsError::Injected(format!(
+                "the memory at {addr:#x} cannot be mapped again (mmap gave {got})"
+            )));
+        }
+        if !data.is_empty() {
+            self.mem.write(addr + data_at, data)?;
+        }
+        if prot != rw {
+            self.inject_syscall(tid, SYS_MPROTECT, &mut [], |_| [addr, len, prot, 0, 0, 0])?;
+        }
+        Ok(())
+    }
+
+    /// Unmaps `[addr, addr + len)` (a recording replaying a munmap).
+    pub(crate) fn unmap(&mut self, addr: u64, len: u64) -> Result<(), OsError> {
+        let tid = self.injectable_thread().ok_or_else(|| {
+            OsError::Injected("no thread can run the munmap a replay makes".into())
+        })?;
+        let ret = self.inject_syscall(tid, SYS_MUNMAP, &mut [], |_| [addr, len, 0, 0, 0, 0])?;
+        if ret != 0 {
+            return Err(OsError::Injected(format!(
+                "munmap({addr:#x}, {len}) failed: {ret}"
+            )));
+        }
+        Ok(())
+    }
+}

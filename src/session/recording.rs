@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::*;
 use crate::history::effects::{self, Effects, Len};
-use crate::history::{Log, Pushed, StepIn};
+use crate::history::{Log, Pushed, StepIn, Unmapped};
 use crate::os::fpregs::FpRegs;
 use crate::x86::stores::StoreDecoder;
 
@@ -27,6 +27,7 @@ const BLOCKED_AFTER: std::time::Duration = std::time::Duration::from_millis(5);
 /// rt_sigreturn: restores registers and the floating-point state from the frame.
 const SYS_RT_SIGRETURN: u64 = 15;
 const SYS_BRK: u64 = 12;
+const SYS_MUNMAP: u64 = 11;
 const SYS_CLONE: u64 = 56;
 const SYS_EXIT: u64 = 60;
 const SYS_SET_TID_ADDRESS: u64 = 218;
@@ -85,6 +86,8 @@ struct Before {
     sets_clear_tid: Option<u64>,
     /// A clone that makes a thread: where the kernel clears the new thread's id at its end.
     clone: Option<Option<u64>>,
+    /// What a munmap is about to take away.
+    unmapping: Vec<Unmapped>,
 }
 
 impl Recording {
@@ -324,6 +327,12 @@ impl Session {
             stores: &stores,
             fp: &fp,
             barrier,
+            // Unmapped only if the call succeeded.
+            unmapped: if after.rax == 0 {
+                before.unmapping
+            } else {
+                Vec::new()
+            },
         });
         rec.at = rec.log.end();
         if pushed == Pushed::Full {
@@ -366,6 +375,7 @@ impl Session {
             syscall: None,
             sets_clear_tid: None,
             clone: None,
+            unmapping: Vec::new(),
         };
         let value = |r| points::register_value(&regs, r);
         match rec.decoder.stores(&insn, &bytes, &value) {
@@ -436,6 +446,13 @@ fn syscall_before(
         SYS_EXIT => {
             if let Some(at) = own_clear_tid.filter(|a| *a != 0) {
                 before.memory.push((at, word(process, at)));
+            }
+            return;
+        }
+        SYS_MUNMAP => {
+            match unmapping(process, args[0], args[1]) {
+                Ok(pieces) => before.unmapping = pieces,
+                Err(why) => before.barrier = Some(format!("{name}: {why}")),
             }
             return;
         }
@@ -583,6 +600,70 @@ impl Session {
             "cannot {what} in the past (step {at} of {end} of the recording): goto({end}) returns to the present, record.stop() makes the present here"
         ))
     }
+}
+
+/// What munmap(addr, len) takes away, read before it runs: each private anonymous mapping
+/// in the range, its protection and its bytes (zero pages at either end left out). Memory
+/// that cannot be given back as it was (a file's, a shared mapping) is why not.
+fn unmapping(
+    process: &dyn Target,
+    addr: u64,
+    len: u64,
+) -> std::result::Result<Vec<Unmapped>, String> {
+    const PAGE: u64 = 4096;
+    let end = addr.saturating_add(len.div_ceil(PAGE) * PAGE);
+    let maps = process
+        .maps()
+        .map_err(|e| format!("the mappings are unreadable ({e})"))?;
+    let mut out = Vec::new();
+    let mut total = 0u64;
+    for m in maps.iter().filter(|m| m.start < end && addr < m.end) {
+        let anonymous = m
+            .path
+            .as_deref()
+            .is_none_or(|p| p.starts_with("[anon") || p == "[heap]" || p == "[stack]");
+        if !anonymous || m.perms.shared {
+            return Err(format!(
+                "memory unmapped that cannot be mapped again as it was ({})",
+                m.path.as_deref().unwrap_or("shared memory")
+            ));
+        }
+        let (start, stop) = (m.start.max(addr), m.end.min(end));
+        total += stop - start;
+        if total > BUFFER_LIMIT {
+            return Err(format!(
+                "more than {BUFFER_LIMIT} bytes unmapped (not recorded)"
+            ));
+        }
+        let mut bytes = vec![0u8; (stop - start) as usize];
+        if !m.perms.read || process.read_memory(start, &mut bytes).is_err() {
+            return Err(format!(
+                "memory unmapped whose bytes are unreadable ({start:#x})"
+            ));
+        }
+        let nonzero = |p: &[u8]| p.iter().any(|b| *b != 0);
+        let pages: Vec<&[u8]> = bytes.chunks(PAGE as usize).collect();
+        let first = pages.iter().position(|p| nonzero(p));
+        let last = pages.iter().rposition(|p| nonzero(p));
+        let (data_at, data) = match (first, last) {
+            (Some(f), Some(l)) => {
+                let from = f * PAGE as usize;
+                let to = ((l + 1) * PAGE as usize).min(bytes.len());
+                (from as u64, bytes[from..to].to_vec())
+            }
+            _ => (0, Vec::new()),
+        };
+        let prot =
+            u64::from(m.perms.read) | u64::from(m.perms.write) << 1 | u64::from(m.perms.exec) << 2;
+        out.push(Unmapped {
+            addr: start,
+            len: stop - start,
+            prot,
+            data_at,
+            data,
+        });
+    }
+    Ok(out)
 }
 
 /// Most iovec entries a call takes (UIO_MAXIOV).

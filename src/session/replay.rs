@@ -37,6 +37,9 @@ struct Change {
     /// The value rip takes, when the log keeps it implicitly.
     rip: Option<u64>,
     fp: Vec<(u32, [u8; 16])>,
+    /// Memory the step unmapped: mapped again going back, unmapped again forward.
+    unmapped: Vec<crate::history::Unmapped>,
+    forward: bool,
 }
 
 /// One recorded store into memory, as `history.writes()` reports it.
@@ -437,8 +440,24 @@ impl Session {
     /// Writes one step's change into the process: memory first (a write that fails takes
     /// back the ones before it, so the process is left as it was), then registers.
     fn apply(&mut self, change: &Change) -> Result<bool> {
+        if !change.unmapped.is_empty() {
+            self.ran_since_maps_refresh = true;
+        }
         let process = self.targets.live()?;
         let alive = process.regs(change.tid).is_ok();
+        if !change.forward {
+            // The memory the munmap took, back before anything is written into it.
+            for u in change.unmapped.iter().rev() {
+                process
+                    .restore_mapping(u.addr, u.len, u.prot, u.data_at, &u.data)
+                    .map_err(|e| {
+                        SessionError::Invalid(format!(
+                            "the memory at {:#x} that munmap took cannot be given back ({e})",
+                            u.addr
+                        ))
+                    })?;
+            }
+        }
         for (i, (addr, bytes, undo)) in change.memory.iter().enumerate() {
             if let Err(e) = process.write_memory(*addr, bytes) {
                 let _ = undo;
@@ -448,6 +467,11 @@ impl Session {
                 return Err(SessionError::Invalid(format!(
                     "memory at {addr:#x} cannot be written back ({e})"
                 )));
+            }
+        }
+        if change.forward {
+            for u in &change.unmapped {
+                process.unmap(u.addr, u.len)?;
             }
         }
         if !alive {
@@ -709,6 +733,8 @@ fn change_of(step: &StepView<'_>, forward: bool) -> Change {
             .fp()
             .map(|(at, old, new)| (at, if forward { new } else { old }))
             .collect(),
+        unmapped: step.unmapped().cloned().collect(),
+        forward,
     }
 }
 

@@ -90,6 +90,26 @@ pub(crate) trait Target: ProcessView {
     fn write_memory(&mut self, addr: u64, bytes: &[u8]) -> Result<(), OsError>;
     /// Writes `tid`'s floating-point and vector state whole.
     fn set_fp_regs(&mut self, tid: Tid, regs: &FpRegs) -> Result<(), OsError>;
+    /// Maps private anonymous memory at `addr` again with `data` at `data_at` in it and
+    /// protection `prot` (going back past a munmap); a backend that cannot says why.
+    fn restore_mapping(
+        &mut self,
+        addr: u64,
+        len: u64,
+        prot: u64,
+        data_at: u64,
+        data: &[u8],
+    ) -> Result<(), OsError> {
+        let _ = (addr, len, prot, data_at, data);
+        Err(OsError::Injected(
+            "this target cannot map memory again".into(),
+        ))
+    }
+    /// Unmaps `[addr, addr + len)` (replaying a munmap).
+    fn unmap(&mut self, addr: u64, len: u64) -> Result<(), OsError> {
+        let _ = (addr, len);
+        Err(OsError::Injected("this target cannot unmap memory".into()))
+    }
 
     // ---- breakpoint sites ---------------------------------------------------------------
     /// An internal site (the debugger's own: the loader's rendezvous, a run's temporary
@@ -234,6 +254,19 @@ impl Target for Inferior {
         crate::os::fpregs::set(tid, regs)
     }
 
+    fn restore_mapping(
+        &mut self,
+        addr: u64,
+        len: u64,
+        prot: u64,
+        data_at: u64,
+        data: &[u8],
+    ) -> Result<(), OsError> {
+        Inferior::restore_mapping(self, addr, len, prot, data_at, data)
+    }
+    fn unmap(&mut self, addr: u64, len: u64) -> Result<(), OsError> {
+        Inferior::unmap(self, addr, len)
+    }
     fn write_memory(&mut self, addr: u64, bytes: &[u8]) -> Result<(), OsError> {
         Inferior::write_memory(self, addr, bytes)
     }
