@@ -636,7 +636,8 @@ fn unmapping(
             ));
         }
         let mut bytes = vec![0u8; (stop - start) as usize];
-        if !m.perms.read || process.read_memory(start, &mut bytes).is_err() {
+        // A PROT_NONE page (a guard) reads too: the debugger's access is forced.
+        if process.read_memory(start, &mut bytes).is_err() {
             return Err(format!(
                 "memory unmapped whose bytes are unreadable ({start:#x})"
             ));
