@@ -21,6 +21,8 @@ pub(crate) const DEFAULT_LIMIT: u64 = 10_000_000;
 const BUFFER_LIMIT: u64 = 16 << 20;
 /// How far below the stack pointer a delivered signal's frame is looked for.
 const SIGNAL_FRAME_WINDOW: u64 = 16 << 10;
+/// A `rep` string instruction with at least this many elements to go runs whole.
+const REP_RUN_MIN: u64 = 64;
 /// How long a system call may take before a recorder with other threads to run gives it
 /// up as blocked (a blocked one waits for another thread, or for time to pass).
 const BLOCKED_AFTER: std::time::Duration = std::time::Duration::from_millis(5);
@@ -88,6 +90,8 @@ struct Before {
     clone: Option<Option<u64>>,
     /// What a munmap is about to take away.
     unmapping: Vec<Unmapped>,
+    /// A `rep` string instruction run whole, to the instruction after it.
+    run_to: Option<u64>,
 }
 
 impl Recording {
@@ -208,7 +212,14 @@ impl Session {
         };
         // No signal is delivered inside the step unseen: each comes back as a stop, and the
         // next step delivers it with its frame read before.
-        let mut stop = self.live_step_with(step_deadline, &|_| false)?;
+        let ran = match before.run_to {
+            Some(to) => self.live_run_to(to, deadline)?,
+            None => None,
+        };
+        let mut stop = match ran {
+            Some(stop) => stop,
+            None => self.live_step_with(step_deadline, &|_| false)?,
+        };
         if let (Stop::Timeout { tid }, Some(nr)) = (stop, before.syscall) {
             if step_deadline < deadline {
                 let process = self.targets.live()?;
@@ -376,8 +387,21 @@ impl Session {
             sets_clear_tid: None,
             clone: None,
             unmapping: Vec::new(),
+            run_to: None,
         };
         let value = |r| points::register_value(&regs, r);
+        // A long `rep` string instruction is run whole (stepped, the CPU traps after every
+        // element): its stores are one range, read before.
+        let rep = crate::x86::stores::rep_run(&insn, &value, regs.eflags)
+            .filter(|_| regs.rcx >= REP_RUN_MIN && process.pending_signal(tid) == 0)
+            .filter(|r| r.stores.is_none_or(|(_, len)| len <= BUFFER_LIMIT));
+        if let Some(run) = rep {
+            if let Some((at, len)) = run.stores {
+                before.memory.push((at, read_or_fresh(process, at, len)));
+            }
+            before.run_to = Some(pc + insn.len() as u64);
+            return Ok(before);
+        }
         match rec.decoder.stores(&insn, &bytes, &value) {
             Ok(stores) => {
                 for (addr, len) in stores.memory {

@@ -92,6 +92,19 @@ impl Session {
         self.live_step(deadline)
     }
 
+    /// The selected thread run alone to `addr` (none is delivered a signal on the way):
+    /// `None` when the backend cannot, and the caller steps.
+    pub(super) fn live_run_to(&mut self, addr: u64, deadline: Instant) -> Result<Option<Stop>> {
+        let inferior = self.targets.live_for_run()?;
+        let from = inferior.pc(inferior.selected()).ok();
+        let Some(stop) = inferior.run_thread_to(addr, deadline, &|_| false)? else {
+            return Ok(None);
+        };
+        self.after_raw(stop);
+        self.stepped_from = from;
+        Ok(Some(stop))
+    }
+
     /// One instruction the backend executes.
     pub(super) fn live_step(&mut self, deadline: Instant) -> Result<Stop> {
         let pass = self.pass_fn();

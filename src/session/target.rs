@@ -56,6 +56,18 @@ pub(crate) trait Target: ProcessView {
     fn cont(&mut self, deadline: Instant, pass: PassFn, nonstop: NonStop) -> Result<Stop, OsError>;
     /// One instruction of the selected thread.
     fn step(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError>;
+    /// Runs the selected thread alone to `addr` (a `rep` string instruction in one go):
+    /// `Step` when it got there, another stop if one came first, `None` when the backend
+    /// cannot (the caller steps instead).
+    fn run_thread_to(
+        &mut self,
+        addr: u64,
+        deadline: Instant,
+        pass: PassFn,
+    ) -> Result<Option<Stop>, OsError> {
+        let _ = (addr, deadline, pass);
+        Ok(None)
+    }
     /// Resumes every thread for a run of several processes, which waits for their events
     /// itself; a stop that comes first is returned instead.
     fn launch(&mut self, deadline: Instant, pass: PassFn) -> Result<Option<Stop>, OsError>;
@@ -200,6 +212,14 @@ impl Target for Inferior {
     }
     fn cont(&mut self, deadline: Instant, pass: PassFn, nonstop: NonStop) -> Result<Stop, OsError> {
         Inferior::cont(self, deadline, pass, nonstop)
+    }
+    fn run_thread_to(
+        &mut self,
+        addr: u64,
+        deadline: Instant,
+        pass: PassFn,
+    ) -> Result<Option<Stop>, OsError> {
+        Inferior::run_thread_to(self, addr, deadline, pass)
     }
     fn step(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
         Inferior::step(self, deadline, pass)

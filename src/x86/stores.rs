@@ -127,6 +127,60 @@ impl StoreDecoder {
     }
 }
 
+/// A `rep`-prefixed string instruction run whole: its store's range, if it stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RepRun {
+    /// `(address, length)` of every element it will store, or `None` (cmps, scas, lods).
+    pub stores: Option<(u64, u64)>,
+}
+
+/// What `insn` does run whole, when it is a `rep` string instruction with 64-bit addresses
+/// and `rcx` elements to go: the range its stores cover (forward, or backward with the
+/// direction flag set).
+pub(crate) fn rep_run(
+    insn: &Instruction,
+    reg: &dyn Fn(Register) -> Option<u64>,
+    eflags: u64,
+) -> Option<RepRun> {
+    if !(insn.has_rep_prefix() || insn.has_repne_prefix()) || !insn.is_string_instruction() {
+        return None;
+    }
+    if insn.memory_size().size() == 0 || insn.op_count() == 0 {
+        return None;
+    }
+    // 32-bit addressing (a 0x67 prefix) counts in ecx and wraps: left to single steps.
+    if insn.memory_base() != Register::None && !insn.memory_base().is_gpr64() {
+        return None;
+    }
+    let stores = matches!(
+        insn.mnemonic(),
+        Mnemonic::Stosb
+            | Mnemonic::Stosw
+            | Mnemonic::Stosd
+            | Mnemonic::Stosq
+            | Mnemonic::Movsb
+            | Mnemonic::Movsw
+            | Mnemonic::Movsd
+            | Mnemonic::Movsq
+    );
+    if !stores {
+        return Some(RepRun { stores: None });
+    }
+    let size = insn.memory_size().size() as u64;
+    let count = reg(Register::RCX)?;
+    let rdi = reg(Register::RDI)?;
+    let backward = eflags & (1 << 10) != 0;
+    let len = count.checked_mul(size)?;
+    let start = if backward {
+        rdi.checked_sub(len.checked_sub(size)?)?
+    } else {
+        rdi
+    };
+    Some(RepRun {
+        stores: Some((start, len)),
+    })
+}
+
 enum Save {
     Fx,
     X,
