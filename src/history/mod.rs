@@ -323,10 +323,22 @@ impl Log {
             let keep = at.saturating_sub(c.first) as usize;
             if keep < c.len() {
                 let (r, s) = c.starts[keep];
+                // The new last step's rip was kept as the next step's pc, which goes: kept
+                // explicitly from now on.
+                let last = keep.checked_sub(1);
+                let implicit = last.filter(|&l| {
+                    c.tid(l) == c.tid(keep)
+                        && !c.reg_index[c.starts[l].0 as usize..r as usize].contains(&RIP)
+                });
+                let rip_xor = implicit.map(|l| c.pcs[l] ^ c.pcs[keep]);
                 c.pcs.truncate(keep);
                 c.starts.truncate(keep);
                 c.reg_index.truncate(r as usize);
                 c.reg_xor.truncate(r as usize);
+                if let Some(x) = rip_xor {
+                    c.reg_index.push(RIP);
+                    c.reg_xor.push(x);
+                }
                 let bytes = c
                     .stores
                     .get(s as usize)
@@ -467,6 +479,22 @@ mod tests {
         assert!(log.writes(0x5002, 8).is_empty());
         assert_eq!(log.barrier_in(0, 3).map(|b| b.0), Some(2));
         assert_eq!(log.barrier_in(0, 2), None);
+    }
+
+    #[test]
+    fn truncating_keeps_the_last_steps_rip() {
+        let mut log = Log::new(100, false);
+        for pc in [0x10, 0x11, 0x12] {
+            push(&mut log, pc, &[], false);
+        }
+        // Step 1's rip is implicit (step 2 begins at 0x12) until step 2 is dropped.
+        assert_eq!(log.step(1).unwrap().next_pc, Some(0x12));
+        log.truncate(2);
+        let s = log.step(1).unwrap();
+        assert_eq!(log.end(), 2);
+        assert_eq!(s.next_pc, None);
+        let at = s.reg_index.iter().position(|i| *i == RIP).unwrap();
+        assert_eq!(s.pc ^ s.reg_xor[at], 0x12);
     }
 
     #[test]
