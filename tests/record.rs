@@ -399,3 +399,46 @@ fn going_back_past_a_munmap_gives_the_memory_back() {
     assert!(scry.ok("cont()").starts_with("exited with code 0"));
     assert_eq!(scry.ok("output()").trim(), "total=2080");
 }
+
+#[test]
+fn a_sleep_ends_while_another_thread_spins_under_recording() {
+    let mut scry = Scry::spawn(&fixture("record_spin"), &[]);
+    scry.ok("breakpoint.set('checkpoint')");
+    scry.ok("cont()");
+    scry.ok("record.start()");
+    // The worker's sleep is given up at each of its turns and resumed by the kernel with
+    // the time it has left: it ends, sets the flag, and main leaves its loop.
+    let stop = scry.ok("cont({timeout: 30})");
+    assert!(stop.starts_with("breakpoint 1 at "), "{stop}");
+    let write = scry.ok("String(history.writes('flag')[0])");
+    assert!(
+        write.contains("worker+") && write.ends_with("0 -> 1"),
+        "{write}"
+    );
+    scry.ok("goto(0)");
+    assert_eq!(scry.ok("state.var('flag')"), "0");
+    scry.ok("goto(record.status().end); breakpoint.remove(1)");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert_eq!(scry.ok("output()").trim(), "flag=1");
+}
+
+#[test]
+fn the_present_is_made_only_where_the_kernel_can_follow() {
+    let mut scry = Scry::spawn(&fixture("clobber"), &[]);
+    scry.ok("breakpoint.set('fill')");
+    scry.ok("cont()");
+    scry.ok("record.start(); breakpoint.set('checkpoint')");
+    scry.ok("cont()");
+    // Before the pipe was made and read: the kernel has done those, so the present cannot
+    // be made there.
+    scry.ok("goto(3)");
+    let err = scry.err("record.stop()");
+    assert!(err.contains("cannot make the present at step 3") && err.contains("system call"), "{err}");
+    // Back at the present, a write by scry ends the recording for moving, and says so.
+    scry.ok("goto(record.status().end)");
+    let note = scry.ok("state.memory('counter').write_u32(41); String(step())");
+    assert!(note.contains("can no longer be moved along"), "{note}");
+    let err = scry.err("reverse_step()");
+    assert!(err.contains("scry wrote into the program"), "{err}");
+    assert_eq!(scry.ok("record.status().recording"), "false");
+}

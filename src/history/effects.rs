@@ -100,7 +100,12 @@ pub(crate) fn of(nr: u64, args: &[u64; 6]) -> Effects {
         // getsockopt: the value and its length
         55 => Buffers(vec![(3, Pointed(4)), (4, Fixed(4))]),
         // poll, ppoll: the revents of every entry (8 bytes each)
-        7 | 271 => Buffers(vec![(0, Len::Fixed(8 * args[1].min(1 << 16)))]),
+        7 => Buffers(vec![(0, Len::Fixed(8 * args[1].min(1 << 16)))]),
+        // ppoll also writes back what is left of its timeout
+        271 => Buffers(vec![
+            (0, Len::Fixed(8 * args[1].min(1 << 16))),
+            (2, Fixed(16)),
+        ]),
         // select, pselect6: the three sets (the size in bits of each is nfds, rounded up)
         23 | 270 => {
             let bytes = args[0].min(1 << 16).div_ceil(64) * 8;
@@ -135,7 +140,7 @@ pub(crate) fn of(nr: u64, args: &[u64; 6]) -> Effects {
         // madvise(MADV_DONTNEED): the pages read as zeros from now on (a thread's stack
         // when it ends): their old bytes are kept as a buffer's are. MADV_FREE may drop
         // them at any later moment, MADV_REMOVE punches the file.
-        28 if args[2] == 4 => one(0, Arg(1)),
+        28 if matches!(args[2], 4 | 24) => one(0, Arg(1)),
         28 if matches!(args[2], 8 | 9) => Barrier("memory contents dropped"),
         // prctl: the options that set something write nothing; PR_GET_NAME fills 16 bytes
         157 => match args[0] {
@@ -151,6 +156,8 @@ pub(crate) fn of(nr: u64, args: &[u64; 6]) -> Effects {
         },
         // fcntl: the lock queries write a struct flock
         72 if matches!(args[1], 5 | 36) => one(2, Fixed(32)),
+        // F_GETOWN_EX (struct f_owner_ex), F_GET_RW_HINT / F_GET_FILE_RW_HINT (a u64)
+        72 if matches!(args[1], 16 | 1035 | 1037) => one(2, Fixed(8)),
         // Calls that write no memory of the process.
         1
         | 2

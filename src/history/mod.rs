@@ -191,12 +191,13 @@ pub(crate) struct Log {
 }
 
 impl Log {
-    /// `limit`: most steps kept (at least one chunk's worth in a ring).
+    /// `limit`: most steps kept (a ring keeps at least two chunks: it drops one at a time).
     pub(crate) fn new(limit: u64, ring: bool) -> Log {
+        let least = if ring { 2 * CHUNK_STEPS as u64 } else { 1 };
         Log {
             chunks: VecDeque::new(),
             end: 0,
-            limit: limit.max(1),
+            limit: limit.max(least),
             ring,
             barriers: Vec::new(),
             dropped: 0,

@@ -77,8 +77,9 @@ pub(crate) fn reverse_finish<F: Front>(front: &F, deadline: Instant) -> RunResul
             ))
         })?;
     front.call(|s| {
+        let tid = s.selected_tid()?;
         s.set_reverse(true)?;
-        s.set_reverse_until(caller_sp);
+        s.set_reverse_until(tid, caller_sp);
         Ok(())
     })?;
     let ended = (|| {

@@ -24,7 +24,9 @@ impl Session {
         let process = self.targets.live()?;
         let tid = process.selected();
         process.regs(tid)?;
-        Ok(process.set_fp_regs(tid, regs)?)
+        process.set_fp_regs(tid, regs)?;
+        self.wrote_into_program("a vector register");
+        Ok(())
     }
 
     /// The bytes of DWARF register `dwarf` of thread `tid`, for readers of DWARF locations:

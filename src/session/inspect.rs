@@ -32,6 +32,7 @@ impl Session {
         let tid = inferior.selected();
         let kept = inferior.set_regs_read_back(tid, &raw)?;
         self.snapshot.note_regs(&kept);
+        self.wrote_into_program("a register");
         Ok(())
     }
 
@@ -59,6 +60,7 @@ impl Session {
     pub fn write_memory(&mut self, addr: u64, bytes: &[u8]) -> Result<()> {
         self.check_writable("write memory")?;
         self.targets.live()?.write_memory(addr, bytes)?;
+        self.wrote_into_program("memory");
         Ok(())
     }
 
@@ -75,6 +77,22 @@ impl Session {
             return Err(self.past_refusal(what));
         }
         Ok(())
+    }
+
+    /// scry changed the program (a register, memory): steps recorded before no longer lead
+    /// back from here, so the recording becomes history to read, not to move along.
+    pub(super) fn wrote_into_program(&mut self, what: &str) {
+        if let Some(rec) = &mut self.recording {
+            if rec.stale.is_none() {
+                rec.stale = Some(format!(
+                    "scry wrote into the program ({what}) after it was recorded"
+                ));
+                rec.active = false;
+                self.carried_notes.push(format!(
+                    "the recording ended and can no longer be moved along: scry wrote into the program ({what})"
+                ));
+            }
+        }
     }
 
     pub fn prev_regs(&self) -> Option<&RawRegs> {

@@ -378,7 +378,7 @@ pub struct Session {
     reverse: bool,
     /// A backwards run ends where the stack pointer is this high (`reverse_finish`: the
     /// call of the current function).
-    reverse_until: Option<u64>,
+    reverse_until: Option<(Tid, u64)>,
 }
 
 /// The os layer's read-only mapping, as the symbol layer reads files (it maps none itself).

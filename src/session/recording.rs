@@ -31,6 +31,8 @@ const SYS_RT_SIGRETURN: u64 = 15;
 const SYS_BRK: u64 = 12;
 const SYS_MUNMAP: u64 = 11;
 const SYS_CLONE: u64 = 56;
+/// The EINTR result of an interrupted call that is not restarted.
+const EINTR: i64 = 4;
 const SYS_EXIT: u64 = 60;
 const SYS_SET_TID_ADDRESS: u64 = 218;
 const SYS_CLONE3: u64 = 435;
@@ -68,6 +70,9 @@ pub(super) struct Recording {
     pub(super) created: HashMap<u64, Tid>,
     /// Ended threads whose steps a run along the recording crossed and said so.
     pub(super) told_ended: Vec<Tid>,
+    /// Steps the kernel took part in (a system call, a signal delivered), with what: the
+    /// present cannot be made before one of them (the kernel has done it already).
+    kernel_steps: Vec<(u64, String)>,
 }
 
 /// What was read before a step, to compare after it.
@@ -110,6 +115,7 @@ impl Recording {
             clear_tid: HashMap::new(),
             created: HashMap::new(),
             told_ended: Vec::new(),
+            kernel_steps: Vec::new(),
         }
     }
 
@@ -154,11 +160,17 @@ impl Session {
         let rec = self.recording.as_mut().ok_or_else(|| {
             SessionError::Invalid("no recording (record.start() makes one)".into())
         })?;
-        rec.active = false;
         if rec.in_past() {
             let at = rec.at;
+            if let Some((k, what)) = rec.kernel_steps.iter().find(|(k, _)| *k >= at) {
+                return Err(SessionError::Invalid(format!(
+                    "cannot make the present at step {at}: step {k} after it was {what}, which the kernel has already done (files read, threads made, time passed) and would not do again the same; goto({}) returns to the present",
+                    rec.log.end()
+                )));
+            }
             rec.log.truncate(at);
         }
+        rec.active = false;
         Ok(())
     }
 
@@ -220,19 +232,39 @@ impl Session {
             Some(stop) => stop,
             None => self.live_step_with(step_deadline, &|_| false)?,
         };
-        if let (Stop::Timeout { tid }, Some(nr)) = (stop, before.syscall) {
-            if step_deadline < deadline {
-                let process = self.targets.live()?;
-                let after = process.regs(before.tid)?;
-                if is_restart(after.rax) {
-                    // Interrupted before it did anything: as if it had not been made.
-                    process.set_regs_read_back(before.tid, &before.regs)?;
+        // A system call stopped inside (given up after a moment, the run's deadline, an
+        // interrupt): the kernel left it interrupted. One that would return EINTR is set
+        // back to be made again (alone, nothing would have interrupted it); one with a
+        // restart result is recorded as it is, and the next step, which the kernel begins
+        // by restarting it, is recorded as that call (see `read_before`).
+        if let (Stop::Timeout { tid } | Stop::Interrupted { tid }, Some(nr)) =
+            (stop, before.syscall)
+        {
+            let process = self.targets.live()?;
+            let after = process.regs(before.tid)?;
+            let short = step_deadline < deadline && matches!(stop, Stop::Timeout { .. });
+            if after.rax as i64 == -EINTR {
+                process.set_regs_read_back(before.tid, &before.regs)?;
+                if short {
                     rec.blocked = Some((before.tid, nr));
-                    return Ok(stop);
                 }
-                // It returned just as it was given up: an ordinary step.
-                stop = Stop::Step { tid };
+                return Ok(stop);
             }
+            if short {
+                if is_restart(after.rax) {
+                    rec.blocked = Some((before.tid, nr));
+                } else {
+                    // It returned just as it was given up: an ordinary step.
+                    stop = Stop::Step { tid };
+                }
+            }
+        }
+        if matches!(stop, Stop::Syscall { .. }) {
+            // A caught call stops inside its step, where the recorder cannot follow it.
+            rec.active = false;
+            rec.stale = Some("a caught system call stopped inside a recorded step (syscall.catch and record.start do not mix yet)".into());
+            self.carried_notes.push("the recording ended: a caught system call stopped inside a recorded step (syscall.catch and record.start do not mix yet)".into());
+            return Ok(stop);
         }
         if stop.is_final() {
             rec.stale = Some(format!("the process ended ({})", final_text(&stop)));
@@ -331,6 +363,15 @@ impl Session {
                 }
             }
         }
+        if let Some(nr) = before.syscall {
+            rec.kernel_steps.push((
+                rec.log.end(),
+                format!("the system call {}", crate::os::syscalls::name(nr)),
+            ));
+        } else if before.signal_window.is_some() {
+            rec.kernel_steps
+                .push((rec.log.end(), "a signal's delivery".into()));
+        }
         let pushed = rec.log.push(StepIn {
             tid: before.tid,
             pc: before.regs.rip,
@@ -389,43 +430,60 @@ impl Session {
             unmapping: Vec::new(),
             run_to: None,
         };
+        // Stopped inside an interrupted system call: resumed, the kernel makes it again
+        // (restart_syscall for a timed one), so this step is that call.
+        let restarting = is_restart(regs.rax) && (regs.orig_rax as i64) >= 0;
         let value = |r| points::register_value(&regs, r);
         // A long `rep` string instruction is run whole (stepped, the CPU traps after every
-        // element): its stores are one range, read before.
+        // element): its stores are one range, read before. Not from a breakpoint's site
+        // (the thread steps off it element by element).
         let rep = crate::x86::stores::rep_run(&insn, &value, regs.eflags)
-            .filter(|_| regs.rcx >= REP_RUN_MIN && process.pending_signal(tid) == 0)
+            .filter(|_| {
+                !restarting
+                    && regs.rcx >= REP_RUN_MIN
+                    && process.pending_signal(tid) == 0
+                    && process.site_is_hardware(pc).is_none()
+            })
             .filter(|r| r.stores.is_none_or(|(_, len)| len <= BUFFER_LIMIT));
-        if let Some(run) = rep {
+        if restarting {
+            let nr = regs.orig_rax;
+            before.syscall = Some(nr);
+            before.remaps = matches!(nr, 9 | 10 | 11 | 25);
+            let own = rec.clear_tid.get(&tid).copied();
+            syscall_before(process, nr, &regs, &mut before, own);
+            before.fp = Some(process.fp_regs(tid)?);
+        } else if let Some(run) = rep {
             if let Some((at, len)) = run.stores {
                 before.memory.push((at, read_or_fresh(process, at, len)));
             }
             before.run_to = Some(pc + insn.len() as u64);
             return Ok(before);
-        }
-        match rec.decoder.stores(&insn, &bytes, &value) {
-            Ok(stores) => {
-                for (addr, len) in stores.memory {
-                    before
-                        .memory
-                        .push((addr, read_or_fresh(process, addr, u64::from(len))));
+        } else {
+            match rec.decoder.stores(&insn, &bytes, &value) {
+                Ok(stores) => {
+                    for (addr, len) in stores.memory {
+                        before
+                            .memory
+                            .push((addr, read_or_fresh(process, addr, u64::from(len))));
+                    }
+                    let mut fp = stores.vector;
+                    if stores.syscall {
+                        let nr = regs.rax;
+                        before.syscall = Some(nr);
+                        fp |= nr == SYS_RT_SIGRETURN;
+                        before.remaps = matches!(nr, 9 | 10 | 11 | 25);
+                        let own = rec.clear_tid.get(&tid).copied();
+                        syscall_before(process, nr, &regs, &mut before, own);
+                    }
+                    if fp {
+                        before.fp = Some(process.fp_regs(tid)?);
+                    }
                 }
-                let mut fp = stores.vector;
-                if stores.syscall {
-                    let nr = regs.rax;
-                    before.syscall = Some(nr);
-                    fp |= nr == SYS_RT_SIGRETURN;
-                    before.remaps = matches!(nr, 9 | 10 | 11 | 25);
-                    let own = rec.clear_tid.get(&tid).copied();
-                    syscall_before(process, nr, &regs, &mut before, own);
+                Err(why) => {
+                    before.barrier = Some(format!(
+                        "cannot tell what the instruction at {pc:#x} stores: {why}"
+                    ));
                 }
-                if fp {
-                    before.fp = Some(process.fp_regs(tid)?);
-                }
-            }
-            Err(why) => {
-                before.barrier = Some(format!(
-                    "cannot tell what the instruction at {pc:#x} stores: {why}"
-                ));
             }
         }
         if process.pending_signal(tid) != 0 {
@@ -468,8 +526,16 @@ fn syscall_before(
         }
         // A thread's end: the kernel clears the id it was told to.
         SYS_EXIT => {
-            if let Some(at) = own_clear_tid.filter(|a| *a != 0) {
-                before.memory.push((at, word(process, at)));
+            match own_clear_tid {
+                Some(0) => {}
+                Some(at) => before.memory.push((at, word(process, at))),
+                // Made before recording began: where the kernel clears its id at the end
+                // was never seen.
+                None => {
+                    before.barrier = Some(format!(
+                        "{name}: a thread made before recording ends, and the kernel clears its id where the recording does not know"
+                    ))
+                }
             }
             return;
         }
@@ -520,7 +586,9 @@ fn syscall_before(
     let effects = match effects::of(nr, &args) {
         // A break moved down gives pages back: their bytes would be gone going back.
         Effects::None if nr == SYS_BRK && args[0] != 0 => match heap_end(process) {
-            Some(end) if args[0] < end.saturating_sub(4096) => Effects::Barrier("the heap shrunk"),
+            Some(end) if args[0].next_multiple_of(4096) < end => {
+                Effects::Barrier("the heap shrunk")
+            }
             _ => Effects::None,
         },
         e => e,

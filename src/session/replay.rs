@@ -85,9 +85,9 @@ impl Session {
         Ok(())
     }
 
-    /// The backwards run ends once the stack pointer is at least `sp`.
-    pub fn set_reverse_until(&mut self, sp: u64) {
-        self.reverse_until = Some(sp);
+    /// The backwards run ends once thread `tid`'s stack pointer is at least `sp`.
+    pub fn set_reverse_until(&mut self, tid: Tid, sp: u64) {
+        self.reverse_until = Some((tid, sp));
     }
 
     /// Runs go along the recording instead of live: backwards, or forwards from the past.
@@ -178,6 +178,12 @@ impl Session {
                 rec.at
             };
             let watched = self.watch_in_step(k);
+            // A step that left rip where it was (a `rep` element) arrives nowhere.
+            let stayed = self
+                .recording
+                .as_ref()
+                .and_then(|r| r.log.step(k))
+                .is_some_and(|s| stays(&s));
             let moved = if reverse {
                 match self.undo()? {
                     Ok(tid) => tid,
@@ -197,16 +203,16 @@ impl Session {
             let Some(tid) = moved else {
                 continue;
             };
-            let until = self.reverse_until.filter(|_| reverse);
+            let until = self.reverse_until.filter(|(t, _)| reverse && *t == tid);
             let process = self.targets.live()?;
-            if let Some(sp) = until {
+            if let Some((_, sp)) = until {
                 if process.regs(tid)?.rsp >= sp {
                     return Ok(Replayed::Stop(Stop::Step { tid }));
                 }
             }
             let pc = process.pc(tid)?;
             let own = [process.rendezvous(), process.sigaction_site()];
-            if process.site_is_hardware(pc).is_some() && !own.contains(&Some(pc)) {
+            if !stayed && process.site_is_hardware(pc).is_some() && !own.contains(&Some(pc)) {
                 return Ok(Replayed::Stop(Stop::Breakpoint { tid, addr: pc }));
             }
         }
@@ -258,6 +264,11 @@ impl Session {
                 rec.shared = shared;
                 rec.patient = patient;
             }
+            let from = {
+                let process = self.targets.live()?;
+                let t = process.selected();
+                process.pc(t).ok()
+            };
             let stop = self.recorded_step(deadline)?;
             if let Some(b) = self.recording.as_ref().and_then(|r| r.blocked) {
                 blocked.retain(|(t, _)| *t != b.0);
@@ -286,7 +297,9 @@ impl Session {
             let pc = process.pc(tid)?;
             // scry's own sites (the loader's, libc's sigaction) the step itself handled.
             let own = [process.rendezvous(), process.sigaction_site()];
-            if process.site_is_hardware(pc).is_some() && !own.contains(&Some(pc)) {
+            // Arrived there: a `rep` instruction's elements stay at its address.
+            let arrived = from != Some(pc);
+            if arrived && process.site_is_hardware(pc).is_some() && !own.contains(&Some(pc)) {
                 return Ok(Stop::Breakpoint { tid, addr: pc });
             }
             if n.is_multiple_of(DEADLINE_EVERY) && Instant::now() >= deadline {
@@ -697,6 +710,18 @@ impl Session {
             dropped: rec.log.dropped(),
             stale: rec.stale.clone(),
         })
+    }
+}
+
+/// Whether a recorded step left rip where it was (a `rep` element).
+fn stays(step: &StepView<'_>) -> bool {
+    match step.next_pc {
+        Some(next) => next == step.pc,
+        None => step
+            .reg_index
+            .iter()
+            .zip(step.reg_xor)
+            .any(|(i, x)| *i == RIP && *x == 0),
     }
 }
 

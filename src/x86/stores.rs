@@ -32,6 +32,8 @@ pub(crate) enum Unknowable {
     Undecodable,
     /// A memory operand's address needs a register the caller could not give.
     Address(&'static str),
+    /// A 32-bit system call (`int 0x80`, `sysenter`), whose writes are not known.
+    Kernel,
 }
 
 impl std::fmt::Display for Unknowable {
@@ -39,6 +41,7 @@ impl std::fmt::Display for Unknowable {
         match self {
             Unknowable::Undecodable => write!(f, "the instruction does not decode"),
             Unknowable::Address(what) => write!(f, "its store address needs {what}"),
+            Unknowable::Kernel => write!(f, "a 32-bit system call, whose writes are not known"),
         }
     }
 }
@@ -76,6 +79,12 @@ impl StoreDecoder {
             return Err(Unknowable::Undecodable);
         }
         let info = self.factory.info(insn);
+        // The 32-bit entries into the kernel take another table of calls: not followed.
+        if insn.mnemonic() == Mnemonic::Sysenter
+            || (insn.mnemonic() == Mnemonic::Int && insn.immediate8() == 0x80)
+        {
+            return Err(Unknowable::Kernel);
+        }
         let mut out = Stores {
             syscall: insn.mnemonic() == Mnemonic::Syscall,
             ..Stores::default()
@@ -114,15 +123,13 @@ impl StoreDecoder {
         }
         // Scatter stores (vpscatter*): one element per index, which `used_memory` lists
         // with the index register's lanes; the loop above took them all.
-        out.vector = info.used_registers().iter().any(|u| {
-            matches!(
-                u.access(),
-                OpAccess::Write
-                    | OpAccess::CondWrite
-                    | OpAccess::ReadWrite
-                    | OpAccess::ReadCondWrite
-            ) && is_vector(u.register())
-        }) || writes_fp_implicitly(insn, bytes);
+        // Reading a vector register counts too: comparisons and conversions set MXCSR's
+        // sticky exception flags without writing any register an operand names.
+        out.vector = info
+            .used_registers()
+            .iter()
+            .any(|u| u.access() != OpAccess::None && is_vector(u.register()))
+            || writes_fp_implicitly(insn, bytes);
         Ok(out)
     }
 }
@@ -149,7 +156,19 @@ pub(crate) fn rep_run(
         return None;
     }
     // 32-bit addressing (a 0x67 prefix) counts in ecx and wraps: left to single steps.
-    if insn.memory_base() != Register::None && !insn.memory_base().is_gpr64() {
+    use iced_x86::OpKind as K;
+    let narrow = (0..insn.op_count()).any(|i| {
+        matches!(
+            insn.op_kind(i),
+            K::MemorySegSI
+                | K::MemorySegESI
+                | K::MemoryESDI
+                | K::MemoryESEDI
+                | K::MemorySegDI
+                | K::MemorySegEDI
+        )
+    });
+    if narrow {
         return None;
     }
     let stores = matches!(
