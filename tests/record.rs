@@ -433,7 +433,10 @@ fn the_present_is_made_only_where_the_kernel_can_follow() {
     // be made there.
     scry.ok("goto(3)");
     let err = scry.err("record.stop()");
-    assert!(err.contains("cannot make the present at step 3") && err.contains("system call"), "{err}");
+    assert!(
+        err.contains("cannot make the present at step 3") && err.contains("system call"),
+        "{err}"
+    );
     // Back at the present, a write by scry ends the recording for moving, and says so.
     scry.ok("goto(record.status().end)");
     let note = scry.ok("state.memory('counter').write_u32(41); String(step())");

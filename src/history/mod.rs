@@ -505,8 +505,10 @@ mod tests {
         assert_eq!(push(&mut log, 2, &[], false), Pushed::Kept);
         assert_eq!(push(&mut log, 3, &[], false), Pushed::Full);
 
-        let mut ring = Log::new(CHUNK_STEPS as u64 + 10, true);
-        for pc in 0..(CHUNK_STEPS as u64 + 10) {
+        // A ring smaller than two chunks keeps two (it drops one at a time).
+        assert_eq!(Log::new(1000, true).limit(), 2 * CHUNK_STEPS as u64);
+        let mut ring = Log::new(2 * CHUNK_STEPS as u64, true);
+        for pc in 0..(2 * CHUNK_STEPS as u64) {
             push(&mut ring, pc, &[], pc == 5);
         }
         assert_eq!(ring.first(), CHUNK_STEPS as u64);
