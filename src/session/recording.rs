@@ -31,6 +31,7 @@ const SYS_RT_SIGRETURN: u64 = 15;
 const SYS_BRK: u64 = 12;
 const SYS_MUNMAP: u64 = 11;
 const SYS_CLONE: u64 = 56;
+const SYS_RESTART_SYSCALL: u64 = 219;
 /// The EINTR result of an interrupted call that is not restarted.
 const EINTR: i64 = 4;
 const SYS_EXIT: u64 = 60;
@@ -73,6 +74,9 @@ pub(super) struct Recording {
     /// Steps the kernel took part in (a system call, a signal delivered), with what: the
     /// present cannot be made before one of them (the kernel has done it already).
     kernel_steps: Vec<(u64, String)>,
+    /// The call each thread's restart_syscall goes on with (the kernel's restart of a timed
+    /// call made again after an interruption is `restart_syscall`, its own number lost).
+    restarts: HashMap<Tid, u64>,
 }
 
 /// What was read before a step, to compare after it.
@@ -116,6 +120,7 @@ impl Recording {
             created: HashMap::new(),
             told_ended: Vec::new(),
             kernel_steps: Vec::new(),
+            restarts: HashMap::new(),
         }
     }
 
@@ -446,7 +451,17 @@ impl Session {
             })
             .filter(|r| r.stores.is_none_or(|(_, len)| len <= BUFFER_LIMIT));
         if restarting {
-            let nr = regs.orig_rax;
+            let nr = match regs.orig_rax {
+                SYS_RESTART_SYSCALL => rec
+                    .restarts
+                    .get(&tid)
+                    .copied()
+                    .unwrap_or(SYS_RESTART_SYSCALL),
+                nr => {
+                    rec.restarts.insert(tid, nr);
+                    nr
+                }
+            };
             before.syscall = Some(nr);
             before.remaps = matches!(nr, 9 | 10 | 11 | 25);
             let own = rec.clear_tid.get(&tid).copied();
@@ -469,6 +484,7 @@ impl Session {
                     let mut fp = stores.vector;
                     if stores.syscall {
                         let nr = regs.rax;
+                        rec.restarts.insert(tid, nr);
                         before.syscall = Some(nr);
                         fp |= nr == SYS_RT_SIGRETURN;
                         before.remaps = matches!(nr, 9 | 10 | 11 | 25);
