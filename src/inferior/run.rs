@@ -111,16 +111,9 @@ impl Inferior {
         self.resume_request(tid, 0)?;
         self.mark(tid, RunState::Running, StopKind::Event);
         loop {
-            let event = match self.next_event_or_signal(deadline, true)? {
-                Waited::Event(event) => event,
-                Waited::Deadline => {
-                    self.stop_all(pass)?;
-                    return Ok(Stop::Timeout { tid });
-                }
-                Waited::Signalled => {
-                    self.stop_all(pass)?;
-                    return Ok(Stop::Interrupted { tid });
-                }
+            let event = match self.event_of(tid, deadline, pass)? {
+                Ok(event) => event,
+                Err(stop) => return Ok(stop),
             };
             let mine = event.tid() == tid;
             match self.handle(event, Mode::Hold, pass)? {
@@ -143,6 +136,23 @@ impl Inferior {
                 None => {}
             }
         }
+    }
+
+    /// The next event while `tid` runs, or the stop that ends the wait: every thread
+    /// stopped at the deadline (`Timeout`) or at the user's interrupt (`Interrupted`).
+    fn event_of(
+        &mut self,
+        tid: Tid,
+        deadline: Instant,
+        pass: PassFn,
+    ) -> Result<Result<WaitEvent, Stop>, OsError> {
+        let end = match self.next_event_or_signal(deadline, true)? {
+            Waited::Event(event) => return Ok(Ok(event)),
+            Waited::Deadline => Stop::Timeout { tid },
+            Waited::Signalled => Stop::Interrupted { tid },
+        };
+        self.stop_all(pass)?;
+        Ok(Err(end))
     }
 
     fn step_within(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
@@ -540,16 +550,9 @@ impl Inferior {
         deferred: &mut i32,
     ) -> Result<Stop, OsError> {
         loop {
-            let event = match self.next_event_or_signal(deadline, true)? {
-                Waited::Event(event) => event,
-                Waited::Deadline => {
-                    self.stop_all(pass)?;
-                    return Ok(Stop::Timeout { tid });
-                }
-                Waited::Signalled => {
-                    self.stop_all(pass)?;
-                    return Ok(Stop::Interrupted { tid });
-                }
+            let event = match self.event_of(tid, deadline, pass)? {
+                Ok(event) => event,
+                Err(stop) => return Ok(stop),
             };
             if event.tid() != tid || event.is_gone() {
                 if let Some(stop) = self.handle(event, Mode::Hold, pass)? {

@@ -69,8 +69,8 @@ pub(super) struct Recording {
     clear_tid: HashMap<Tid, u64>,
     /// The thread each recorded clone step created, by step.
     pub(super) created: HashMap<u64, Tid>,
-    /// Ended threads whose steps a run along the recording crossed and said so.
-    pub(super) told_ended: Vec<Tid>,
+    /// Threads a run along the recording said something of (ended, not made yet): once a run.
+    pub(super) told: Vec<Tid>,
     /// Steps the kernel took part in (a system call, a signal delivered), with what: the
     /// present cannot be made before one of them (the kernel has done it already).
     kernel_steps: Vec<(u64, String)>,
@@ -118,7 +118,7 @@ impl Recording {
             patient: false,
             clear_tid: HashMap::new(),
             created: HashMap::new(),
-            told_ended: Vec::new(),
+            told: Vec::new(),
             kernel_steps: Vec::new(),
             restarts: HashMap::new(),
         }
@@ -620,9 +620,28 @@ fn syscall_before(
                 .collect(),
         )
     };
+    // Every buffer the call may fill, `(address, length)`, however the call names it.
     let mut named: Vec<(u64, u64)> = Vec::new();
     let mut unreadable = false;
     match &effects {
+        Effects::None => {}
+        Effects::Barrier(why) => before.barrier = Some(format!("{name}: {why}")),
+        Effects::Buffers(list) => {
+            for (arg, len) in list {
+                let len = match *len {
+                    Len::Arg(i) => args[i],
+                    Len::Fixed(n) => n,
+                    Len::Pointed(i) => {
+                        let mut n = [0u8; 4];
+                        if args[i] == 0 || process.read_memory(args[i], &mut n).is_err() {
+                            continue;
+                        }
+                        u64::from(u32::from_le_bytes(n))
+                    }
+                };
+                named.push((args[*arg], len));
+            }
+        }
         Effects::Iovec(iov, count) => match iovecs(args[*iov], args[*count]) {
             Some(list) => named = list,
             None => unreadable = true,
@@ -642,58 +661,26 @@ fn syscall_before(
                 unreadable = true;
             }
         }
-        _ => {}
     }
     if unreadable {
         before.barrier = Some(format!("{name}: its buffer list is unreadable"));
     }
+    let mut total = 0u64;
     for (addr, len) in named {
         if addr == 0 || len == 0 {
             continue;
         }
-        if len > BUFFER_LIMIT {
+        total = total.saturating_add(len);
+        if total > BUFFER_LIMIT {
             before.barrier = Some(format!(
-                "{name}: a buffer of {len} bytes (more than {BUFFER_LIMIT} are not recorded)"
+                "{name}: buffers of more than {BUFFER_LIMIT} bytes (not recorded)"
             ));
-            continue;
+            break;
         }
         let mut buf = vec![0u8; len as usize];
         let n = process.read_memory_partial(addr, &mut buf);
         buf.truncate(n);
         before.memory.push((addr, buf));
-    }
-    match effects {
-        Effects::None | Effects::Iovec(..) | Effects::Msghdr(_) => {}
-        Effects::Barrier(why) => before.barrier = Some(format!("{name}: {why}")),
-        Effects::Buffers(list) => {
-            for (arg, len) in list {
-                let addr = args[arg];
-                if addr == 0 {
-                    continue;
-                }
-                let len = match len {
-                    Len::Arg(i) => args[i],
-                    Len::Fixed(n) => n,
-                    Len::Pointed(i) => {
-                        let mut n = [0u8; 4];
-                        if args[i] == 0 || process.read_memory(args[i], &mut n).is_err() {
-                            continue;
-                        }
-                        u64::from(u32::from_le_bytes(n))
-                    }
-                };
-                if len > BUFFER_LIMIT {
-                    before.barrier = Some(format!(
-                            "{name}: a buffer of {len} bytes (more than {BUFFER_LIMIT} are not recorded)"
-                        ));
-                    continue;
-                }
-                let mut buf = vec![0u8; len as usize];
-                let n = process.read_memory_partial(addr, &mut buf);
-                buf.truncate(n);
-                before.memory.push((addr, buf));
-            }
-        }
     }
 }
 

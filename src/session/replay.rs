@@ -120,7 +120,7 @@ impl Session {
             self.redo()?;
         }
         if let Some(rec) = &mut self.recording {
-            rec.told_ended.clear();
+            rec.told.clear();
         }
         self.reverse = false;
         Ok(())
@@ -403,7 +403,7 @@ impl Session {
     /// A new run along the recording says its notes anew.
     fn forget_told(&mut self) {
         if let Some(rec) = &mut self.recording {
-            rec.told_ended.clear();
+            rec.told.clear();
         }
     }
 
@@ -412,8 +412,8 @@ impl Session {
         let Some(rec) = &mut self.recording else {
             return;
         };
-        if !rec.told_ended.contains(&tid) {
-            rec.told_ended.push(tid);
+        if !rec.told.contains(&tid) {
+            rec.told.push(tid);
             self.carried_notes.push(note);
         }
     }
@@ -458,35 +458,7 @@ impl Session {
         }
         let process = self.targets.live()?;
         let alive = process.regs(change.tid).is_ok();
-        if !change.forward {
-            // The memory the munmap took, back before anything is written into it.
-            for u in change.unmapped.iter().rev() {
-                process
-                    .restore_mapping(u.addr, u.len, u.prot, u.data_at, &u.data)
-                    .map_err(|e| {
-                        SessionError::Invalid(format!(
-                            "the memory at {:#x} that munmap took cannot be given back ({e})",
-                            u.addr
-                        ))
-                    })?;
-            }
-        }
-        for (i, (addr, bytes, undo)) in change.memory.iter().enumerate() {
-            if let Err(e) = process.write_memory(*addr, bytes) {
-                let _ = undo;
-                for (addr, _, undo) in change.memory[..i].iter().rev() {
-                    let _ = process.write_memory(*addr, undo);
-                }
-                return Err(SessionError::Invalid(format!(
-                    "memory at {addr:#x} cannot be written back ({e})"
-                )));
-            }
-        }
-        if change.forward {
-            for u in &change.unmapped {
-                process.unmap(u.addr, u.len)?;
-            }
-        }
+        apply_memory(process, change)?;
         if !alive {
             // A thread that has ended: only its writes to memory can be taken back.
             return Ok(false);
@@ -711,6 +683,63 @@ impl Session {
             stale: rec.stale.clone(),
         })
     }
+}
+
+/// A step's change to memory and mappings, all or nothing: what a failure leaves half done
+/// is taken back, so the process stays where it was along the recording. Going back, the
+/// memory a munmap took is mapped again before anything is written into it; forward, it is
+/// unmapped after.
+fn apply_memory(process: &mut dyn Target, change: &Change) -> Result<()> {
+    let remap = |process: &mut dyn Target, u: &crate::history::Unmapped| {
+        process.restore_mapping(u.addr, u.len, u.prot, u.data_at, &u.data)
+    };
+    let mut mapped: Vec<&crate::history::Unmapped> = Vec::new();
+    let unmap_again = |process: &mut dyn Target, mapped: &[&crate::history::Unmapped]| {
+        for m in mapped.iter().rev() {
+            let _ = process.unmap(m.addr, m.len);
+        }
+    };
+    if !change.forward {
+        for u in change.unmapped.iter().rev() {
+            if let Err(e) = remap(process, u) {
+                unmap_again(process, &mapped);
+                return Err(SessionError::Invalid(format!(
+                    "the memory at {:#x} that munmap took cannot be given back ({e})",
+                    u.addr
+                )));
+            }
+            mapped.push(u);
+        }
+    }
+    let undo_memory = |process: &mut dyn Target, upto: usize| {
+        for (addr, _, undo) in change.memory[..upto].iter().rev() {
+            let _ = process.write_memory(*addr, undo);
+        }
+    };
+    for (i, (addr, bytes, _)) in change.memory.iter().enumerate() {
+        if let Err(e) = process.write_memory(*addr, bytes) {
+            undo_memory(process, i);
+            unmap_again(process, &mapped);
+            return Err(SessionError::Invalid(format!(
+                "memory at {addr:#x} cannot be written back ({e})"
+            )));
+        }
+    }
+    if change.forward {
+        for (i, u) in change.unmapped.iter().enumerate() {
+            if let Err(e) = process.unmap(u.addr, u.len) {
+                for done in change.unmapped[..i].iter().rev() {
+                    let _ = remap(process, done);
+                }
+                undo_memory(process, change.memory.len());
+                return Err(SessionError::Invalid(format!(
+                    "the memory at {:#x} cannot be unmapped again ({e})",
+                    u.addr
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether a recorded step left rip where it was (a `rep` element).
