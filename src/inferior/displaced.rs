@@ -36,7 +36,7 @@ impl Inferior {
             return Ok(Outcome::InPlace);
         };
         let mut code = [0u8; 16];
-        let n = self.read_memory_partial(pc, &mut code);
+        let n = self.read_code_partial(pc, &mut code);
         let plan = displace::plan(&code[..n], pc, scratch);
         if crate::os::wait::trace_enabled() {
             eprintln!("scry: step over {pc:#x}: {plan:?}");

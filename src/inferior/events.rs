@@ -319,29 +319,28 @@ impl Inferior {
 
     /// Lets a collected fork or vfork child go, cleaned (see `release_child`).
     pub(super) fn let_child_go(&mut self, child: Tid, shared_memory: bool) -> Result<(), OsError> {
-        let sites: Vec<(u64, u8)> = self
-            .sites
-            .addrs()
-            .into_iter()
-            .filter_map(|a| Some((a, self.sites.original(a)?)))
-            .collect();
+        let sites: Vec<(u64, Vec<u8>)> = self.code_to_restore();
         if shared_memory {
-            for (addr, orig) in &sites {
-                let _ = self.mem.write(*addr, &[*orig]);
+            // A vfork child shares the memory: the int3s come out while it runs (a jump
+            // stays: its trampoline records the child's hits like any thread's).
+            for (addr, orig) in sites.iter().filter(|(a, _)| self.sites.contains(*a)) {
+                let _ = self.mem.write(*addr, &orig[..1]);
             }
-            self.lifted_for_vfork = sites.iter().map(|(a, _)| *a).collect();
+            self.lifted_for_vfork = self.sites.addrs();
         } else if !sites.is_empty() {
             match crate::os::memory::ProcMem::open(child) {
                 Ok(child_mem) => {
                     for (addr, orig) in &sites {
-                        let _ = child_mem.write(*addr, &[*orig]);
+                        let _ = child_mem.write(*addr, orig);
                     }
                 }
                 // No descriptor left (a fork bomb): a word at a time through ptrace, since a
                 // child let go with an int3 of scry's in it dies of SIGTRAP.
                 Err(_) => {
                     for (addr, orig) in &sites {
-                        let _ = ptrace::poke_byte(child, *addr, *orig);
+                        for (i, b) in orig.iter().enumerate() {
+                            let _ = ptrace::poke_byte(child, addr + i as u64, *b);
+                        }
                     }
                 }
             }
@@ -367,6 +366,8 @@ impl Inferior {
     /// exec replaced the image: old breakpoint bytes, threads and the mem fd are stale.
     pub(super) fn after_exec(&mut self) -> Result<(), OsError> {
         self.sites = Default::default();
+        self.jumps = Default::default();
+        self.quiet_sites.clear();
         // exec emptied the debug registers too.
         self.hw_sites.clear();
         self.watch = Default::default();

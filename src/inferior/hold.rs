@@ -44,10 +44,8 @@ impl Inferior {
                 return Ok(());
             }
         };
-        for addr in self.sites.addrs() {
-            if let Some(orig) = self.sites.original(addr) {
-                let _ = held.mem.write(addr, &[orig]);
-            }
+        for (addr, orig) in self.code_to_restore() {
+            let _ = held.mem.write(addr, &orig);
         }
         // Debug registers are not inherited by a fork child; a seccomp filter is.
         held.catch = self.catch.inherited();

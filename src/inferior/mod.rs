@@ -10,6 +10,7 @@ mod inject;
 mod lifecycle;
 mod pinning;
 mod points;
+mod probes;
 mod run;
 mod sigtrap;
 pub(crate) mod sites;
@@ -120,6 +121,9 @@ pub enum Stop {
     HistoryEnd {
         tid: Tid,
     },
+    /// The run's tick (see `Inferior::set_tick`): nothing stopped, every thread still runs;
+    /// the caller reads what the program's probes wrote and continues.
+    Tick,
 }
 
 impl Stop {
@@ -140,7 +144,7 @@ impl Stop {
             | Stop::Syscall { tid, .. }
             | Stop::ThreadStart { tid }
             | Stop::HistoryEnd { tid } => Some(tid),
-            Stop::Exited { .. } | Stop::Killed { .. } => None,
+            Stop::Exited { .. } | Stop::Killed { .. } | Stop::Tick => None,
         }
     }
 
@@ -163,12 +167,13 @@ pub struct NonStop {
 }
 
 impl NonStop {
-    /// `own`: scry's own breakpoints (the dynamic loader's rendezvous, libc's sigaction),
+    /// `own`: scry's own breakpoints (the dynamic loader's rendezvous, libc's sigaction,
+    /// trap tracepoints),
     /// which scry handles itself and lets go at once (unless a user breakpoint is there
     /// too, which the caller then reports).
-    fn covers(&self, stop: &Stop, own: [Option<u64>; 2]) -> bool {
+    fn covers(&self, stop: &Stop, own: impl Fn(u64) -> bool) -> bool {
         match stop {
-            Stop::Breakpoint { addr, .. } if own.contains(&Some(*addr)) => true,
+            Stop::Breakpoint { addr, .. } if own(*addr) => true,
             Stop::Breakpoint { .. } => self.breakpoint,
             Stop::Watchpoint { .. } => self.watchpoint,
             Stop::Signal { .. } => self.signal,
@@ -216,6 +221,8 @@ pub(crate) struct Inferior {
     selected: Tid,
     mem: ProcMem,
     sites: Sites,
+    /// Tracepoints' jumps in the program's code (see `probes`).
+    jumps: probes::Jumps,
     alarm: WaitAlarm,
     /// Stops other threads reported while everything was being stopped; handed out, in
     /// order, before anything runs again.
@@ -246,6 +253,13 @@ pub(crate) struct Inferior {
     lifted_for_vfork: Vec<u64>,
     /// The deadline of the run in progress (the alarm is shared with stop-all's waits).
     run_deadline: Option<Instant>,
+    /// When a continue's wait gives way for a while, the program running on (see
+    /// `set_tick`), and whether the last one did (the next continue only waits again).
+    tick: Option<Instant>,
+    ticked: bool,
+    /// Sites the session handles itself and lets go at once (trap tracepoints): reported
+    /// with only their thread stopped.
+    quiet_sites: std::collections::BTreeSet<u64>,
     /// Same-core placement during a run of steps (see `pinning`).
     pinning: Option<pinning::Pinning>,
     /// Where a `syscall` instruction is, for injected calls (see `inject`).
@@ -301,6 +315,7 @@ impl Inferior {
             selected: pid,
             mem,
             sites: Sites::default(),
+            jumps: Default::default(),
             alarm,
             queued: VecDeque::new(),
             dead: false,
@@ -325,6 +340,9 @@ impl Inferior {
             rendezvous: None,
             catch: catch::Catch::default(),
             run_deadline: None,
+            tick: None,
+            ticked: false,
+            quiet_sites: Default::default(),
             moribund: Vec::new(),
             hw_sites: BTreeMap::new(),
             read_only: false,
@@ -441,11 +459,21 @@ impl Inferior {
     pub(crate) fn read_memory(&self, addr: u64, buf: &mut [u8]) -> Result<(), OsError> {
         self.mem.read(addr, buf)?;
         self.sites.unpatch(addr, buf);
+        self.jumps.unpatch(addr, buf);
         Ok(())
     }
 
     /// Like [`read_memory`](Self::read_memory) but stops at the first unreadable byte.
     pub(crate) fn read_memory_partial(&self, addr: u64, buf: &mut [u8]) -> usize {
+        let n = self.mem.read_partial(addr, buf);
+        self.sites.unpatch(addr, &mut buf[..n]);
+        self.jumps.unpatch(addr, &mut buf[..n]);
+        n
+    }
+
+    /// The code at `addr` as the processor will run it: int3 bytes hidden, tracepoints'
+    /// jumps not (a step over a breakpoint at a jump runs the jump).
+    pub(crate) fn read_code_partial(&self, addr: u64, buf: &mut [u8]) -> usize {
         let n = self.mem.read_partial(addr, buf);
         self.sites.unpatch(addr, &mut buf[..n]);
         n
@@ -466,6 +494,18 @@ impl Inferior {
     /// Writes target memory; bytes under a breakpoint become its saved original instead.
     pub(crate) fn write_memory(&mut self, addr: u64, bytes: &[u8]) -> Result<(), OsError> {
         self.forbid_if_read_only("write memory")?;
+        let end = addr.saturating_add(bytes.len() as u64);
+        if let Some((site, b)) = self
+            .jumps
+            .all()
+            .find(|(s, b)| *s < end && s + b.len() as u64 > addr)
+        {
+            return Err(OsError::Injected(format!(
+                "{:#x}..{:#x} holds a tracepoint's jump: remove the tracepoint before writing there",
+                site,
+                site + b.len() as u64
+            )));
+        }
         let mut buf = bytes.to_vec();
         self.sites.patch_write(addr, &mut buf);
         self.mem.write(addr, &buf)

@@ -59,6 +59,7 @@ impl Inferior {
 
     /// An execute watch on `addr` in a free debug register of every thread.
     pub(super) fn insert_hw_site(&mut self, addr: u64) -> Result<(), OsError> {
+        self.refuse_inside_jump(addr)?;
         let Some(slot) = self.watch.iter().position(|w| w.is_none()) else {
             return Err(OsError::DebugRegisters(format!(
                 "no free debug register for a breakpoint at {addr:#x} (4 in all, shared with watchpoints){}",
@@ -84,6 +85,7 @@ impl Inferior {
     /// Writes an int3 at `addr`.
     pub(super) fn insert_int3(&mut self, addr: u64) -> Result<(), OsError> {
         self.forbid_if_read_only("write an int3 (a breakpoint takes a debug register instead)")?;
+        self.refuse_inside_jump(addr)?;
         let mut orig = [0u8];
         self.mem.read(addr, &mut orig)?;
         self.mem

@@ -47,6 +47,21 @@ impl Inferior {
         }
     }
 
+    /// From now on a continue's wait gives way at `at` (`Stop::Tick`), the program running
+    /// on: the session reads what its probes wrote meanwhile. `None`: no ticks.
+    pub(crate) fn set_tick(&mut self, at: Option<Instant>) {
+        self.tick = at;
+    }
+
+    /// A site the session handles itself and lets go at once (see `quiet_sites`).
+    pub(crate) fn set_quiet_site(&mut self, addr: u64, on: bool) {
+        if on {
+            self.quiet_sites.insert(addr);
+        } else {
+            self.quiet_sites.remove(&addr);
+        }
+    }
+
     /// Ends a run: every thread stopped (see [`all_stop`](Self::all_stop)), the deadline
     /// and any placement undone.
     pub(crate) fn disarm(&mut self, pass: PassFn) {
@@ -163,7 +178,11 @@ impl Inferior {
         let tid = self.selected;
         let pc = self.pc(tid)?;
         self.place_for_step(tid, pc);
-        let stop = self.step_thread(tid, deadline, pass)?;
+        let stop = match self.jump_covering(pc) {
+            // A user's step at a tracepoint's jump steps the program's own instruction.
+            Some(site) => self.step_lifting_jump(tid, site, deadline, pass)?,
+            None => self.step_thread(tid, deadline, pass)?,
+        };
         self.settle(stop, pass)
     }
 
@@ -171,8 +190,9 @@ impl Inferior {
     /// [`NonStop`]) or the process was launched in a run of the tree: what every inspection
     /// of other threads and every end of a run needs.
     pub(crate) fn all_stop(&mut self, pass: PassFn) -> Result<(), OsError> {
+        let ticked = std::mem::take(&mut self.ticked);
         let launched = std::mem::take(&mut self.launched);
-        if (self.partial.take().is_some() || launched) && !self.dead {
+        if (self.partial.take().is_some() || launched || ticked) && !self.dead {
             self.stop_all(pass)?;
         }
         Ok(())
@@ -212,7 +232,12 @@ impl Inferior {
     /// listeners will decide whether the run goes on (`nonstop`), else with every thread
     /// stopped.
     fn report(&mut self, stop: Stop, nonstop: NonStop, pass: PassFn) -> Result<Stop, OsError> {
-        if self.dead || !nonstop.covers(&stop, [self.rendezvous, self.sigaction.site]) {
+        let own = |a: u64| {
+            Some(a) == self.rendezvous
+                || Some(a) == self.sigaction.site
+                || self.quiet_sites.contains(&a)
+        };
+        if self.dead || !nonstop.covers(&stop, own) {
             return self.settle(stop, pass);
         }
         self.mark_event_thread(&stop);
@@ -234,6 +259,10 @@ impl Inferior {
         }
         // The program runs freely and may look at its CPU mask at any moment.
         self.unpin();
+        if std::mem::take(&mut self.ticked) {
+            // Everything still runs since the last tick: only the wait goes on.
+            return self.run_until_event(deadline, pass, nonstop);
+        }
         if let Some(tid) = self.partial.take() {
             // Only the last event's thread is stopped: it goes on alone, past its breakpoint
             // without lifting the int3, and nothing else is touched.
@@ -322,6 +351,14 @@ impl Inferior {
             if t.state != RunState::Stopped {
                 continue;
             }
+            if !self.jumps.is_empty() {
+                if let Some(stop) = self.leave_jump_bytes(tid, deadline, pass)? {
+                    return self.settle(stop, pass).map(Some);
+                }
+            }
+            let Some(t) = self.threads.get(&tid) else {
+                continue;
+            };
             let (parked_at, rewound) = (t.parked_at, t.rewound);
             // Only these two can need a step-over: no register read for the other threads.
             if parked_at.is_none() && (tid != self.selected || rewound) {
@@ -360,9 +397,17 @@ impl Inferior {
         pass: PassFn,
         nonstop: NonStop,
     ) -> Result<Stop, OsError> {
+        let until = self.tick.filter(|t| *t < deadline);
+        if let Some(t) = until {
+            self.alarm.arm(t.saturating_duration_since(Instant::now()));
+        }
         loop {
-            let event = match self.next_event_or_signal(deadline, true)? {
+            let event = match self.next_event_or_signal(until.unwrap_or(deadline), true)? {
                 Waited::Event(event) => event,
+                Waited::Deadline if until.is_some_and(|_| Instant::now() < deadline) => {
+                    self.ticked = true;
+                    return Ok(Stop::Tick);
+                }
                 Waited::Deadline => {
                     self.stop_all(pass)?;
                     return Ok(Stop::Timeout {
@@ -485,7 +530,12 @@ impl Inferior {
     }
 
     /// Steps one thread, lifting a breakpoint under its pc for that one instruction.
-    fn step_thread(&mut self, tid: Tid, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
+    pub(super) fn step_thread(
+        &mut self,
+        tid: Tid,
+        deadline: Instant,
+        pass: PassFn,
+    ) -> Result<Stop, OsError> {
         let pc = self.pc(tid)?;
         // A site the program wrote over holds its own code now: step that, and leave it.
         let lifted = self.sites.original(pc).filter(|_| self.int3_in_memory(pc));
@@ -506,7 +556,7 @@ impl Inferior {
     }
 
     /// `lifted`: the instruction under a breakpoint is being executed with the int3 taken out.
-    fn step_raw(
+    pub(super) fn step_raw(
         &mut self,
         tid: Tid,
         deadline: Instant,

@@ -18,6 +18,7 @@ pub(crate) mod ptrace;
 pub(crate) mod pty;
 pub(crate) mod regs;
 pub(crate) mod seccomp;
+pub(crate) mod shared;
 pub(crate) mod signals;
 pub(crate) mod spawn;
 pub(crate) mod stdin;

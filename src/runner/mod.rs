@@ -18,7 +18,9 @@ mod next;
 
 use std::time::Instant;
 
-use crate::session::{Reason, ReturnValue, Session, SessionError, StopInfo, StopKind, TypedValue};
+use crate::session::{
+    Leg, Reason, ReturnValue, Session, SessionError, StopInfo, StopKind, TypedValue,
+};
 
 pub(crate) use finish::{finish, reverse_finish};
 pub(crate) use next::next;
@@ -34,6 +36,8 @@ pub(crate) enum Event {
     Thread,
     Library,
     Exit,
+    /// Tracepoint records (never a stop: the program ran on).
+    Trace,
 }
 
 impl Event {
@@ -47,6 +51,7 @@ impl Event {
             Event::Thread => "thread",
             Event::Library => "library",
             Event::Exit => "exit",
+            Event::Trace => "trace",
         }
     }
 
@@ -115,6 +120,10 @@ pub(crate) trait Front {
     /// such as a watchpoint's culprit).
     fn latest(&self) -> Option<StopInfo>;
 
+    /// Hands tracepoint records to the `trace` listeners; `Stop` when one asked for a stop
+    /// (the id of its tracepoint with it).
+    fn trace(&self, records: Vec<crate::session::TraceRecord>) -> RunResult<Option<u32>>;
+
     /// A session call that may fail.
     fn call<R>(&self, f: impl FnOnce(&mut Session) -> crate::session::Result<R>) -> RunResult<R> {
         Ok(self.session(f)??)
@@ -177,10 +186,46 @@ impl<'f, F: Front> Run<'f, F> {
         self.leg(|s| s.step(deadline))
     }
 
-    /// Runs to the next event.
+    /// Runs to the next event. While tracepoints' probes are in the program, the wait gives
+    /// way every few milliseconds and their records go to the listeners, the program
+    /// running on; a listener that asks for a stop ends the leg with every thread stopped.
     fn cont(&self) -> RunResult<StopInfo> {
         let deadline = self.deadline;
-        self.leg(|s| s.cont(deadline))
+        loop {
+            let leg = self.front.session(|s| s.cont_leg(deadline))??;
+            let asked = self.deliver_traces()?;
+            match leg {
+                Leg::Stop(stop) => {
+                    self.front.leg(&stop);
+                    return Ok(*stop);
+                }
+                Leg::Tick => {
+                    if let Some(id) = asked {
+                        let stop = self.front.call(|s| s.trace_stop(id))?;
+                        self.front.leg(&stop);
+                        return Ok(stop);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The records read from the probes so far, to the listeners: the id of a tracepoint
+    /// whose listener asked for a stop.
+    fn deliver_traces(&self) -> RunResult<Option<u32>> {
+        let mut asked = None;
+        if !self.front.listens(Event::Trace) {
+            return Ok(None);
+        }
+        loop {
+            let batch = self.front.session(|s| s.take_trace_records(4096))?;
+            if batch.is_empty() {
+                return Ok(asked);
+            }
+            if let Some(id) = self.front.trace(batch)? {
+                asked.get_or_insert(id);
+            }
+        }
     }
 
     fn leg(
@@ -305,6 +350,8 @@ fn finish_run<F: Front>(
     }
     let front = run.front;
     front.session(|s| s.disarm())?;
+    // What the probes wrote up to the end (a stop asked now is too late: the run ended).
+    run.deliver_traces()?;
     let (last, end) = ended?;
     let mut stop = front.latest().unwrap_or(last);
     front.call(|s| {

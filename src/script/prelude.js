@@ -609,7 +609,7 @@
   const prev = guard('prev', result(prevTarget));
 
   // ---- events ----------------------------------------------------------------------------
-  const EVENTS = ['step', 'breakpoint', 'watchpoint', 'signal', 'syscall', 'thread', 'library', 'exit'];
+  const EVENTS = ['step', 'breakpoint', 'watchpoint', 'signal', 'syscall', 'thread', 'library', 'exit', 'trace'];
   const listeners = {};
   for (const t of EVENTS) listeners[t] = [];
   function checkType(type) {
@@ -654,6 +654,7 @@
       if (listeners[t].length > 0 || (t === 'breakpoint' && bpOptions.size > 0)) mask |= 1 << i;
     });
     N.listened(mask);
+    N.trace_listening(listeners.trace.length > 0);
     N.listening(listeners.breakpoint.length > 0 || bpOptions.size > 0, listeners.watchpoint.length > 0,
       listeners.signal.length > 0, listeners.library.length > 0, listeners.syscall.length > 0);
   }
@@ -810,6 +811,7 @@
   // What the run loop (in Rust) hands to listeners: a thread event carries its kind; the
   // verdict goes back ('stop', 'continue' or undefined).
   function onRunEvent(type, ev) {
+    if (type === 'trace') return dispatchTrace(ev);
     if (type === 'thread') field(ev, 'kind', ev.reason === 'thread_start' ? 'start' : 'exit');
     return dispatch(type, ev);
   }
@@ -835,22 +837,171 @@
     }
     if (typeof n === 'bigint') n = Number(n);
     if (!Number.isInteger(n) || n < 0) throw new ScryError(`step(n): n must be a non-negative integer, got ${String(n)}`);
-    return asStop(N.run_step(onRunEvent, n, timeoutOf(opts)));
+    return afterRun(() => N.run_step(onRunEvent, n, timeoutOf(opts)));
+  }
+  // A run, and the trace listeners' errors it met, said once.
+  function afterRun(run) {
+    try {
+      return asStop(run());
+    } finally {
+      traceErrorsReport();
+    }
   }
   function cont(opts) {
     noReentry('continue');
-    return asStop(N.run_cont(onRunEvent, timeoutOf(opts)));
+    return afterRun(() => N.run_cont(onRunEvent, timeoutOf(opts)));
   }
   // Runs until the current function returns to its caller; other stops end it early.
   function finish(opts) {
     noReentry('finish');
-    return asStop(N.run_finish(onRunEvent, timeoutOf(opts)));
+    return afterRun(() => N.run_finish(onRunEvent, timeoutOf(opts)));
   }
   // Steps to the next source line of this function, running over calls.
   function next(opts) {
     noReentry('next');
-    return asStop(N.run_next(onRunEvent, timeoutOf(opts)));
+    return afterRun(() => N.run_next(onRunEvent, timeoutOf(opts)));
   }
+
+  // ---- tracepoints ------------------------------------------------------------------------
+  // A record of a tracepoint's hit, collected while the program ran on: what it holds is all
+  // there is (no live reads: the program has moved on).
+  const tpFilters = new Map();
+  const traceErrors = { count: 0, first: null };
+  const TraceProto = {
+    memory(addr) {
+      if (addr === undefined) throw new ScryError('e.memory(addr) needs an address');
+      const a = BigInt(typeof addr === 'object' && addr !== null ? N.resolve(addr) : addr);
+      for (const c of this.chunks) {
+        const start = BigInt(c.addr);
+        if (a >= start && a <= start + BigInt(c.bytes.length) && !(c.error && c.bytes.length === 0)) {
+          return new TraceBytes(c, Number(a - start), this.id);
+        }
+      }
+      const have = this.chunks.map((c) => `${c.expr}: ${c.error && c.bytes.length === 0 ? c.error : `${c.bytes.length} bytes at ${hex(c.addr)}`}`);
+      const bad = this.chunks.find((c) => c.error && BigInt(c.addr) === a);
+      if (bad) throw new ScryError(`${hex(a)} (${bad.expr}) was ${bad.error} when tracepoint ${this.id} hit`);
+      throw new ScryError(`${hex(a)} is not in what tracepoint ${this.id} collected (${have.join('; ') || 'no memory'}): add {mem, len} to its collect`);
+    },
+    get symbol() {
+      return N.symbol_at(this.pc);
+    },
+    get source() {
+      const p = N.line_at(this.pc);
+      return p ? `${p.file}:${p.line}` : undefined;
+    },
+    get line() {
+      const p = N.line_at(this.pc);
+      return p ? p.line : undefined;
+    },
+  };
+  setPrototypeOf(TraceProto, RESULT);
+  // Reads over one collected range: as state.memory(a) reads, within the bytes collected.
+  class TraceBytes {
+    constructor(chunk, off, id) {
+      hidden(this, 'c', chunk);
+      hidden(this, 'off', off);
+      hidden(this, 'id', id);
+    }
+    need(n) {
+      const c = this.c;
+      if (this.off + n > c.bytes.length) {
+        throw new ScryError(`${n} bytes at ${hex(BigInt(c.addr) + BigInt(this.off))}: tracepoint ${this.id} collected ${c.bytes.length} bytes of ${c.expr} at ${hex(c.addr)}${c.error ? ` (${c.error} after them)` : ''}`);
+      }
+      return new DataView(c.bytes.buffer, c.bytes.byteOffset + this.off, n);
+    }
+    str() {
+      const b = this.c.bytes.subarray(this.off);
+      let s = '';
+      for (let i = 0; i < b.length && b[i] !== 0; i++) s += String.fromCharCode(b[i]);
+      try {
+        return decodeURIComponent(escape(s));
+      } catch (e) {
+        return s;
+      }
+    }
+    bytes(n) {
+      const b = this.c.bytes.subarray(this.off, n === undefined ? undefined : this.off + n);
+      return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+    }
+    u8() { return this.need(1).getUint8(0); }
+    i8() { return this.need(1).getInt8(0); }
+    u16() { return this.need(2).getUint16(0, true); }
+    i16() { return this.need(2).getInt16(0, true); }
+    u32() { return this.need(4).getUint32(0, true); }
+    i32() { return this.need(4).getInt32(0, true); }
+    f32() { return this.need(4).getFloat32(0, true); }
+    f64() { return this.need(8).getFloat64(0, true); }
+    u64() {
+      const v = this.need(8).getBigUint64(0, true);
+      return v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+    }
+    i64() {
+      const v = this.need(8).getBigInt64(0, true);
+      return v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= -BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+    }
+    u64n() { return this.need(8).getBigUint64(0, true); }
+    i64n() { return this.need(8).getBigInt64(0, true); }
+  }
+  // One record to the listeners: a tracepoint's {if} first. A listener's exception is
+  // counted, not thrown (the program runs on; one report at the end of the run).
+  function dispatchTrace(ev) {
+    setPrototypeOf(ev, TraceProto);
+    const cond = tpFilters.get(ev.id);
+    const outer = listenerType;
+    inListener++;
+    listenerType = 'trace';
+    let verdict;
+    try {
+      if (cond && !cond(ev)) return undefined;
+      for (const fn of listeners.trace.slice()) {
+        listenerCalls.set(fn, (listenerCalls.get(fn) || 0) + 1);
+        const r = fn(ev);
+        if (r === 'stop' || traceStopAsked) verdict = 'stop';
+        traceStopAsked = false;
+      }
+    } catch (err) {
+      if (traceErrors.count++ === 0) traceErrors.first = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    } finally {
+      inListener--;
+      listenerType = outer;
+    }
+    return verdict;
+  }
+  function traceErrorsReport() {
+    if (traceErrors.count === 0) return;
+    const n = traceErrors.count;
+    N.print(`[a trace listener threw ${n === 1 ? 'once' : `${n} times`}; the first: ${traceErrors.first}]`);
+    traceErrors.count = 0;
+    traceErrors.first = null;
+  }
+  let traceStopAsked = false;
+  function stop() {
+    if (listenerType !== 'trace') throw new ScryError("stop() asks for a stop from inside a trace listener (elsewhere, return 'stop' from the listener)");
+    traceStopAsked = true;
+  }
+  define('tracepoint', guard('tracepoint', {
+    // set(where, {collect, if, full}): where is a function (its first instruction), a
+    // file:line or an address.
+    set(where, opts) {
+      if (where === undefined) throw new ScryError("tracepoint.set(where, {collect: ['rdi', {mem: 'rsi', len: 16}], if, full}) needs a location");
+      if (opts !== undefined && (typeof opts !== 'object' || opts === null)) throw new TypeError("tracepoint.set(where, {collect, if, full}): options must be an object");
+      const cond = opts === undefined ? undefined : own(opts, 'if');
+      if (cond !== undefined && typeof cond !== 'function') throw new TypeError('tracepoint.set(where, {if}): if must be a function of the record, e.g. e => e.registers.rdi > 4096');
+      const r = N.tp_set(where, opts === undefined ? undefined : own(opts, 'collect'), opts === undefined ? undefined : own(opts, 'full'));
+      if (cond) tpFilters.set(r.id, cond);
+      return r.id;
+    },
+    remove(id) {
+      tpFilters.delete(id);
+      return N.tp_remove(id);
+    },
+    list() {
+      const rows = N.tp_list();
+      for (const r of rows) hidden(result(r), LINE, `${r.id}\t${r.mode}\t${r.symbol ?? hex(r.addr)}\thits ${r.hits}, delivered ${r.delivered}, lost ${r.lost}${r.why ? `\t(trap: ${r.why})` : ''}`);
+      return result(rows);
+    },
+  }));
+  define('stop', stop);
 
   // ---- breakpoints and symbols -------------------------------------------------------------
   const breakpoint = guard('breakpoint', {

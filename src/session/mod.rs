@@ -33,6 +33,7 @@ pub(crate) mod target;
 mod targets;
 mod threads;
 pub(crate) mod tls;
+mod tracepoints;
 mod tree;
 mod typed_value;
 mod typed_views;
@@ -64,10 +65,12 @@ pub(crate) use gcore::GcoreOptions;
 pub(crate) use lookup::check_debug_dirs;
 pub(crate) use overview::Overview;
 pub(crate) use recording::DEFAULT_LIMIT as DEFAULT_RECORD_LIMIT;
+pub(crate) use run::Leg;
 use snapshot::Snapshot;
 pub(crate) use stop::{BreakpointHit, Reason, ReturnValue, StopInfo, StopKind, WatchReport};
 use target::Target;
 use targets::{Live, Targets};
+pub(crate) use tracepoints::{RegValue, TraceMode, TraceRecord, Want};
 pub(crate) use typed_value::TypedValue;
 use watchpoints::{WatchKind, WatchTable, Watchpoint};
 
@@ -379,6 +382,8 @@ pub struct Session {
     /// A backwards run ends where the stack pointer is this high (`reverse_finish`: the
     /// call of the current function).
     reverse_until: Option<(Tid, u64)>,
+    /// Tracepoints, and the records read from them (see `tracepoints`).
+    tracing: tracepoints::Tracing,
 }
 
 /// The os layer's read-only mapping, as the symbol layer reads files (it maps none itself).
@@ -434,6 +439,7 @@ impl Session {
             recording: None,
             reverse: false,
             reverse_until: None,
+            tracing: Default::default(),
         }
     }
 
@@ -597,6 +603,8 @@ impl Session {
         stop: Stop,
     ) -> Result<StopInfo> {
         self.targets.last_process = Some((process.pid(), program.clone()));
+        // A new process has none of the last one's probes.
+        self.forget_tracepoints();
         self.targets.live = Some(Live { process, program });
         self.targets.core = None;
         self.targets.ended = None;
@@ -616,6 +624,9 @@ impl Session {
         let mut notes = Vec::new();
         if self.targets.live.is_some() {
             self.return_to_present()?;
+        }
+        if self.targets.live.is_some() {
+            notes.extend(self.remove_all_tracepoints());
         }
         if let Some(target) = self.targets.live.as_mut() {
             // An error leaves the process traced and stopped as it was (a refusal changes
@@ -667,6 +678,14 @@ impl Session {
     /// killed, an attached one detached and left running.
     pub fn release(&mut self) {
         self.targets.core = None;
+        if self
+            .targets
+            .live
+            .as_ref()
+            .is_some_and(|t| t.process.origin() == Origin::Attached)
+        {
+            self.remove_all_tracepoints();
+        }
         if let Some(mut target) = self.targets.live.take() {
             // The end of a session takes back what it started, read-only or not.
             target.process.set_read_only(false);

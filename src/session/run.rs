@@ -3,6 +3,12 @@
 use super::replay::Replayed;
 use super::*;
 
+/// What one leg of a continue gave: a stop, or a tick with the program still running.
+pub(crate) enum Leg {
+    Stop(Box<StopInfo>),
+    Tick,
+}
+
 impl Session {
     // ---- running -----------------------------------------------------------------------
 
@@ -25,8 +31,15 @@ impl Session {
     pub fn disarm(&mut self) {
         let pass = self.pass_fn();
         if let Some(t) = &mut self.targets.live {
+            t.process.set_tick(None);
             t.process.disarm(&pass);
         }
+        // Every thread stopped: none is left inside a probe, and whatever the probes wrote
+        // is read.
+        if self.has_probes() {
+            let _ = self.leave_probes();
+        }
+        self.drain_traces(true);
     }
 
     /// Which signals pass without a stop, as the inferior asks.
@@ -122,6 +135,11 @@ impl Session {
         // Where the step starts, for the instruction it executes (`e.executed`): the step
         // reads these registers anyway, so this costs no system call.
         let from = inferior.pc(inferior.selected()).ok();
+        if let Some(pc) = from.filter(|pc| self.probe_at(*pc)) {
+            let tid = self.targets.live_for_run()?.selected();
+            self.trap_hit(tid, pc);
+        }
+        let inferior = self.targets.live_for_run()?;
         let mut stop = inferior.step(deadline, pass)?;
         if let Some(loader) = self.own_stop(&stop) {
             // A step onto a breakpoint of scry's, not the user's.
@@ -150,11 +168,21 @@ impl Session {
     }
 
     pub fn cont(&mut self, deadline: Instant) -> Result<StopInfo> {
+        loop {
+            if let Leg::Stop(stop) = self.cont_leg(deadline)? {
+                return Ok(*stop);
+            }
+        }
+    }
+
+    /// One leg of a continue: the next stop, or a tick (tracepoints' probes wrote records
+    /// meanwhile, read into the queue; the program still runs).
+    pub(crate) fn cont_leg(&mut self, deadline: Instant) -> Result<Leg> {
         let pass = self.pass_fn();
         self.stepped_from = None;
         loop {
             if let Some(change) = self.loader.next_change() {
-                return Ok(self.library_stop(change));
+                return Ok(Leg::Stop(Box::new(self.library_stop(change))));
             }
             let nonstop = self.nonstop;
             let tree = self.whole_tree
@@ -166,7 +194,7 @@ impl Session {
             let stop = if self.along_recording() {
                 match self.replay_cont(deadline)? {
                     Replayed::Stop(stop) => stop,
-                    Replayed::Watch(info) => return Ok(*info),
+                    Replayed::Watch(info) => return Ok(Leg::Stop(info)),
                     // The present reached: the run goes on live.
                     Replayed::Present => continue,
                 }
@@ -177,10 +205,26 @@ impl Session {
                 self.tree_leg(deadline)?
             } else {
                 self.recording_left_behind();
-                self.targets
-                    .live_for_run()?
-                    .cont(deadline, &pass, nonstop)?
+                let tick = self
+                    .has_probes()
+                    .then(|| Instant::now() + super::tracepoints::TICK);
+                let target = self.targets.live_for_run()?;
+                target.set_tick(tick);
+                target.cont(deadline, &pass, nonstop)?
             };
+            if let Stop::Tick = stop {
+                self.drain_traces(false);
+                return Ok(Leg::Tick);
+            }
+            if let Stop::Breakpoint { tid, addr } = stop {
+                if self.trap_tracepoint_at(addr) {
+                    self.trap_hit(tid, addr);
+                    if !self.points.breakpoints.is_user_site(addr) {
+                        continue;
+                    }
+                }
+            }
+            self.drain_traces(false);
             if let Stop::Forked { .. } = stop {
                 // A child kept: from now on the run is the whole tree's.
                 self.collect_forked();
@@ -203,7 +247,7 @@ impl Session {
             if matches!(stop, Stop::Watchpoint { .. }) && info.reason() != Reason::Watchpoint {
                 continue;
             }
-            return Ok(info);
+            return Ok(Leg::Stop(Box::new(info)));
         }
     }
 
@@ -214,6 +258,9 @@ impl Session {
         if let Stop::Exec { .. } = stop {
             // The old image is gone with every int3 and debug register in it.
             self.forget_process();
+            if let Some(note) = self.forget_tracepoints() {
+                self.carried_notes.push(note);
+            }
             self.symbols = self.symbols.renewed();
             self.loader.forget_changes();
             self.refresh_symbols();
@@ -303,6 +350,8 @@ impl Session {
         let mut notes = Vec::new();
         self.entry_inlines = None;
         let kind = match stop {
+            // Never booked: the run reads the rings and goes on.
+            Stop::Tick => StopKind::Here,
             Stop::Entry { .. } => StopKind::Entry,
             Stop::Loader { .. } => StopKind::Loader,
             Stop::Attached { .. } => StopKind::Attached,

@@ -54,6 +54,9 @@ reasons! {
     /// Going back along a recording (`reverse_cont`, `reverse_step`) reached its start or a
     /// step that cannot be taken back.
     HistoryEnd => "history_end",
+    /// A `trace` listener asked for a stop (`'stop'`): the program was stopped as soon as
+    /// scry read the record, not at the hit.
+    Trace => "trace",
     Exited => "exited",
     Killed => "killed",
     Detached => "detached",
@@ -91,6 +94,10 @@ pub enum StopKind {
     ThreadStart,
     ThreadExit,
     HistoryEnd,
+    /// A trace listener of tracepoint `id` asked for a stop.
+    Trace {
+        id: u32,
+    },
     Exited {
         code: i32,
     },
@@ -145,6 +152,7 @@ impl StopKind {
             StopKind::ThreadStart => Reason::ThreadStart,
             StopKind::ThreadExit => Reason::ThreadExit,
             StopKind::HistoryEnd => Reason::HistoryEnd,
+            StopKind::Trace { .. } => Reason::Trace,
             StopKind::Exited { .. } => Reason::Exited,
             StopKind::Killed { .. } => Reason::Killed,
             StopKind::Detached => Reason::Detached,
@@ -339,6 +347,12 @@ impl StopInfo {
             }
             StopKind::Killed { signal } => {
                 let _ = write!(s, " by {}", signal_name(*signal));
+            }
+            StopKind::Trace { id } => {
+                let _ = write!(
+                    s,
+                    " (tracepoint {id}'s listener asked; stopped after the hit)"
+                );
             }
             _ => {}
         }

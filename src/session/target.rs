@@ -162,6 +162,66 @@ pub(crate) trait Target: ProcessView {
     fn allow_no_new_privs(&mut self, allowed: bool);
     /// Catch calls without a filter in the program, saying why.
     fn forbid_seccomp(&mut self, why: &str);
+
+    // ---- probes inside the program (tracepoints) ------------------------------------------
+    /// A continue's wait gives way at `at` with [`Stop::Tick`], the program running on.
+    fn set_tick(&mut self, at: Option<Instant>) {
+        let _ = at;
+    }
+    /// A site the session handles and lets go at once (a trap tracepoint's): reported with
+    /// only its thread stopped, as listeners' stops are.
+    fn set_quiet_site(&mut self, addr: u64, on: bool) {
+        let _ = (addr, on);
+    }
+    /// What puts probes into the program, if this backend can.
+    fn probes(&mut self) -> Option<&mut dyn ProbeHost> {
+        None
+    }
+}
+
+/// A backend that can put a probe's code and ring into the program (see `x86::probe`).
+pub(crate) trait ProbeHost {
+    fn pid(&self) -> Tid;
+    /// A ring of `len` bytes shared with scry: its address in the program, and scry's view.
+    fn map_ring(&mut self, len: u64) -> Result<(u64, crate::os::shared::SharedMem), OsError>;
+    /// `len` bytes of fresh memory within a 32-bit jump of `site`.
+    fn alloc_near(&mut self, site: u64, len: u64) -> Result<u64, OsError>;
+    /// Code written at `at`, then made executable.
+    fn write_code(&mut self, at: u64, code: &[u8]) -> Result<(), OsError>;
+    /// The jump at `site` over `covered` bytes (threads inside them moved out first).
+    fn patch_jump(&mut self, site: u64, jump: &[u8], covered: usize) -> Result<(), OsError>;
+    /// The original bytes back at `site`.
+    fn unpatch_jump(&mut self, site: u64) -> Result<(), OsError>;
+    /// Whether a thread's pc is in `range`.
+    fn pc_inside(&mut self, range: std::ops::Range<u64>) -> bool;
+    fn unmap(&mut self, addr: u64, len: u64) -> Result<(), OsError>;
+}
+
+impl ProbeHost for Inferior {
+    fn pid(&self) -> Tid {
+        Inferior::pid(self)
+    }
+    fn map_ring(&mut self, len: u64) -> Result<(u64, crate::os::shared::SharedMem), OsError> {
+        Inferior::map_ring(self, len)
+    }
+    fn alloc_near(&mut self, site: u64, len: u64) -> Result<u64, OsError> {
+        Inferior::alloc_near(self, site, len)
+    }
+    fn write_code(&mut self, at: u64, code: &[u8]) -> Result<(), OsError> {
+        Inferior::write_code(self, at, code)
+    }
+    fn patch_jump(&mut self, site: u64, jump: &[u8], covered: usize) -> Result<(), OsError> {
+        Inferior::patch_jump(self, site, jump, covered)
+    }
+    fn unpatch_jump(&mut self, site: u64) -> Result<(), OsError> {
+        Inferior::unpatch_jump(self, site)
+    }
+    fn pc_inside(&mut self, range: std::ops::Range<u64>) -> bool {
+        Inferior::pc_inside(self, range)
+    }
+    fn unmap(&mut self, addr: u64, len: u64) -> Result<(), OsError> {
+        Inferior::unmap(self, addr, len)
+    }
 }
 
 /// The native backend: ptrace, this machine's kernel.
@@ -350,5 +410,14 @@ impl Target for Inferior {
     }
     fn forbid_seccomp(&mut self, why: &str) {
         Inferior::forbid_seccomp(self, why)
+    }
+    fn set_tick(&mut self, at: Option<Instant>) {
+        Inferior::set_tick(self, at)
+    }
+    fn set_quiet_site(&mut self, addr: u64, on: bool) {
+        Inferior::set_quiet_site(self, addr, on)
+    }
+    fn probes(&mut self) -> Option<&mut dyn ProbeHost> {
+        Some(self)
     }
 }

@@ -36,6 +36,7 @@ mod state;
 mod symbols;
 mod syscall;
 mod thread;
+mod tracepoint;
 mod value;
 mod watchpoint;
 
@@ -175,6 +176,7 @@ pub(super) fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> rquickjs::Result<
     thread::install(&t)?;
     breakpoint::install(&t)?;
     watchpoint::install(&t)?;
+    tracepoint::install(&t)?;
     syscall::install(&t)?;
     symbols::install(&t)?;
     config::install(&t)?;

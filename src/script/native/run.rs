@@ -115,6 +115,30 @@ impl Front for ScriptFront<'_, '_> {
         }
     }
 
+    fn trace(&self, records: Vec<crate::session::TraceRecord>) -> RunResult<Option<u32>> {
+        self.credit_run();
+        let mut asked = None;
+        let called = (|| -> rquickjs::Result<()> {
+            for r in &records {
+                let ev = super::tracepoint::record_to_js(self.ctx, r)?;
+                let verdict: Value = self.hook.call(("trace", ev))?;
+                if asked.is_none()
+                    && verdict
+                        .as_string()
+                        .is_some_and(|s| s.to_string().is_ok_and(|s| s == "stop"))
+                {
+                    asked = Some(r.id);
+                }
+            }
+            Ok(())
+        })();
+        self.since.set(Instant::now());
+        match called {
+            Ok(()) => Ok(asked),
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
     fn leg(&self, stop: &StopInfo) {
         self.host.tick_at(stop);
         *self.host.last_stop.borrow_mut() = Some(stop.clone());

@@ -1,0 +1,227 @@
+//! Tracepoints: probes inside the program that collect registers and memory at each hit
+//! while it runs on, their records handed to `trace` listeners. The fixture prints what it
+//! computed, so a probe that changed what the program does shows in its output.
+
+mod common;
+
+use common::{file_bytes, fixture, load_bias, proc_mem, proc_status_field, section, Scry};
+
+/// The text of `function` in `binary`'s file and in process `pid`'s memory.
+fn code_in_file_and_process(binary: &std::path::Path, pid: i32) -> (Vec<u8>, Vec<u8>) {
+    let (text_addr, text_off, text_size) = section(binary, ".text");
+    let file = file_bytes(binary, text_off, text_size as usize);
+    let bias = load_bias(pid, binary);
+    (file, proc_mem(pid, text_addr + bias, text_size as usize))
+}
+
+#[test]
+fn a_probe_delivers_every_record_of_200000_calls_without_a_stop() {
+    let mut scry = Scry::spawn(&fixture("tracepoints"), &["calls", "200000"]);
+    // 200,000 listener calls: JS time, which the script budget counts (a debug build on a
+    // loaded machine needs more than the default 5 s).
+    scry.ok("config.script_timeout = 60");
+    // Set at the entry, where the arguments are in the ABI's registers.
+    scry.ok("ctx.id = tracepoint.set('work', {collect: ['rdi', {mem: 'rsi', str: 32}]})");
+    assert_eq!(scry.ok("tracepoint.list()[0].mode"), "jump");
+    scry.ok(
+        "ctx.n = 0; ctx.sum = 0; ctx.names = 0; ctx.last = '';
+         addEventListener('trace', e => {
+           ctx.n++; ctx.sum += e.registers.rdi;
+           ctx.last = e.memory(e.chunks[0].addr).str();
+           if (ctx.last === 'item-' + (e.registers.rdi % 1000)) ctx.names++;
+         })",
+    );
+    // One continue to the end: no stop on the way.
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("exited with code 0"), "{stop}");
+    assert_eq!(scry.ok("[ctx.n, ctx.names, ctx.last].join(' ')"), "200000 200000 item-999");
+    // The sum of 0..199999, exact.
+    assert_eq!(scry.ok("print(String(ctx.sum))"), "19999900000");
+    let row = scry.ok("const r = tracepoint.list()[0]; [r.hits, r.delivered, r.lost].join(' ')");
+    assert_eq!(row, "200000 200000 0");
+    assert_eq!(scry.ok("output()"), "total 19999900000 last item-999");
+}
+
+#[test]
+fn four_threads_lose_nothing_waiting_and_count_what_they_drop() {
+    for (full, exact) in [("wait", true), ("drop", false)] {
+        let mut scry = Scry::spawn(&fixture("tracepoints"), &["threads"]);
+        scry.ok("config.script_timeout = 60");
+        scry.ok(&format!(
+            "tracepoint.set('hit', {{collect: ['rdi', 'rsi'], full: '{full}'}})"
+        ));
+        scry.ok(
+            "ctx.n = 0; ctx.tids = new Set(); ctx.sum = 0;
+             addEventListener('trace', e => { ctx.n++; ctx.tids.add(e.tid); ctx.sum += e.registers.rsi; })",
+        );
+        let stop = scry.ok("cont()");
+        assert!(stop.starts_with("exited with code 0"), "{full}: {stop}");
+        let counts = scry.ok(
+            "const r = tracepoint.list()[0]; [r.hits, r.delivered + r.lost, r.delivered === ctx.n].join(' ')",
+        );
+        assert_eq!(counts, "200000 200000 true", "{full}");
+        if exact {
+            assert_eq!(scry.ok("tracepoint.list()[0].lost"), "0");
+            assert_eq!(scry.ok("ctx.tids.size"), "4");
+            // 4 x (0 + 1 + ... + 49999)
+            assert_eq!(scry.ok("print(String(ctx.sum))"), "4999900000");
+        }
+        assert_eq!(
+            scry.ok("output()"),
+            "1249975000 1249975000 1249975000 1249975000",
+            "{full}"
+        );
+    }
+}
+
+#[test]
+fn an_unsafe_site_falls_back_to_a_trap_and_a_bad_pointer_is_a_record_s_fact() {
+    let mut scry = Scry::spawn(&fixture("tracepoints"), &["edge"]);
+    // spin's second instruction is a loop head the jump would cover; tiny is one byte.
+    let spin = scry.ok("tracepoint.set('spin', {collect: ['rdi']})");
+    assert!(spin.contains("is a trap") && spin.contains("branches to"), "{spin}");
+    let tiny = scry.ok("tracepoint.set('tiny', {collect: ['rdi']})");
+    assert!(tiny.contains("is a trap"), "{tiny}");
+    scry.ok("tracepoint.set('maybe_len', {collect: ['rdi', {mem: 'rdi', str: 16}]})");
+    let modes = scry.ok("tracepoint.list().map(r => r.mode).join(' ')");
+    assert_eq!(modes, "trap trap jump");
+    scry.ok(
+        "ctx.seen = []; addEventListener('trace', e => {
+           const c = e.chunks[0];
+           ctx.seen.push(e.symbol + ' ' + (c ? (c.error ?? e.memory(c.addr).str()) : e.registers.rdi));
+           if (c && c.error) { try { e.memory(c.addr).u8(); } catch (err) { ctx.err = err.message; } }
+         })",
+    );
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("exited with code 0"), "{stop}");
+    // Trap records come as the probe's do; NULL and 0x10 are unreadable, never a crash.
+    assert_eq!(
+        scry.ok("ctx.seen.join(', ')"),
+        "spin 1000, tiny 1000, maybe_len hello, maybe_len unreadable, maybe_len unreadable"
+    );
+    assert!(scry.ok("ctx.err").contains("was unreadable when tracepoint 3 hit"));
+    assert_eq!(scry.ok("output()"), "spin 1000 lens 5 0 0");
+}
+
+#[test]
+fn removal_and_detach_leave_the_file_s_code_and_the_program_running() {
+    let program = fixture("tracepoints");
+    let mut scry = Scry::spawn(&program, &["slow"]);
+    let pid = scry.num("status().pid") as i32;
+    scry.ok("ctx.id = tracepoint.set('work', {collect: ['rdi']})");
+    scry.ok("ctx.n = 0; addEventListener('trace', e => { ctx.n++; })");
+    scry.ok("breakpoint.set('usleep')");
+    scry.ok("cont()");
+    scry.ok("cont()");
+    assert_eq!(scry.ok("ctx.n"), "2");
+    // While probed, reads of the site show the program's own code.
+    let (file, mem) = code_in_file_and_process(&program, pid);
+    assert!(file != mem, "the probe's jump is in memory");
+    assert_eq!(
+        scry.ok("state.disasm(1, symbol('work'))[0].text"),
+        "push rbp"
+    );
+    scry.ok("tracepoint.remove(ctx.id)");
+    let (file, mem) = code_in_file_and_process(&program, pid);
+    assert!(file == mem, "removal left the file's code");
+    // Set again, then detach: the program goes on alone, its code as in the file.
+    scry.ok("tracepoint.set('work', {collect: ['rdi']})");
+    scry.ok("cont()");
+    assert_eq!(scry.ok("ctx.n"), "3");
+    scry.ok("breakpoint.remove(1)");
+    assert_eq!(scry.ok("detach().reason"), "detached");
+    let (file, mem) = code_in_file_and_process(&program, pid);
+    assert!(file == mem, "detach left the file's code");
+    assert_eq!(proc_status_field(pid, "TracerPid"), "0");
+    scry.finish();
+    // It runs on to its end (about a second of usleeps left).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::path::Path::new(&format!("/proc/{pid}")).exists()
+        && !proc_status_field(pid, "State").starts_with('Z')
+    {
+        assert!(std::time::Instant::now() < deadline, "{pid} did not end");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_fork_child_runs_the_program_s_own_code_and_the_parent_is_probed() {
+    let mut scry = Scry::spawn(&fixture("tracepoints"), &["fork"]);
+    let pid = scry.num("status().pid");
+    scry.ok("tracepoint.set('work', {collect: [{mem: 'rsi', str: 16}]})");
+    scry.ok(
+        "ctx.by = {}; addEventListener('trace', e => {
+           const k = e.memory(e.chunks[0].addr).str() + (e.tid === status().pid ? '' : '?');
+           ctx.by[k] = (ctx.by[k] || 0) + 1;
+         })",
+    );
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("exited with code 0"), "{stop}");
+    assert_eq!(scry.ok("JSON.stringify(ctx.by)"), r#"{"parent":20}"#);
+    let _ = pid;
+    assert_eq!(
+        scry.ok("output()"),
+        "child total 90\nparent total 1045 child status 0"
+    );
+}
+
+#[test]
+fn stepping_through_a_probed_site_shows_the_program_s_instructions_and_counts_the_hit() {
+    let mut scry = Scry::spawn(&fixture("tracepoints"), &["calls", "5"]);
+    scry.ok("tracepoint.set('work', {collect: ['rdi']})");
+    scry.ok("ctx.rdi = []; addEventListener('trace', e => { ctx.rdi.push(e.registers.rdi); })");
+    scry.ok("breakpoint.set('work+0')");
+    scry.ok("cont()");
+    let s1 = scry.ok("step()");
+    assert!(s1.contains("work+0x1"), "{s1}");
+    let s2 = scry.ok("step()");
+    assert!(s2.contains("work+0x4"), "{s2}");
+    scry.ok("breakpoint.remove(1)");
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("exited with code 0"), "{stop}");
+    // The stepped hit is collected by scry, the other four by the probe.
+    assert_eq!(scry.ok("ctx.rdi.join(' ')"), "0 1 2 3 4");
+    assert_eq!(scry.ok("tracepoint.list()[0].hits"), "5");
+}
+
+#[test]
+fn a_listener_that_asks_for_a_stop_stops_the_program_soon_after() {
+    let mut scry = Scry::spawn(&fixture("tracepoints"), &["calls", "200000"]);
+    scry.ok("tracepoint.set('work', {collect: ['rdi']})");
+    scry.ok("addEventListener('trace', e => e.registers.rdi === 1000 ? 'stop' : undefined)");
+    let stop = scry.ok("cont()");
+    assert!(
+        stop.starts_with("trace (tracepoint 1's listener asked; stopped after the hit)"),
+        "{stop}"
+    );
+    // A listener that throws is reported once with a count, and the run goes on.
+    scry.ok("removeEventListener('trace'); addEventListener('trace', e => { throw new Error('boom') })");
+    let out = scry.ok("cont()");
+    assert!(out.contains("[a trace listener threw "), "{out}");
+    assert!(out.contains("the first: Error: boom]"), "{out}");
+    assert!(out.contains("exited with code 0"), "{out}");
+}
+
+#[test]
+fn bad_tracepoint_input_is_one_clear_line() {
+    let mut scry = Scry::spawn(&fixture("tracepoints"), &["calls", "5"]);
+    let e = scry.err("tracepoint.set('work', {collect: ['fs']})");
+    assert!(e.contains("'fs' is no register to collect"), "{e}");
+    let e = scry.err("tracepoint.set('work', {collect: [{mem: 'rsi'}]})");
+    assert!(e.contains("needs len (bytes) or str"), "{e}");
+    let e = scry.err("tracepoint.set('work', {collect: [{mem: 'nosuch+8', len: 4}]})");
+    assert!(e.contains("is no address"), "{e}");
+    let e = scry.err("tracepoint.set('work', {full: 'never'})");
+    assert!(e.contains("full is 'wait'"), "{e}");
+    let e = scry.err("tracepoint.remove(9)");
+    assert!(e.contains("no tracepoint 9"), "{e}");
+    scry.ok("tracepoint.set('work', {collect: ['rdi']})");
+    let e = scry.err("tracepoint.set('work', {collect: ['rsi']})");
+    assert!(e.contains("a tracepoint is already at"), "{e}");
+    let e = scry.err("stop()");
+    assert!(e.contains("inside a trace listener"), "{e}");
+    // Nothing was lost: the program runs to its end as alone.
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("exited with code 0"), "{stop}");
+    assert_eq!(scry.ok("tracepoint.list()[0].hits"), "5");
+}
