@@ -23,18 +23,19 @@ fn a_probe_delivers_every_record_of_200000_calls_without_a_stop() {
     // Set at the entry, where the arguments are in the ABI's registers.
     scry.ok("ctx.id = tracepoint.set('work', {collect: ['rdi', {mem: 'rsi', str: 32}]})");
     assert_eq!(scry.ok("tracepoint.list()[0].mode"), "jump");
-    scry.ok(
-        "ctx.n = 0; ctx.sum = 0; ctx.names = 0; ctx.last = '';
+    scry.ok("ctx.n = 0; ctx.sum = 0; ctx.names = 0; ctx.last = '';
          addEventListener('trace', e => {
            ctx.n++; ctx.sum += e.registers.rdi;
            ctx.last = e.memory(e.chunks[0].addr).str();
            if (ctx.last === 'item-' + (e.registers.rdi % 1000)) ctx.names++;
-         })",
-    );
+         })");
     // One continue to the end: no stop on the way.
     let stop = scry.ok("cont()");
     assert!(stop.starts_with("exited with code 0"), "{stop}");
-    assert_eq!(scry.ok("[ctx.n, ctx.names, ctx.last].join(' ')"), "200000 200000 item-999");
+    assert_eq!(
+        scry.ok("[ctx.n, ctx.names, ctx.last].join(' ')"),
+        "200000 200000 item-999"
+    );
     // The sum of 0..199999, exact.
     assert_eq!(scry.ok("print(String(ctx.sum))"), "19999900000");
     let row = scry.ok("const r = tracepoint.list()[0]; [r.hits, r.delivered, r.lost].join(' ')");
@@ -79,7 +80,10 @@ fn an_unsafe_site_falls_back_to_a_trap_and_a_bad_pointer_is_a_record_s_fact() {
     let mut scry = Scry::spawn(&fixture("tracepoints"), &["edge"]);
     // spin's second instruction is a loop head the jump would cover; tiny is one byte.
     let spin = scry.ok("tracepoint.set('spin', {collect: ['rdi']})");
-    assert!(spin.contains("is a trap") && spin.contains("branches to"), "{spin}");
+    assert!(
+        spin.contains("is a trap") && spin.contains("branches to"),
+        "{spin}"
+    );
     let tiny = scry.ok("tracepoint.set('tiny', {collect: ['rdi']})");
     assert!(tiny.contains("is a trap"), "{tiny}");
     scry.ok("tracepoint.set('maybe_len', {collect: ['rdi', {mem: 'rdi', str: 16}]})");
@@ -99,7 +103,9 @@ fn an_unsafe_site_falls_back_to_a_trap_and_a_bad_pointer_is_a_record_s_fact() {
         scry.ok("ctx.seen.join(', ')"),
         "spin 1000, tiny 1000, maybe_len hello, maybe_len unreadable, maybe_len unreadable"
     );
-    assert!(scry.ok("ctx.err").contains("was unreadable when tracepoint 3 hit"));
+    assert!(scry
+        .ok("ctx.err")
+        .contains("was unreadable when tracepoint 3 hit"));
     assert_eq!(scry.ok("output()"), "spin 1000 lens 5 0 0");
 }
 
@@ -149,12 +155,10 @@ fn a_fork_child_runs_the_program_s_own_code_and_the_parent_is_probed() {
     let mut scry = Scry::spawn(&fixture("tracepoints"), &["fork"]);
     let pid = scry.num("status().pid");
     scry.ok("tracepoint.set('work', {collect: [{mem: 'rsi', str: 16}]})");
-    scry.ok(
-        "ctx.by = {}; addEventListener('trace', e => {
+    scry.ok("ctx.by = {}; addEventListener('trace', e => {
            const k = e.memory(e.chunks[0].addr).str() + (e.tid === status().pid ? '' : '?');
            ctx.by[k] = (ctx.by[k] || 0) + 1;
-         })",
-    );
+         })");
     let stop = scry.ok("cont()");
     assert!(stop.starts_with("exited with code 0"), "{stop}");
     assert_eq!(scry.ok("JSON.stringify(ctx.by)"), r#"{"parent":20}"#);
@@ -195,7 +199,9 @@ fn a_listener_that_asks_for_a_stop_stops_the_program_soon_after() {
         "{stop}"
     );
     // A listener that throws is reported once with a count, and the run goes on.
-    scry.ok("removeEventListener('trace'); addEventListener('trace', e => { throw new Error('boom') })");
+    scry.ok(
+        "removeEventListener('trace'); addEventListener('trace', e => { throw new Error('boom') })",
+    );
     let out = scry.ok("cont()");
     assert!(out.contains("[a trace listener threw "), "{out}");
     assert!(out.contains("the first: Error: boom]"), "{out}");

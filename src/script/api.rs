@@ -23,7 +23,8 @@ pub const TOPICS: &[(&str, &str)] = &[
     ("signals", "which signals stop and reach listeners"),
     ("values", "DWARF types (-g)"),
     ("view", "view(), dom"),
-    ("time", "record, go back, replay"),
+    ("time", "record, go back"),
+    ("trace", "probes, no stops"),
 ];
 
 /// Topics `help(topic)` answers that `help()` leaves out (their row lives in another topic).
@@ -110,6 +111,23 @@ in the past: stops say [past: step K of N], e.replay / e.direction; writes are r
   record.stop() makes the present there; detach() returns to the present first",
     ),
     (
+        "trace",
+        "\
+tracepoint.set('malloc', {collect: ['rdi', {mem: 'rsi', len: 16}, {mem: 'rdi', str: 64}]})
+  puts a 5-byte jump at the function's first instruction (or a file:line, an address) to a
+  probe that copies the registers and memory asked into a ring scry reads while the program
+  runs: a cont() runs on and 'trace' listeners get each record (every 5 ms, and at stops).
+  Where a jump is not safe (a branch into its bytes, a call, a short function) it is a trap
+  (mode 'trap', said at set): each hit stops its thread for a moment, the records the same.
+collect: rax..r15 rip rsp eflags xmm0..xmm15 'all'; {mem: 'rsi+8', len: n} {mem, str: n}
+  (n <= 4096); a bad pointer is e.chunks[i].error 'unreadable', never a crash
+full: 'wait' (default: the program waits for room, nothing lost) or 'drop' (counted in lost)
+{if: e => bool} filters records before listeners (after the hit: the program ran on)
+e.memory(a) reads only what was collected; a listener's throw is reported once, counted
+tracepoint.list() -> [{id, where, mode, hits, delivered, lost}]; hits exact in every mode
+remove(id), detach() and exit restore the code bytes; a fork child runs the original code",
+    ),
+    (
         "core",
         "\
 core(path, program?) or `scry --core CORE [PROGRAM]` reads a core file: its first stop is
@@ -187,7 +205,7 @@ x86 has 4 debug registers; 'r' reports only accesses that leave the value unchan
 ];
 
 /// Topics `help()` names in one line; `help('view')` lists them.
-const BRIEF_TOPICS: &[&str] = &["view", "time"];
+const BRIEF_TOPICS: &[&str] = &["view", "time", "trace"];
 
 #[rustfmt::skip] // one row per line: the table is read as a table
 pub const API: &[Entry] = &[
@@ -207,6 +225,9 @@ pub const API: &[Entry] = &[
     e("time", "history.writes(where, len?) / history.steps(from, to) / history.find(fn, {last}?)", "recorded stores [{step, pc, insn, at, old, new}]; steps [{step, tid, pc}]"),
     e("time", "reverse_step(n=1) / reverse_cont() / reverse_finish()", "back to a breakpoint, a watched write, the call, the start"),
     e("time", "goto(step)", "the program as before that step; cont()/step() replay, then go live"),
+    e("trace", "tracepoint.set(where, {collect, if, full}?) / tracepoint.remove(id) / tracepoint.list()", "a probe in the program: records, no stop -> id"),
+    e("trace", "addEventListener('trace', e => ...)", "e.id tid time pc registers.rdi memory(a).str() symbol line"),
+    e("trace", "stop()", "in a trace listener (or return 'stop'): stop the program soon"),
     e("state", "state.pc / state.sp / state.tid", "Numbers"),
     e("state", "state.registers.rax / state.fpu", "rax..r15 rip eflags fs_base xmm0.f64[0] st0; writable"),
     e("state", "state.flags.z", "c p a z s t i d o (n=s v=o); assignable"),
@@ -246,8 +267,8 @@ pub const API: &[Entry] = &[
 ];
 
 pub const OVERVIEW: &str = "\
-scry: JavaScript against a stopped process; a chunk's last value is printed.
-Chunks share globals (const/let may be declared again). Past 2^53: BigInt.
+scry: JS against a stopped process; a chunk's last value is printed.
+Chunks share globals (const/let may be redeclared). Past 2^53: BigInt.
 Addresses: Number, BigInt, 'sym+off', a typed value. First: :status (what, where).";
 
 /// The stop reasons and the signals that stop, for `help('stop')` and `help('signals')`

@@ -690,16 +690,17 @@ impl Session {
         }
         let layout = self.tracing.list[i].layout.clone();
         let id = self.tracing.list[i].id;
-        let Ok(t) = self.targets.live() else { return };
-        let Ok(regs) = t.regs(tid) else {
-            return;
-        };
+        // Vector registers through the backend (a stub's too); none read, none shown.
         let fp = layout
             .regs
             .iter()
             .any(|(_, s, _)| matches!(s, Source::Xmm(_)))
-            .then(|| crate::os::fpregs::get(tid).ok())
+            .then(|| self.fp_regs(Some(tid)).ok())
             .flatten();
+        let Ok(t) = self.targets.live() else { return };
+        let Ok(regs) = t.regs(tid) else {
+            return;
+        };
         let value = |src: Source| -> u64 {
             use iced_x86::Register as R;
             match src {
@@ -731,16 +732,12 @@ impl Session {
         let regs_out = layout
             .regs
             .iter()
-            .map(|(name, src, _)| {
+            .filter_map(|(name, src, _)| {
                 let v = match src {
-                    Source::Xmm(n) => RegValue::Xmm(
-                        fp.as_ref()
-                            .and_then(|f| f.xmm(*n as usize))
-                            .unwrap_or_default(),
-                    ),
+                    Source::Xmm(n) => RegValue::Xmm(fp.as_ref()?.xmm(*n as usize)?),
                     s => RegValue::U64(value(*s)),
                 };
-                (name.clone(), v)
+                Some((name.clone(), v))
             })
             .collect();
         let mem = layout
