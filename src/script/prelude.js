@@ -942,30 +942,38 @@
     u64n() { return this.need(8).getBigUint64(0, true); }
     i64n() { return this.need(8).getBigInt64(0, true); }
   }
-  // One record to the listeners: a tracepoint's {if} first. A listener's exception is
-  // counted, not thrown (the program runs on; one report at the end of the run).
-  function dispatchTrace(ev) {
-    setPrototypeOf(ev, TraceProto);
-    const cond = tpFilters.get(ev.id);
+  // A batch of records to the listeners, each after its tracepoint's {if}. A listener's
+  // exception is counted, not thrown (the program runs on; one report at the end of the
+  // run). The id of the first record a listener asked a stop at, if any.
+  function dispatchTrace(batch) {
+    const fns = listeners.trace.slice();
     const outer = listenerType;
     inListener++;
     listenerType = 'trace';
-    let verdict;
+    let asked;
     try {
-      if (cond && !cond(ev)) return undefined;
-      for (const fn of listeners.trace.slice()) {
-        listenerCalls.set(fn, (listenerCalls.get(fn) || 0) + 1);
-        const r = fn(ev);
-        if (r === 'stop' || traceStopAsked) verdict = 'stop';
-        traceStopAsked = false;
+      for (let i = 0; i < batch.length; i++) {
+        const ev = batch[i];
+        setPrototypeOf(ev, TraceProto);
+        try {
+          const cond = tpFilters.get(ev.id);
+          if (cond && !cond(ev)) continue;
+          for (let j = 0; j < fns.length; j++) {
+            const r = fns[j](ev);
+            if ((r === 'stop' || traceStopAsked) && asked === undefined) asked = ev.id;
+            traceStopAsked = false;
+          }
+        } catch (err) {
+          traceStopAsked = false;
+          if (traceErrors.count++ === 0) traceErrors.first = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+        }
       }
-    } catch (err) {
-      if (traceErrors.count++ === 0) traceErrors.first = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
     } finally {
       inListener--;
       listenerType = outer;
+      for (const fn of fns) listenerCalls.set(fn, (listenerCalls.get(fn) || 0) + batch.length);
     }
-    return verdict;
+    return asked;
   }
   function traceErrorsReport() {
     if (traceErrors.count === 0) return;

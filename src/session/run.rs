@@ -135,7 +135,7 @@ impl Session {
         // Where the step starts, for the instruction it executes (`e.executed`): the step
         // reads these registers anyway, so this costs no system call.
         let from = inferior.pc(inferior.selected()).ok();
-        if let Some(pc) = from.filter(|pc| self.probe_at(*pc)) {
+        if let Some(pc) = from.filter(|pc| self.probe_at(*pc) || self.trap_tracepoint_at(*pc)) {
             let tid = self.targets.live_for_run()?.selected();
             self.trap_hit(tid, pc);
         }
@@ -179,7 +179,15 @@ impl Session {
     /// meanwhile, read into the queue; the program still runs).
     pub(crate) fn cont_leg(&mut self, deadline: Instant) -> Result<Leg> {
         let pass = self.pass_fn();
-        self.stepped_from = None;
+        if self.stepped_from.take().is_some() {
+            // A thread stepped onto a trap tracepoint's site runs it without trapping (the
+            // continue steps it over first): its hit is collected here.
+            if let (Ok(tid), Ok(pc)) = (self.selected_tid(), self.pc()) {
+                if self.trap_tracepoint_at(pc) {
+                    self.trap_hit(tid, pc);
+                }
+            }
+        }
         loop {
             if let Some(change) = self.loader.next_change() {
                 return Ok(Leg::Stop(Box::new(self.library_stop(change))));

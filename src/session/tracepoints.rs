@@ -11,6 +11,7 @@
 //! ([`Session::take_trace_records`]); conditions are the script's, run on each record.
 
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 use super::*;
 use crate::os::shared::SharedMem;
@@ -65,7 +66,7 @@ pub(crate) enum RegValue {
 /// address range became unreadable), or why nothing was.
 #[derive(Debug, Clone)]
 pub(crate) struct MemCopy {
-    pub expr: String,
+    pub expr: Rc<str>,
     pub addr: u64,
     pub bytes: Vec<u8>,
     pub error: Option<String>,
@@ -81,14 +82,14 @@ pub(crate) struct TraceRecord {
     /// CLOCK_MONOTONIC, ns.
     pub time: u64,
     pub pc: u64,
-    pub regs: Vec<(String, RegValue)>,
+    pub regs: Vec<(Rc<str>, RegValue)>,
     pub mem: Vec<MemCopy>,
 }
 
 /// Where each collected thing sits in a record.
 #[derive(Debug, Clone)]
 struct Layout {
-    regs: Vec<(String, Source, u32)>,
+    regs: Vec<(Rc<str>, Source, u32)>,
     mems: Vec<MemSlot>,
     /// log2 of the record's size.
     shift: u32,
@@ -96,7 +97,7 @@ struct Layout {
 
 #[derive(Debug, Clone)]
 struct MemSlot {
-    expr: String,
+    expr: Rc<str>,
     src: Source,
     disp: i64,
     len: u32,
@@ -284,16 +285,16 @@ fn address_of(text: &str) -> std::result::Result<(Source, i64), String> {
 impl Layout {
     fn of(wants: &[Want]) -> std::result::Result<Layout, String> {
         let mut at = probe::RECORD_ITEMS;
-        let mut regs: Vec<(String, Source, u32)> = Vec::new();
+        let mut regs: Vec<(Rc<str>, Source, u32)> = Vec::new();
         let mut mems = Vec::new();
         let mut add_reg = |name: &str, at: &mut u32| -> std::result::Result<(), String> {
-            if regs.iter().any(|(n, _, _)| n == name) {
+            if regs.iter().any(|(n, _, _)| &**n == name) {
                 return Ok(());
             }
             let src = source_of(name).ok_or_else(|| {
                 format!("'{name}' is no register to collect (rax..r15, rip, rsp, eflags, xmm0..xmm15, 'all')")
             })?;
-            regs.push((name.to_string(), src, *at));
+            regs.push((name.into(), src, *at));
             *at += if matches!(src, Source::Xmm(_)) { 16 } else { 8 };
             Ok(())
         };
@@ -315,7 +316,7 @@ impl Layout {
                     }
                     let (src, disp) = address_of(expr)?;
                     mems.push(MemSlot {
-                        expr: expr.clone(),
+                        expr: expr.as_str().into(),
                         src,
                         disp,
                         len: *len,
@@ -786,8 +787,8 @@ impl Session {
         };
         clock.refine();
         let clock = *clock;
-        let mut inside: Option<bool> = None;
         for i in 0..self.tracing.list.len() {
+            let mut inside: Option<bool> = None;
             let tp = &mut self.tracing.list[i];
             let Some(p) = tp.probe.as_mut() else { continue };
             let slot = 1u64 << tp.layout.shift;

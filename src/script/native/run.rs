@@ -117,26 +117,14 @@ impl Front for ScriptFront<'_, '_> {
 
     fn trace(&self, records: Vec<crate::session::TraceRecord>) -> RunResult<Option<u32>> {
         self.credit_run();
-        let mut asked = None;
-        let called = (|| -> rquickjs::Result<()> {
-            for r in &records {
-                let ev = super::tracepoint::record_to_js(self.ctx, r)?;
-                let verdict: Value = self.hook.call(("trace", ev))?;
-                if asked.is_none()
-                    && verdict
-                        .as_string()
-                        .is_some_and(|s| s.to_string().is_ok_and(|s| s == "stop"))
-                {
-                    asked = Some(r.id);
-                }
-            }
-            Ok(())
+        // The prelude gives back the id of a tracepoint whose listener asked for a stop.
+        let called = (|| -> rquickjs::Result<Option<u32>> {
+            let batch = super::tracepoint::records_to_js(self.ctx, &records)?;
+            let asked: Value = self.hook.call(("trace", batch))?;
+            Ok(asked.as_number().map(|n| n as u32))
         })();
         self.since.set(Instant::now());
-        match called {
-            Ok(()) => Ok(asked),
-            Err(e) => Err(self.fail(e)),
-        }
+        called.map_err(|e| self.fail(e))
     }
 
     fn leg(&self, stop: &StopInfo) {

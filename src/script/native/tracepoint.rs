@@ -187,11 +187,19 @@ fn listening(h: &Host, ctx: Ctx<'_>, on: bool) -> rquickjs::Result<()> {
     Ok(())
 }
 
+/// A batch of records as one JS array (one call into the prelude per batch, not per record).
+pub(super) fn records_to_js<'js>(ctx: &Ctx<'js>, records: &[TraceRecord]) -> R<'js> {
+    let a = Array::new(ctx.clone())?;
+    for r in records {
+        a.push(record_to_js(ctx, r)?)?;
+    }
+    Ok(a.into_value())
+}
+
 /// A record as a `trace` listener's event: `{id, tid, time, pc, registers, chunks}`, the
 /// prelude adding `memory(addr)`, `symbol`, `line`.
 pub(super) fn record_to_js<'js>(ctx: &Ctx<'js>, r: &TraceRecord) -> R<'js> {
     let o = Object::new(ctx.clone())?;
-    o.put("type", "trace")?;
     o.put("id", r.id)?;
     o.put("tid", r.tid)?;
     o.put("time", r.time as f64)?;
@@ -199,7 +207,7 @@ pub(super) fn record_to_js<'js>(ctx: &Ctx<'js>, r: &TraceRecord) -> R<'js> {
     let regs = Object::new(ctx.clone())?;
     for (name, v) in &r.regs {
         match v {
-            RegValue::U64(x) => regs.put(name.as_str(), u64_to_js(ctx, *x)?)?,
+            RegValue::U64(x) => regs.put(&**name, u64_to_js(ctx, *x)?)?,
             RegValue::Xmm(b) => {
                 let lo = u64::from_le_bytes(b[..8].try_into().unwrap_or_default());
                 let hi = u64::from_le_bytes(b[8..].try_into().unwrap_or_default());
@@ -208,7 +216,7 @@ pub(super) fn record_to_js<'js>(ctx: &Ctx<'js>, r: &TraceRecord) -> R<'js> {
                 x.put("hi", u64_to_js(ctx, hi)?)?;
                 x.put("f64", f64::from_bits(lo))?;
                 x.put("f32", f32::from_bits(lo as u32) as f64)?;
-                regs.put(name.as_str(), x)?;
+                regs.put(&**name, x)?;
             }
         }
     }
@@ -216,7 +224,7 @@ pub(super) fn record_to_js<'js>(ctx: &Ctx<'js>, r: &TraceRecord) -> R<'js> {
     let chunks = Array::new(ctx.clone())?;
     for m in &r.mem {
         let c = Object::new(ctx.clone())?;
-        c.put("expr", m.expr.as_str())?;
+        c.put("expr", &*m.expr)?;
         c.put("addr", u64_to_js(ctx, m.addr)?)?;
         c.put(
             "bytes",
