@@ -208,6 +208,30 @@ fn a_listener_that_asks_for_a_stop_stops_the_program_soon_after() {
     assert!(out.contains("exited with code 0"), "{out}");
 }
 
+/// A fault in an instruction the probe moved is shown where it is in the program, never in
+/// the trampoline: the stop, the registers and the stack are the program's.
+#[test]
+fn a_fault_in_a_moved_instruction_is_shown_at_its_own_address() {
+    let mut scry = Scry::spawn(&fixture("tracepoints"), &["crash"]);
+    scry.ok("tracepoint.set('load', {collect: ['rdi']})");
+    assert_eq!(scry.ok("tracepoint.list()[0].mode"), "jump");
+    scry.ok("ctx.rdi = []; addEventListener('trace', e => { ctx.rdi.push(e.registers.rdi); })");
+    let stop = scry.ok("cont()");
+    assert!(
+        stop.starts_with("signal SIGSEGV fault_addr=0x0 at ") && stop.contains(" load"),
+        "{stop}"
+    );
+    assert!(!stop.contains("[anon]"), "{stop}");
+    assert_eq!(scry.ok("state.pc === symbol('load')"), "true");
+    let caller = scry.ok("state.unwind()[1].symbol");
+    assert!(caller.starts_with("main"), "{caller}");
+    // Both calls were recorded: the good pointer's, then NULL.
+    assert_eq!(scry.ok("ctx.rdi.length + ' ' + ctx.rdi[1]"), "2 0");
+    assert_eq!(scry.ok("tracepoint.list()[0].hits"), "2");
+    let end = scry.ok("cont()");
+    assert!(end.starts_with("killed by SIGSEGV"), "{end}");
+}
+
 #[test]
 fn bad_tracepoint_input_is_one_clear_line() {
     let mut scry = Scry::spawn(&fixture("tracepoints"), &["calls", "5"]);

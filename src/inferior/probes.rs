@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use super::Inferior;
 use crate::maps;
 use crate::os::shared::SharedMem;
-use crate::os::{procfs, OsError, Tid};
+use crate::os::{procfs, ptrace, OsError, Tid};
 
 const SYS_MMAP: u64 = 9;
 const SYS_MPROTECT: u64 = 10;
@@ -28,6 +28,8 @@ const MAP_ANONYMOUS: u64 = 0x20;
 const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
 const MFD_CLOEXEC: u64 = 1;
 const PAGE: u64 = 4096;
+/// eflags' trap flag.
+const TRAP_FLAG: u64 = 1 << 8;
 /// How far from its site a trampoline may be: a 32-bit jump's reach, less a margin for the
 /// trampoline's own length.
 const REACH: u64 = (1 << 31) - (1 << 20);
@@ -288,6 +290,18 @@ impl Inferior {
         self.mem.write(site, &original)?;
         let stepped = self.step_raw(tid, deadline, pass, true);
         let _ = self.mem.write(site, &now);
+        // A thread that went through a probe under single steps can come out with the trap
+        // flag as its own (the kernel no longer counts it as the debugger's): left so, the
+        // thread would trap after its next instruction once resumed.
+        if matches!(stepped, Ok(super::Stop::Step { .. })) {
+            if let Ok(regs) = ptrace::get_regs(tid) {
+                if regs.eflags & TRAP_FLAG != 0 {
+                    let mut clean = regs;
+                    clean.eflags &= !TRAP_FLAG;
+                    let _ = self.set_regs(tid, &clean);
+                }
+            }
+        }
         stepped
     }
 

@@ -233,6 +233,11 @@ impl Session {
                 }
             }
             self.drain_traces(false);
+            if let Some(tid) = stop.tid().filter(|_| self.has_probes()) {
+                // Stopped in a probe's moved instruction: shown (and resumed) where it is in
+                // the program.
+                self.put_back_in_program(tid, true)?;
+            }
             if let Stop::Forked { .. } = stop {
                 // A child kept: from now on the run is the whole tree's.
                 self.collect_forked();

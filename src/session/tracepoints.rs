@@ -113,6 +113,10 @@ struct Installed {
     code: u64,
     code_len: u64,
     site: u64,
+    /// Where the moved instructions run: (in the trampoline, original address).
+    moved: Vec<(u64, u64)>,
+    /// Where the trampoline starts to restore the program's registers.
+    restore: u64,
     /// The next record scry reads.
     tail: u64,
     /// Records reserved and never committed (the thread died inside the probe).
@@ -554,11 +558,12 @@ impl Session {
                 cover,
             };
             // The code's size first (placed anywhere), then for real where it goes.
-            let len = probe::trampoline(addr, &probe_of(&cover))?.len() as u64;
+            let len = probe::trampoline(addr, &probe_of(&cover))?.code.len() as u64;
             let code = host.alloc_near(addr, len).map_err(|e| e.to_string())?;
             undo.code = Some((code, len.div_ceil(4096) * 4096));
-            let bytes = probe::trampoline(code, &probe_of(&cover))?;
-            host.write_code(code, &bytes).map_err(|e| e.to_string())?;
+            let tramp = probe::trampoline(code, &probe_of(&cover))?;
+            host.write_code(code, &tramp.code)
+                .map_err(|e| e.to_string())?;
             let jump = probe::jump(addr, code).ok_or("the trampoline is out of a jump's reach")?;
             host.patch_jump(addr, &jump, cover.len)
                 .map_err(|e| e.to_string())?;
@@ -569,6 +574,8 @@ impl Session {
                 code,
                 code_len: len.div_ceil(4096) * 4096,
                 site: addr,
+                moved: tramp.moved,
+                restore: tramp.restore,
                 tail: 0,
                 abandoned: 0,
             })
@@ -593,6 +600,8 @@ impl Session {
             )));
         };
         self.stop_every_thread()?;
+        // Nobody inside a trampoline: it can go with the jump.
+        self.leave_probes()?;
         self.drain_traces(true);
         let tp = self.tracing.list.remove(i);
         self.take_out(tp)
@@ -632,6 +641,7 @@ impl Session {
     /// stays.
     pub(super) fn remove_all_tracepoints(&mut self) -> Vec<String> {
         let _ = self.stop_every_thread();
+        let _ = self.leave_probes();
         self.drain_traces(true);
         let mut notes = Vec::new();
         for tp in std::mem::take(&mut self.tracing.list) {
@@ -878,6 +888,94 @@ impl Session {
         })
     }
 
+    /// The original address of a moved instruction the trampoline runs at `pc`; the first
+    /// one's only with `first` (its original address is the jump's: resumed there, the
+    /// thread would run the probe again and count its hit twice).
+    fn original_of(&self, pc: u64, first: bool) -> Option<u64> {
+        self.tracing.list.iter().find_map(|t| {
+            let p = t.probe.as_ref()?;
+            let skip = usize::from(!first);
+            p.moved
+                .iter()
+                .skip(skip)
+                .find(|(at, _)| *at == pc)
+                .map(|(_, orig)| *orig)
+        })
+    }
+
+    /// A thread stopped at one of a trampoline's moved instructions (a fault in it, a
+    /// watchpoint or a step after one) is the program at that instruction's own address:
+    /// its rip is set there, so the stop, `state` and unwinding show the program (resumed in
+    /// the covered bytes, it runs the original instructions; see `inferior::probes`). True
+    /// when it was moved. `first`: also from the first moved instruction (a stop reported
+    /// there: a fault, which did not run it).
+    pub(super) fn put_back_in_program(&mut self, tid: Tid, first: bool) -> Result<bool> {
+        if !self.has_probes() {
+            return Ok(false);
+        }
+        let t = self.targets.live()?;
+        let Ok(mut regs) = t.regs(tid) else {
+            return Ok(false);
+        };
+        let Some(orig) = self.original_of(regs.rip, first) else {
+            return Ok(false);
+        };
+        regs.rip = orig;
+        // Never the trap flag: a single step through the probe can leave it looking like
+        // the program's own (the program's own flags are the ones the probe saved).
+        regs.eflags &= !TRAP_FLAG;
+        self.targets.live()?.set_regs_read_back(tid, &regs)?;
+        Ok(true)
+    }
+
+    /// A thread at a trampoline's `restore` gets the program's registers from the frame the
+    /// probe saved, as the pops and popfq would give them, and goes to the first moved
+    /// instruction: never single-stepped, popfq would leave the trap flag the program's own.
+    fn restore_from_frame(&mut self, tid: Tid, pc: u64) -> Result<bool> {
+        let Some(first) = self.tracing.list.iter().find_map(|t| {
+            let p = t.probe.as_ref()?;
+            (p.restore == pc).then(|| p.moved.first().map(|m| m.0))?
+        }) else {
+            return Ok(false);
+        };
+        let t = self.targets.live()?;
+        let mut regs = t.regs(tid)?;
+        let mut frame = vec![0u8; probe::FRAME_LEN];
+        if t.read_memory_partial(regs.rsp, &mut frame) != frame.len() {
+            return Ok(false);
+        }
+        let Some((saved, flags, rsp)) = probe::saved_frame(&frame, regs.rsp) else {
+            return Ok(false);
+        };
+        use iced_x86::Register as R;
+        for (reg, v) in saved {
+            let slot = match reg {
+                R::RAX => &mut regs.rax,
+                R::RBX => &mut regs.rbx,
+                R::RCX => &mut regs.rcx,
+                R::RDX => &mut regs.rdx,
+                R::RSI => &mut regs.rsi,
+                R::RDI => &mut regs.rdi,
+                R::RBP => &mut regs.rbp,
+                R::R8 => &mut regs.r8,
+                R::R9 => &mut regs.r9,
+                R::R10 => &mut regs.r10,
+                R::R11 => &mut regs.r11,
+                R::R12 => &mut regs.r12,
+                R::R13 => &mut regs.r13,
+                R::R14 => &mut regs.r14,
+                R::R15 => &mut regs.r15,
+                _ => continue,
+            };
+            *slot = v;
+        }
+        regs.eflags = flags & !TRAP_FLAG;
+        regs.rsp = rsp;
+        regs.rip = first;
+        t.set_regs_read_back(tid, &regs)?;
+        Ok(true)
+    }
+
     /// Every thread stopped inside a trampoline is stepped out of it, back into the
     /// program's code, so a stop shows (and unwinds) the program, never a probe. A thread
     /// waiting there for room gets it: the rings are read between steps.
@@ -901,6 +999,14 @@ impl Session {
                 let Some(pc) = t.regs(tid).ok().map(|r| r.rip).filter(|pc| inside(*pc)) else {
                     break;
                 };
+                if self.put_back_in_program(tid, false)? {
+                    break;
+                }
+                if self.restore_from_frame(tid, pc)? {
+                    // At its moved instructions now: the next turn steps them.
+                    continue;
+                }
+                let t = self.targets.live()?;
                 let mut op = [0u8];
                 t.read_memory_partial(pc, &mut op);
                 t.select(tid);

@@ -286,8 +286,38 @@ const SAVED_FLAGS: i64 = SCRATCH + 8 * SAVED.len() as i64;
 /// The site's rsp, from rsp once the scratch area is reserved.
 const SITE_RSP: i64 = SAVED_FLAGS + 8 + RED_ZONE;
 
+/// A trampoline's code, and where each moved instruction runs in it: (address in the
+/// trampoline, the original instruction's address), the jump back last (to the address
+/// after the covered bytes). A thread stopped at one of these is, registers and all, the
+/// program at the original address.
+pub(crate) struct Trampoline {
+    pub code: Vec<u8>,
+    pub moved: Vec<(u64, u64)>,
+    /// Where the registers start to be restored: a thread stopped here has the program's
+    /// registers in the frame at its rsp (see [`saved_frame`]).
+    pub restore: u64,
+}
+
+/// Bytes from rsp, at a trampoline's `restore`, that hold the program's registers.
+pub(crate) const FRAME_LEN: usize = SITE_RSP as usize - RED_ZONE as usize;
+
+/// The program's registers as a trampoline saved them, read from `frame` (`FRAME_LEN` bytes
+/// at rsp when the thread is at `restore`): each general register but rsp, the flags, and
+/// rsp itself (`frame_at` is the address the frame was read at).
+pub(crate) fn saved_frame(frame: &[u8], frame_at: u64) -> Option<(Vec<(Register, u64)>, u64, u64)> {
+    let word = |off: i64| -> Option<u64> {
+        let at = usize::try_from(off).ok()?;
+        Some(u64::from_le_bytes(frame.get(at..at + 8)?.try_into().ok()?))
+    };
+    let regs = SAVED
+        .iter()
+        .map(|r| Some((*r, word(saved_at(*r)?)?)))
+        .collect::<Option<Vec<_>>>()?;
+    Some((regs, word(SAVED_FLAGS)?, frame_at + SITE_RSP as u64))
+}
+
 /// The trampoline's code, to be placed at `at`.
-pub(crate) fn trampoline(at: u64, p: &Probe<'_>) -> Result<Vec<u8>, String> {
+pub(crate) fn trampoline(at: u64, p: &Probe<'_>) -> Result<Trampoline, String> {
     use Register::*;
     let mut a = Asm::default();
     let hdr = |off: u64| MemoryOperand::with_base_displ(RBX, off as i64);
@@ -417,13 +447,17 @@ pub(crate) fn trampoline(at: u64, p: &Probe<'_>) -> Result<Vec<u8>, String> {
         if near(&moved) {
             moved.as_near_branch();
         }
-        a.items.push(Part::Moved(moved));
+        a.items.push(Part::Moved(moved, insn.ip()));
     }
     if !p.cover.ends_in_jump {
         let back = p.site + p.cover.len as u64;
-        a.i(Instruction::with_branch(Code::Jmp_rel32_64, back));
+        let jump = Instruction::with_branch(Code::Jmp_rel32_64, back);
+        match jump {
+            Ok(j) => a.items.push(Part::Moved(j, back)),
+            Err(e) => a.i(Err(e)),
+        }
     }
-    a.assemble(at)
+    a.assemble(at, out)
 }
 
 fn locked(mut insn: Instruction) -> Instruction {
@@ -446,8 +480,8 @@ enum Part {
     Insn(Instruction),
     /// A branch (rel32 form) to a label.
     Branch(Code, Label),
-    /// A covered instruction, re-encoded where it now runs.
-    Moved(Instruction),
+    /// A covered instruction, re-encoded where it now runs, and where it was.
+    Moved(Instruction, u64),
     Here(Label),
 }
 
@@ -582,7 +616,7 @@ impl Asm {
 
     /// Two passes: the first places every label (each part's size does not depend on where
     /// labels are, branches being rel32), the second encodes.
-    fn assemble(self, at: u64) -> Result<Vec<u8>, String> {
+    fn assemble(self, at: u64, restore: Label) -> Result<Trampoline, String> {
         if let Some(e) = self.error {
             return Err(format!("probe code: {e}"));
         }
@@ -590,14 +624,18 @@ impl Asm {
         for pass in 0..2 {
             let mut enc = Encoder::new(64);
             let mut ip = at;
+            let mut moved = Vec::new();
             for part in &self.items {
+                if let Part::Moved(_, from) = part {
+                    moved.push((ip, *from));
+                }
                 let encoded = match part {
                     Part::Here(l) => {
                         places[l.0] = ip;
                         continue;
                     }
                     Part::Insn(i) => enc.encode(i, ip).map_err(|e| format!("probe code: {e}")),
-                    Part::Moved(i) => enc
+                    Part::Moved(i, _) => enc
                         .encode(i, ip)
                         .map_err(|e| format!("the covered {i} cannot run at {ip:#x}: {e}")),
                     Part::Branch(code, l) => {
@@ -610,7 +648,11 @@ impl Asm {
                 ip += encoded? as u64;
             }
             if pass == 1 {
-                return Ok(enc.take_buffer());
+                return Ok(Trampoline {
+                    code: enc.take_buffer(),
+                    moved,
+                    restore: places[restore.0],
+                });
             }
         }
         unreachable!("two passes")
@@ -698,7 +740,13 @@ mod tests {
             cover: &c,
         };
         let at = 0x10_0000;
-        let code = trampoline(at, &p).unwrap();
+        let t = trampoline(at, &p).unwrap();
+        // The moved load, then the jump back to after it.
+        assert_eq!(
+            t.moved.iter().map(|m| m.1).collect::<Vec<_>>(),
+            [0x1000, 0x1007]
+        );
+        let code = t.code;
         let insns: Vec<Instruction> = Decoder::with_ip(64, &code, at, DecoderOptions::NONE)
             .into_iter()
             .collect();
