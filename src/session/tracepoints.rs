@@ -944,7 +944,12 @@ impl Session {
         if t.read_memory_partial(regs.rsp, &mut frame) != frame.len() {
             return Ok(false);
         }
-        let Some((saved, flags, rsp)) = probe::saved_frame(&frame, regs.rsp) else {
+        let Some(probe::SavedFrame {
+            regs: saved,
+            flags,
+            rsp,
+        }) = probe::saved_frame(&frame, regs.rsp)
+        else {
             return Ok(false);
         };
         use iced_x86::Register as R;

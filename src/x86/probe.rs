@@ -301,10 +301,17 @@ pub(crate) struct Trampoline {
 /// Bytes from rsp, at a trampoline's `restore`, that hold the program's registers.
 pub(crate) const FRAME_LEN: usize = SITE_RSP as usize - RED_ZONE as usize;
 
-/// The program's registers as a trampoline saved them, read from `frame` (`FRAME_LEN` bytes
-/// at rsp when the thread is at `restore`): each general register but rsp, the flags, and
-/// rsp itself (`frame_at` is the address the frame was read at).
-pub(crate) fn saved_frame(frame: &[u8], frame_at: u64) -> Option<(Vec<(Register, u64)>, u64, u64)> {
+/// The program's registers as a trampoline saved them.
+pub(crate) struct SavedFrame {
+    /// Each general register but rsp.
+    pub regs: Vec<(Register, u64)>,
+    pub flags: u64,
+    pub rsp: u64,
+}
+
+/// The registers a trampoline saved, read from `frame` (`FRAME_LEN` bytes at rsp when the
+/// thread is at `restore`; `frame_at` is that rsp).
+pub(crate) fn saved_frame(frame: &[u8], frame_at: u64) -> Option<SavedFrame> {
     let word = |off: i64| -> Option<u64> {
         let at = usize::try_from(off).ok()?;
         Some(u64::from_le_bytes(frame.get(at..at + 8)?.try_into().ok()?))
@@ -313,7 +320,11 @@ pub(crate) fn saved_frame(frame: &[u8], frame_at: u64) -> Option<(Vec<(Register,
         .iter()
         .map(|r| Some((*r, word(saved_at(*r)?)?)))
         .collect::<Option<Vec<_>>>()?;
-    Some((regs, word(SAVED_FLAGS)?, frame_at + SITE_RSP as u64))
+    Some(SavedFrame {
+        regs,
+        flags: word(SAVED_FLAGS)?,
+        rsp: frame_at + SITE_RSP as u64,
+    })
 }
 
 /// The trampoline's code, to be placed at `at`.
