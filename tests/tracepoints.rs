@@ -4,7 +4,9 @@
 
 mod common;
 
-use common::{file_bytes, fixture, load_bias, proc_mem, proc_status_field, section, Scry};
+use common::{
+    file_bytes, fixture, fixture_from, load_bias, proc_mem, proc_status_field, section, Scry,
+};
 
 /// The text of `function` in `binary`'s file and in process `pid`'s memory.
 fn code_in_file_and_process(binary: &std::path::Path, pid: i32) -> (Vec<u8>, Vec<u8>) {
@@ -230,6 +232,33 @@ fn a_fault_in_a_moved_instruction_is_shown_at_its_own_address() {
     assert_eq!(scry.ok("tracepoint.list()[0].hits"), "2");
     let end = scry.ok("cont()");
     assert!(end.starts_with("killed by SIGSEGV"), "{end}");
+}
+
+/// A library unloaded with a tracepoint in it takes the tracepoint along (said), and the
+/// library loaded again at the same place runs its own code.
+#[test]
+fn a_tracepoint_goes_with_its_library_s_code() {
+    let lib = fixture_from(
+        "libplugin_tp.so",
+        "cc",
+        &["-g", "-shared", "-fPIC"],
+        &["plugin.c"],
+    );
+    let mut scry = Scry::spawn(&fixture("dlopen_host"), &[lib.to_str().unwrap()]);
+    scry.ok("breakpoint.set('after_dlopen'); cont(); breakpoint.remove(1)");
+    scry.ok("tracepoint.set('plugin_work', {collect: ['rdi']})");
+    assert_eq!(scry.ok("tracepoint.list()[0].mode"), "jump");
+    scry.ok("ctx.x = []; addEventListener('trace', e => { ctx.x.push(e.registers.rdi); })");
+    let end = scry.ok("cont()");
+    assert!(end.contains("exited with code 0"), "{end}");
+    assert!(
+        end.contains("tracepoint 1 (plugin_work) went with its library's code after 3 hits"),
+        "{end}"
+    );
+    assert_eq!(scry.ok("ctx.x.join(' ')"), "0 1 2");
+    assert_eq!(scry.ok("tracepoint.list().length"), "0");
+    // 0*2 + 1*2 + 2*2 + 0*2 + 1*2
+    assert_eq!(scry.ok("output()"), "sum 8");
 }
 
 #[test]

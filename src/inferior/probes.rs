@@ -305,6 +305,11 @@ impl Inferior {
         stepped
     }
 
+    /// Forgets the jump at `site` without writing (its library is unloaded).
+    pub(crate) fn forget_jump(&mut self, site: u64) {
+        self.jumps.original.remove(&site);
+    }
+
     /// Whether some thread's pc is in `range` (inside a trampoline, which may then not be
     /// unmapped).
     pub(crate) fn pc_inside(&mut self, range: std::ops::Range<u64>) -> bool {

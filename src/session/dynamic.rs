@@ -142,6 +142,7 @@ impl Session {
         for (path, base, end) in &before {
             if !after.iter().any(|(p, b, _)| p == path && b == base) {
                 self.forget_breakpoints_in(*base, *end);
+                self.forget_tracepoints_in(*base, *end);
                 changes.push(LibraryChange {
                     loaded: false,
                     path: path.clone(),

@@ -192,6 +192,8 @@ pub(crate) trait ProbeHost {
     fn patch_jump(&mut self, site: u64, jump: &[u8], covered: usize) -> Result<(), OsError>;
     /// The original bytes back at `site`.
     fn unpatch_jump(&mut self, site: u64) -> Result<(), OsError>;
+    /// Forgets the jump at `site` without writing: its code is gone (an unloaded library).
+    fn forget_jump(&mut self, site: u64);
     /// Whether a thread's pc is in `range`.
     fn pc_inside(&mut self, range: std::ops::Range<u64>) -> bool;
     fn unmap(&mut self, addr: u64, len: u64) -> Result<(), OsError>;
@@ -215,6 +217,9 @@ impl ProbeHost for Inferior {
     }
     fn unpatch_jump(&mut self, site: u64) -> Result<(), OsError> {
         Inferior::unpatch_jump(self, site)
+    }
+    fn forget_jump(&mut self, site: u64) {
+        Inferior::forget_jump(self, site)
     }
     fn pc_inside(&mut self, range: std::ops::Range<u64>) -> bool {
         Inferior::pc_inside(self, range)

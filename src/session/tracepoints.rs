@@ -667,6 +667,38 @@ impl Session {
         ))
     }
 
+    /// A library went away with its code: its tracepoints go too, said in the next stop's
+    /// notes. Their trampolines and rings stay mapped (a page or two each): other threads
+    /// may be running, so nothing shows that none is inside.
+    pub(super) fn forget_tracepoints_in(&mut self, start: u64, end: u64) {
+        let (gone, kept): (Vec<Tracepoint>, Vec<Tracepoint>) =
+            std::mem::take(&mut self.tracing.list)
+                .into_iter()
+                .partition(|t| (start..end).contains(&t.addr));
+        self.tracing.list = kept;
+        for tp in gone {
+            let Ok(t) = self.targets.live() else { break };
+            match &tp.probe {
+                Some(p) => {
+                    p.shared.store(probe::FLAGS, probe::FLAG_COUNT_ONLY);
+                    if let Some(host) = t.probes() {
+                        host.forget_jump(p.site);
+                    }
+                }
+                None => {
+                    t.set_quiet_site(tp.addr, false);
+                    t.forget_site(tp.addr);
+                }
+            }
+            self.carried_notes.push(format!(
+                "tracepoint {} ({}) went with its library's code after {} hits (set it again once loaded)",
+                tp.id,
+                tp.spec,
+                tp.hits()
+            ));
+        }
+    }
+
     /// Whether any probe is in the program (a continue then ticks to read the rings).
     pub(crate) fn has_probes(&self) -> bool {
         self.tracing.list.iter().any(|t| t.probe.is_some())
