@@ -45,6 +45,35 @@ fn a_probe_delivers_every_record_of_200000_calls_without_a_stop() {
     assert_eq!(scry.ok("output()"), "total 19999900000 last item-999");
 }
 
+/// `{if}` filters records before the listeners; times are CLOCK_MONOTONIC nanoseconds, in
+/// order within a thread.
+#[test]
+fn if_filters_records_and_their_times_go_forward() {
+    let mut scry = Scry::spawn(&fixture("tracepoints"), &["calls", "1000"]);
+    scry.ok("tracepoint.set('work', {collect: ['rdi'], if: e => e.registers.rdi % 2 === 0})");
+    scry.ok(
+        "ctx.x = []; ctx.t = []; addEventListener('trace', e => { ctx.x.push(e.registers.rdi); ctx.t.push(e.time); })",
+    );
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("exited with code 0"), "{stop}");
+    assert_eq!(
+        scry.ok("[ctx.x.length, ctx.x.every(v => v % 2 === 0), ctx.x[499]].join(' ')"),
+        "500 true 998"
+    );
+    assert_eq!(
+        scry.ok("ctx.t.every((t, i) => i === 0 || t >= ctx.t[i - 1])"),
+        "true"
+    );
+    // The whole run took well under 10 s, and the first record is after boot.
+    assert_eq!(
+        scry.ok("const d = ctx.t[499] - ctx.t[0]; [d > 0, d < 10e9, ctx.t[0] > 0].join(' ')"),
+        "true true true"
+    );
+    // Every record reached the script; the filter is the script's.
+    let row = scry.ok("const r = tracepoint.list()[0]; [r.hits, r.delivered, r.lost].join(' ')");
+    assert_eq!(row, "1000 1000 0");
+}
+
 #[test]
 fn four_threads_lose_nothing_waiting_and_count_what_they_drop() {
     for (full, exact) in [("wait", true), ("drop", false)] {

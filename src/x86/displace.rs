@@ -180,7 +180,7 @@ pub(crate) fn plan(code: &[u8], addr: u64, scratch: u64) -> StepOver {
     }
 }
 
-fn is_near_branch(insn: &Instruction) -> bool {
+pub(crate) fn is_near_branch(insn: &Instruction) -> bool {
     matches!(
         insn.op0_kind(),
         OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64

@@ -15,8 +15,10 @@
 
 use iced_x86::{
     Code, Decoder, DecoderOptions, Encoder, FlowControl, Instruction, MemoryOperand, Mnemonic,
-    OpKind, Register,
+    Register,
 };
+
+use super::displace::is_near_branch as near;
 
 /// The jump written at the site: `e9` and a 32-bit displacement.
 pub(crate) const JUMP_LEN: usize = 5;
@@ -183,13 +185,6 @@ fn movable(insn: &Instruction) -> Result<(), String> {
         return what("a system call");
     }
     Ok(())
-}
-
-fn near(insn: &Instruction) -> bool {
-    matches!(
-        insn.op0_kind(),
-        OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64
-    )
 }
 
 /// Refuses when a branch of the function lands strictly inside `(site, end)`: it would land
