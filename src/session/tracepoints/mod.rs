@@ -1,0 +1,417 @@
+//! Tracepoints: what the program does at a site, collected without stopping it.
+//!
+//! The fast way is a probe inside the program (`x86::probe`): a jump at the site into a
+//! trampoline that copies what the tracepoint collects into a ring shared with scry, which
+//! reads the ring while the program runs (at each of a continue's ticks) and at every stop.
+//! Where a jump is not safe (the bytes it would cover are a branch target, cannot be moved,
+//! the backend has no probes), the tracepoint is a breakpoint of scry's that collects the
+//! same things at each hit and lets the thread go at once (`mode: 'trap'`), said at `set`.
+//!
+//! What this is not: a filter or a listener. Records go to whoever asks
+//! ([`Session::take_trace_records`]); conditions are the script's, run on each record.
+
+mod record;
+mod threads;
+
+use std::collections::VecDeque;
+
+use super::*;
+use crate::os::shared::SharedMem;
+use crate::x86::probe;
+use record::{Clock, Layout};
+pub(crate) use record::{RegValue, TraceRecord, Want};
+
+/// Records in a ring (a power of two): at the default tick of 5 ms, room for 3M records/s
+/// before a waiting probe waits.
+const SLOTS: u64 = 16_384;
+/// How long a continue runs between reads of the rings.
+pub(crate) const TICK: Duration = Duration::from_millis(5);
+/// At most this many records wait in scry between reads by the script; more are dropped and
+/// counted lost (a listener far slower than the program, in `full: 'drop'` mode).
+const QUEUE_MAX: usize = 1 << 20;
+/// A record's size is at most this (collected registers and memory).
+const RECORD_MAX: u32 = 64 * 1024;
+
+/// How a tracepoint runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TraceMode {
+    /// A probe in the program: it never stops.
+    Jump,
+    /// A breakpoint of scry's that collects and lets go.
+    Trap,
+}
+
+impl TraceMode {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            TraceMode::Jump => "jump",
+            TraceMode::Trap => "trap",
+        }
+    }
+}
+
+/// A probe put into the program.
+struct Installed {
+    shared: SharedMem,
+    ring_addr: u64,
+    ring_len: u64,
+    code: u64,
+    code_len: u64,
+    site: u64,
+    /// Where the moved instructions run: (in the trampoline, original address).
+    moved: Vec<(u64, u64)>,
+    /// Where the trampoline starts to restore the program's registers.
+    restore: u64,
+    /// The next record scry reads.
+    tail: u64,
+    /// Records reserved and never committed (the thread died inside the probe).
+    abandoned: u64,
+}
+
+pub(crate) struct Tracepoint {
+    pub id: u32,
+    pub spec: String,
+    pub addr: u64,
+    pub mode: TraceMode,
+    /// Why the tracepoint is a trap, not a probe.
+    pub why_trap: Option<String>,
+    layout: Layout,
+    wait: bool,
+    probe: Option<Installed>,
+    /// Trap mode: hits counted by scry.
+    trap_hits: u64,
+    /// Records handed to the script, and records lost in scry's queue.
+    pub delivered: u64,
+    queue_lost: u64,
+}
+
+impl Tracepoint {
+    pub(crate) fn hits(&self) -> u64 {
+        // A probe counts its own hits; scry counts a trap's, and a probe's hits stepped
+        // through by the user (which run the program's instruction, not the probe).
+        self.trap_hits
+            + self
+                .probe
+                .as_ref()
+                .map_or(0, |p| p.shared.load(probe::HITS))
+    }
+
+    pub(crate) fn lost(&self) -> u64 {
+        self.queue_lost
+            + self
+                .probe
+                .as_ref()
+                .map_or(0, |p| p.shared.load(probe::LOST) + p.abandoned)
+    }
+}
+
+/// Every tracepoint, and the records read from them not yet taken by the script.
+#[derive(Default)]
+pub(crate) struct Tracing {
+    list: Vec<Tracepoint>,
+    next_id: u32,
+    queue: VecDeque<TraceRecord>,
+    /// Someone takes the records (a `trace` listener): probes write them. Else they count.
+    listening: bool,
+    clock: Option<Clock>,
+}
+
+impl Session {
+    /// `tracepoint.set(where, {collect, full})`: a probe at `spec`'s address (a function's
+    /// first instruction, a `file:line`, an address), else a trap that collects the same.
+    /// The id, the mode, and a note when it is a trap (why).
+    pub(crate) fn tracepoint_set(
+        &mut self,
+        spec: &str,
+        collect: &[Want],
+        wait: bool,
+    ) -> Result<(u32, TraceMode, Option<String>)> {
+        self.check_writable("set a tracepoint")?;
+        let layout = Layout::of(collect).map_err(SessionError::Invalid)?;
+        let addr = self.resolve(spec)?;
+        self.check_code_address(addr)?;
+        if self.tracing.list.iter().any(|t| t.addr == addr) {
+            return Err(SessionError::Invalid(format!(
+                "a tracepoint is already at {addr:#x} ({spec}): collect more in one tracepoint"
+            )));
+        }
+        self.stop_every_thread()?;
+        self.tracing.next_id += 1;
+        let id = self.tracing.next_id;
+        let mut tp = Tracepoint {
+            id,
+            spec: spec.to_string(),
+            addr,
+            mode: TraceMode::Jump,
+            why_trap: None,
+            layout,
+            wait,
+            probe: None,
+            trap_hits: 0,
+            delivered: 0,
+            queue_lost: 0,
+        };
+        match self.install_probe(&tp) {
+            Ok(installed) => tp.probe = Some(installed),
+            Err(why) => {
+                let t = self.targets.live()?;
+                t.insert_site(addr)?;
+                t.set_quiet_site(addr, true);
+                tp.mode = TraceMode::Trap;
+                tp.why_trap = Some(why);
+            }
+        }
+        let note = tp.why_trap.as_ref().map(|why| {
+            format!("tracepoint {id} at {addr:#x} is a trap (each hit stops the thread for a moment): {why}")
+        });
+        let mode = tp.mode;
+        self.tracing.list.push(tp);
+        self.sync_trace_flags();
+        Ok((id, mode, note))
+    }
+
+    /// Puts a probe for `tp` into the program: the reason it cannot be one is the error.
+    fn install_probe(&mut self, tp: &Tracepoint) -> std::result::Result<Installed, String> {
+        let addr = tp.addr;
+        let mut code = [0u8; 32];
+        let n = {
+            let t = self.targets.live().map_err(|e| e.to_string())?;
+            t.read_memory_partial(addr, &mut code)
+        };
+        // The function around the site, to know no branch lands inside the jump.
+        let func = self
+            .symbols
+            .symbol_at(RuntimeAddr(addr))
+            .filter(|(_, sym, _)| sym.size > 0 && sym.kind == crate::symbols::SymKind::Func)
+            .map(|(_, sym, off)| (addr - off, sym.size, sym.display_name().into_owned()));
+        let mut func_bytes = Vec::new();
+        let mut cold_bytes = Vec::new();
+        if let Some((start, size, name)) = &func {
+            func_bytes = self
+                .read_memory_partial(*start, (*size).min(1 << 20) as usize)
+                .map_err(|e| e.to_string())?;
+            if let Some(cold) = self.symbols.lookup(&format!("{name}.cold")) {
+                let (m, sym, _) = cold;
+                let at = m.bias.to_runtime(sym.addr).0;
+                let size = sym.size.min(1 << 20) as usize;
+                if let Ok(bytes) = self.read_memory_partial(at, size) {
+                    cold_bytes.push((at, bytes));
+                }
+            }
+        }
+        let f = func.as_ref().map(|(start, _, _)| probe::Function {
+            start: *start,
+            code: &func_bytes,
+        });
+        let parts: Vec<probe::Function> = cold_bytes
+            .iter()
+            .map(|(at, b)| probe::Function {
+                start: *at,
+                code: b,
+            })
+            .collect();
+        let cover = probe::cover(&code[..n], addr, f.as_ref(), &parts)?;
+        let items = tp.layout.items();
+        let slot = 1u64 << tp.layout.shift;
+        let ring_len = probe::DATA + SLOTS * slot;
+        if self.tracing.clock.is_none() {
+            self.tracing.clock = Some(Clock::start());
+        }
+        let t = self.targets.live().map_err(|e| e.to_string())?;
+        let host = t
+            .probes()
+            .ok_or("this target cannot hold probes (a remote stub)")?;
+        let pid = host.pid();
+        let (ring_addr, shared) = host.map_ring(ring_len).map_err(|e| e.to_string())?;
+        let mut undo = Undo {
+            ring: Some((ring_addr, ring_len)),
+            code: None,
+        };
+        let made = (|| {
+            let probe_of = |cover| probe::Probe {
+                site: addr,
+                pid: pid as u32,
+                ring: probe::Ring {
+                    header: ring_addr,
+                    slots: SLOTS,
+                    slot_shift: tp.layout.shift,
+                },
+                items: &items,
+                wait: tp.wait,
+                cover,
+            };
+            // The code's size first (placed anywhere), then for real where it goes.
+            let len = probe::trampoline(addr, &probe_of(&cover))?.code.len() as u64;
+            let code = host.alloc_near(addr, len).map_err(|e| e.to_string())?;
+            undo.code = Some((code, len.div_ceil(4096) * 4096));
+            let tramp = probe::trampoline(code, &probe_of(&cover))?;
+            host.write_code(code, &tramp.code)
+                .map_err(|e| e.to_string())?;
+            let jump = probe::jump(addr, code).ok_or("the trampoline is out of a jump's reach")?;
+            host.patch_jump(addr, &jump, cover.len)
+                .map_err(|e| e.to_string())?;
+            Ok(Installed {
+                shared,
+                ring_addr,
+                ring_len,
+                code,
+                code_len: len.div_ceil(4096) * 4096,
+                site: addr,
+                moved: tramp.moved,
+                restore: tramp.restore,
+                tail: 0,
+                abandoned: 0,
+            })
+        })();
+        if made.is_err() {
+            if let Some((a, l)) = undo.code {
+                let _ = host.unmap(a, l);
+            }
+            if let Some((a, l)) = undo.ring {
+                let _ = host.unmap(a, l);
+            }
+        }
+        made
+    }
+
+    /// `tracepoint.remove(id)`: the site's bytes back as they were. A note when the
+    /// trampoline stays mapped (a thread is inside it).
+    pub(crate) fn tracepoint_remove(&mut self, id: u32) -> Result<Option<String>> {
+        let Some(i) = self.tracing.list.iter().position(|t| t.id == id) else {
+            return Err(SessionError::Invalid(format!(
+                "no tracepoint {id} (tracepoint.list() shows them)"
+            )));
+        };
+        self.stop_every_thread()?;
+        // Nobody inside a trampoline: it can go with the jump.
+        self.leave_probes()?;
+        self.drain_traces(true);
+        let tp = self.tracing.list.remove(i);
+        self.take_out(tp)
+    }
+
+    /// Takes a tracepoint out of the program: the jump, then the trampoline and the ring
+    /// when no thread is inside the trampoline.
+    fn take_out(&mut self, tp: Tracepoint) -> Result<Option<String>> {
+        let Ok(t) = self.targets.live() else {
+            return Ok(None);
+        };
+        let Some(p) = tp.probe else {
+            t.set_quiet_site(tp.addr, false);
+            if !self.points.breakpoints.is_user_site(tp.addr) {
+                t.remove_site(tp.addr)?;
+            }
+            return Ok(None);
+        };
+        // A thread waiting for room must not wait for a reader that is going.
+        p.shared.store(probe::FLAGS, probe::FLAG_COUNT_ONLY);
+        let Some(host) = t.probes() else {
+            return Ok(None);
+        };
+        host.unpatch_jump(p.site)?;
+        if host.pc_inside(p.code..p.code + p.code_len) {
+            return Ok(Some(format!(
+                "tracepoint {}'s trampoline at {:#x} stays mapped: a thread is inside it",
+                tp.id, p.code
+            )));
+        }
+        let _ = host.unmap(p.code, p.code_len);
+        let _ = host.unmap(p.ring_addr, p.ring_len);
+        Ok(None)
+    }
+
+    /// Takes every tracepoint out (detach, kill, the end of the session): notes for what
+    /// stays.
+    pub(super) fn remove_all_tracepoints(&mut self) -> Vec<String> {
+        let _ = self.stop_every_thread();
+        let _ = self.leave_probes();
+        self.drain_traces(true);
+        let mut notes = Vec::new();
+        for tp in std::mem::take(&mut self.tracing.list) {
+            if let Ok(Some(note)) = self.take_out(tp) {
+                notes.push(note);
+            }
+        }
+        notes
+    }
+
+    /// The process is gone or replaced: its probes with it (their counts stay readable
+    /// until then; a new image has none of them).
+    pub(super) fn forget_tracepoints(&mut self) -> Option<String> {
+        if self.tracing.list.is_empty() {
+            return None;
+        }
+        let ids: Vec<String> = self.tracing.list.iter().map(|t| t.id.to_string()).collect();
+        self.tracing.list.clear();
+        self.tracing.queue.clear();
+        Some(format!(
+            "exec replaced the program: tracepoints {} are gone with its code (set them again)",
+            ids.join(", ")
+        ))
+    }
+
+    /// A library went away with its code: its tracepoints go too, said in the next stop's
+    /// notes. Their trampolines and rings stay mapped (a page or two each): other threads
+    /// may be running, so nothing shows that none is inside.
+    pub(super) fn forget_tracepoints_in(&mut self, start: u64, end: u64) {
+        let (gone, kept): (Vec<Tracepoint>, Vec<Tracepoint>) =
+            std::mem::take(&mut self.tracing.list)
+                .into_iter()
+                .partition(|t| (start..end).contains(&t.addr));
+        self.tracing.list = kept;
+        for tp in gone {
+            let Ok(t) = self.targets.live() else { break };
+            match &tp.probe {
+                Some(p) => {
+                    p.shared.store(probe::FLAGS, probe::FLAG_COUNT_ONLY);
+                    if let Some(host) = t.probes() {
+                        host.forget_jump(p.site);
+                    }
+                }
+                None => {
+                    t.set_quiet_site(tp.addr, false);
+                    t.forget_site(tp.addr);
+                }
+            }
+            self.carried_notes.push(format!(
+                "tracepoint {} ({}) went with its library's code after {} hits (set it again once loaded)",
+                tp.id,
+                tp.spec,
+                tp.hits()
+            ));
+        }
+    }
+
+    /// Whether any probe is in the program (a continue then ticks to read the rings).
+    pub(crate) fn has_probes(&self) -> bool {
+        self.tracing.list.iter().any(|t| t.probe.is_some())
+    }
+
+    /// Whether `addr` is a probe's site (a single step there runs the program's own
+    /// instruction: the session counts and collects the hit itself).
+    pub(super) fn probe_at(&self, addr: u64) -> bool {
+        self.tracing
+            .list
+            .iter()
+            .any(|t| t.probe.is_some() && t.addr == addr)
+    }
+
+    /// Whether `addr` is a trap tracepoint's site.
+    pub(super) fn trap_tracepoint_at(&self, addr: u64) -> bool {
+        self.tracing
+            .list
+            .iter()
+            .any(|t| t.mode == TraceMode::Trap && t.addr == addr)
+    }
+
+    /// `tracepoint.list()` rows.
+    pub(crate) fn tracepoints(&self) -> &[Tracepoint] {
+        &self.tracing.list
+    }
+}
+
+/// What to unmap when putting a probe in fails half way.
+struct Undo {
+    ring: Option<(u64, u64)>,
+    code: Option<(u64, u64)>,
+}

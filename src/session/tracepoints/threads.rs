@@ -1,0 +1,186 @@
+//! Threads and probes: a stop never shows a thread inside a trampoline. One stopped at a
+//! moved instruction is the program at that instruction's own address; one elsewhere in a
+//! trampoline is stepped to its restore point and given the registers the probe saved.
+
+use super::*;
+
+/// `pushfq`, the first thing a trampoline does after skipping the red zone, and the trap
+/// flag it would save while single-stepped.
+const PUSHFQ: u8 = 0x9c;
+const TRAP_FLAG: u64 = 1 << 8;
+
+impl Session {
+    /// The stop a trace listener asked for: every thread stopped where it is now.
+    pub(crate) fn trace_stop(&mut self, id: u32) -> Result<StopInfo> {
+        self.stop_every_thread()?;
+        self.leave_probes()?;
+        Ok(StopInfo {
+            tid: self.selected_tid().ok(),
+            pc: self.pc().ok(),
+            ..StopInfo::new(StopKind::Trace { id })
+        })
+    }
+
+    /// The original address of a moved instruction the trampoline runs at `pc`; the first
+    /// one's only with `first` (its original address is the jump's: resumed there, the
+    /// thread would run the probe again and count its hit twice).
+    fn original_of(&self, pc: u64, first: bool) -> Option<u64> {
+        self.tracing.list.iter().find_map(|t| {
+            let p = t.probe.as_ref()?;
+            let skip = usize::from(!first);
+            p.moved
+                .iter()
+                .skip(skip)
+                .find(|(at, _)| *at == pc)
+                .map(|(_, orig)| *orig)
+        })
+    }
+
+    /// A thread stopped at one of a trampoline's moved instructions (a fault in it, a
+    /// watchpoint or a step after one) is the program at that instruction's own address:
+    /// its rip is set there, so the stop, `state` and unwinding show the program (resumed in
+    /// the covered bytes, it runs the original instructions; see `inferior::probes`). True
+    /// when it was moved. `first`: also from the first moved instruction (a stop reported
+    /// there: a fault, which did not run it).
+    pub(in crate::session) fn put_back_in_program(
+        &mut self,
+        tid: Tid,
+        first: bool,
+    ) -> Result<bool> {
+        if !self.has_probes() {
+            return Ok(false);
+        }
+        let t = self.targets.live()?;
+        let Ok(mut regs) = t.regs(tid) else {
+            return Ok(false);
+        };
+        let Some(orig) = self.original_of(regs.rip, first) else {
+            return Ok(false);
+        };
+        regs.rip = orig;
+        // Never the trap flag: a single step through the probe can leave it looking like
+        // the program's own (the program's own flags are the ones the probe saved).
+        regs.eflags &= !TRAP_FLAG;
+        self.targets.live()?.set_regs_read_back(tid, &regs)?;
+        Ok(true)
+    }
+
+    /// A thread at a trampoline's `restore` gets the program's registers from the frame the
+    /// probe saved, as the pops and popfq would give them, and goes to the first moved
+    /// instruction: never single-stepped, popfq would leave the trap flag the program's own.
+    fn restore_from_frame(&mut self, tid: Tid, pc: u64) -> Result<bool> {
+        let Some(first) = self.tracing.list.iter().find_map(|t| {
+            let p = t.probe.as_ref()?;
+            (p.restore == pc).then(|| p.moved.first().map(|m| m.0))?
+        }) else {
+            return Ok(false);
+        };
+        let t = self.targets.live()?;
+        let mut regs = t.regs(tid)?;
+        let mut frame = vec![0u8; probe::FRAME_LEN];
+        if t.read_memory_partial(regs.rsp, &mut frame) != frame.len() {
+            return Ok(false);
+        }
+        let Some(probe::SavedFrame {
+            regs: saved,
+            flags,
+            rsp,
+        }) = probe::saved_frame(&frame, regs.rsp)
+        else {
+            return Ok(false);
+        };
+        use iced_x86::Register as R;
+        for (reg, v) in saved {
+            let slot = match reg {
+                R::RAX => &mut regs.rax,
+                R::RBX => &mut regs.rbx,
+                R::RCX => &mut regs.rcx,
+                R::RDX => &mut regs.rdx,
+                R::RSI => &mut regs.rsi,
+                R::RDI => &mut regs.rdi,
+                R::RBP => &mut regs.rbp,
+                R::R8 => &mut regs.r8,
+                R::R9 => &mut regs.r9,
+                R::R10 => &mut regs.r10,
+                R::R11 => &mut regs.r11,
+                R::R12 => &mut regs.r12,
+                R::R13 => &mut regs.r13,
+                R::R14 => &mut regs.r14,
+                R::R15 => &mut regs.r15,
+                _ => continue,
+            };
+            *slot = v;
+        }
+        regs.eflags = flags & !TRAP_FLAG;
+        regs.rsp = rsp;
+        regs.rip = first;
+        t.set_regs_read_back(tid, &regs)?;
+        Ok(true)
+    }
+
+    /// Every thread stopped inside a trampoline is stepped out of it, back into the
+    /// program's code, so a stop shows (and unwinds) the program, never a probe. A thread
+    /// waiting there for room gets it: the rings are read between steps.
+    pub(in crate::session) fn leave_probes(&mut self) -> Result<()> {
+        let codes: Vec<std::ops::Range<u64>> = self
+            .tracing
+            .list
+            .iter()
+            .filter_map(|t| t.probe.as_ref().map(|p| p.code..p.code + p.code_len))
+            .collect();
+        if codes.is_empty() {
+            return Ok(());
+        }
+        let inside = |pc: u64| codes.iter().any(|c| c.contains(&pc));
+        let t = self.targets.live()?;
+        let selected = t.selected();
+        for tid in t.thread_ids() {
+            let mut stepped_any = false;
+            for _ in 0..100_000 {
+                let t = self.targets.live()?;
+                let Some(pc) = t.regs(tid).ok().map(|r| r.rip).filter(|pc| inside(*pc)) else {
+                    break;
+                };
+                if self.put_back_in_program(tid, false)? {
+                    break;
+                }
+                if self.restore_from_frame(tid, pc)? {
+                    // At its moved instructions now: the next turn steps them.
+                    continue;
+                }
+                let t = self.targets.live()?;
+                let mut op = [0u8];
+                t.read_memory_partial(pc, &mut op);
+                t.select(tid);
+                let deadline = Instant::now() + Duration::from_secs(1);
+                let stepped = t.step(deadline, &|_| false);
+                t.select(selected);
+                stepped?;
+                stepped_any = true;
+                if op[0] == PUSHFQ {
+                    // Single-stepped, pushfq saves the trap flag the step set, and the
+                    // probe's popfq would put it back: the thread would trap once it runs.
+                    let sp = t.regs(tid)?.rsp;
+                    let mut flags = [0u8; 8];
+                    if t.read_memory_partial(sp, &mut flags) == 8 {
+                        let v = u64::from_le_bytes(flags) & !TRAP_FLAG;
+                        t.write_memory(sp, &v.to_le_bytes())?;
+                    }
+                }
+                self.drain_traces(false);
+            }
+            // The probe's popfq, single-stepped, leaves the trap flag the steps set: the
+            // program never runs with it (its own flags had none: it was in the probe).
+            let t = self.targets.live()?;
+            if stepped_any {
+                if let Ok(mut regs) = t.regs(tid) {
+                    if regs.eflags & TRAP_FLAG != 0 {
+                        regs.eflags &= !TRAP_FLAG;
+                        t.set_regs_read_back(tid, &regs)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
