@@ -8,15 +8,15 @@
 //! | `launch` | the options every front door shares; session + engine + REPL from them; letting the target go | script, session, remote, repl, view |
 //! | `script` | the only rquickjs user: the JS API, listeners, printers, stop lines | runner, session (and its `vocabulary`), symbols, view |
 //! | `runner` | run control: `cont`, `step(n)`, `next`, `finish`; calls the front end back for listeners' verdicts | session, symbols (an instruction's type) |
-//! | `session` | the facade: breakpoints, watchpoints, catches, symbols of the process, stops described, recording and moving along it | its `Target` trait (live backends), `ProcessView` (live or core), inferior (only to make one), corefile, symbols, history, x86, os |
+//! | `session` | the facade: breakpoints, watchpoints, catches, tracepoints and their records, symbols of the process, stops described, recording and moving along it | its `Target` trait (live backends), `ProcessView` (live or core), inferior (only to make one), corefile, symbols, history, x86, os |
 //! | `remote` | the GDB-remote backend: a client of gdbserver-like stubs, implementing `session`'s `Target` | session (its traits), inferior (the raw stop types), maps, os (registers' layout, errors) |
-//! | `inferior` | the native backend: threads, sites, stop/resume over ptrace | os, x86 (the relocator of displaced steps) |
+//! | `inferior` | the native backend: threads, sites, stop/resume over ptrace, probes' memory and jumps | os, x86 (the relocator of displaced steps) |
 //! | `corefile` | reading and writing core files | os (register and thread types, opening files) |
 //! | `symbols` | pure: ELF, DWARF, CFI; bytes in, answers out (files through an opener the session installs: the os layer's mmap) | maps, x86 |
 //! | `view` | the live page: knows neither JavaScript nor ptrace | os (signal masks) |
 //! | `os` | the only ptrace, libc and `unsafe` | - |
 //! | `maps` | the text of `/proc/PID/maps` parsed, one description of a mapping for all | - |
-//! | `x86` | pure: disassembly, the instruction behind a data access, what an instruction stores, displaced-step plans | - |
+//! | `x86` | pure: disassembly, the instruction behind a data access, what an instruction stores, displaced-step plans, tracepoint trampolines | - |
 //! | `history` | pure: a recording's log of steps (registers, stores, old and new) and what system calls write | - |
 //!
 //! The session never names the native backend but where it makes one (`spawn`, `attach`):
@@ -36,7 +36,10 @@
 //!    `Session::cont` (or `Session::step` for `step`/`next`/`finish`), which asks the backend
 //!    (`Target::cont`) to resume and wait.
 //! 4. **Backend.** The native backend resumes every thread with ptrace, waits, stops the
-//!    others (all-stop), undoes its int3 and returns a raw `inferior::Stop`.
+//!    others (all-stop), undoes its int3 and returns a raw `inferior::Stop`. While
+//!    tracepoints' probes are in the program the wait gives way every 5 ms (`Stop::Tick`,
+//!    nothing stopped): the session reads the rings and the runner hands the records to the
+//!    `trace` listeners (`Front::trace`) before it waits again.
 //! 5. **Stop.** The session takes what is its own business (the loader's rendezvous: new
 //!    libraries, breakpoints re-armed; libc's `sigaction`) and goes on; anything else becomes
 //!    a `StopInfo` (its `StopKind` with what only that kind carries, thread, pc, source).

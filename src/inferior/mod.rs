@@ -18,6 +18,7 @@ mod stop_all;
 mod syscall_stops;
 pub(crate) mod thread;
 pub(crate) mod tree;
+mod waiting;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;

@@ -4,10 +4,11 @@ use std::time::Instant;
 
 use super::sites::INT3;
 use super::thread::{RunState, StopKind, Thread};
+use super::waiting::Waited;
 use super::{displaced, Inferior, NonStop, Stop};
 use crate::os::ptrace;
-use crate::os::wait::{wait, WaitEvent, WaitOutcome};
-use crate::os::{interrupt, OsError, Tid};
+use crate::os::wait::WaitEvent;
+use crate::os::{OsError, Tid};
 
 /// What to do with threads other than the one an event came from.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -26,23 +27,7 @@ enum GoOn {
     Stopped(Stop),
 }
 
-/// How a wait ended.
-enum Waited {
-    Event(WaitEvent),
-    Deadline,
-    /// scry itself got SIGINT/SIGTERM/SIGHUP.
-    Signalled,
-}
-
 use super::PassFn;
-
-/// How long a continue's wait polls before it sleeps (see `os::wait::wait_briefly`).
-const SPIN: std::time::Duration = std::time::Duration::from_micros(200);
-
-/// Whether scry may run on another CPU than its tracee, where polling pays (decided once:
-/// scry's own mask, as it was started).
-static POLL_FIRST: std::sync::LazyLock<bool> =
-    std::sync::LazyLock::new(crate::os::affinity::several_cpus);
 
 impl Inferior {
     /// Arms the deadline for a run of steps or a continue; [`disarm`](Self::disarm) ends it.
@@ -159,23 +144,6 @@ impl Inferior {
                 None => {}
             }
         }
-    }
-
-    /// The next event while `tid` runs, or the stop that ends the wait: every thread
-    /// stopped at the deadline (`Timeout`) or at the user's interrupt (`Interrupted`).
-    fn event_of(
-        &mut self,
-        tid: Tid,
-        deadline: Instant,
-        pass: PassFn,
-    ) -> Result<Result<WaitEvent, Stop>, OsError> {
-        let end = match self.next_event_or_signal(deadline, true)? {
-            Waited::Event(event) => return Ok(Ok(event)),
-            Waited::Deadline => Stop::Timeout { tid },
-            Waited::Signalled => Stop::Interrupted { tid },
-        };
-        self.stop_all(pass)?;
-        Ok(Err(end))
     }
 
     fn step_within(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
@@ -696,69 +664,6 @@ impl Inferior {
                 _ => {
                     self.single_step(tid, 0)?;
                 }
-            }
-        }
-    }
-
-    /// Waits for the next event from any thread; `None` when the deadline passed first.
-    pub(super) fn next_event(&mut self, deadline: Instant) -> Result<Option<WaitEvent>, OsError> {
-        Ok(match self.next_event_or_signal(deadline, false)? {
-            Waited::Event(e) => Some(e),
-            Waited::Deadline | Waited::Signalled => None,
-        })
-    }
-
-    /// Like [`next_event`](Self::next_event), and when `user` is set a SIGINT/SIGTERM to
-    /// scry also ends the wait.
-    fn next_event_or_signal(&mut self, deadline: Instant, user: bool) -> Result<Waited, OsError> {
-        if let Some(event) = self.take_kept() {
-            return Ok(Waited::Event(event));
-        }
-        loop {
-            if user && interrupt::pending() {
-                return Ok(Waited::Signalled);
-            }
-            // The alarm only ends a wait that blocks: with events always queued (hundreds of
-            // threads hitting a logpoint), `wait` never sleeps, the alarm's EINTR never
-            // comes, and without this look at the clock a run would outlive its deadline.
-            if user && Instant::now() >= deadline {
-                return Ok(Waited::Deadline);
-            }
-            // A stop comes back soonest to a waiter that is still running: on a VM, the
-            // wake-up of a sleeping tracer costs more than the stop (see `os::wait`).
-            if user && self.pinning.is_none() && *POLL_FIRST {
-                if let Ok(WaitOutcome::Event(event)) = crate::os::wait::wait_briefly(SPIN) {
-                    if !self.owns(&event) {
-                        super::tree::keep(event);
-                        continue;
-                    }
-                    return Ok(Waited::Event(event));
-                }
-            }
-            match wait(-1, false) {
-                Ok(WaitOutcome::Event(event)) if !self.owns(&event) => super::tree::keep(event),
-                Ok(WaitOutcome::Event(event)) => return Ok(Waited::Event(event)),
-                Ok(WaitOutcome::Interrupted) => {
-                    if user && interrupt::pending() {
-                        return Ok(Waited::Signalled);
-                    }
-                    if Instant::now() >= deadline {
-                        return Ok(Waited::Deadline);
-                    }
-                }
-                Ok(WaitOutcome::NothingYet) => {}
-                Err(OsError::Ptrace {
-                    errno: nix::Error::ECHILD,
-                    ..
-                }) => {
-                    // Nothing left to wait for: the process is gone and was reaped.
-                    self.dead = true;
-                    return Ok(Waited::Event(WaitEvent::Killed {
-                        tid: self.pid,
-                        signal: libc::SIGKILL,
-                    }));
-                }
-                Err(e) => return Err(e),
             }
         }
     }
