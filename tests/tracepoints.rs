@@ -116,7 +116,10 @@ fn an_unsafe_site_falls_back_to_a_trap_and_a_bad_pointer_is_a_record_s_fact() {
         "{spin}"
     );
     let tiny = scry.ok("tracepoint.set('tiny', {collect: ['rdi']})");
-    assert!(tiny.contains("is a trap"), "{tiny}");
+    assert!(
+        tiny.contains("is a trap") && tiny.contains("the function has 1 byte from the site"),
+        "{tiny}"
+    );
     scry.ok("tracepoint.set('maybe_len', {collect: ['rdi', {mem: 'rdi', str: 16}]})");
     let modes = scry.ok("tracepoint.list().map(r => r.mode).join(' ')");
     assert_eq!(modes, "trap trap jump");

@@ -104,6 +104,15 @@ pub(crate) fn cover(
     func: Option<&Function<'_>>,
     parts: &[Function<'_>],
 ) -> Result<Cover, String> {
+    if let Some(f) = func {
+        let left = (f.start + f.code.len() as u64).saturating_sub(site);
+        if left < JUMP_LEN as u64 {
+            let unit = if left == 1 { "byte" } else { "bytes" };
+            return Err(format!(
+                "the function has {left} {unit} from the site: a jump needs {JUMP_LEN}"
+            ));
+        }
+    }
     let mut decoder = Decoder::with_ip(64, code, site, DecoderOptions::NONE);
     let mut insns = Vec::new();
     let mut len = 0;
