@@ -318,6 +318,23 @@ impl Inferior {
             .any(|tid| self.pc(tid).is_ok_and(|pc| range.contains(&pc)))
     }
 
+    /// One single step of `tid` inside a probe (every other thread stopped): not when it has
+    /// a signal to take (the step would deliver it there); another stop the step meets is
+    /// kept for the next report.
+    pub(crate) fn step_in_probe(&mut self, tid: Tid) -> Result<bool, OsError> {
+        if self.pending_signal(tid) != 0 {
+            return Ok(false);
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        match self.step_thread(tid, deadline, &|_| false)? {
+            super::Stop::Step { .. } => Ok(true),
+            other => {
+                self.queued.push_back(other);
+                Ok(false)
+            }
+        }
+    }
+
     /// One single step of a stopped thread, nothing reported (moving it off bytes about to
     /// change).
     fn step_out_of(&mut self, tid: Tid) -> Result<(), OsError> {

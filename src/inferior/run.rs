@@ -414,6 +414,11 @@ impl Inferior {
         }
         let parked_at = t.parked_at;
         let pc = self.pc(tid)?;
+        if self.jump_covering(pc).is_some_and(|site| site != pc) {
+            // In the middle of a tracepoint's jump (the user stepped there): the original
+            // bytes go back for its steps out, which the other threads must not see.
+            return Ok(GoOn::InPlace);
+        }
         if (parked_at == Some(pc) || self.has_site(pc)) && self.int3_in_memory(pc) {
             match self.step_over_displaced(tid, pc, pass)? {
                 displaced::Outcome::Done => {}

@@ -131,9 +131,10 @@ impl Session {
         deadline: Instant,
         pass: &dyn Fn(i32) -> bool,
     ) -> Result<Stop> {
-        let inferior = self.targets.live_for_run()?;
+        self.resume_in_probes();
         // Where the step starts, for the instruction it executes (`e.executed`): the step
         // reads these registers anyway, so this costs no system call.
+        let inferior = self.targets.live_for_run()?;
         let from = inferior.pc(inferior.selected()).ok();
         if let Some(pc) = from.filter(|pc| self.probe_at(*pc) || self.trap_tracepoint_at(*pc)) {
             let tid = self.targets.live_for_run()?.selected();
@@ -179,6 +180,7 @@ impl Session {
     /// meanwhile, read into the queue; the program still runs).
     pub(crate) fn cont_leg(&mut self, deadline: Instant) -> Result<Leg> {
         let pass = self.pass_fn();
+        self.resume_in_probes();
         if self.stepped_from.take().is_some() {
             // A thread stepped onto a trap tracepoint's site runs it without trapping (the
             // continue steps it over first): its hit is collected here.
@@ -236,7 +238,7 @@ impl Session {
             if let Some(tid) = stop.tid().filter(|_| self.has_probes()) {
                 // Stopped in a probe's moved instruction: shown (and resumed) where it is in
                 // the program.
-                self.put_back_in_program(tid, true)?;
+                self.put_back_in_program(tid)?;
             }
             if let Stop::Forked { .. } = stop {
                 // A child kept: from now on the run is the whole tree's.

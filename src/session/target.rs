@@ -196,6 +196,10 @@ pub(crate) trait ProbeHost {
     fn forget_jump(&mut self, site: u64);
     /// Whether a thread's pc is in `range`.
     fn pc_inside(&mut self, range: std::ops::Range<u64>) -> bool;
+    /// One single step of `tid` inside a probe, every other thread stopped; false (nothing
+    /// done) when it has a signal to take, or the step ended in another stop (kept for
+    /// the next report).
+    fn step_in_probe(&mut self, tid: Tid) -> Result<bool, OsError>;
     fn unmap(&mut self, addr: u64, len: u64) -> Result<(), OsError>;
 }
 
@@ -223,6 +227,9 @@ impl ProbeHost for Inferior {
     }
     fn pc_inside(&mut self, range: std::ops::Range<u64>) -> bool {
         Inferior::pc_inside(self, range)
+    }
+    fn step_in_probe(&mut self, tid: Tid) -> Result<bool, OsError> {
+        Inferior::step_in_probe(self, tid)
     }
     fn unmap(&mut self, addr: u64, len: u64) -> Result<(), OsError> {
         Inferior::unmap(self, addr, len)

@@ -257,6 +257,10 @@ const SYS_GETTID: u32 = 186;
 const SYS_PROCESS_VM_READV: u32 = 310;
 /// Turns of `pause` before a waiting probe yields its CPU (scry may need it to drain).
 const SPINS: u32 = 256;
+/// Yields a probe waits for room before it gives the record up as lost: scry reads the
+/// rings every 5 ms while the program runs, so only a scry that is gone (killed, the
+/// program let go of) leaves a probe waiting this long (some seconds).
+const YIELDS: u32 = 1 << 22;
 
 /// Bytes below the saved registers for the iovecs of `process_vm_readv`.
 const SCRATCH: i64 = 64;
@@ -357,6 +361,7 @@ pub(crate) fn trampoline(at: u64, p: &Probe<'_>) -> Result<Trampoline, String> {
     a.br(Code::Jne_rel32_64, out);
     if p.wait {
         a.i(Instruction::with2(Code::Mov_r32_imm32, EDX, SPINS));
+        a.i(Instruction::with2(Code::Mov_r32_imm32, R8D, YIELDS));
     }
     // Reserve a ticket: head moves on by one if the ring has room.
     a.at(reserve);
@@ -370,18 +375,25 @@ pub(crate) fn trampoline(at: u64, p: &Probe<'_>) -> Result<Trampoline, String> {
         p.ring.slots as i32,
     ));
     a.br(Code::Jb_rel32_64, room);
+    // A head read before scry moved the tail past it: read it again.
+    a.i(Instruction::with2(Code::Test_rm64_r64, RCX, RCX));
+    a.br(Code::Js_rel32_64, reserve);
     a.at(no_room);
+    let lost = a.label();
     if p.wait {
-        // Full: wait for scry, unless scry asked for counting only meanwhile.
+        // Full: wait for scry, unless scry asked for counting only meanwhile, or scry has
+        // not made room for a long while (it is gone: the program must not hang on it).
         a.i(Instruction::with2(
             Code::Test_rm8_imm8,
             hdr(FLAGS),
             FLAG_COUNT_ONLY as u32,
         ));
-        a.br(Code::Jne_rel32_64, out);
+        a.br(Code::Jne_rel32_64, lost);
         a.i(Ok(Instruction::with(Code::Pause)));
         a.i(Instruction::with1(Code::Dec_rm32, EDX));
         a.br(Code::Jne_rel32_64, reserve);
+        a.i(Instruction::with1(Code::Dec_rm32, R8D));
+        a.br(Code::Je_rel32_64, lost);
         a.i(Instruction::with2(
             Code::Mov_r32_imm32,
             EAX,
@@ -390,10 +402,10 @@ pub(crate) fn trampoline(at: u64, p: &Probe<'_>) -> Result<Trampoline, String> {
         a.i(Ok(Instruction::with(Code::Syscall)));
         a.i(Instruction::with2(Code::Mov_r32_imm32, EDX, SPINS));
         a.br(Code::Jmp_rel32_64, reserve);
-    } else {
-        a.i(Instruction::with1(Code::Inc_rm64, hdr(LOST)).map(locked));
-        a.br(Code::Jmp_rel32_64, out);
     }
+    a.at(lost);
+    a.i(Instruction::with1(Code::Inc_rm64, hdr(LOST)).map(locked));
+    a.br(Code::Jmp_rel32_64, out);
     a.at(room);
     a.i(Instruction::with2(
         Code::Lea_r64_m,

@@ -108,6 +108,9 @@ impl Tracepoint {
 /// Every tracepoint, and the records read from them not yet taken by the script.
 #[derive(Default)]
 pub(crate) struct Tracing {
+    /// Threads a stop shows at a moved instruction's own address: (thread, where it is in
+    /// the trampoline, the address shown), put back before anything runs.
+    shown_out: Vec<(Tid, u64, u64)>,
     list: Vec<Tracepoint>,
     next_id: u32,
     queue: VecDeque<TraceRecord>,
@@ -284,6 +287,7 @@ impl Session {
         };
         self.stop_every_thread()?;
         // Nobody inside a trampoline: it can go with the jump.
+        self.resume_in_probes();
         self.leave_probes()?;
         self.drain_traces(true);
         let tp = self.tracing.list.remove(i);
@@ -324,6 +328,7 @@ impl Session {
     /// stays.
     pub(super) fn remove_all_tracepoints(&mut self) -> Vec<String> {
         let _ = self.stop_every_thread();
+        self.resume_in_probes();
         let _ = self.leave_probes();
         self.drain_traces(true);
         let mut notes = Vec::new();

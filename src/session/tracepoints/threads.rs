@@ -21,32 +21,23 @@ impl Session {
         })
     }
 
-    /// The original address of a moved instruction the trampoline runs at `pc`; the first
-    /// one's only with `first` (its original address is the jump's: resumed there, the
-    /// thread would run the probe again and count its hit twice).
-    fn original_of(&self, pc: u64, first: bool) -> Option<u64> {
+    /// Where a moved instruction the trampoline runs at `pc` was in the program, and whether
+    /// it is the jump back (whose "original" is the address after the covered bytes).
+    fn moved_at(&self, pc: u64) -> Option<(u64, bool)> {
         self.tracing.list.iter().find_map(|t| {
             let p = t.probe.as_ref()?;
-            let skip = usize::from(!first);
-            p.moved
-                .iter()
-                .skip(skip)
-                .find(|(at, _)| *at == pc)
-                .map(|(_, orig)| *orig)
+            let i = p.moved.iter().position(|(at, _)| *at == pc)?;
+            Some((p.moved[i].1, i + 1 == p.moved.len()))
         })
     }
 
-    /// A thread stopped at one of a trampoline's moved instructions (a fault in it, a
-    /// watchpoint or a step after one) is the program at that instruction's own address:
-    /// its rip is set there, so the stop, `state` and unwinding show the program (resumed in
-    /// the covered bytes, it runs the original instructions; see `inferior::probes`). True
-    /// when it was moved. `first`: also from the first moved instruction (a stop reported
-    /// there: a fault, which did not run it).
-    pub(in crate::session) fn put_back_in_program(
-        &mut self,
-        tid: Tid,
-        first: bool,
-    ) -> Result<bool> {
+    /// A thread stopped at one of a trampoline's moved instructions (a fault in it, a watch
+    /// hit after one) is shown as the program at that instruction's own address: its rip is
+    /// set there, so the stop, `state` and unwinding show the program. Inside the covered
+    /// bytes that address holds the jump, so the thread goes back to the trampoline before it
+    /// runs again (`resume_in_probes`); the jump back's address is plain program code. True
+    /// when it was moved.
+    pub(in crate::session) fn put_back_in_program(&mut self, tid: Tid) -> Result<bool> {
         if !self.has_probes() {
             return Ok(false);
         }
@@ -54,15 +45,34 @@ impl Session {
         let Ok(mut regs) = t.regs(tid) else {
             return Ok(false);
         };
-        let Some(orig) = self.original_of(regs.rip, first) else {
+        let Some((orig, last)) = self.moved_at(regs.rip) else {
             return Ok(false);
         };
+        let in_trampoline = regs.rip;
         regs.rip = orig;
         // Never the trap flag: a single step through the probe can leave it looking like
         // the program's own (the program's own flags are the ones the probe saved).
         regs.eflags &= !TRAP_FLAG;
         self.targets.live()?.set_regs_read_back(tid, &regs)?;
+        if !last {
+            self.tracing.shown_out.push((tid, in_trampoline, orig));
+        }
         Ok(true)
+    }
+
+    /// Threads shown at a moved instruction's own address go back to where they really are,
+    /// in the trampoline, before anything runs: a signal they are about to take, and the
+    /// handler's return, then happen there, where the instruction is whole.
+    pub(in crate::session) fn resume_in_probes(&mut self) {
+        for (tid, in_trampoline, shown) in std::mem::take(&mut self.tracing.shown_out) {
+            let Ok(t) = self.targets.live() else { return };
+            if let Ok(mut regs) = t.regs(tid) {
+                if regs.rip == shown {
+                    regs.rip = in_trampoline;
+                    let _ = t.set_regs_read_back(tid, &regs);
+                }
+            }
+        }
     }
 
     /// A thread at a trampoline's `restore` gets the program's registers from the frame the
@@ -118,9 +128,13 @@ impl Session {
         Ok(true)
     }
 
-    /// Every thread stopped inside a trampoline is stepped out of it, back into the
-    /// program's code, so a stop shows (and unwinds) the program, never a probe. A thread
-    /// waiting there for room gets it: the rings are read between steps.
+    /// Every thread stopped inside a trampoline (but those shown out of it at a stop, see
+    /// `put_back_in_program`) is stepped out of it, back into the program's code, so a stop
+    /// shows (and unwinds) the program, never a probe: to the probe's restore point, where it
+    /// gets the registers the probe saved, then over the moved instructions to the jump back.
+    /// The threads go in turns, one step each, the rings read between turns, so one that
+    /// waits for room gets it from the others' progress. A thread with a signal to take is
+    /// not stepped (it would take it here): it stays, and its trampoline with it.
     pub(in crate::session) fn leave_probes(&mut self) -> Result<()> {
         let codes: Vec<std::ops::Range<u64>> = self
             .tracing
@@ -132,31 +146,34 @@ impl Session {
             return Ok(());
         }
         let inside = |pc: u64| codes.iter().any(|c| c.contains(&pc));
-        let t = self.targets.live()?;
-        let selected = t.selected();
-        for tid in t.thread_ids() {
-            let mut stepped_any = false;
-            for _ in 0..100_000 {
+        let Ok(t) = self.targets.live() else {
+            return Ok(());
+        };
+        let mut left: Vec<Tid> = t.thread_ids();
+        for _ in 0..100_000 {
+            let mut still = Vec::new();
+            for tid in left {
                 let t = self.targets.live()?;
                 let Some(pc) = t.regs(tid).ok().map(|r| r.rip).filter(|pc| inside(*pc)) else {
-                    break;
+                    continue;
                 };
-                if self.put_back_in_program(tid, false)? {
-                    break;
+                if self.moved_at(pc).is_some_and(|(_, last)| last) {
+                    self.put_back_in_program(tid)?;
+                    continue;
                 }
                 if self.restore_from_frame(tid, pc)? {
-                    // At its moved instructions now: the next turn steps them.
+                    still.push(tid);
                     continue;
                 }
                 let t = self.targets.live()?;
                 let mut op = [0u8];
                 t.read_memory_partial(pc, &mut op);
-                t.select(tid);
-                let deadline = Instant::now() + Duration::from_secs(1);
-                let stepped = t.step(deadline, &|_| false);
-                t.select(selected);
-                stepped?;
-                stepped_any = true;
+                let Some(host) = t.probes() else {
+                    continue;
+                };
+                if !host.step_in_probe(tid)? {
+                    continue;
+                }
                 if op[0] == PUSHFQ {
                     // Single-stepped, pushfq saves the trap flag the step set, and the
                     // probe's popfq would put it back: the thread would trap once it runs.
@@ -167,19 +184,13 @@ impl Session {
                         t.write_memory(sp, &v.to_le_bytes())?;
                     }
                 }
-                self.drain_traces(false);
+                still.push(tid);
             }
-            // The probe's popfq, single-stepped, leaves the trap flag the steps set: the
-            // program never runs with it (its own flags had none: it was in the probe).
-            let t = self.targets.live()?;
-            if stepped_any {
-                if let Ok(mut regs) = t.regs(tid) {
-                    if regs.eflags & TRAP_FLAG != 0 {
-                        regs.eflags &= !TRAP_FLAG;
-                        t.set_regs_read_back(tid, &regs)?;
-                    }
-                }
+            if still.is_empty() {
+                return Ok(());
             }
+            self.drain_traces(false);
+            left = still;
         }
         Ok(())
     }
