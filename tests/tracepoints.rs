@@ -304,11 +304,23 @@ fn bad_tracepoint_input_is_one_clear_line() {
     assert!(e.contains("is no address"), "{e}");
     let e = scry.err("tracepoint.set('work', {full: 'never'})");
     assert!(e.contains("full is 'wait'"), "{e}");
+    let e = scry.err("tracepoint.set('work', {collect: [{mem: '', len: 4}]})");
+    assert!(e.contains("is no address"), "{e}");
+    let e = scry.err("tracepoint.set('work', {collect: [{mem: 'é', len: 4}]})");
+    assert!(e.contains("is no address"), "{e}");
     let e = scry.err("tracepoint.remove(9)");
     assert!(e.contains("no tracepoint 9"), "{e}");
     scry.ok("tracepoint.set('work', {collect: ['rdi']})");
     let e = scry.err("tracepoint.set('work', {collect: ['rsi']})");
     assert!(e.contains("a tracepoint is already at"), "{e}");
+    // Inside the first one's jump: neither a jump nor an int3 can go there.
+    let inner = scry.err("tracepoint.set('work+1', {collect: ['rsi']})");
+    assert!(
+        inner.contains("is inside the bytes the jump of the tracepoint at"),
+        "{inner}"
+    );
+    let e = scry.err("breakpoint.set('work+4', {hardware: false})");
+    assert!(e.contains("is inside the bytes the jump"), "{e}");
     let e = scry.err("stop()");
     assert!(e.contains("inside a trace listener"), "{e}");
     // Nothing was lost: the program runs to its end as alone.

@@ -323,8 +323,10 @@ impl Inferior {
         if shared_memory {
             // A vfork child shares the memory: the int3s come out while it runs (a jump
             // stays: its trampoline records the child's hits like any thread's).
-            for (addr, orig) in sites.iter().filter(|(a, _)| self.sites.contains(*a)) {
-                let _ = self.mem.write(*addr, &orig[..1]);
+            for addr in self.sites.addrs() {
+                if let Some(orig) = self.sites.original(addr) {
+                    let _ = self.mem.write(addr, &[orig]);
+                }
             }
             self.lifted_for_vfork = self.sites.addrs();
         } else if !sites.is_empty() {

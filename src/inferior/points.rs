@@ -100,7 +100,10 @@ impl Inferior {
     pub(crate) fn remove_site(&mut self, addr: u64) -> Result<(), OsError> {
         // The loader's rendezvous stays while scry follows the loader, and libc's sigaction
         // while scry follows the program's SIGTRAP action.
-        if Some(addr) == self.rendezvous || Some(addr) == self.sigaction.site {
+        if Some(addr) == self.rendezvous
+            || Some(addr) == self.sigaction.site
+            || self.quiet_sites.contains(&addr)
+        {
             return Ok(());
         }
         self.push_moribund(addr);

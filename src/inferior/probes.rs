@@ -195,6 +195,16 @@ impl Inferior {
                 "a breakpoint is inside the bytes the jump would cover".into(),
             ));
         }
+        let end = site + covered as u64;
+        if let Some((other, _)) = self
+            .jumps
+            .all()
+            .find(|(s, b)| *s < end && s + b.len() as u64 > site)
+        {
+            return Err(OsError::Injected(format!(
+                "the bytes the jump would cover overlap the jump of the tracepoint at {other:#x}"
+            )));
+        }
         let mut original = vec![0u8; covered];
         self.mem.read(site, &mut original)?;
         let mut bytes = original.clone();
@@ -238,7 +248,7 @@ impl Inferior {
     pub(super) fn refuse_inside_jump(&self, addr: u64) -> Result<(), OsError> {
         match self.jump_covering(addr) {
             Some(site) if site != addr => Err(OsError::Injected(format!(
-                "{addr:#x} is inside the jump of the tracepoint at {site:#x}: a breakpoint goes at {site:#x} or after its bytes"
+                "{addr:#x} is inside the bytes the jump of the tracepoint at {site:#x} covers: a breakpoint or another tracepoint goes at {site:#x} or after them"
             ))),
             _ => Ok(()),
         }
@@ -316,6 +326,21 @@ impl Inferior {
         self.thread_ids()
             .into_iter()
             .any(|tid| self.pc(tid).is_ok_and(|pc| range.contains(&pc)))
+    }
+
+    /// Whether a seccomp filter the program installed itself is on it (`Seccomp_filters`
+    /// counts scry's own too, for caught system calls). Unknown: yes.
+    pub(crate) fn foreign_seccomp(&self) -> bool {
+        let Some(status) = procfs::status_text(self.pid) else {
+            return true;
+        };
+        let field =
+            |name| procfs::status_field(&status, name).and_then(|v| v.parse::<usize>().ok());
+        match (field("Seccomp"), field("Seccomp_filters")) {
+            (Some(0), _) => false,
+            (Some(2), Some(n)) => n > self.catch.filters,
+            _ => true,
+        }
     }
 
     /// One single step of `tid` inside a probe (every other thread stopped): not when it has

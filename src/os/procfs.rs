@@ -58,6 +58,14 @@ pub(crate) fn thread_state(pid: Tid, tid: Tid) -> Option<char> {
     stat.rsplit_once(')')?.1.trim_start().chars().next()
 }
 
+/// A thread's id in its own innermost pid namespace (the last of `NSpid`), when it is in one
+/// other than scry's: what `gettid()` gives inside it.
+pub(crate) fn id_in_namespace(pid: Tid, tid: Tid) -> Option<Tid> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")).ok()?;
+    let ids = status_field(&status, "NSpid")?;
+    ids.split_whitespace().last()?.parse().ok()
+}
+
 /// The kernel function a sleeping thread waits in (`/proc/PID/task/TID/wchan`), when the
 /// kernel shows it.
 pub(crate) fn thread_wchan(pid: Tid, tid: Tid) -> Option<String> {

@@ -138,7 +138,9 @@ impl Session {
         let from = inferior.pc(inferior.selected()).ok();
         if let Some(pc) = from.filter(|pc| self.probe_at(*pc) || self.trap_tracepoint_at(*pc)) {
             let tid = self.targets.live_for_run()?.selected();
-            self.trap_hit(tid, pc);
+            if self.tracing_counted_at(None) != Some((tid, pc)) {
+                self.trap_hit(tid, pc);
+            }
         }
         let inferior = self.targets.live_for_run()?;
         let mut stop = inferior.step(deadline, pass)?;
@@ -185,11 +187,13 @@ impl Session {
             // A thread stepped onto a trap tracepoint's site runs it without trapping (the
             // continue steps it over first): its hit is collected here.
             if let (Ok(tid), Ok(pc)) = (self.selected_tid(), self.pc()) {
-                if self.trap_tracepoint_at(pc) {
+                if self.trap_tracepoint_at(pc) && self.tracing_counted_at(None) != Some((tid, pc)) {
                     self.trap_hit(tid, pc);
                 }
             }
         }
+        // A hit counted at the last stop is run over by this continue, not counted again.
+        self.tracing_counted_at(None);
         loop {
             if let Some(change) = self.loader.next_change() {
                 return Ok(Leg::Stop(Box::new(self.library_stop(change))));
@@ -232,6 +236,9 @@ impl Session {
                     if !self.points.breakpoints.is_user_site(addr) {
                         continue;
                     }
+                    // Reported for the user's breakpoint there: the step or continue that
+                    // runs the instruction next is the same hit.
+                    self.tracing_counted_at(Some((tid, addr)));
                 }
             }
             self.drain_traces(false);

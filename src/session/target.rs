@@ -200,6 +200,12 @@ pub(crate) trait ProbeHost {
     /// done) when it has a signal to take, or the step ended in another stop (kept for
     /// the next report).
     fn step_in_probe(&mut self, tid: Tid) -> Result<bool, OsError>;
+    /// Whether the program runs under a seccomp filter that is not scry's (which could
+    /// refuse, or kill the program for, the system calls a probe makes).
+    fn foreign_seccomp(&self) -> bool;
+    /// The process's threads by the ids they have in their own pid namespace (what a probe's
+    /// `gettid` records), when that is not scry's: (inside, scry's).
+    fn namespace_ids(&self) -> Vec<(Tid, Tid)>;
     fn unmap(&mut self, addr: u64, len: u64) -> Result<(), OsError>;
 }
 
@@ -230,6 +236,16 @@ impl ProbeHost for Inferior {
     }
     fn step_in_probe(&mut self, tid: Tid) -> Result<bool, OsError> {
         Inferior::step_in_probe(self, tid)
+    }
+    fn foreign_seccomp(&self) -> bool {
+        Inferior::foreign_seccomp(self)
+    }
+    fn namespace_ids(&self) -> Vec<(Tid, Tid)> {
+        let pid = Inferior::pid(self);
+        self.thread_ids()
+            .into_iter()
+            .filter_map(|tid| Some((crate::os::procfs::id_in_namespace(pid, tid)?, tid)))
+            .collect()
     }
     fn unmap(&mut self, addr: u64, len: u64) -> Result<(), OsError> {
         Inferior::unmap(self, addr, len)

@@ -24,6 +24,9 @@ pub(crate) use record::{RegValue, TraceRecord, Want};
 /// Records in a ring (a power of two): at the default tick of 5 ms, room for 3M records/s
 /// before a waiting probe waits.
 const SLOTS: u64 = 16_384;
+/// At most this much ring memory per tracepoint (it is the program's, charged to its
+/// limits): records of more than 1 KiB get fewer slots.
+const RING_BYTES: u64 = 16 << 20;
 /// How long a continue runs between reads of the rings.
 pub(crate) const TICK: Duration = Duration::from_millis(5);
 /// At most this many records wait in scry between reads by the script; more are dropped and
@@ -58,6 +61,8 @@ struct Installed {
     code: u64,
     code_len: u64,
     site: u64,
+    /// Records the ring holds (a power of two).
+    slots: u64,
     /// Where the moved instructions run: (in the trampoline, original address).
     moved: Vec<(u64, u64)>,
     /// Where the trampoline starts to restore the program's registers.
@@ -108,6 +113,12 @@ impl Tracepoint {
 /// Every tracepoint, and the records read from them not yet taken by the script.
 #[derive(Default)]
 pub(crate) struct Tracing {
+    /// The program runs in a pid namespace of its own: its records' thread ids are the
+    /// namespace's, mapped to scry's through `tid_map` (inside -> scry's).
+    namespaced: bool,
+    tid_map: std::collections::HashMap<Tid, Tid>,
+    /// A trap hit already counted at a stop shown for a user's breakpoint there.
+    counted_at: Option<(Tid, u64)>,
     /// Threads a stop shows at a moved instruction's own address: (thread, where it is in
     /// the trampoline, the address shown), put back before anything runs.
     shown_out: Vec<(Tid, u64, u64)>,
@@ -216,7 +227,10 @@ impl Session {
         let cover = probe::cover(&code[..n], addr, f.as_ref(), &parts)?;
         let items = tp.layout.items();
         let slot = 1u64 << tp.layout.shift;
-        let ring_len = probe::DATA + SLOTS * slot;
+        // A power of two, from 64 to SLOTS.
+        let fit = (RING_BYTES / slot).clamp(64, SLOTS);
+        let slots = 1u64 << (63 - fit.leading_zeros());
+        let ring_len = probe::DATA + slots * slot;
         if self.tracing.clock.is_none() {
             self.tracing.clock = Some(Clock::start());
         }
@@ -224,19 +238,25 @@ impl Session {
         let host = t
             .probes()
             .ok_or("this target cannot hold probes (a remote stub)")?;
-        let pid = host.pid();
+        if host.foreign_seccomp() {
+            return Err("the program runs under a seccomp filter of its own, which could refuse (or kill it for) the system calls a probe makes".into());
+        }
+        // The probe calls process_vm_readv on itself by the pid it has where it runs.
+        let pid = crate::os::procfs::id_in_namespace(host.pid(), host.pid()).unwrap_or(host.pid());
+        let namespaced = pid != host.pid();
         let (ring_addr, shared) = host.map_ring(ring_len).map_err(|e| e.to_string())?;
         let mut undo = Undo {
             ring: Some((ring_addr, ring_len)),
             code: None,
         };
+        self.tracing.namespaced |= namespaced;
         let made = (|| {
             let probe_of = |cover| probe::Probe {
                 site: addr,
                 pid: pid as u32,
                 ring: probe::Ring {
                     header: ring_addr,
-                    slots: SLOTS,
+                    slots,
                     slot_shift: tp.layout.shift,
                 },
                 items: &items,
@@ -260,6 +280,7 @@ impl Session {
                 code,
                 code_len: len.div_ceil(4096) * 4096,
                 site: addr,
+                slots,
                 moved: tramp.moved,
                 restore: tramp.restore,
                 tail: 0,
@@ -385,6 +406,15 @@ impl Session {
                 tp.hits()
             ));
         }
+    }
+
+    /// Sets the trap hit counted at the latest stop, giving back the one before (a step from
+    /// there is that hit, not a second).
+    pub(in crate::session) fn tracing_counted_at(
+        &mut self,
+        at: Option<(Tid, u64)>,
+    ) -> Option<(Tid, u64)> {
+        std::mem::replace(&mut self.tracing.counted_at, at)
     }
 
     /// Whether any probe is in the program (a continue then ticks to read the rings).

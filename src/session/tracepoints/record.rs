@@ -140,6 +140,11 @@ const ALL: [&str; 18] = [
 /// `'rsi'`, `'rsp+8'`, `'rdi-16'`, `'0x404040'`: a base and an offset.
 fn address_of(text: &str) -> std::result::Result<(Source, i64), String> {
     let t: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    if t.is_empty() || !t.is_ascii() {
+        return Err(format!(
+            "'{text}' is no address: a register (rdi, rsp+8) or a number"
+        ));
+    }
     let split = t[1..].find(['+', '-']).map(|i| i + 1);
     let (base, off) = match split {
         Some(i) => (&t[..i], &t[i..]),
@@ -442,12 +447,14 @@ impl Session {
             // Up to what was reserved when the read began: the program keeps writing while
             // scry reads, and a read that chased it would hold its records from the
             // listeners until the program stopped writing.
-            let head = p.shared.load(probe::HEAD);
+            // The header is the program's memory too: a wild write there must not make scry
+            // read forever.
+            let head = p.shared.load(probe::HEAD).min(p.tail + p.slots);
             loop {
                 if head <= p.tail {
                     break;
                 }
-                let off = probe::DATA + (p.tail & (SLOTS - 1)) * slot;
+                let off = probe::DATA + (p.tail & (p.slots - 1)) * slot;
                 let seq = p.shared.load(off);
                 if seq != p.tail + 1 {
                     if !stopped {
@@ -474,8 +481,29 @@ impl Session {
                 p.tail += 1;
                 p.shared.store(probe::TAIL, p.tail);
             }
+            if self.tracing.namespaced {
+                self.give_scry_tids(&mut records);
+            }
             for r in records {
                 self.queue_record(i, r);
+            }
+        }
+    }
+
+    /// A program in a pid namespace of its own records its threads by their ids there: each
+    /// becomes the id scry (and `thread.list()`) knows it by. One not found stays as it is.
+    fn give_scry_tids(&mut self, records: &mut [TraceRecord]) {
+        if records
+            .iter()
+            .any(|r| !self.tracing.tid_map.contains_key(&r.tid))
+        {
+            if let Some(host) = self.targets.live.as_mut().and_then(|t| t.process.probes()) {
+                self.tracing.tid_map.extend(host.namespace_ids());
+            }
+        }
+        for r in records {
+            if let Some(t) = self.tracing.tid_map.get(&r.tid) {
+                r.tid = *t;
             }
         }
     }
