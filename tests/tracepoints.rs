@@ -232,14 +232,29 @@ fn a_listener_that_asks_for_a_stop_stops_the_program_soon_after() {
         stop.starts_with("trace (tracepoint 1's listener asked; stopped after the hit)"),
         "{stop}"
     );
-    // A listener that throws is reported once with a count, and the run goes on.
+    // A listener that throws is reported once with a count, and the run goes on (to a
+    // breakpoint at the program's last printf).
+    scry.ok("breakpoint.set('printf')");
     scry.ok(
-        "removeEventListener('trace'); addEventListener('trace', e => { throw new Error('boom') })",
+        "removeEventListener('trace'); addEventListener('trace', e => { if (e.registers.rdi % 2) throw new Error('boom') })",
     );
     let out = scry.ok("cont()");
     assert!(out.contains("[a trace listener threw "), "{out}");
-    assert!(out.contains("the first: Error: boom]"), "{out}");
-    assert!(out.contains("exited with code 0"), "{out}");
+    assert!(out.contains(" times; the first: Error: boom]"), "{out}");
+    assert!(out.contains("breakpoint 1 at "), "{out}");
+    // Asked for when the program had come to its next stop: said on that stop.
+    scry.ok("breakpoint.remove(1); removeEventListener('trace')");
+    scry.ok("tracepoint.remove(1); tracepoint.set('printf')");
+    scry.ok("breakpoint.set('exit')");
+    scry.ok("addEventListener('trace', e => 'stop')");
+    let late = scry.ok("cont()");
+    assert!(late.starts_with("breakpoint 2 at "), "{late}");
+    assert!(
+        late.contains(
+            "[tracepoint 2's listener asked for a stop; the program had reached this one first]"
+        ),
+        "{late}"
+    );
 }
 
 /// A fault in an instruction the probe moved is shown where it is in the program, never in

@@ -195,7 +195,13 @@ impl<'f, F: Front> Run<'f, F> {
             let leg = self.front.session(|s| s.cont_leg(deadline))??;
             let asked = self.deliver_traces()?;
             match leg {
-                Leg::Stop(stop) => {
+                Leg::Stop(mut stop) => {
+                    if let Some(id) = asked {
+                        // Read only when the program had already come to this stop.
+                        stop.notes.push(format!(
+                            "tracepoint {id}'s listener asked for a stop; the program had reached this one first"
+                        ));
+                    }
                     self.front.leg(&stop);
                     return Ok(*stop);
                 }
@@ -351,9 +357,14 @@ fn finish_run<F: Front>(
     let front = run.front;
     front.session(|s| s.disarm())?;
     // What the probes wrote up to the end (a stop asked now is too late: the run ended).
-    run.deliver_traces()?;
+    let late = run.deliver_traces()?;
     let (last, end) = ended?;
     let mut stop = front.latest().unwrap_or(last);
+    if let Some(id) = late {
+        stop.notes.push(format!(
+            "tracepoint {id}'s listener asked for a stop; the program had reached this one first"
+        ));
+    }
     front.call(|s| {
         // Calls inlined at pc shown as not entered yet are left out of the stop's place.
         if let EndAs::Step(Some(n)) | EndAs::FinishInlined(Some(n)) = end {
