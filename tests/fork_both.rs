@@ -302,15 +302,12 @@ fn attach_both_then_detach_leaves_parent_and_child_running_with_the_file_s_code(
     assert!(scry.err("cont()").contains("no live process (detached)"));
 
     // Both run untraced, and their code is the file's code again.
-    let (text_addr, text_off, text_size) = section(&binary, ".text");
-    let file = file_bytes(&binary, text_off, text_size as usize);
     for pid in [parent, worker] {
         assert_eq!(proc_status_field(pid, "TracerPid"), "0", "{pid}");
         let state = proc_status_field(pid, "State");
         assert!(!state.starts_with(['t', 'T']), "{pid}: {state}");
-        let bias = load_bias(pid, &binary);
         assert!(
-            proc_mem(pid, text_addr + bias, text_size as usize) == file,
+            text_is_the_file_s(&binary, pid),
             ".text of {pid} differs from the file"
         );
     }

@@ -156,13 +156,10 @@ fn a_blocked_tree_s_timeout_says_what_each_process_waits_in() {
     );
     assert!(stop.contains(&format!("process {parent}")), "{stop}");
     assert_eq!(scry.ok("detach().reason"), "detached");
-    let (text_addr, text_off, text_size) = section(&program, ".text");
-    let file = file_bytes(&program, text_off, text_size as usize);
     for pid in [parent, child] {
         assert_eq!(proc_status_field(pid, "TracerPid"), "0", "{pid}");
-        let bias = load_bias(pid, &program);
         assert!(
-            proc_mem(pid, text_addr + bias, text_size as usize) == file,
+            text_is_the_file_s(&program, pid),
             ".text of {pid} differs from the file"
         );
     }

@@ -4,17 +4,7 @@
 
 mod common;
 
-use common::{
-    file_bytes, fixture, fixture_from, load_bias, proc_mem, proc_status_field, section, Scry,
-};
-
-/// The text of `function` in `binary`'s file and in process `pid`'s memory.
-fn code_in_file_and_process(binary: &std::path::Path, pid: i32) -> (Vec<u8>, Vec<u8>) {
-    let (text_addr, text_off, text_size) = section(binary, ".text");
-    let file = file_bytes(binary, text_off, text_size as usize);
-    let bias = load_bias(pid, binary);
-    (file, proc_mem(pid, text_addr + bias, text_size as usize))
-}
+use common::{fixture, fixture_from, proc_status_field, text_is_the_file_s, Scry};
 
 #[test]
 fn a_probe_delivers_every_record_of_200000_calls_without_a_stop() {
@@ -155,23 +145,29 @@ fn removal_and_detach_leave_the_file_s_code_and_the_program_running() {
     scry.ok("cont()");
     assert_eq!(scry.ok("ctx.n"), "2");
     // While probed, reads of the site show the program's own code.
-    let (file, mem) = code_in_file_and_process(&program, pid);
-    assert!(file != mem, "the probe's jump is in memory");
+    assert!(
+        !text_is_the_file_s(&program, pid),
+        "the probe's jump is in memory"
+    );
     assert_eq!(
         scry.ok("state.disasm(1, symbol('work'))[0].text"),
         "push rbp"
     );
     scry.ok("tracepoint.remove(ctx.id)");
-    let (file, mem) = code_in_file_and_process(&program, pid);
-    assert!(file == mem, "removal left the file's code");
+    assert!(
+        text_is_the_file_s(&program, pid),
+        "removal left the file's code"
+    );
     // Set again, then detach: the program goes on alone, its code as in the file.
     scry.ok("tracepoint.set('work', {collect: ['rdi']})");
     scry.ok("cont()");
     assert_eq!(scry.ok("ctx.n"), "3");
     scry.ok("breakpoint.remove(1)");
     assert_eq!(scry.ok("detach().reason"), "detached");
-    let (file, mem) = code_in_file_and_process(&program, pid);
-    assert!(file == mem, "detach left the file's code");
+    assert!(
+        text_is_the_file_s(&program, pid),
+        "detach left the file's code"
+    );
     assert_eq!(proc_status_field(pid, "TracerPid"), "0");
     scry.finish();
     // It runs on to its end (about a second of usleeps left).
@@ -323,6 +319,8 @@ fn bad_tracepoint_input_is_one_clear_line() {
     assert!(e.contains("is no address"), "{e}");
     let e = scry.err("tracepoint.set('work', {collect: [{mem: 'é', len: 4}]})");
     assert!(e.contains("is no address"), "{e}");
+    let e = scry.err("tracepoint.remove(1.5)");
+    assert!(e.contains("id is the number tracepoint.set() gave"), "{e}");
     let e = scry.err("tracepoint.remove(9)");
     assert!(e.contains("no tracepoint 9"), "{e}");
     scry.ok("tracepoint.set('work', {collect: ['rdi']})");

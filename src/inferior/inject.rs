@@ -210,15 +210,15 @@ fn run_to_exit(tid: Tid) -> Result<Injected, OsError> {
 }
 
 /// mmap, mprotect and munmap, and the flags a restored mapping is made with.
-const SYS_MMAP: u64 = 9;
-const SYS_MPROTECT: u64 = 10;
-const SYS_MUNMAP: u64 = 11;
-const PROT_READ: u64 = 1;
-const PROT_WRITE: u64 = 2;
-const MAP_PRIVATE: u64 = 0x02;
-const MAP_ANONYMOUS: u64 = 0x20;
+pub(super) const SYS_MMAP: u64 = 9;
+pub(super) const SYS_MPROTECT: u64 = 10;
+pub(super) const SYS_MUNMAP: u64 = 11;
+pub(super) const PROT_READ: u64 = 1;
+pub(super) const PROT_WRITE: u64 = 2;
+pub(super) const MAP_PRIVATE: u64 = 0x02;
+pub(super) const MAP_ANONYMOUS: u64 = 0x20;
 /// Fails rather than replace anything mapped there.
-const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
+pub(super) const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
 
 impl Inferior {
     /// Maps `len` bytes of private anonymous memory at `addr` again, puts `data` at

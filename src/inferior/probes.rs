@@ -12,24 +12,19 @@ use std::collections::BTreeMap;
 use super::Inferior;
 use crate::maps;
 use crate::os::shared::SharedMem;
-use crate::os::{procfs, ptrace, OsError, Tid};
+use crate::os::{procfs, OsError, Tid};
 
-const SYS_MMAP: u64 = 9;
-const SYS_MPROTECT: u64 = 10;
+use super::inject::{
+    MAP_ANONYMOUS, MAP_FIXED_NOREPLACE, MAP_PRIVATE, PROT_READ, PROT_WRITE, SYS_MMAP, SYS_MPROTECT,
+};
+
 const SYS_CLOSE: u64 = 3;
 const SYS_FTRUNCATE: u64 = 77;
 const SYS_MEMFD_CREATE: u64 = 319;
-const PROT_READ: u64 = 1;
-const PROT_WRITE: u64 = 2;
 const PROT_EXEC: u64 = 4;
 const MAP_SHARED: u64 = 0x01;
-const MAP_PRIVATE: u64 = 0x02;
-const MAP_ANONYMOUS: u64 = 0x20;
-const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
 const MFD_CLOEXEC: u64 = 1;
 const PAGE: u64 = 4096;
-/// eflags' trap flag.
-const TRAP_FLAG: u64 = 1 << 8;
 /// How far from its site a trampoline may be: a 32-bit jump's reach, less a margin for the
 /// trampoline's own length.
 const REACH: u64 = (1 << 31) - (1 << 20);
@@ -182,7 +177,9 @@ impl Inferior {
                 if !inside.contains(&pc) {
                     break;
                 }
-                self.step_out_of(tid)?;
+                if !self.step_in_probe(tid)? {
+                    break;
+                }
             }
             if self.pc(tid).is_ok_and(|pc| inside.contains(&pc)) {
                 return Err(OsError::Injected(format!(
@@ -235,8 +232,7 @@ impl Inferior {
         // An int3 of a breakpoint at the site saved the jump's first byte: it saves the
         // original one now.
         let mut bytes = original.clone();
-        if let Some(orig) = self.sites.original(site) {
-            let _ = orig;
+        if self.sites.contains(site) {
             self.sites.insert(site, original[0]);
             bytes[0] = super::sites::INT3;
         }
@@ -263,17 +259,25 @@ impl Inferior {
         deadline: std::time::Instant,
         pass: super::PassFn,
     ) -> Result<Option<super::Stop>, OsError> {
+        // A signal waiting for the thread is delivered once it is out: taken inside the
+        // covered bytes, its handler would return into the jump.
+        let held = self.take_signal(tid);
+        let mut ended = None;
         for _ in 0..16 {
             let pc = self.pc(tid)?;
             let Some(site) = self.jump_covering(pc).filter(|s| *s != pc) else {
-                return Ok(None);
+                break;
             };
             let stop = self.step_lifting_jump(tid, site, deadline, pass)?;
             if !matches!(stop, super::Stop::Step { .. }) {
-                return Ok(Some(stop));
+                ended = Some(stop);
+                break;
             }
         }
-        Ok(None)
+        if held != 0 && self.threads.contains_key(&tid) && self.pending_signal(tid) == 0 {
+            self.hold_signal(tid, held);
+        }
+        Ok(ended)
     }
 
     /// The site of the jump whose bytes cover `addr`.
@@ -300,18 +304,6 @@ impl Inferior {
         self.mem.write(site, &original)?;
         let stepped = self.step_raw(tid, deadline, pass, true);
         let _ = self.mem.write(site, &now);
-        // A thread that went through a probe under single steps can come out with the trap
-        // flag as its own (the kernel no longer counts it as the debugger's): left so, the
-        // thread would trap after its next instruction once resumed.
-        if matches!(stepped, Ok(super::Stop::Step { .. })) {
-            if let Ok(regs) = ptrace::get_regs(tid) {
-                if regs.eflags & TRAP_FLAG != 0 {
-                    let mut clean = regs;
-                    clean.eflags &= !TRAP_FLAG;
-                    let _ = self.set_regs(tid, &clean);
-                }
-            }
-        }
         stepped
     }
 
@@ -358,17 +350,6 @@ impl Inferior {
                 Ok(false)
             }
         }
-    }
-
-    /// One single step of a stopped thread, nothing reported (moving it off bytes about to
-    /// change).
-    fn step_out_of(&mut self, tid: Tid) -> Result<(), OsError> {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
-        let selected = self.selected;
-        self.selected = tid;
-        let stepped = self.step(deadline, &|_| false);
-        self.selected = selected;
-        stepped.map(|_| ())
     }
 
     fn probe_thread(&self) -> Result<Tid, OsError> {

@@ -1000,8 +1000,9 @@
       return r.id;
     },
     remove(id) {
+      const removed = N.tp_remove(id);
       tpFilters.delete(id);
-      return N.tp_remove(id);
+      return removed;
     },
     list() {
       const rows = N.tp_list();

@@ -499,6 +499,14 @@ pub fn proc_mem(pid: i32, addr: u64, len: usize) -> Vec<u8> {
     buf
 }
 
+/// Whether `binary`'s `.text` in process `pid` is byte for byte the file's (none of a
+/// debugger's int3s or jumps left in it).
+pub fn text_is_the_file_s(binary: &Path, pid: i32) -> bool {
+    let (text_addr, text_off, text_size) = section(binary, ".text");
+    let file = file_bytes(binary, text_off, text_size as usize);
+    proc_mem(pid, text_addr + load_bias(pid, binary), text_size as usize) == file
+}
+
 /// The load bias of `binary` in process `pid`: the start of its first mapping (file offset 0)
 /// in `/proc/PID/maps`, minus its lowest PT_LOAD address.
 pub fn load_bias(pid: i32, binary: &Path) -> u64 {

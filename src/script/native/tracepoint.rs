@@ -114,7 +114,16 @@ fn set<'js>(
     Ok(o.into_value())
 }
 
-fn remove<'js>(h: &Host, ctx: Ctx<'js>, id: f64) -> rquickjs::Result<bool> {
+fn remove<'js>(h: &Host, ctx: Ctx<'js>, id: Value<'js>) -> rquickjs::Result<bool> {
+    let id = id
+        .as_number()
+        .filter(|n| n.fract() == 0.0 && (1.0..=u32::MAX as f64).contains(n))
+        .ok_or_else(|| {
+            throw(
+                &ctx,
+                "tracepoint.remove(id): id is the number tracepoint.set() gave (tracepoint.list() shows them)",
+            )
+        })?;
     let note = h
         .session_mut(&ctx)?
         .tracepoint_remove(id as u32)
@@ -147,7 +156,7 @@ fn list<'js>(h: &Host, ctx: Ctx<'js>) -> R<'js> {
             id: t.id,
             spec: t.spec.clone(),
             addr: t.addr,
-            mode: t.mode,
+            mode: t.mode(),
             hits: t.hits(),
             delivered: t.delivered,
             lost: t.lost(),

@@ -60,7 +60,6 @@ struct Installed {
     ring_len: u64,
     code: u64,
     code_len: u64,
-    site: u64,
     /// Records the ring holds (a power of two).
     slots: u64,
     /// Where the moved instructions run: (in the trampoline, original address).
@@ -77,7 +76,6 @@ pub(crate) struct Tracepoint {
     pub id: u32,
     pub spec: String,
     pub addr: u64,
-    pub mode: TraceMode,
     /// Why the tracepoint is a trap, not a probe.
     pub why_trap: Option<String>,
     layout: Layout,
@@ -91,6 +89,15 @@ pub(crate) struct Tracepoint {
 }
 
 impl Tracepoint {
+    /// A probe in the program, or scry's breakpoint.
+    pub(crate) fn mode(&self) -> TraceMode {
+        if self.probe.is_some() {
+            TraceMode::Jump
+        } else {
+            TraceMode::Trap
+        }
+    }
+
     pub(crate) fn hits(&self) -> u64 {
         // A probe counts its own hits; scry counts a trap's, and a probe's hits stepped
         // through by the user (which run the program's instruction, not the probe).
@@ -156,7 +163,6 @@ impl Session {
             id,
             spec: spec.to_string(),
             addr,
-            mode: TraceMode::Jump,
             why_trap: None,
             layout,
             wait,
@@ -171,14 +177,13 @@ impl Session {
                 let t = self.targets.live()?;
                 t.insert_site(addr)?;
                 t.set_quiet_site(addr, true);
-                tp.mode = TraceMode::Trap;
                 tp.why_trap = Some(why);
             }
         }
         let note = tp.why_trap.as_ref().map(|why| {
             format!("tracepoint {id} at {addr:#x} is a trap (each hit stops the thread for a moment): {why}")
         });
-        let mode = tp.mode;
+        let mode = tp.mode();
         self.tracing.list.push(tp);
         self.sync_trace_flags();
         Ok((id, mode, note))
@@ -279,7 +284,6 @@ impl Session {
                 ring_len,
                 code,
                 code_len: len.div_ceil(4096) * 4096,
-                site: addr,
                 slots,
                 moved: tramp.moved,
                 restore: tramp.restore,
@@ -333,7 +337,7 @@ impl Session {
         let Some(host) = t.probes() else {
             return Ok(None);
         };
-        host.unpatch_jump(p.site)?;
+        host.unpatch_jump(tp.addr)?;
         if host.pc_inside(p.code..p.code + p.code_len) {
             return Ok(Some(format!(
                 "tracepoint {}'s trampoline at {:#x} stays mapped: a thread is inside it",
@@ -391,7 +395,7 @@ impl Session {
                 Some(p) => {
                     p.shared.store(probe::FLAGS, probe::FLAG_COUNT_ONLY);
                     if let Some(host) = t.probes() {
-                        host.forget_jump(p.site);
+                        host.forget_jump(tp.addr);
                     }
                 }
                 None => {
@@ -436,7 +440,7 @@ impl Session {
         self.tracing
             .list
             .iter()
-            .any(|t| t.mode == TraceMode::Trap && t.addr == addr)
+            .any(|t| t.probe.is_none() && t.addr == addr)
     }
 
     /// `tracepoint.list()` rows.

@@ -131,6 +131,30 @@ fn source_of(name: &str) -> Option<Source> {
     })
 }
 
+/// The field of `regs` holding general register `r` (not rsp: a probe keeps the program's
+/// stack pointer apart).
+pub(super) fn gpr_mut(regs: &mut RawRegs, r: iced_x86::Register) -> Option<&mut u64> {
+    use iced_x86::Register as R;
+    Some(match r {
+        R::RAX => &mut regs.rax,
+        R::RBX => &mut regs.rbx,
+        R::RCX => &mut regs.rcx,
+        R::RDX => &mut regs.rdx,
+        R::RSI => &mut regs.rsi,
+        R::RDI => &mut regs.rdi,
+        R::RBP => &mut regs.rbp,
+        R::R8 => &mut regs.r8,
+        R::R9 => &mut regs.r9,
+        R::R10 => &mut regs.r10,
+        R::R11 => &mut regs.r11,
+        R::R12 => &mut regs.r12,
+        R::R13 => &mut regs.r13,
+        R::R14 => &mut regs.r14,
+        R::R15 => &mut regs.r15,
+        _ => return None,
+    })
+}
+
 /// The registers `'all'` collects.
 const ALL: [&str; 18] = [
     "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13",
@@ -349,35 +373,17 @@ impl Session {
             .then(|| self.fp_regs(Some(tid)).ok())
             .flatten();
         let Ok(t) = self.targets.live() else { return };
-        let Ok(regs) = t.regs(tid) else {
+        let Ok(mut regs) = t.regs(tid) else {
             return;
         };
-        let value = |src: Source| -> u64 {
-            use iced_x86::Register as R;
+        let mut value = |src: Source| -> u64 {
             match src {
                 Source::Rsp => regs.rsp,
                 Source::Rip => addr,
                 Source::Rflags => regs.eflags,
                 Source::Abs(a) => a,
                 Source::Xmm(_) => 0,
-                Source::Gpr(r) => match r {
-                    R::RAX => regs.rax,
-                    R::RBX => regs.rbx,
-                    R::RCX => regs.rcx,
-                    R::RDX => regs.rdx,
-                    R::RSI => regs.rsi,
-                    R::RDI => regs.rdi,
-                    R::RBP => regs.rbp,
-                    R::R8 => regs.r8,
-                    R::R9 => regs.r9,
-                    R::R10 => regs.r10,
-                    R::R11 => regs.r11,
-                    R::R12 => regs.r12,
-                    R::R13 => regs.r13,
-                    R::R14 => regs.r14,
-                    R::R15 => regs.r15,
-                    _ => 0,
-                },
+                Source::Gpr(r) => gpr_mut(&mut regs, r).map_or(0, |v| *v),
             }
         };
         let regs_out = layout

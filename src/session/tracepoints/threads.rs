@@ -50,9 +50,6 @@ impl Session {
         };
         let in_trampoline = regs.rip;
         regs.rip = orig;
-        // Never the trap flag: a single step through the probe can leave it looking like
-        // the program's own (the program's own flags are the ones the probe saved).
-        regs.eflags &= !TRAP_FLAG;
         self.targets.live()?.set_regs_read_back(tid, &regs)?;
         if !last {
             self.tracing.shown_out.push((tid, in_trampoline, orig));
@@ -99,29 +96,13 @@ impl Session {
         else {
             return Ok(false);
         };
-        use iced_x86::Register as R;
         for (reg, v) in saved {
-            let slot = match reg {
-                R::RAX => &mut regs.rax,
-                R::RBX => &mut regs.rbx,
-                R::RCX => &mut regs.rcx,
-                R::RDX => &mut regs.rdx,
-                R::RSI => &mut regs.rsi,
-                R::RDI => &mut regs.rdi,
-                R::RBP => &mut regs.rbp,
-                R::R8 => &mut regs.r8,
-                R::R9 => &mut regs.r9,
-                R::R10 => &mut regs.r10,
-                R::R11 => &mut regs.r11,
-                R::R12 => &mut regs.r12,
-                R::R13 => &mut regs.r13,
-                R::R14 => &mut regs.r14,
-                R::R15 => &mut regs.r15,
-                _ => continue,
-            };
-            *slot = v;
+            if let Some(slot) = super::record::gpr_mut(&mut regs, reg) {
+                *slot = v;
+            }
         }
-        regs.eflags = flags & !TRAP_FLAG;
+        // The program's own flags: a pushfq that scry stepped had its trap flag taken out.
+        regs.eflags = flags;
         regs.rsp = rsp;
         regs.rip = first;
         t.set_regs_read_back(tid, &regs)?;
