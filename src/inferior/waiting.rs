@@ -1,5 +1,5 @@
 //! Waiting for the next event of any traced thread: until a deadline, a user's interrupt
-//! or a continue's tick.
+//! or a continue's tick, polling first where that brings a stop back sooner.
 
 use std::time::Instant;
 
@@ -14,6 +14,14 @@ pub(super) enum Waited {
     /// scry itself got SIGINT/SIGTERM/SIGHUP.
     Signalled,
 }
+
+/// How long a continue's wait polls before it sleeps (see `os::wait::wait_briefly`).
+const SPIN: std::time::Duration = std::time::Duration::from_micros(200);
+
+/// Whether scry may run on another CPU than its tracee, where polling pays (decided once:
+/// scry's own mask, as it was started).
+static POLL_FIRST: std::sync::LazyLock<bool> =
+    std::sync::LazyLock::new(crate::os::affinity::several_cpus);
 
 impl Inferior {
     /// The next event while `tid` runs, or the stop that ends the wait: every thread
@@ -60,6 +68,17 @@ impl Inferior {
             // comes, and without this look at the clock a run would outlive its deadline.
             if user && Instant::now() >= deadline {
                 return Ok(Waited::Deadline);
+            }
+            // A stop comes back soonest to a waiter that is still running: on a VM, the
+            // wake-up of a sleeping tracer costs more than the stop (see `os::wait`).
+            if user && self.pinning.is_none() && *POLL_FIRST {
+                if let Ok(WaitOutcome::Event(event)) = crate::os::wait::wait_briefly(SPIN) {
+                    if !self.owns(&event) {
+                        super::tree::keep(event);
+                        continue;
+                    }
+                    return Ok(Waited::Event(event));
+                }
             }
             match wait(-1, false) {
                 Ok(WaitOutcome::Event(event)) if !self.owns(&event) => super::tree::keep(event),

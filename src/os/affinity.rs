@@ -45,4 +45,16 @@ impl Affinity {
         // SAFETY: reads a bit of the set we own.
         unsafe { libc::CPU_ISSET(cpu, &self.0) }
     }
+
+    /// How many CPUs the mask allows.
+    pub(crate) fn count(&self) -> usize {
+        // SAFETY: reads the set we own.
+        (unsafe { libc::CPU_COUNT(&self.0) }) as usize
+    }
+}
+
+/// Whether the calling thread may run on more than one CPU (a tracer alone on its CPU with
+/// the tracee gains nothing from polling: see `wait::wait_briefly`).
+pub(crate) fn several_cpus() -> bool {
+    get(0).is_some_and(|m| m.count() > 1)
 }

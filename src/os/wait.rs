@@ -166,6 +166,27 @@ pub(crate) fn wait(tid: Tid, nohang: bool) -> Result<WaitOutcome, OsError> {
     }
 }
 
+/// Polls for any traced thread's event for at most `max`, yielding the CPU between polls,
+/// before the caller blocks in [`wait`]. Measured on a 2-vCPU VM: a continue's int3 round
+/// trip (a logpoint) between a tracer and a tracee on different cores is dominated by the
+/// tracer's own wake-up from a blocking waitpid; polling for 200 us took 50,000 logpoint
+/// hits from 8.0-9.1 s to 4.9-5.0 s. Yielding, not spinning: a tracee that shares the CPU
+/// (both pinned) runs at once. `NothingYet` when nothing came.
+pub(crate) fn wait_briefly(max: std::time::Duration) -> Result<WaitOutcome, OsError> {
+    let until = std::time::Instant::now() + max;
+    loop {
+        match wait(-1, true)? {
+            WaitOutcome::NothingYet => {}
+            other => return Ok(other),
+        }
+        if std::time::Instant::now() >= until {
+            return Ok(WaitOutcome::NothingYet);
+        }
+        // SAFETY: no arguments, no memory.
+        unsafe { libc::sched_yield() };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
