@@ -98,6 +98,38 @@ fn sigterm_during_cont_detaches_an_attached_target() {
 }
 
 #[test]
+fn a_program_whose_binary_was_replaced_is_read_from_the_file_it_runs() {
+    // A rebuild renames a new binary over the one running: the path names another program
+    // now, and the maps say "(deleted)". Its symbols come from the file it runs.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("replaced");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("ticker{}", std::process::id()));
+    std::fs::copy(fixture("ticker"), &path).unwrap();
+    let mut child = common::ChildGuard(
+        std::process::Command::new(&path)
+            .arg("100")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let other = path.with_extension("new");
+    std::fs::copy(fixture("loop"), &other).unwrap();
+    std::fs::rename(&other, &path).unwrap();
+    let pid = child.0.id() as i32;
+    let mut scry = Scry::start(&["-p", &pid.to_string()]);
+    let stop = scry.ok("breakpoint.set('tick'); cont({timeout: 20})");
+    assert!(
+        stop.starts_with("breakpoint 1 at ") && stop.contains("tick"),
+        "{stop}"
+    );
+    assert!(scry.num("state.var('ticks')") > 0);
+    scry.ok("detach()");
+    let status = child.wait_timeout(std::time::Duration::from_secs(30));
+    assert_eq!(status.code(), Some(7));
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
 fn sigterm_kills_a_spawned_target() {
     let mut scry = Scry::spawn(&fixture("ticker"), &["1000"]);
     let pid = scry.target_pid();

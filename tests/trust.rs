@@ -610,6 +610,30 @@ fn traps_the_program_makes_itself_reach_its_handler() {
 }
 
 #[test]
+fn the_programs_own_icebp_before_a_hardware_breakpoint_stays_its_own() {
+    // icebp traps with an empty debug status, which is also what a hardware breakpoint's
+    // hit looks like when the machine loses its status (seen under KVM, where scry takes it
+    // for the hit it is). A breakpoint on the instruction after the icebp: each SIGTRAP is
+    // the program's (a stop, then its handler), each arrival at the next instruction a hit.
+    let bin = fixture("own_icebp");
+    let expected = alone(&bin, &["3"]);
+    assert_eq!(expected, "traps=3 code=1\n");
+    let mut scry = Scry::spawn(&bin, &["3"]);
+    scry.ok(
+        "const a = state.disasm(8, 'trap_once').find(i => i.mnemonic === 'int1');\
+         breakpoint.set(a.addr + 1); ctx.n = 0;\
+         addEventListener('breakpoint', e => { ctx.n++; return 'continue' })",
+    );
+    assert_eq!(scry.ok("breakpoint.list()[0].site"), "hw");
+    let counted = scry.ok(
+        "let s, traps = 0; do { s = cont(); traps += s.reason === 'signal' } while (s.reason === 'signal');\
+         print(traps, ctx.n, s.reason)",
+    );
+    assert_eq!(counted, "3 3 exited");
+    assert_eq!(scry.ok("output()"), expected.trim_end());
+}
+
+#[test]
 fn a_program_that_ptrace_attaches_scry_cannot_hold_it() {
     let bin = fixture("attach_tracer");
     // With CAP_SYS_PTRACE (root) the attach succeeds and holds scry in a stop no signal

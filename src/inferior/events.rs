@@ -87,6 +87,10 @@ impl Inferior {
                     self.after_our_trap(tid);
                     return Ok(Some(stop));
                 }
+                if let Some(stop) = self.take_lost_debug_trap(tid, info.code)? {
+                    self.after_our_trap(tid);
+                    return Ok(Some(stop));
+                }
                 // A trap of the debug hardware or of ptrace itself that is scry's (a single
                 // step finishing late, at the exit of a system call that was interrupted, or
                 // a hit of a watchpoint removed since): never delivered.

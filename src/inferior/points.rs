@@ -7,6 +7,11 @@ use super::{Inferior, Stop, WatchSlot};
 use crate::os::debugregs::{self, Access};
 use crate::os::{ptrace, OsError, Tid};
 
+/// EFLAGS.RF: the next instruction runs without faulting on an instruction breakpoint.
+pub(super) const RF: u64 = 1 << 16;
+/// `icebp` (`int1`): the program's own debug trap.
+const ICEBP: u8 = 0xf1;
+
 impl Inferior {
     pub(crate) fn has_site(&self, addr: u64) -> bool {
         self.sites.contains(addr) || self.hw_sites.contains_key(&addr)
@@ -279,10 +284,51 @@ impl Inferior {
         Ok(None)
     }
 
+    /// After a SIGTRAP that says nothing of its cause (`TRAP_BRKPT`, the debug status empty)
+    /// in a thread scry did not step: the debug exception of a breakpoint or watchpoint of
+    /// scry's whose status the machine lost. Seen under KVM with many threads on few CPUs:
+    /// the kernel read DR6 as 0 at the exception, took it for an `icebp` and sent a plain
+    /// SIGTRAP, which delivered would kill the program. The only other exception that looks
+    /// so is the program's own `icebp` (0xf1), a trap that leaves pc just past it: with that
+    /// byte before pc the trap stays the program's.
+    ///
+    /// At a breakpoint held in a debug register it is that breakpoint's hit (the CPU faults
+    /// before the instruction, nothing ran); RF is set as the kernel sets it for a hit it
+    /// sees, so the thread goes on past it once. Otherwise, with data watchpoints armed, a
+    /// hit of one of them: which one the status no longer says, so every armed one is
+    /// looked at (a write watch whose value did not change is not reported).
+    pub(super) fn take_lost_debug_trap(
+        &mut self,
+        tid: Tid,
+        code: i32,
+    ) -> Result<Option<Stop>, OsError> {
+        let stepped = self.threads.get(&tid).is_some_and(|t| t.stepped);
+        if code != ptrace::TRAP_BRKPT || stepped || self.dr7 == 0 {
+            return Ok(None);
+        }
+        let pc = self.pc(tid)?;
+        let mut before = [0u8];
+        if pc == 0 || self.mem.read(pc - 1, &mut before).is_err() || before[0] == ICEBP {
+            return Ok(None);
+        }
+        if crate::os::wait::trace_enabled() {
+            eprintln!("scry: a debug trap without status in {tid} at {pc:#x}");
+        }
+        if self.hw_sites.contains_key(&pc) {
+            let mut regs = *self.regs(tid)?;
+            regs.eflags |= RF;
+            self.set_regs(tid, &regs)?;
+            return Ok(Some(Stop::Breakpoint { tid, addr: pc }));
+        }
+        let data = (0..debugregs::SLOTS)
+            .filter(|&i| self.watch[i].is_some_and(|w| w.access != Access::Execute))
+            .fold(0u8, |m, i| m | (1 << i));
+        Ok((data != 0).then_some(Stop::Watchpoint { tid, slots: data }))
+    }
+
     /// Makes a thread stopped at a breakpoint held in a debug register trap there again when
     /// it runs (its hit was undone): the CPU set RF on the hit, which would let it through.
     pub(super) fn rearm_hw_hit(&mut self, tid: Tid) {
-        const RF: u64 = 1 << 16;
         if let Ok(&regs) = self.regs(tid) {
             if self.hw_sites.contains_key(&regs.rip) && regs.eflags & RF != 0 {
                 let mut regs = regs;

@@ -617,7 +617,7 @@ impl Inferior {
                             // goes through (a step from a breakpoint is not its hit).
                             Some(Stop::Breakpoint { addr, .. }) if addr == from => {
                                 let mut regs = *self.regs(tid)?;
-                                regs.eflags |= 1 << 16;
+                                regs.eflags |= super::points::RF;
                                 self.set_regs(tid, &regs)?;
                                 self.single_step(tid, 0)?;
                                 self.mark(tid, RunState::Running, StopKind::Event);

@@ -25,6 +25,22 @@ pub(crate) fn exe_path(pid: Tid) -> Option<PathBuf> {
     std::fs::read_link(format!("/proc/{pid}/exe")).ok()
 }
 
+/// A path that opens the very file behind the mapping `start..end` of `pid` whose file was
+/// unlinked (replaced: a rebuild renames a new binary over the one running), or `None`.
+/// `/proc/PID/map_files/` opens it for a tracer with CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE;
+/// without, the executable is still reachable as `/proc/PID/exe`, when it is that file.
+pub(crate) fn unlinked_file(pid: Tid, start: u64, end: u64, inode: u64) -> Option<PathBuf> {
+    let mapped = PathBuf::from(format!("/proc/{pid}/map_files/{start:x}-{end:x}"));
+    if std::fs::File::open(&mapped).is_ok() {
+        return Some(mapped);
+    }
+    use std::os::unix::fs::MetadataExt;
+    let exe = PathBuf::from(format!("/proc/{pid}/exe"));
+    std::fs::metadata(&exe)
+        .is_ok_and(|m| m.ino() == inode)
+        .then_some(exe)
+}
+
 pub(crate) fn maps_text(pid: Tid) -> std::io::Result<String> {
     std::fs::read_to_string(format!("/proc/{pid}/maps"))
 }

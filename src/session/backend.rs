@@ -106,6 +106,11 @@ impl ProcessView for Inferior {
     /// The file as the process sees it (through its root, which may be a chroot or another
     /// mount namespace), else the path as it is here.
     fn local_file(&self, m: &MapEntry) -> PathBuf {
+        if m.is_deleted() {
+            // The path names another file now (or none): only the mapped one will do.
+            return procfs::unlinked_file(self.pid(), m.start, m.end, m.inode)
+                .unwrap_or_else(|| PathBuf::from(m.path.clone().unwrap_or_default()));
+        }
         let path = m.path.clone().unwrap_or_default();
         let rooted = PathBuf::from(format!("/proc/{}/root{path}", self.pid()));
         if rooted.exists() {
