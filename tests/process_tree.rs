@@ -88,6 +88,49 @@ fn one_cont_reaches_the_crashing_worker_of_a_preforking_server() {
 /// counts by process. Two workers running at once interrupt each other at every hit: a hit
 /// undone by one stop and interrupted again before it ran must still happen (it was lost,
 /// stepped over as if the user had moved the thread onto the breakpoint).
+/// A watchpoint set in the parent before it forks watches every worker's copy: each
+/// worker's writes of `done_jobs` are hits with that worker's own old and new values
+/// (worker 1 of 3 gets jobs 1, 4, 7 and crashes on 7; worker 0 jobs 3, 6, 9; worker 2
+/// jobs 2, 5, 8), the parent, which never writes it, none. Hits come in any order across
+/// workers, and one worker's write may be booked while the tree stops for another's.
+#[test]
+fn a_watchpoint_watches_every_process_of_the_tree() {
+    let program = fixture("prefork");
+    let mut scry = tree(&program, &[]);
+    let parent = scry.num("status().pid");
+    scry.ok(
+        "watchpoint.set('done_jobs'); ctx.seen = {};\
+         addEventListener('watchpoint', e => {\
+           (ctx.seen[e.pid] = ctx.seen[e.pid] || []).push(e.old + '>' + e.new); return 'continue' })",
+    );
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("signal SIGSEGV"), "{stop}");
+    // The other workers may not have had all their jobs yet: to the end. The crashed
+    // worker's death is a stop, or a note when another worker's hit was being booked as it
+    // died.
+    let died = scry.ok("cont()");
+    let end = if died.starts_with("killed by SIGSEGV") {
+        scry.ok("cont()")
+    } else {
+        died.clone()
+    };
+    assert!(end.starts_with("exited with code 0"), "{died}\n{end}");
+    assert!(
+        died.starts_with("killed by SIGSEGV") || died.contains("killed by SIGSEGV]"),
+        "{died}"
+    );
+    let seen = scry.ok(
+        "Object.keys(ctx.seen).map(p => (Number(p) === ctx.parent ? 'parent ' : '') + ctx.seen[p].join(' ')).sort().join('; ')"
+            .replace("ctx.parent", &parent.to_string())
+            .as_str(),
+    );
+    assert_eq!(
+        seen, "0>1 1>5; 0>2 2>7 7>15; 0>3 3>9 9>18",
+        "{stop}\n{died}\n{end}"
+    );
+    assert_eq!(scry.num("watchpoint.list()[0].hits"), 8);
+}
+
 #[test]
 fn a_logpoint_counts_every_call_in_every_process() {
     let requests = 1500;

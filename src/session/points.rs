@@ -78,6 +78,7 @@ impl Session {
             hits: 0,
             slots,
             last,
+            last_in: Vec::new(),
             spec,
             armed: true,
         }))

@@ -294,6 +294,9 @@ impl Session {
     /// its end is the stop that selects it).
     pub(super) fn select_held(&mut self, index: usize) -> Result<()> {
         let incoming = self.targets.held.remove(index);
+        if let Some(t) = self.targets.live.as_ref().filter(|t| !t.process.is_dead()) {
+            self.points.watchpoints.stash_values(t.process.pid());
+        }
         if let Some(mut current) = self.targets.live.take() {
             if !current.process.is_dead() {
                 let pass = self.pass_fn();
@@ -324,6 +327,9 @@ impl Session {
         if self.targets.is_live() {
             self.refresh_symbols();
             self.rearm_keeping_hits();
+            self.points
+                .watchpoints
+                .restore_values(self.targets.live()?.pid());
             self.follow_loader();
         }
         Ok(())

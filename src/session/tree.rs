@@ -4,8 +4,10 @@
 //! it came from. Without this a parent waiting in `wait4` or `read` for a held child never
 //! gets anywhere: every `cont()` ended at its deadline.
 //!
-//! The held processes run with the user's breakpoints of the selected program inserted
-//! (a fork child's address space is a copy of its parent's, so the same addresses hold);
+//! The held processes run with the user's breakpoints and watchpoints of the selected
+//! program inserted (a fork child's address space is a copy of its parent's, so the same
+//! addresses hold; a watchpoint keeps each process's last value, so a hit there says that
+//! process's old value);
 //! when the run ends they are held again, cleaned, and the one that stopped is selected
 //! through the usual path (symbols read, every breakpoint armed from its spec). A held
 //! process that runs another program (it exec'd) runs without breakpoints until its exec
@@ -15,7 +17,8 @@
 
 use super::target::Target;
 use super::*;
-use crate::inferior::tree;
+use crate::inferior::{tree, WatchSlot};
+use crate::os::debugregs;
 use crate::os::wait::{wait, WaitOutcome};
 
 /// Which process a tree's stop came from: a held one by index, or the selected one.
@@ -68,6 +71,8 @@ impl Session {
             .map(|t| t.program.clone())
             .or_else(|| self.targets.last_process.as_ref().map(|(_, p)| p.clone()));
         let sites: Vec<u64> = self.points.breakpoints.armed_addresses();
+        let watches = self.held_watches();
+        let mut watched = HeldWatches::default();
         let mut first = None;
         let mut i = 0;
         while i < self.targets.held.len() {
@@ -80,6 +85,7 @@ impl Session {
                 for &addr in &sites {
                     let _ = h.process.insert_site(addr);
                 }
+                watched.arm(h.process.as_mut(), &watches, &mut self.points.watchpoints);
             }
             h.process.arm(deadline);
             match h.process.launch(deadline, &pass)? {
@@ -126,13 +132,78 @@ impl Session {
             let note = format!("{when}: {}", self.tree_doings());
             self.carried_notes.push(note);
         }
+        self.carried_notes.append(&mut watched.notes);
         if let From::Held(i) = from {
+            // The fired registers are the selected program's layout, which the selection
+            // re-makes: the hit is carried over by watchpoint.
+            let fired = match stop {
+                Stop::Watchpoint { slots, .. } => self.watchpoints_of(slots),
+                _ => Vec::new(),
+            };
             self.select_held(i)?;
             if let Some(t) = &mut self.targets.live {
                 t.process.arm(deadline);
             }
+            if let Stop::Watchpoint { tid, .. } = stop {
+                return Ok(Stop::Watchpoint {
+                    tid,
+                    slots: self.slots_of(&fired),
+                });
+            }
         }
         Ok(stop)
+    }
+
+    /// The armed watchpoints, to arm in the held processes of the selected program as the
+    /// selected process has them (same registers).
+    fn held_watches(&self) -> Vec<HeldWatch> {
+        self.points
+            .watchpoints
+            .list()
+            .iter()
+            .filter(|w| w.armed && !w.slots.is_empty())
+            .filter_map(|w| {
+                let pieces = debugregs::pieces(w.addr, w.len).ok()?;
+                let slots = w.slots.iter().zip(pieces).map(|(&slot, (at, len))| {
+                    let access = w.kind.hardware();
+                    (
+                        slot,
+                        WatchSlot {
+                            addr: at,
+                            len,
+                            access,
+                        },
+                    )
+                });
+                Some(HeldWatch {
+                    id: w.id,
+                    addr: w.addr,
+                    len: w.len,
+                    slots: slots.collect(),
+                })
+            })
+            .collect()
+    }
+
+    /// The watchpoints holding the registers `slots` fired in.
+    fn watchpoints_of(&self, slots: u8) -> Vec<u32> {
+        let mut ids: Vec<u32> = (0..debugregs::SLOTS)
+            .filter(|s| slots & (1 << s) != 0)
+            .filter_map(|s| self.points.watchpoints.by_slot(s).map(|w| w.id))
+            .collect();
+        ids.dedup();
+        ids
+    }
+
+    /// The registers the watchpoints `fired` hold in the process selected now.
+    fn slots_of(&self, fired: &[u32]) -> u8 {
+        self.points
+            .watchpoints
+            .list()
+            .iter()
+            .filter(|w| w.armed && fired.contains(&w.id))
+            .flat_map(|w| w.slots.iter())
+            .fold(0u8, |m, &s| m | (1 << s))
     }
 
     /// Waits for the first event of any process that is a stop.
@@ -292,6 +363,59 @@ impl Session {
                     .position(|h| h.process.still_there())
                     .unwrap_or(0);
                 (From::Held(i), self.targets.held[i].process.selected())
+            }
+        }
+    }
+}
+
+/// A watchpoint as the selected process holds it: the registers and what each watches.
+struct HeldWatch {
+    id: u32,
+    addr: u64,
+    len: u64,
+    slots: Vec<(usize, WatchSlot)>,
+}
+
+/// What arming watchpoints in the held processes of one leg of a tree run left to say.
+#[derive(Default)]
+struct HeldWatches {
+    /// Watchpoints a held process could not take (its registers held by its own perf
+    /// breakpoints), one note each.
+    notes: Vec<String>,
+}
+
+impl HeldWatches {
+    /// Arms `watches` in the held process `p` (every thread stopped), in the registers the
+    /// selected process uses, all of a watchpoint's registers or none. The first time one
+    /// is armed in a process, the watched bytes there are its last value in that process.
+    fn arm(&mut self, p: &mut dyn Target, watches: &[HeldWatch], table: &mut WatchTable) {
+        for w in watches {
+            let pid = p.pid();
+            let Some(entry) = table.list_mut().iter_mut().find(|e| e.id == w.id) else {
+                continue;
+            };
+            if !entry.last_in.iter().any(|(q, _)| *q == pid) {
+                let mut bytes = vec![0u8; w.len as usize];
+                if p.read_memory(w.addr, &mut bytes).is_err() {
+                    continue;
+                }
+                entry.last_in.push((pid, bytes));
+            }
+            let mut armed = Vec::new();
+            for (slot, watch) in &w.slots {
+                match p.set_watch(*slot, *watch) {
+                    Ok(()) => armed.push(*slot),
+                    Err(e) => {
+                        for &s in &armed {
+                            p.clear_watch(s);
+                        }
+                        self.notes.push(format!(
+                            "watchpoint {} is not armed in process {pid}: {e}",
+                            w.id
+                        ));
+                        break;
+                    }
+                }
             }
         }
     }

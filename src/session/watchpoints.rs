@@ -2,6 +2,7 @@
 //! which is how a hit knows the value before the access.
 
 use crate::os::debugregs::Access;
+use crate::os::Tid;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WatchKind {
@@ -51,6 +52,9 @@ pub struct Watchpoint {
     pub slots: Vec<usize>,
     /// The watched bytes as of the last hit (or when set).
     pub last: Vec<u8>,
+    /// The same for the other processes of a tree it was armed in (`pid`, bytes): a hit
+    /// there says that process's old value, also after the selection moved.
+    pub last_in: Vec<(Tid, Vec<u8>)>,
     /// What the user asked for, to re-arm it in the next process.
     pub spec: String,
     /// Armed in the current process (see `Breakpoint::armed`).
@@ -100,6 +104,23 @@ impl WatchTable {
         self.list
             .iter()
             .find(|w| w.armed && w.slots.contains(&slot))
+    }
+
+    /// Keeps each watchpoint's last value as process `pid`'s (the selection leaves it).
+    pub(crate) fn stash_values(&mut self, pid: Tid) {
+        for w in &mut self.list {
+            w.last_in.retain(|(p, _)| *p != pid);
+            w.last_in.push((pid, w.last.clone()));
+        }
+    }
+
+    /// Makes process `pid`'s kept values the last ones (it is selected now).
+    pub(crate) fn restore_values(&mut self, pid: Tid) {
+        for w in &mut self.list {
+            if let Some(i) = w.last_in.iter().position(|(p, _)| *p == pid) {
+                w.last = w.last_in.swap_remove(i).1;
+            }
+        }
     }
 
     pub(crate) fn disarm_all(&mut self) {
@@ -155,6 +176,7 @@ mod tests {
             hits: 0,
             slots: vec![0],
             last: vec![0; 4],
+            last_in: Vec::new(),
             spec: "0x10".into(),
             armed: true,
         }
