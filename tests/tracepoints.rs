@@ -279,8 +279,11 @@ fn a_fault_in_a_moved_instruction_is_shown_at_its_own_address() {
 
 /// A library unloaded with a tracepoint in it takes the tracepoint along (said), and the
 /// library loaded again at the same place runs its own code.
+/// A tracepoint on a library's function set before the library loads waits (`pending`), is
+/// set when it loads, waits again when dlclose takes the code, and is set again when the
+/// library loads again: every call traced, the hits counted across both loads.
 #[test]
-fn a_tracepoint_goes_with_its_library_s_code() {
+fn a_tracepoint_waits_for_its_library_and_follows_it_through_dlclose() {
     let lib = fixture_from(
         "libplugin_tp.so",
         "cc",
@@ -288,9 +291,12 @@ fn a_tracepoint_goes_with_its_library_s_code() {
         &["plugin.c"],
     );
     let mut scry = Scry::spawn(&fixture("dlopen_host"), &[lib.to_str().unwrap()]);
-    scry.ok("breakpoint.set('after_dlopen'); cont(); breakpoint.remove(1)");
-    scry.ok("tracepoint.set('plugin_work', {collect: ['rdi']})");
-    assert_eq!(scry.ok("tracepoint.list()[0].mode"), "jump");
+    let set = scry.ok("tracepoint.set('plugin_work', {collect: ['rdi']})");
+    assert!(set.contains("tracepoint 1 pending: "), "{set}");
+    assert_eq!(scry.ok("tracepoint.list()[0].mode"), "pending");
+    assert!(scry
+        .ok("tracepoint.list()")
+        .contains("pending\tplugin_work\thits 0"));
     scry.ok("ctx.x = []; addEventListener('trace', e => { ctx.x.push(e.registers.rdi); })");
     let end = scry.ok("cont()");
     assert!(end.contains("exited with code 0"), "{end}");
@@ -298,10 +304,39 @@ fn a_tracepoint_goes_with_its_library_s_code() {
         end.contains("tracepoint 1 (plugin_work) went with its library's code after 3 hits"),
         "{end}"
     );
-    assert_eq!(scry.ok("ctx.x.join(' ')"), "0 1 2");
-    assert_eq!(scry.ok("tracepoint.list().length"), "0");
+    assert_eq!(
+        end.matches("tracepoint 1 (plugin_work) set at ").count(),
+        2,
+        "{end}"
+    );
+    assert_eq!(scry.ok("ctx.x.join(' ')"), "0 1 2 0 1");
+    assert_eq!(scry.ok("tracepoint.list()[0].hits"), "5");
+    assert_eq!(scry.ok("tracepoint.list()[0].delivered"), "5");
     // 0*2 + 1*2 + 2*2 + 0*2 + 1*2
     assert_eq!(scry.ok("output()"), "sum 8");
+}
+
+/// exec replaces the program's code: the tracepoint is set again where its function is in
+/// the new image, and both images' calls are traced.
+#[test]
+fn a_tracepoint_is_set_again_after_exec() {
+    let mut scry = Scry::spawn(&fixture("exec_self"), &[]);
+    scry.ok("tracepoint.set('work', {collect: ['rdi']})");
+    scry.ok("ctx.x = []; addEventListener('trace', e => { ctx.x.push(e.registers.rdi); })");
+    let mut stops = vec![scry.ok("cont()")];
+    while !stops.last().unwrap().starts_with("exited") && stops.len() < 4 {
+        stops.push(scry.ok("cont()"));
+    }
+    let all = stops.join("\n");
+    assert!(
+        stops.last().unwrap().starts_with("exited with code 5"),
+        "{all}"
+    );
+    assert!(all.contains("tracepoint 1 (work) set at "), "{all}");
+    assert_eq!(scry.ok("ctx.x.join(' ')"), "1 21", "{all}");
+    assert_eq!(scry.ok("tracepoint.list()[0].hits"), "2");
+    assert_eq!(scry.ok("tracepoint.list()[0].mode"), "jump");
+    assert_eq!(scry.ok("output()"), "parent 2\nchild 42");
 }
 
 #[test]

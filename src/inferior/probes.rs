@@ -352,6 +352,12 @@ impl Inferior {
         }
     }
 
+    /// Whether a thread can run the system calls putting a probe in takes (not while the
+    /// only one is inside execve, at an exec stop).
+    pub(crate) fn can_inject(&self) -> bool {
+        self.injectable_thread().is_some()
+    }
+
     fn probe_thread(&self) -> Result<Tid, OsError> {
         self.injectable_thread().ok_or_else(|| {
             OsError::Injected("no thread can run the system calls a tracepoint needs".into())

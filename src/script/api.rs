@@ -125,6 +125,8 @@ full: 'wait' (default: the program waits for room, nothing lost) or 'drop' (coun
 {if: e => bool} filters records before listeners (after the hit: the program ran on)
 e.memory(a) reads only what was collected; a listener's throw is reported once, counted
 tracepoint.list() -> [{id, where, mode, hits, delivered, lost}]; hits exact in every mode
+  mode 'pending': its function is in a library not loaded yet, or exec / dlclose took its
+  code; it is set (a note says so) when a module that has it loads, its counts going on
 remove(id), detach() and exit restore the code bytes; a fork child runs the original code",
     ),
     (

@@ -1006,7 +1006,7 @@
     },
     list() {
       const rows = N.tp_list();
-      for (const r of rows) hidden(result(r), LINE, `${r.id}\t${r.mode}\t${r.symbol ?? hex(r.addr)}\thits ${r.hits}, delivered ${r.delivered}, lost ${r.lost}${r.why ? `\t(trap: ${r.why})` : ''}`);
+      for (const r of rows) hidden(result(r), LINE, `${r.id}\t${r.mode}\t${r.mode === 'pending' ? r.where : r.symbol ?? hex(r.addr)}\thits ${r.hits}, delivered ${r.delivered}, lost ${r.lost}${r.why ? `\t(trap: ${r.why})` : ''}`);
       return result(rows);
     },
   }));

@@ -191,13 +191,15 @@ impl Session {
         }
     }
 
-    /// Arms every pending breakpoint whose location now resolves (hit counts kept).
+    /// Arms every pending breakpoint and tracepoint whose location now resolves (hit counts
+    /// kept).
     pub(super) fn arm_pending(&mut self) {
         for i in 0..self.points.breakpoints.list().len() {
             if !self.points.breakpoints.list()[i].armed {
                 self.arm_breakpoint(i);
             }
         }
+        self.arm_pending_tracepoints();
     }
 
     /// Arms breakpoint `i` in the current process from what the user wrote (its location

@@ -308,10 +308,12 @@ impl Session {
         }
     }
 
-    /// Arms every waiting breakpoint and watchpoint in the new process, resolving what the
-    /// user wrote again (a symbol may have moved). One that cannot be armed stays waiting.
+    /// Arms every waiting breakpoint, watchpoint and tracepoint in the new process,
+    /// resolving what the user wrote again (a symbol may have moved). One that cannot be
+    /// armed stays waiting.
     pub(super) fn rearm(&mut self) {
         self.push_syscall_catch();
+        self.arm_pending_tracepoints();
         for i in 0..self.points.breakpoints.list().len() {
             if self.arm_breakpoint(i) {
                 let b = &mut self.points.breakpoints.list_mut()[i];

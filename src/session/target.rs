@@ -207,11 +207,16 @@ pub(crate) trait ProbeHost {
     /// `gettid` records), when that is not scry's: (inside, scry's).
     fn namespace_ids(&self) -> Vec<(Tid, Tid)>;
     fn unmap(&mut self, addr: u64, len: u64) -> Result<(), OsError>;
+    /// Whether a thread can run the system calls putting a probe in takes now.
+    fn can_inject(&self) -> bool;
 }
 
 impl ProbeHost for Inferior {
     fn pid(&self) -> Tid {
         Inferior::pid(self)
+    }
+    fn can_inject(&self) -> bool {
+        Inferior::can_inject(self)
     }
     fn map_ring(&mut self, len: u64) -> Result<(u64, crate::os::shared::SharedMem), OsError> {
         Inferior::map_ring(self, len)

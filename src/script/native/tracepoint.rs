@@ -177,8 +177,10 @@ fn list<'js>(h: &Host, ctx: Ctx<'js>) -> R<'js> {
         let o = Object::new(ctx.clone())?;
         o.put("id", id)?;
         o.put("where", spec)?;
-        o.put("addr", u64_to_js(&ctx, addr)?)?;
-        o.put("symbol", session.symbolize(addr))?;
+        if mode != TraceMode::Pending {
+            o.put("addr", u64_to_js(&ctx, addr)?)?;
+            o.put("symbol", session.symbolize(addr))?;
+        }
         o.put("mode", mode.name())?;
         o.put("hits", hits as f64)?;
         o.put("delivered", delivered as f64)?;

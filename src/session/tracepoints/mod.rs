@@ -32,6 +32,8 @@ pub(crate) const TICK: Duration = Duration::from_millis(5);
 /// At most this many records wait in scry between reads by the script; more are dropped and
 /// counted lost (a listener far slower than the program, in `full: 'drop'` mode).
 const QUEUE_MAX: usize = 1 << 20;
+/// Why a tracepoint set at an exec stop is a trap for a while.
+const PROBE_LATER: &str = "no thread can run the system calls putting a probe in takes yet (the program is inside execve): a probe takes the trap's place at the next library load";
 /// A record's size is at most this (collected registers and memory).
 const RECORD_MAX: u32 = 64 * 1024;
 
@@ -42,6 +44,9 @@ pub(crate) enum TraceMode {
     Jump,
     /// A breakpoint of scry's that collects and lets go.
     Trap,
+    /// Not in the program: its place is in a library not loaded yet (or the program's
+    /// code went, by exec or dlclose), and it is set when a module that has it loads.
+    Pending,
 }
 
 impl TraceMode {
@@ -49,6 +54,7 @@ impl TraceMode {
         match self {
             TraceMode::Jump => "jump",
             TraceMode::Trap => "trap",
+            TraceMode::Pending => "pending",
         }
     }
 }
@@ -75,14 +81,21 @@ struct Installed {
 pub(crate) struct Tracepoint {
     pub id: u32,
     pub spec: String,
+    /// Where it is in the program; meaningless while `pending`.
     pub addr: u64,
+    /// Not in the program (see [`TraceMode::Pending`]).
+    pub pending: bool,
+    /// A trap only because no thread could run a probe's system calls when it was set (at
+    /// an exec stop): a probe takes its place at the next chance (a library load).
+    probe_later: bool,
     /// Why the tracepoint is a trap, not a probe.
     pub why_trap: Option<String>,
     layout: Layout,
     wait: bool,
     probe: Option<Installed>,
-    /// Trap mode: hits counted by scry.
-    trap_hits: u64,
+    /// Hits counted by scry: a trap's, and those of the probes it had in code that went
+    /// (exec, dlclose).
+    counted: u64,
     /// Records handed to the script, and records lost in scry's queue.
     pub delivered: u64,
     queue_lost: u64,
@@ -91,7 +104,9 @@ pub(crate) struct Tracepoint {
 impl Tracepoint {
     /// A probe in the program, or scry's breakpoint.
     pub(crate) fn mode(&self) -> TraceMode {
-        if self.probe.is_some() {
+        if self.pending {
+            TraceMode::Pending
+        } else if self.probe.is_some() {
             TraceMode::Jump
         } else {
             TraceMode::Trap
@@ -101,11 +116,23 @@ impl Tracepoint {
     pub(crate) fn hits(&self) -> u64 {
         // A probe counts its own hits; scry counts a trap's, and a probe's hits stepped
         // through by the user (which run the program's instruction, not the probe).
-        self.trap_hits
+        self.counted
             + self
                 .probe
                 .as_ref()
                 .map_or(0, |p| p.shared.load(probe::HITS))
+    }
+
+    /// The program's code under it went (exec, dlclose): its probe's counts are kept and it
+    /// waits to be set again.
+    fn unplace(&mut self) {
+        if let Some(p) = self.probe.take() {
+            self.counted += p.shared.load(probe::HITS);
+            self.queue_lost += p.shared.load(probe::LOST) + p.abandoned;
+        }
+        self.pending = true;
+        self.probe_later = false;
+        self.why_trap = None;
     }
 
     pub(crate) fn lost(&self) -> u64 {
@@ -149,44 +176,162 @@ impl Session {
     ) -> Result<(u32, TraceMode, Option<String>)> {
         self.check_writable("set a tracepoint")?;
         let layout = Layout::of(collect).map_err(SessionError::Invalid)?;
-        let addr = self.resolve(spec)?;
-        self.check_code_address(addr)?;
-        if self.tracing.list.iter().any(|t| t.addr == addr) {
-            return Err(SessionError::Invalid(format!(
-                "a tracepoint is already at {addr:#x} ({spec}): collect more in one tracepoint"
-            )));
-        }
-        self.stop_every_thread()?;
-        self.tracing.next_id += 1;
-        let id = self.tracing.next_id;
         let mut tp = Tracepoint {
-            id,
+            id: self.tracing.next_id + 1,
             spec: spec.to_string(),
-            addr,
+            addr: 0,
+            pending: true,
+            probe_later: false,
             why_trap: None,
             layout,
             wait,
             probe: None,
-            trap_hits: 0,
+            counted: 0,
             delivered: 0,
             queue_lost: 0,
         };
-        match self.install_probe(&tp) {
+        let note = match self.resolve(spec) {
+            Ok(addr) => {
+                self.check_code_address(addr)?;
+                self.refuse_second_at(addr, spec)?;
+                self.place(&mut tp, addr)?;
+                tp.why_trap.as_ref().map(|why| {
+                    format!("tracepoint {} at {addr:#x} is a trap (each hit stops the thread for a moment): {why}", tp.id)
+                })
+            }
+            // A library that comes later has it, most likely: it waits, as a breakpoint does.
+            Err(e) if e.is_not_loaded() && self.targets.is_live() => Some(format!(
+                "tracepoint {} pending: {e}; it is set when a library that has it loads",
+                tp.id
+            )),
+            Err(e) => return Err(e),
+        };
+        self.tracing.next_id += 1;
+        let (id, mode) = (tp.id, tp.mode());
+        self.tracing.list.push(tp);
+        self.sync_trace_flags();
+        Ok((id, mode, note))
+    }
+
+    /// One tracepoint a site: a second's records would interleave with the first's jump.
+    fn refuse_second_at(&self, addr: u64, spec: &str) -> Result<()> {
+        if self
+            .tracing
+            .list
+            .iter()
+            .any(|t| !t.pending && t.addr == addr)
+        {
+            return Err(SessionError::Invalid(format!(
+                "a tracepoint is already at {addr:#x} ({spec}): collect more in one tracepoint"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Puts `tp` into the program at `addr`: a probe, else a trap (its reason kept).
+    fn place(&mut self, tp: &mut Tracepoint, addr: u64) -> Result<()> {
+        self.stop_every_thread()?;
+        tp.addr = addr;
+        let ready = self.probes_can_go_in()?;
+        let installed = if ready {
+            self.install_probe(tp)
+        } else {
+            Err(PROBE_LATER.to_string())
+        };
+        match installed {
             Ok(installed) => tp.probe = Some(installed),
             Err(why) => {
                 let t = self.targets.live()?;
                 t.insert_site(addr)?;
                 t.set_quiet_site(addr, true);
                 tp.why_trap = Some(why);
+                tp.probe_later = !ready;
             }
         }
-        let note = tp.why_trap.as_ref().map(|why| {
-            format!("tracepoint {id} at {addr:#x} is a trap (each hit stops the thread for a moment): {why}")
-        });
-        let mode = tp.mode();
-        self.tracing.list.push(tp);
+        tp.pending = false;
+        Ok(())
+    }
+
+    /// Whether a probe can be put in now (a target without probes: yes, to be refused with
+    /// its own reason).
+    fn probes_can_go_in(&mut self) -> Result<bool> {
+        Ok(self.targets.live()?.probes().is_none_or(|h| h.can_inject()))
+    }
+
+    /// A trap set while no probe could go in becomes the probe (its hits go on).
+    fn probe_instead_of_trap(&mut self, tp: &mut Tracepoint) -> Result<bool> {
+        self.stop_every_thread()?;
+        if !self.probes_can_go_in()? {
+            return Ok(false);
+        }
+        let addr = tp.addr;
+        let user_site = self.points.breakpoints.is_user_site(addr);
+        let t = self.targets.live()?;
+        t.set_quiet_site(addr, false);
+        if !user_site {
+            t.remove_site(addr)?;
+        }
+        tp.probe_later = false;
+        match self.install_probe(tp) {
+            Ok(installed) => {
+                tp.probe = Some(installed);
+                tp.why_trap = None;
+                Ok(true)
+            }
+            Err(why) => {
+                let t = self.targets.live()?;
+                t.insert_site(addr)?;
+                t.set_quiet_site(addr, true);
+                tp.why_trap = Some(why);
+                Ok(false)
+            }
+        }
+    }
+
+    /// Sets every pending tracepoint whose place now resolves (a library loaded, a new
+    /// program after exec or spawn), each said in the next stop's notes. Counts go on.
+    pub(super) fn arm_pending_tracepoints(&mut self) {
+        let waits = |t: &Tracepoint| t.pending || t.probe_later;
+        if !self.tracing.list.iter().any(waits) || !self.targets.is_live() {
+            return;
+        }
+        for i in 0..self.tracing.list.len() {
+            if self.tracing.list[i].probe_later {
+                let mut tp = self.tracing.list.remove(i);
+                let now = self.probe_instead_of_trap(&mut tp);
+                let note = format!("tracepoint {} ({}) is a probe now (jump)", tp.id, tp.spec);
+                self.tracing.list.insert(i, tp);
+                if matches!(now, Ok(true)) {
+                    self.carried_notes.push(note);
+                }
+                continue;
+            }
+            if !self.tracing.list[i].pending {
+                continue;
+            }
+            let spec = self.tracing.list[i].spec.clone();
+            let Ok(addr) = self.resolve(&spec) else {
+                continue;
+            };
+            if self.check_code_address(addr).is_err() || self.refuse_second_at(addr, &spec).is_err()
+            {
+                continue;
+            }
+            // Out of the list while it goes in (placing it borrows the session).
+            let mut tp = self.tracing.list.remove(i);
+            tp.why_trap = None;
+            let placed = self.place(&mut tp, addr);
+            let note = format!(
+                "tracepoint {} ({spec}) set at {addr:#x} ({})",
+                tp.id,
+                tp.mode().name()
+            );
+            self.tracing.list.insert(i, tp);
+            if placed.is_ok() {
+                self.carried_notes.push(note);
+            }
+        }
         self.sync_trace_flags();
-        Ok((id, mode, note))
     }
 
     /// Puts a probe for `tp` into the program: the reason it cannot be one is the error.
@@ -325,6 +470,9 @@ impl Session {
         let Ok(t) = self.targets.live() else {
             return Ok(None);
         };
+        if tp.pending {
+            return Ok(None);
+        }
         let Some(p) = tp.probe else {
             t.set_quiet_site(tp.addr, false);
             if !self.points.breakpoints.is_user_site(tp.addr) {
@@ -365,32 +513,43 @@ impl Session {
         notes
     }
 
-    /// The process is gone or replaced: its probes with it (their counts stay readable
-    /// until then; a new image has none of them).
+    /// The process is gone or replaced (exec, a new spawn): its probes went with its code.
+    /// What they wrote is read first; each tracepoint then waits to be set again where its
+    /// place is in the new program (its counts go on).
     pub(super) fn forget_tracepoints(&mut self) -> Option<String> {
-        if self.tracing.list.is_empty() {
+        if self.tracing.list.iter().all(|t| t.pending) {
             return None;
         }
-        let ids: Vec<String> = self.tracing.list.iter().map(|t| t.id.to_string()).collect();
-        self.tracing.list.clear();
-        self.tracing.queue.clear();
+        self.drain_traces(true);
+        let mut ids = Vec::new();
+        for tp in self.tracing.list.iter_mut().filter(|t| !t.pending) {
+            ids.push(tp.id.to_string());
+            tp.unplace();
+        }
+        let which = match ids.len() {
+            1 => format!("tracepoint {} is", ids[0]),
+            _ => format!("tracepoints {} are", ids.join(", ")),
+        };
         Some(format!(
-            "exec replaced the program: tracepoints {} are gone with its code (set them again)",
-            ids.join(", ")
+            "exec replaced the program: {which} set again where it resolves in the new one (tracepoint.list() says what waits)"
         ))
     }
 
-    /// A library went away with its code: its tracepoints go too, said in the next stop's
-    /// notes. Their trampolines and rings stay mapped (a page or two each): other threads
-    /// may be running, so nothing shows that none is inside.
+    /// A library went away with its code: its tracepoints wait for it to load again, said
+    /// in the next stop's notes. Their trampolines and rings stay mapped (a page or two
+    /// each): other threads may be running, so nothing shows that none is inside.
     pub(super) fn forget_tracepoints_in(&mut self, start: u64, end: u64) {
-        let (gone, kept): (Vec<Tracepoint>, Vec<Tracepoint>) =
-            std::mem::take(&mut self.tracing.list)
-                .into_iter()
-                .partition(|t| (start..end).contains(&t.addr));
-        self.tracing.list = kept;
-        for tp in gone {
+        let gone = |t: &Tracepoint| !t.pending && (start..end).contains(&t.addr);
+        if !self.tracing.list.iter().any(gone) {
+            return;
+        }
+        self.drain_traces(false);
+        for i in 0..self.tracing.list.len() {
+            if !gone(&self.tracing.list[i]) {
+                continue;
+            }
             let Ok(t) = self.targets.live() else { break };
+            let tp = &mut self.tracing.list[i];
             match &tp.probe {
                 Some(p) => {
                     p.shared.store(probe::FLAGS, probe::FLAG_COUNT_ONLY);
@@ -403,12 +562,14 @@ impl Session {
                     t.forget_site(tp.addr);
                 }
             }
-            self.carried_notes.push(format!(
-                "tracepoint {} ({}) went with its library's code after {} hits (set it again once loaded)",
+            tp.unplace();
+            let note = format!(
+                "tracepoint {} ({}) went with its library's code after {} hits; it is set again when a library that has it loads",
                 tp.id,
                 tp.spec,
                 tp.hits()
-            ));
+            );
+            self.carried_notes.push(note);
         }
     }
 
@@ -440,7 +601,7 @@ impl Session {
         self.tracing
             .list
             .iter()
-            .any(|t| t.probe.is_none() && t.addr == addr)
+            .any(|t| !t.pending && t.probe.is_none() && t.addr == addr)
     }
 
     /// `tracepoint.list()` rows.

@@ -356,10 +356,11 @@ impl Session {
     /// A hit scry sees (a trap's, or a step through a probe's site): collects what the
     /// tracepoint asks from the stopped thread, at the site.
     pub(in crate::session) fn trap_hit(&mut self, tid: Tid, addr: u64) {
-        let Some(i) = self.tracing.list.iter().position(|t| t.addr == addr) else {
+        let at = |t: &super::Tracepoint| !t.pending && t.addr == addr;
+        let Some(i) = self.tracing.list.iter().position(at) else {
             return;
         };
-        self.tracing.list[i].trap_hits += 1;
+        self.tracing.list[i].counted += 1;
         if !self.tracing.listening {
             return;
         }
