@@ -75,6 +75,12 @@ impl Inferior {
         Ok(())
     }
 
+    /// Gives back a stop taken from this process (the session reports another first): kept
+    /// for its next run, as a stop met while stopping everything is.
+    pub(crate) fn requeue(&mut self, stop: super::Stop) {
+        self.hold_stop(stop);
+    }
+
     /// The process still exists and is traced by scry (it was not killed from outside).
     pub(crate) fn still_there(&self) -> bool {
         !self.dead

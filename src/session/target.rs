@@ -90,6 +90,9 @@ pub(crate) trait Target: ProcessView {
     /// Makes this a held process: every thread stopped, no breakpoint or debug register of
     /// the debugger's left in it.
     fn hold(&mut self, pass: PassFn) -> Result<(), OsError>;
+    /// Gives back a stop taken from this process, to be reported by its next run (a
+    /// breakpoint hit is undone instead: it happens again).
+    fn requeue(&mut self, _stop: Stop) {}
     fn kill(&mut self) -> Result<Stop, OsError>;
     /// Lets the process go, its code and debug registers as without the debugger; a note
     /// about what stays behind for its life, if anything.
@@ -349,6 +352,9 @@ impl Target for Inferior {
     }
     fn hold(&mut self, pass: PassFn) -> Result<(), OsError> {
         Inferior::hold(self, pass)
+    }
+    fn requeue(&mut self, stop: Stop) {
+        Inferior::requeue(self, stop)
     }
     fn kill(&mut self) -> Result<Stop, OsError> {
         Inferior::kill(self)

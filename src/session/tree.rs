@@ -107,7 +107,7 @@ impl Session {
                 }
             }
         }
-        let (from, stop) = match first {
+        let (mut from, mut stop) = match first {
             Some(found) => found,
             None => self.tree_wait(deadline, &pass)?,
         };
@@ -115,6 +115,15 @@ impl Session {
         if let Some(t) = &mut self.targets.live {
             if !t.process.is_dead() {
                 t.process.all_stop(&pass)?;
+            }
+        }
+        if let From::Held(i) = from {
+            // The process the run began in ended while it was being stopped for another's
+            // stop: its end is the run's stop (as it would be alone); the other's waits in
+            // its process for the next run.
+            if let Some(end) = self.anchor_end(&pass) {
+                self.targets.held[i].process.requeue(stop);
+                (from, stop) = (From::Selected, end);
             }
         }
         for h in &mut self.targets.held {
@@ -152,6 +161,23 @@ impl Session {
             }
         }
         Ok(stop)
+    }
+
+    /// The end of the selected process when it is the one the user's `cont()` began in and
+    /// it ended unreported (queued while it was being stopped); the stops queued before it
+    /// are dropped with it, as for any process that ends.
+    fn anchor_end(&mut self, pass: &dyn Fn(i32) -> bool) -> Option<Stop> {
+        let t = self.targets.live.as_mut()?;
+        if !t.process.is_dead() || Some(t.process.pid()) != self.tree_anchor {
+            return None;
+        }
+        let now = Instant::now();
+        while let Ok(Some(stop)) = t.process.launch(now, pass) {
+            if end_text(&stop).is_some() {
+                return Some(stop);
+            }
+        }
+        None
     }
 
     /// The armed watchpoints, to arm in the held processes of the selected program as the
