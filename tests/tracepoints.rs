@@ -199,6 +199,56 @@ fn a_fork_child_runs_the_program_s_own_code_and_the_parent_is_probed() {
     );
 }
 
+/// Probes go with the selected process, as breakpoints do: selecting a kept fork child
+/// takes them out of the parent (its code the file's again) and puts them into the child,
+/// the counts going on.
+#[test]
+fn probes_follow_the_selected_process_of_a_tree() {
+    let bin = fixture("tracepoints");
+    let path = bin.to_str().unwrap();
+    let mut scry = Scry::start(&[
+        "--follow-fork",
+        "both",
+        "--schedule",
+        "selected",
+        "--",
+        path,
+        "fork",
+    ]);
+    let parent = scry.num("status().pid");
+    scry.ok(
+        "tracepoint.set('work', {collect: [{mem: 'rsi', str: 16}]}); ctx.by = {};\
+         addEventListener('trace', e => {\
+           const k = e.memory(e.chunks[0].addr).str(); ctx.by[k] = (ctx.by[k] || 0) + 1 })",
+    );
+    // The parent waits for its held child.
+    let waited = scry.ok("cont({timeout: 2})");
+    assert!(waited.starts_with("timeout"), "{waited}");
+    assert_eq!(scry.ok("JSON.stringify(ctx.by)"), r#"{"parent":10}"#);
+    let child = scry.num("process.list().find(p => p.state === 'held').pid");
+    scry.ok(&format!("process.select({child})"));
+    assert!(
+        text_is_the_file_s(&bin, parent as i32),
+        "the parent keeps no jump"
+    );
+    assert_eq!(scry.ok("tracepoint.list()[0].mode"), "jump");
+    let mut stops = vec![scry.ok("cont()")];
+    while !stops.last().unwrap().starts_with("exited") && stops.len() < 4 {
+        stops.push(scry.ok("cont()"));
+    }
+    let all = stops.join("\n");
+    assert!(
+        stops.last().unwrap().starts_with("exited with code 0"),
+        "{all}"
+    );
+    assert_eq!(
+        scry.ok("JSON.stringify(ctx.by)"),
+        r#"{"parent":10,"child":10}"#,
+        "{all}"
+    );
+    assert_eq!(scry.ok("tracepoint.list()[0].hits"), "20");
+}
+
 #[test]
 fn stepping_through_a_probed_site_shows_the_program_s_instructions_and_counts_the_hit() {
     let mut scry = Scry::spawn(&fixture("tracepoints"), &["calls", "5"]);

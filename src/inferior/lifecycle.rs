@@ -136,6 +136,13 @@ impl Inferior {
         self.stop_all(&|_| false)?;
         // Refused (nothing changed) when the process could not run safely without scry.
         let kept = self.release_catch()?;
+        // The session takes its probes out first; a jump left (nothing should be) still
+        // goes: the program's code is its own again (a thread in a trampoline jumps back
+        // past the restored bytes).
+        let sites: Vec<u64> = self.jumps.all().map(|(a, _)| a).collect();
+        for site in sites {
+            let _ = self.unpatch_jump(site);
+        }
         self.remove_all_sites();
         self.clear_all_watches();
         for tid in self.thread_ids() {

@@ -293,10 +293,12 @@ impl Session {
     /// Selects the held process at `index` (one that ended in a run of the whole tree too:
     /// its end is the stop that selects it).
     pub(super) fn select_held(&mut self, index: usize) -> Result<()> {
-        let incoming = self.targets.held.remove(index);
         if let Some(t) = self.targets.live.as_ref().filter(|t| !t.process.is_dead()) {
             self.points.watchpoints.stash_values(t.process.pid());
+            let notes = self.lift_tracepoints();
+            self.carried_notes.extend(notes);
         }
+        let incoming = self.targets.held.remove(index);
         if let Some(mut current) = self.targets.live.take() {
             if !current.process.is_dead() {
                 let pass = self.pass_fn();

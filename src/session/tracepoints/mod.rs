@@ -461,19 +461,19 @@ impl Session {
         self.leave_probes()?;
         self.drain_traces(true);
         let tp = self.tracing.list.remove(i);
-        self.take_out(tp)
+        self.take_out(&tp)
     }
 
     /// Takes a tracepoint out of the program: the jump, then the trampoline and the ring
     /// when no thread is inside the trampoline.
-    fn take_out(&mut self, tp: Tracepoint) -> Result<Option<String>> {
+    fn take_out(&mut self, tp: &Tracepoint) -> Result<Option<String>> {
         let Ok(t) = self.targets.live() else {
             return Ok(None);
         };
         if tp.pending {
             return Ok(None);
         }
-        let Some(p) = tp.probe else {
+        let Some(p) = &tp.probe else {
             t.set_quiet_site(tp.addr, false);
             if !self.points.breakpoints.is_user_site(tp.addr) {
                 t.remove_site(tp.addr)?;
@@ -506,9 +506,36 @@ impl Session {
         self.drain_traces(true);
         let mut notes = Vec::new();
         for tp in std::mem::take(&mut self.tracing.list) {
-            if let Ok(Some(note)) = self.take_out(tp) {
+            if let Ok(Some(note)) = self.take_out(&tp) {
                 notes.push(note);
             }
+        }
+        notes
+    }
+
+    /// Takes every tracepoint out of the selected process, which is about to give its place
+    /// to another (`process.select`, a stop of a tree run): probes go with the selection,
+    /// as breakpoints do, so a held process runs its own code. Each waits, counts kept, and
+    /// is set again in the process selected next (where it resolves). Notes for what stays.
+    pub(super) fn lift_tracepoints(&mut self) -> Vec<String> {
+        if self.tracing.list.iter().all(|t| t.pending) {
+            return Vec::new();
+        }
+        let _ = self.stop_every_thread();
+        self.resume_in_probes();
+        let _ = self.leave_probes();
+        self.drain_traces(true);
+        let mut notes = Vec::new();
+        for i in 0..self.tracing.list.len() {
+            if self.tracing.list[i].pending {
+                continue;
+            }
+            let mut tp = self.tracing.list.remove(i);
+            if let Ok(Some(note)) = self.take_out(&tp) {
+                notes.push(note);
+            }
+            tp.unplace();
+            self.tracing.list.insert(i, tp);
         }
         notes
     }
