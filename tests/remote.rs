@@ -115,8 +115,118 @@ impl Drop for Stub {
     }
 }
 
+/// QEMU's user-mode emulator running `program` with its gdbstub on a free loopback port
+/// (`qemu-x86_64 -g PORT`); the program's output collected.
+struct Qemu {
+    child: Child,
+    port: u16,
+    output: Arc<Mutex<String>>,
+}
+
+impl Qemu {
+    fn start(program: &Path, args: &[&str]) -> Option<Qemu> {
+        // A port free a moment ago: qemu takes a number, not 0.
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut child = match Command::new("qemu-x86_64")
+            .args(["-g", &port.to_string(), program.to_str().unwrap()])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+        {
+            Ok(child) => child,
+            Err(_) => {
+                // .ci/run installs it (qemu-user); a machine without it skips, loudly.
+                eprintln!("qemu-x86_64 is not installed: skipping");
+                return None;
+            }
+        };
+        let output = Arc::new(Mutex::new(String::new()));
+        let (pipe, sink) = (child.stdout.take().unwrap(), output.clone());
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines() {
+                let Ok(line) = line else { break };
+                let mut text = sink.lock().unwrap();
+                text.push_str(&line);
+                text.push('\n');
+            }
+        });
+        // Listening, seen in /proc/net/tcp (a probe connection would take the stub's one
+        // accept).
+        let listening = format!(":{port:04X} 00000000:0000 0A");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !std::fs::read_to_string("/proc/net/tcp").is_ok_and(|t| t.contains(&listening)) {
+            assert!(Instant::now() < deadline, "qemu's gdbstub did not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(Qemu {
+            child,
+            port,
+            output,
+        })
+    }
+}
+
+impl Drop for Qemu {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn remote(stub: &Stub, program: &Path) -> Scry {
     Scry::start(&["--remote", &stub.addr(), program.to_str().unwrap()])
+}
+
+/// QEMU's user-mode gdbstub (7.2) reads no files (no vFile, no exec-file, no library list):
+/// the modules come from the auxiliary vector, the local copy's program headers and the
+/// loader's link_map in the program's memory. A breakpoint by name, a local, the stack, a
+/// logpoint's count and the program's end answer as locally.
+#[test]
+fn breakpoints_and_modules_over_qemus_gdbstub() {
+    let program = fixture("remote_counter");
+    let Some(mut stub) = Qemu::start(&program, &["6"]) else {
+        return;
+    };
+    let mut scry = Scry::start(&[
+        "--remote",
+        &format!("127.0.0.1:{}", stub.port),
+        program.to_str().unwrap(),
+    ]);
+    let names = scry.ok("modules().map(m => m.name).join(' ')");
+    assert!(
+        names.starts_with("remote_counter") && names.contains("libc.so.6"),
+        "{names}"
+    );
+    assert_eq!(scry.ok("breakpoint.set('tally')"), "1");
+    let stop = scry.ok("cont()");
+    assert!(
+        stop.starts_with("breakpoint 1 at ") && stop.contains("tally+"),
+        "{stop}"
+    );
+    assert!(stop.contains("remote_counter.c:"), "{stop}");
+    assert_eq!(scry.ok("state.var('k')"), "1");
+    let frames = scry.ok("state.unwind().map(r => r.symbol.split('+')[0]).join(' ')");
+    assert!(frames.starts_with("tally main"), "{frames}");
+    scry.ok("breakpoint.remove(1); globalThis.seen = []");
+    scry.ok("breakpoint.set('tally', {log: e => { seen.push(Number(state.var('k'))) }})");
+    let end = scry.ok("cont()");
+    assert_eq!(end, "exited with code 6", "{end}");
+    assert_eq!(scry.ok("seen.join(',')"), "2,3,4,5,6");
+    scry.finish();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while stub.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "qemu still runs");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let out = stub.output.lock().unwrap().clone();
+    assert!(out.contains("sum 21"), "{out}");
 }
 
 /// A breakpoint by name, its arguments and a global, a counting logpoint, the stack, and

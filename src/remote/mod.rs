@@ -14,6 +14,7 @@
 
 mod conn;
 mod memory;
+mod modules;
 mod packet;
 mod reply;
 mod run;
@@ -240,7 +241,8 @@ pub(crate) fn connect(how: &Connect) -> Result<(Box<dyn Target>, Stop), OsError>
     } else {
         Origin::Attached
     };
-    remote.exe = remote.read_exe_path();
+    // Without exec-file (QEMU's gdbstub) the local copy stands for the program's path.
+    remote.exe = remote.read_exe_path().or_else(|| remote.program.clone());
     let stop = match remote.origin {
         Origin::Attached => Stop::Attached {
             tid: remote.selected,

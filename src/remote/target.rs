@@ -169,10 +169,13 @@ impl ProcessView for Remote {
         false
     }
 
-    /// The target machine's `/proc/PID/maps`, read through the stub (`vFile`).
+    /// The target machine's `/proc/PID/maps`, read through the stub (`vFile`); from what
+    /// a stub without files gives otherwise (see `modules`).
     fn maps(&self) -> Result<Vec<MapEntry>, OsError> {
-        let text = self.read_target_file(&format!("/proc/{}/maps", self.pid), PROC_FILE_LIMIT)?;
-        Ok(maps::parse_maps(&String::from_utf8_lossy(&text)))
+        match self.read_target_file(&format!("/proc/{}/maps", self.pid), PROC_FILE_LIMIT) {
+            Ok(text) => Ok(maps::parse_maps(&String::from_utf8_lossy(&text))),
+            Err(e) => self.made_maps().map_err(|_| e),
+        }
     }
 
     fn exe_path(&self) -> Option<PathBuf> {
