@@ -229,6 +229,32 @@ fn breakpoints_and_modules_over_qemus_gdbstub() {
     assert!(out.contains("sum 21"), "{out}");
 }
 
+/// A static program under QEMU has no loader: its first stop is its entry point (running
+/// to it ran the whole program), and a watchpoint QEMU cannot hold is one line naming the
+/// packet.
+#[test]
+fn a_static_program_over_qemus_gdbstub_stops_at_its_entry() {
+    let program = fixture_with("remote_counter", &["-g", "-O0", "-static"]);
+    let Some(_stub) = Qemu::start(&program, &["3"]) else {
+        return;
+    };
+    let mut scry = Scry::start(&[
+        "--remote",
+        &format!("127.0.0.1:{}", _stub.port),
+        program.to_str().unwrap(),
+    ]);
+    assert_eq!(scry.ok("state.var('total')"), "0");
+    assert!(scry.ok("modules()").contains("remote_counter"));
+    let stop = scry.ok("breakpoint.set('tally'); cont()");
+    assert!(stop.starts_with("breakpoint 1 at "), "{stop}");
+    let refused = scry.err("watchpoint.set('total')");
+    assert!(refused.contains("'Z2'"), "{refused}");
+    assert_eq!(
+        scry.ok("breakpoint.remove(1); cont()"),
+        "exited with code 3"
+    );
+}
+
 /// A breakpoint by name, its arguments and a global, a counting logpoint, the stack, and
 /// the program's own end: all as locally, over gdbserver.
 #[test]

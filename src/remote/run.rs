@@ -317,6 +317,11 @@ impl Remote {
         if self.sites.contains_key(&entry) {
             return Ok(Stop::Loader { tid });
         }
+        // A static program has no loader: it is at its entry point already (running to it
+        // would run the whole program).
+        if self.pc_of(tid)? == entry {
+            return Ok(Stop::Entry { tid });
+        }
         // A debug register in a read-only session, as every internal site.
         self.insert_site_packet(entry, self.read_only)?;
         let stop = self.resume(None, Instant::now() + Duration::from_secs(10), &|_| false);
