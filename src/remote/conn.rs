@@ -90,6 +90,9 @@ impl Conn {
     /// Sends one packet; with acknowledgements on, resends it on a `-` (three times at most).
     pub(crate) fn send(&mut self, payload: &[u8]) -> Result<(), OsError> {
         self.check()?;
+        if crate::os::wait::trace_enabled() {
+            eprintln!("scry: remote <- {}", traced(payload));
+        }
         let frame = packet::frame(payload);
         for _ in 0..3 {
             self.write_all(&frame)?;
@@ -181,6 +184,9 @@ impl Conn {
                         }
                         self.write_all(b"+")?;
                     }
+                    if crate::os::wait::trace_enabled() {
+                        eprintln!("scry: remote -> {}", traced(&payload));
+                    }
                     return Ok(Some(payload));
                 }
                 Scan::Skip { used, .. } => {
@@ -242,6 +248,11 @@ pub(crate) fn refusal(payload: &[u8], reply: &[u8]) -> OsError {
 }
 
 /// An `O` packet: console output in hex (never `OK`, whose `K` is no hex digit).
+/// A packet as `SCRY_TRACE=1` logs it: its first 120 bytes.
+fn traced(payload: &[u8]) -> String {
+    String::from_utf8_lossy(&payload[..payload.len().min(120)]).into_owned()
+}
+
 fn is_console_output(reply: &[u8]) -> bool {
     reply.len() > 1
         && reply[0] == b'O'
