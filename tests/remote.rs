@@ -438,6 +438,15 @@ fn a_local_file_of_another_build_is_not_used() {
     assert!(modules.contains("libc.so.6"), "{modules}");
     let pending = scry.ok("breakpoint.set('tally')");
     assert!(pending.contains("pending"), "{pending}");
+    // Said, not only absent.
+    let problems = scry.ok("status().problems.join('\\n')");
+    assert!(
+        problems.contains(&format!(
+            "{}: the local copy's build id differs from the target's",
+            program.display()
+        )),
+        "{problems}"
+    );
     scry.finish();
     // The right copy reads (the same program given by its own path).
     let Some(stub) = Stub::start(&program, &[]) else {

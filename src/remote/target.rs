@@ -30,6 +30,10 @@ fn watch_type(access: Access) -> u8 {
 /// The most bytes of a `/proc` file read over the protocol.
 const PROC_FILE_LIMIT: usize = 4 << 20;
 
+/// What the path of a local file of another build ends with: a name no file has, so the
+/// module is listed without symbols.
+const OTHER_BUILD: &str = " (build id differs from the target's)";
+
 impl Remote {
     /// `tid`'s general registers (one `g` a stop).
     pub(super) fn registers_of(&self, tid: Tid) -> Result<RawRegs, OsError> {
@@ -78,10 +82,7 @@ impl Remote {
         match (remote_id, local_id) {
             (Some(there), Some(here)) if there != here => {
                 // A name no file has: the module is listed without symbols.
-                PathBuf::from(format!(
-                    "{} (build id differs from the target's)",
-                    candidate.display()
-                ))
+                PathBuf::from(format!("{}{OTHER_BUILD}", candidate.display()))
             }
             _ => candidate,
         }
@@ -213,6 +214,20 @@ impl ProcessView for Remote {
 impl Target for Remote {
     fn origin(&self) -> Origin {
         self.origin
+    }
+
+    fn problems(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .local_files
+            .borrow()
+            .iter()
+            .filter(|(_, chosen)| chosen.to_string_lossy().ends_with(OTHER_BUILD))
+            .map(|(path, _)| {
+                format!("{path}: the local copy's build id differs from the target's, so its symbols are not read (give --sysroot with the target's files, or the right PROGRAM)")
+            })
+            .collect();
+        out.sort();
+        out
     }
 
     fn is_local(&self) -> bool {

@@ -33,6 +33,15 @@ impl Session {
             .unwrap_or_default()
     }
 
+    /// What the live process's backend could not read (a remote module of another build).
+    pub fn target_problems(&self) -> Vec<String> {
+        self.targets
+            .live
+            .as_ref()
+            .map(|t| t.process.problems())
+            .unwrap_or_default()
+    }
+
     fn file_search(&self, program: Option<&str>) -> Result<FileSearch> {
         let program = match program {
             // A plain name is a file in the working directory first (nothing runs, so it is

@@ -90,6 +90,11 @@ pub(crate) trait Target: ProcessView {
     /// Makes this a held process: every thread stopped, no breakpoint or debug register of
     /// the debugger's left in it.
     fn hold(&mut self, pass: PassFn) -> Result<(), OsError>;
+    /// What the backend could not do for this process that answers would otherwise hide
+    /// (a module left out), one line each.
+    fn problems(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Gives back a stop taken from this process, to be reported by its next run (a
     /// breakpoint hit is undone instead: it happens again).
     fn requeue(&mut self, _stop: Stop) {}

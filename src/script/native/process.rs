@@ -164,7 +164,11 @@ fn status<'js>(h: &Host, ctx: Ctx<'js>) -> R<'js> {
             session.is_live(),
             last,
             session.core_name(),
-            session.core_problems(),
+            if session.core_name().is_some() {
+                session.core_problems()
+            } else {
+                session.target_problems()
+            },
             stop,
         )
     };
@@ -172,6 +176,8 @@ fn status<'js>(h: &Host, ctx: Ctx<'js>) -> R<'js> {
     o.put("live", live)?;
     if let Some(core) = core {
         o.put("core", core)?;
+        o.put("problems", problems)?;
+    } else if !problems.is_empty() {
         o.put("problems", problems)?;
     }
     match last {
