@@ -15,6 +15,19 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
+/// Appends every line `pipe` gives to `sink`, on a thread of its own.
+fn collect_lines(pipe: Box<dyn Read + Send>, sink: &Arc<Mutex<String>>) {
+    let sink = sink.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(pipe).lines() {
+            let Ok(line) = line else { break };
+            let mut text = sink.lock().unwrap();
+            text.push_str(&line);
+            text.push('\n');
+        }
+    });
+}
+
 /// gdbserver running `program` on a free loopback port; its output (the program's, and its
 /// own messages) collected.
 struct Stub {
@@ -51,20 +64,8 @@ impl Stub {
             }
         };
         let output = Arc::new(Mutex::new(String::new()));
-        for pipe in [
-            Box::new(child.stdout.take().unwrap()) as Box<dyn Read + Send>,
-            Box::new(child.stderr.take().unwrap()),
-        ] {
-            let sink = output.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(pipe).lines() {
-                    let Ok(line) = line else { break };
-                    let mut text = sink.lock().unwrap();
-                    text.push_str(&line);
-                    text.push('\n');
-                }
-            });
-        }
+        collect_lines(Box::new(child.stdout.take().unwrap()), &output);
+        collect_lines(Box::new(child.stderr.take().unwrap()), &output);
         let deadline = Instant::now() + Duration::from_secs(10);
         let port = loop {
             let text = output.lock().unwrap().clone();
@@ -147,15 +148,7 @@ impl Qemu {
             }
         };
         let output = Arc::new(Mutex::new(String::new()));
-        let (pipe, sink) = (child.stdout.take().unwrap(), output.clone());
-        std::thread::spawn(move || {
-            for line in BufReader::new(pipe).lines() {
-                let Ok(line) = line else { break };
-                let mut text = sink.lock().unwrap();
-                text.push_str(&line);
-                text.push('\n');
-            }
-        });
+        collect_lines(Box::new(child.stdout.take().unwrap()), &output);
         // Listening, seen in /proc/net/tcp (a probe connection would take the stub's one
         // accept).
         let listening = format!(":{port:04X} 00000000:0000 0A");
