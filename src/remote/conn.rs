@@ -215,6 +215,16 @@ impl Conn {
         loop {
             match self.wait_packet(until)? {
                 Some(reply) if is_console_output(&reply) => continue,
+                // In all-stop mode only a resume (or `?`) is answered with a stop. A stub
+                // that sends one to anything else reports threads' stops on its own, and
+                // every answer after it is in doubt: said at once, not waited out.
+                Some(reply) if payload != b"?" && is_stop_reply(&reply) => {
+                    return Err(self.fail(format!(
+                        "sent a stop reply ({}) in answer to {}: it reports threads' stops on its own (as QEMU's user-mode stub does with several threads), which scry cannot follow",
+                        preview(&reply),
+                        preview(payload)
+                    )))
+                }
                 Some(reply) => return Ok(reply),
                 None => {
                     return Err(self.fail(format!(
@@ -251,6 +261,14 @@ pub(crate) fn refusal(payload: &[u8], reply: &[u8]) -> OsError {
 /// A packet as `SCRY_TRACE=1` logs it: its first 120 bytes.
 fn traced(payload: &[u8]) -> String {
     String::from_utf8_lossy(&payload[..payload.len().min(120)]).into_owned()
+}
+
+/// `T`/`S` and a signal's two hex digits: a stop reply, never another request's answer
+/// (those are hex data, `OK`, `E..`, `l`/`m` chunks, `F..`, `QC`, feature lists).
+fn is_stop_reply(reply: &[u8]) -> bool {
+    reply.len() >= 3
+        && matches!(reply[0], b'T' | b'S')
+        && reply[1..3].iter().all(u8::is_ascii_hexdigit)
 }
 
 fn is_console_output(reply: &[u8]) -> bool {

@@ -124,6 +124,10 @@ pub(crate) struct Remote {
     /// The local file chosen for each path the target maps (build ids compared once).
     local_files: RefCell<HashMap<String, PathBuf>>,
     warnings: Vec<String>,
+    /// The modules were made without the stub's files (see `modules`): QEMU's user mode,
+    /// whose stub does not stop several threads together. Warned once (`fileless_warned`).
+    fileless: std::cell::Cell<bool>,
+    fileless_warned: bool,
     /// The thread whose breakpoint hit was reported last, and where: it steps off first.
     parked: Option<(Tid, u64)>,
 }
@@ -218,6 +222,8 @@ pub(crate) fn connect(how: &Connect) -> Result<(Box<dyn Target>, Stop), OsError>
         local_files: RefCell::new(HashMap::new()),
         file_namespace_set: std::cell::Cell::new(false),
         warnings: Vec::new(),
+        fileless: Default::default(),
+        fileless_warned: false,
         parked: None,
         features,
     };
@@ -409,8 +415,12 @@ impl Remote {
             return Ok(());
         }
         self.request_ok(format!("Hg{}", self.thread_id(tid)).as_bytes())
-            .map_err(|_| {
-                OsError::ThreadUnavailable(format!("no thread {tid} in the stub's process"))
+            .map_err(|e| match self.conn.borrow().check() {
+                // The connection itself failed: that is the error, not the thread.
+                Err(_) => e,
+                Ok(()) => {
+                    OsError::ThreadUnavailable(format!("no thread {tid} in the stub's process"))
+                }
             })?;
         *self.reading.borrow_mut() = Some(tid);
         Ok(())

@@ -73,11 +73,27 @@ impl Remote {
             self.forget_state();
             let (reply, interrupt) = self.run_packet(&action, deadline)?;
             match self.classify(reply, interrupt, step, pass)? {
-                Event::Report(stop) => return Ok(stop),
+                Event::Report(stop) => {
+                    self.warn_if_threads_unreliable();
+                    return Ok(stop);
+                }
                 Event::Pass(tid, sig) => {
                     self.pending.insert(tid, sig);
                 }
             }
+        }
+    }
+
+    /// A stub without files (QEMU's user mode) and several threads: its threads are not
+    /// stopped together, and hits in them can go unreported (measured: 100 of 400 logpoint
+    /// hits counted, the run ending normally). Said once, on the next stop.
+    fn warn_if_threads_unreliable(&mut self) {
+        if !self.fileless.get() || self.fileless_warned || self.ended.is_some() {
+            return;
+        }
+        if self.list_threads().is_ok_and(|t| t.len() > 1) {
+            self.fileless_warned = true;
+            self.warnings.push("this stub reads no files (QEMU's user mode, by the look of it), which does not stop several threads together: stops and hits of other threads can be missed, and counts are not to be trusted".into());
         }
     }
 

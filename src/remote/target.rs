@@ -175,7 +175,11 @@ impl ProcessView for Remote {
     fn maps(&self) -> Result<Vec<MapEntry>, OsError> {
         match self.read_target_file(&format!("/proc/{}/maps", self.pid), PROC_FILE_LIMIT) {
             Ok(text) => Ok(maps::parse_maps(&String::from_utf8_lossy(&text))),
-            Err(e) => self.made_maps().map_err(|_| e),
+            Err(e) => {
+                let made = self.made_maps().map_err(|_| e)?;
+                self.fileless.set(true);
+                Ok(made)
+            }
         }
     }
 
