@@ -296,7 +296,9 @@ impl Inferior {
     /// before the instruction, nothing ran); RF is set as the kernel sets it for a hit it
     /// sees, so the thread goes on past it once. Otherwise, with data watchpoints armed, a
     /// hit of one of them: which one the status no longer says, so every armed one is
-    /// looked at (a write watch whose value did not change is not reported).
+    /// looked at (the session books, of several, only a write watch whose value changed or
+    /// a read one). An instruction ending in 0xf1 before pc (`mov ecx, esi`) looks like an
+    /// icebp too: such a trap stays the program's (the rarer mistake of the two).
     pub(super) fn take_lost_debug_trap(
         &mut self,
         tid: Tid,
@@ -307,8 +309,10 @@ impl Inferior {
             return Ok(None);
         }
         let pc = self.pc(tid)?;
+        // An icebp that ran there could be read there.
         let mut before = [0u8];
-        if pc == 0 || self.mem.read(pc - 1, &mut before).is_err() || before[0] == ICEBP {
+        let icebp = pc > 0 && self.mem.read(pc - 1, &mut before).is_ok() && before[0] == ICEBP;
+        if pc == 0 || icebp {
             return Ok(None);
         }
         if crate::os::wait::trace_enabled() {

@@ -29,15 +29,22 @@ pub(crate) fn exe_path(pid: Tid) -> Option<PathBuf> {
 /// unlinked (replaced: a rebuild renames a new binary over the one running), or `None`.
 /// `/proc/PID/map_files/` opens it for a tracer with CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE;
 /// without, the executable is still reachable as `/proc/PID/exe`, when it is that file.
-pub(crate) fn unlinked_file(pid: Tid, start: u64, end: u64, inode: u64) -> Option<PathBuf> {
+pub(crate) fn unlinked_file(
+    pid: Tid,
+    start: u64,
+    end: u64,
+    dev: &str,
+    inode: u64,
+) -> Option<PathBuf> {
     let mapped = PathBuf::from(format!("/proc/{pid}/map_files/{start:x}-{end:x}"));
     if std::fs::File::open(&mapped).is_ok() {
         return Some(mapped);
     }
     use std::os::unix::fs::MetadataExt;
     let exe = PathBuf::from(format!("/proc/{pid}/exe"));
+    let shown = |d: u64| format!("{:02x}:{:02x}", libc::major(d), libc::minor(d));
     std::fs::metadata(&exe)
-        .is_ok_and(|m| m.ino() == inode)
+        .is_ok_and(|m| m.ino() == inode && shown(m.dev()) == dev)
         .then_some(exe)
 }
 

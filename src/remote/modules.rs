@@ -160,8 +160,8 @@ impl Remote {
         let at = bias.wrapping_add(dynamic.vaddr);
         let mut r_debug = 0;
         for i in 0..MAX_DYNAMIC.min((dynamic.memsz / 16) as usize) {
-            let (Some(tag), Some(value)) = (word(at + i as u64 * 16), word(at + i as u64 * 16 + 8))
-            else {
+            let entry = at.wrapping_add(i as u64 * 16);
+            let (Some(tag), Some(value)) = (word(entry), word(entry.wrapping_add(8))) else {
                 break;
             };
             match tag {
@@ -182,7 +182,7 @@ impl Remote {
             else {
                 break;
             };
-            let mut name = vec![0u8; 256];
+            let mut name = vec![0u8; MAX_NAME];
             let n = self.read_partial(l_name, &mut name);
             name.truncate(n);
             if let Some(end) = name.iter().position(|&b| b == 0) {

@@ -108,7 +108,7 @@ impl ProcessView for Inferior {
     fn local_file(&self, m: &MapEntry) -> PathBuf {
         if m.is_deleted() {
             // The path names another file now (or none): only the mapped one will do.
-            return procfs::unlinked_file(self.pid(), m.start, m.end, m.inode)
+            return procfs::unlinked_file(self.pid(), m.start, m.end, &m.dev, m.inode)
                 .unwrap_or_else(|| PathBuf::from(m.path.clone().unwrap_or_default()));
         }
         let path = m.path.clone().unwrap_or_default();

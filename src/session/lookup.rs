@@ -313,7 +313,6 @@ impl Session {
     /// armed stays waiting.
     pub(super) fn rearm(&mut self) {
         self.push_syscall_catch();
-        self.arm_pending_tracepoints();
         for i in 0..self.points.breakpoints.list().len() {
             if self.arm_breakpoint(i) {
                 let b = &mut self.points.breakpoints.list_mut()[i];
@@ -344,6 +343,9 @@ impl Session {
                 };
             }
         }
+        // Last: a breakpoint inside the bytes a jump would cover makes the tracepoint a
+        // trap, as when both were set in the first process.
+        self.arm_pending_tracepoints();
     }
 }
 

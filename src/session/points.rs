@@ -148,6 +148,10 @@ impl Session {
     /// Books the hits of the fired slots; describes the first one a user sees.
     pub(super) fn watch_hit(&mut self, tid: Tid, slots: u8) -> Result<Option<WatchReport>> {
         let mut report = None;
+        // Registers of several watchpoints at once: a debug trap whose status was lost
+        // (inferior `take_lost_debug_trap`) names every armed one. Of those, a write watch
+        // whose bytes did not change is not the one that fired.
+        let several = self.points.watchpoints.ids_of(slots).len() > 1;
         // One access over two pieces of a wide watch fires both registers: one hit.
         let mut seen = Vec::new();
         for slot in 0..debugregs::SLOTS {
@@ -162,6 +166,9 @@ impl Session {
             }
             seen.push(w.id);
             let mut now = self.read_memory(w.addr, w.len as usize)?;
+            if several && w.kind == WatchKind::Write && now == w.last {
+                continue;
+            }
             // Other threads ran between this thread's trap and the stop of them all: what
             // memory holds now may be theirs. The instruction says what this one stored
             // where it can (a mov from a register or an immediate); else the report says

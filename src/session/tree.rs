@@ -146,7 +146,7 @@ impl Session {
             // The fired registers are the selected program's layout, which the selection
             // re-makes: the hit is carried over by watchpoint.
             let fired = match stop {
-                Stop::Watchpoint { slots, .. } => self.watchpoints_of(slots),
+                Stop::Watchpoint { slots, .. } => self.points.watchpoints.ids_of(slots),
                 _ => Vec::new(),
             };
             self.select_held(i)?;
@@ -171,13 +171,7 @@ impl Session {
         if !t.process.is_dead() || Some(t.process.pid()) != self.tree_anchor {
             return None;
         }
-        let now = Instant::now();
-        while let Ok(Some(stop)) = t.process.launch(now, pass) {
-            if end_text(&stop).is_some() {
-                return Some(stop);
-            }
-        }
-        None
+        queued_end(t.process.as_mut(), pass)
     }
 
     /// The armed watchpoints, to arm in the held processes of the selected program as the
@@ -209,16 +203,6 @@ impl Session {
                 })
             })
             .collect()
-    }
-
-    /// The watchpoints holding the registers `slots` fired in.
-    fn watchpoints_of(&self, slots: u8) -> Vec<u32> {
-        let mut ids: Vec<u32> = (0..debugregs::SLOTS)
-            .filter(|s| slots & (1 << s) != 0)
-            .filter_map(|s| self.points.watchpoints.by_slot(s).map(|w| w.id))
-            .collect();
-        ids.dedup();
-        ids
     }
 
     /// The registers the watchpoints `fired` hold in the process selected now.
@@ -324,6 +308,7 @@ impl Session {
     /// A process's end that is not the run's stop: a note on the next stop, and a row of
     /// `process.list()` until the next `cont()`.
     fn note_end(&mut self, pid: Tid, program: String, end: String) {
+        self.points.watchpoints.forget_values(pid);
         self.tree_notes.ended(pid, &end);
         self.targets.ended_in_run.push((pid, program, end));
     }
@@ -335,12 +320,8 @@ impl Session {
     /// a process that no longer exists is dropped with it.
     pub(super) fn note_queued_end(&mut self, mut gone: Live) {
         let pass = self.pass_fn();
-        let now = Instant::now();
-        while let Ok(Some(stop)) = gone.process.launch(now, &pass) {
-            if let Some(end) = end_text(&stop) {
-                self.note_end(gone.process.pid(), gone.program, end);
-                return;
-            }
+        if let Some(end) = queued_end(gone.process.as_mut(), &pass).and_then(|s| end_text(&s)) {
+            self.note_end(gone.process.pid(), gone.program, end);
         }
     }
 
@@ -445,6 +426,17 @@ impl HeldWatches {
             }
         }
     }
+}
+
+/// The end a process that ended has queued, the stops queued before it dropped with it.
+fn queued_end(p: &mut dyn Target, pass: &dyn Fn(i32) -> bool) -> Option<Stop> {
+    let now = Instant::now();
+    while let Ok(Some(stop)) = p.launch(now, pass) {
+        if end_text(&stop).is_some() {
+            return Some(stop);
+        }
+    }
+    None
 }
 
 /// How a process ended, as its stop line says it (`exited with code 0`), if `stop` is its end.

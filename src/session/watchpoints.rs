@@ -99,6 +99,16 @@ impl WatchTable {
             .find(|w| w.armed && w.slots.contains(&slot))
     }
 
+    /// The armed watchpoints holding the debug registers in `slots` (a bit each), once each.
+    pub(crate) fn ids_of(&self, slots: u8) -> Vec<u32> {
+        let mut ids: Vec<u32> = (0..crate::os::debugregs::SLOTS)
+            .filter(|s| slots & (1 << s) != 0)
+            .filter_map(|s| self.by_slot(s).map(|w| w.id))
+            .collect();
+        ids.dedup();
+        ids
+    }
+
     /// The armed watchpoint holding debug register `slot`.
     pub(crate) fn by_slot(&self, slot: usize) -> Option<&Watchpoint> {
         self.list
@@ -108,9 +118,17 @@ impl WatchTable {
 
     /// Keeps each watchpoint's last value as process `pid`'s (the selection leaves it).
     pub(crate) fn stash_values(&mut self, pid: Tid) {
-        for w in &mut self.list {
+        // An unarmed one's value is not this process's.
+        for w in self.list.iter_mut().filter(|w| w.armed) {
             w.last_in.retain(|(p, _)| *p != pid);
             w.last_in.push((pid, w.last.clone()));
+        }
+    }
+
+    /// Forgets what was kept for process `pid` (it ended: its pid may come back as another).
+    pub(crate) fn forget_values(&mut self, pid: Tid) {
+        for w in &mut self.list {
+            w.last_in.retain(|(p, _)| *p != pid);
         }
     }
 

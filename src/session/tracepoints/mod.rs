@@ -33,7 +33,7 @@ pub(crate) const TICK: Duration = Duration::from_millis(5);
 /// counted lost (a listener far slower than the program, in `full: 'drop'` mode).
 const QUEUE_MAX: usize = 1 << 20;
 /// Why a tracepoint set at an exec stop is a trap for a while.
-const PROBE_LATER: &str = "no thread can run the system calls putting a probe in takes yet (the program is inside execve): a probe takes the trap's place at the next library load";
+const PROBE_LATER: &str = "no thread can run the system calls putting a probe in takes now (one inside execve at an exec stop, or each in a system call or holding a signal): a probe takes the trap's place at the next library load";
 /// A record's size is at most this (collected registers and memory).
 const RECORD_MAX: u32 = 64 * 1024;
 
@@ -85,6 +85,8 @@ pub(crate) struct Tracepoint {
     pub addr: u64,
     /// Not in the program (see [`TraceMode::Pending`]).
     pub pending: bool,
+    /// The process it is in (while not pending).
+    owner: Tid,
     /// A trap only because no thread could run a probe's system calls when it was set (at
     /// an exec stop): a probe takes its place at the next chance (a library load).
     probe_later: bool,
@@ -128,7 +130,13 @@ impl Tracepoint {
     fn unplace(&mut self) {
         if let Some(p) = self.probe.take() {
             self.counted += p.shared.load(probe::HITS);
-            self.queue_lost += p.shared.load(probe::LOST) + p.abandoned;
+            // Records never read (the ring went while threads ran) are lost too.
+            let unread = p
+                .shared
+                .load(probe::HEAD)
+                .min(p.tail + p.slots)
+                .saturating_sub(p.tail);
+            self.queue_lost += p.shared.load(probe::LOST) + p.abandoned + unread;
         }
         self.pending = true;
         self.probe_later = false;
@@ -181,6 +189,7 @@ impl Session {
             spec: spec.to_string(),
             addr: 0,
             pending: true,
+            owner: 0,
             probe_later: false,
             why_trap: None,
             layout,
@@ -213,6 +222,27 @@ impl Session {
         Ok((id, mode, note))
     }
 
+    /// The tracepoints in a process that is no longer the selected one without having been
+    /// taken out of it (it ended, or its place was taken after its end): what they wrote
+    /// is read, and they wait to be set in the selected one (counts kept). Its memory is
+    /// not touched: it is gone.
+    fn unplace_elsewhere(&mut self) {
+        let here = self.targets.live.as_ref().map(|t| t.process.pid());
+        let elsewhere = |t: &Tracepoint| !t.pending && Some(t.owner) != here;
+        if !self.tracing.list.iter().any(elsewhere) {
+            return;
+        }
+        self.drain_traces(true);
+        for tp in self.tracing.list.iter_mut().filter(|t| elsewhere(t)) {
+            tp.unplace();
+        }
+    }
+
+    /// Whether `t` is in the selected process (not pending, nor left in another).
+    pub(super) fn placed_here(&self, t: &Tracepoint) -> bool {
+        !t.pending && self.targets.live.as_ref().map(|l| l.process.pid()) == Some(t.owner)
+    }
+
     /// One tracepoint a site: a second's records would interleave with the first's jump.
     fn refuse_second_at(&self, addr: u64, spec: &str) -> Result<()> {
         if self
@@ -232,6 +262,7 @@ impl Session {
     fn place(&mut self, tp: &mut Tracepoint, addr: u64) -> Result<()> {
         self.stop_every_thread()?;
         tp.addr = addr;
+        tp.owner = self.targets.live()?.pid();
         let ready = self.probes_can_go_in()?;
         let installed = if ready {
             self.install_probe(tp)
@@ -241,14 +272,20 @@ impl Session {
         match installed {
             Ok(installed) => tp.probe = Some(installed),
             Err(why) => {
-                let t = self.targets.live()?;
-                t.insert_site(addr)?;
-                t.set_quiet_site(addr, true);
-                tp.why_trap = Some(why);
+                self.trap_instead(tp, why)?;
                 tp.probe_later = !ready;
             }
         }
         tp.pending = false;
+        Ok(())
+    }
+
+    /// `tp` as a trap at its address: scry's quiet breakpoint, `why` kept.
+    fn trap_instead(&mut self, tp: &mut Tracepoint, why: String) -> Result<()> {
+        let t = self.targets.live()?;
+        t.insert_site(tp.addr)?;
+        t.set_quiet_site(tp.addr, true);
+        tp.why_trap = Some(why);
         Ok(())
     }
 
@@ -279,10 +316,7 @@ impl Session {
                 Ok(true)
             }
             Err(why) => {
-                let t = self.targets.live()?;
-                t.insert_site(addr)?;
-                t.set_quiet_site(addr, true);
-                tp.why_trap = Some(why);
+                self.trap_instead(tp, why)?;
                 Ok(false)
             }
         }
@@ -291,6 +325,7 @@ impl Session {
     /// Sets every pending tracepoint whose place now resolves (a library loaded, a new
     /// program after exec or spawn), each said in the next stop's notes. Counts go on.
     pub(super) fn arm_pending_tracepoints(&mut self) {
+        self.unplace_elsewhere();
         let waits = |t: &Tracepoint| t.pending || t.probe_later;
         if !self.tracing.list.iter().any(waits) || !self.targets.is_live() {
             return;
@@ -620,7 +655,7 @@ impl Session {
         self.tracing
             .list
             .iter()
-            .any(|t| t.probe.is_some() && t.addr == addr)
+            .any(|t| self.placed_here(t) && t.probe.is_some() && t.addr == addr)
     }
 
     /// Whether `addr` is a trap tracepoint's site.
@@ -628,7 +663,7 @@ impl Session {
         self.tracing
             .list
             .iter()
-            .any(|t| !t.pending && t.probe.is_none() && t.addr == addr)
+            .any(|t| self.placed_here(t) && t.probe.is_none() && t.addr == addr)
     }
 
     /// `tracepoint.list()` rows.

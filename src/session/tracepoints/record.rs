@@ -356,7 +356,7 @@ impl Session {
     /// A hit scry sees (a trap's, or a step through a probe's site): collects what the
     /// tracepoint asks from the stopped thread, at the site.
     pub(in crate::session) fn trap_hit(&mut self, tid: Tid, addr: u64) {
-        let at = |t: &super::Tracepoint| !t.pending && t.addr == addr;
+        let at = |t: &super::Tracepoint| self.placed_here(t) && t.addr == addr;
         let Some(i) = self.tracing.list.iter().position(at) else {
             return;
         };
