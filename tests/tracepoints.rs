@@ -344,6 +344,11 @@ fn a_tracepoint_waits_for_its_library_and_follows_it_through_dlclose() {
     let set = scry.ok("tracepoint.set('plugin_work', {collect: ['rdi']})");
     assert!(set.contains("tracepoint 1 pending: "), "{set}");
     assert_eq!(scry.ok("tracepoint.list()[0].mode"), "pending");
+    let twice = scry.err("tracepoint.set('plugin_work', {collect: ['rsi']})");
+    assert!(
+        twice.contains("tracepoint 1 already waits for 'plugin_work'"),
+        "{twice}"
+    );
     assert!(scry
         .ok("tracepoint.list()")
         .contains("pending\tplugin_work\thits 0"));

@@ -94,6 +94,15 @@ impl Layout {
     }
 }
 
+/// A made mapping's inode: the same for a path at every stop (the symbol store keys files
+/// by path and inode), whatever was loaded before it.
+fn pseudo_inode(path: &str) -> u64 {
+    // FNV-1a: small, stable across runs (std's hasher is seeded).
+    path.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 impl Remote {
     /// The mappings of the program, the loader and every library the loader lists (see
     /// the module doc); an error when not even the program's can be placed.
@@ -113,13 +122,12 @@ impl Remote {
             .ok_or_else(|| why("the auxiliary vector has no entry point"))?;
         let bias = entry.wrapping_sub(exe.entry);
         let exe_path = self.exe.clone().unwrap_or_else(|| program.clone());
-        let mut out = exe.mappings(bias, &exe_path.to_string_lossy(), 1);
-        let mut inode = 1;
+        let exe_path = exe_path.to_string_lossy();
+        let mut out = exe.mappings(bias, &exe_path, pseudo_inode(&exe_path));
         let interp = exe.interpreter();
         if let (Some(path), Some(base)) = (&interp, self.auxv(AT_BASE).filter(|&b| b != 0)) {
             if let Some(ld) = Layout::read(&self.local_copy(path)) {
-                inode += 1;
-                out.extend(ld.mappings(base, path, inode));
+                out.extend(ld.mappings(base, path, pseudo_inode(path)));
             }
         }
         for (l_addr, name) in self.link_map(&exe, bias) {
@@ -128,8 +136,7 @@ impl Remote {
                 continue;
             }
             if let Some(lib) = Layout::read(&self.local_copy(&name)) {
-                inode += 1;
-                out.extend(lib.mappings(l_addr, &name, inode));
+                out.extend(lib.mappings(l_addr, &name, pseudo_inode(&name)));
             }
         }
         out.sort_by_key(|m| m.start);

@@ -82,10 +82,12 @@ impl Session {
                 continue;
             }
             if Some(&h.program) == program.as_ref() {
+                // Watches first, in the selected process's registers: a read-only session's
+                // breakpoints take debug registers too, whichever are left.
+                watched.arm(h.process.as_mut(), &watches, &mut self.points.watchpoints);
                 for &addr in &sites {
                     let _ = h.process.insert_site(addr);
                 }
-                watched.arm(h.process.as_mut(), &watches, &mut self.points.watchpoints);
             }
             h.process.arm(deadline);
             match h.process.launch(deadline, &pass)? {

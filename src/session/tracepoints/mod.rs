@@ -209,10 +209,19 @@ impl Session {
                 })
             }
             // A library that comes later has it, most likely: it waits, as a breakpoint does.
-            Err(e) if e.is_not_loaded() && self.targets.is_live() => Some(format!(
-                "tracepoint {} pending: {e}; it is set when a library that has it loads",
-                tp.id
-            )),
+            Err(e) if e.is_not_loaded() && self.targets.is_live() => {
+                let same = |t: &&Tracepoint| t.pending && t.spec == spec;
+                if let Some(t) = self.tracing.list.iter().find(same) {
+                    return Err(SessionError::Invalid(format!(
+                        "tracepoint {} already waits for '{spec}': collect more in one tracepoint",
+                        t.id
+                    )));
+                }
+                Some(format!(
+                    "tracepoint {} pending: {e}; it is set when a library that has it loads",
+                    tp.id
+                ))
+            }
             Err(e) => return Err(e),
         };
         self.tracing.next_id += 1;
