@@ -247,6 +247,17 @@ fn probes_follow_the_selected_process_of_a_tree() {
         "{all}"
     );
     assert_eq!(scry.ok("tracepoint.list()[0].hits"), "20");
+    // The child ended with the probe in it: selecting the parent sets it there again (a
+    // trap: the parent's one thread waits in wait4, where no probe's system calls can run).
+    scry.ok(&format!("process.select({parent})"));
+    assert_eq!(scry.ok("tracepoint.list()[0].mode"), "trap");
+    let end = scry.ok("cont()");
+    assert!(end.starts_with("exited with code 0"), "{end}");
+    assert_eq!(
+        scry.ok("JSON.stringify(ctx.by)"),
+        r#"{"parent":20,"child":10}"#
+    );
+    assert_eq!(scry.ok("tracepoint.list()[0].hits"), "30");
 }
 
 #[test]
