@@ -250,8 +250,9 @@ fn a_static_program_over_qemus_gdbstub_stops_at_its_entry() {
 
 /// QEMU 7.2's user-mode stub does not stop a program's threads together: each thread that
 /// traps sends a stop reply of its own, also as the answer to other requests. scry never
-/// counts on: a stop reply where another answer belongs is a clear error at once, and a run
-/// that gets through says that other threads' hits may be missing (never a silent count).
+/// counts on silently: the run ends in a one-line error in time (mostly: a stop reply where
+/// another answer belongs), or gets through and says that other threads' hits may be
+/// missing, or counts them all.
 #[test]
 fn several_threads_under_qemus_gdbstub_are_said_to_be_unreliable() {
     let program = fixture("logpoints");
@@ -273,10 +274,11 @@ fn several_threads_under_qemus_gdbstub_are_said_to_be_unreliable() {
             "{r:?}"
         );
     } else {
-        assert!(
-            r.body.contains("reports threads' stops on its own"),
-            "{r:?}"
-        );
+        // Mostly the stop reply in place of an answer; the stub's stream can also be out of
+        // step in other ways (an `E` for a thread it just reported): an error either way,
+        // one line, in time.
+        assert_eq!(r.body.trim_end().lines().count(), 1, "{r:?}");
+        assert!(r.body.starts_with("error: "), "{r:?}");
     }
 }
 
