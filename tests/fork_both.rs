@@ -39,18 +39,7 @@ fn wait_dead(pids: &[i32]) {
 
 #[test]
 fn a_breakpoint_set_before_the_fork_counts_hits_in_parent_and_children() {
-    let mut scry = Scry::start(&[
-        "--follow-fork",
-        "both",
-        "--schedule",
-        "selected",
-        "--",
-        server().to_str().unwrap(),
-        "2",
-        "3",
-        "-1",
-        "exit",
-    ]);
+    let mut scry = Scry::spawn_holding_children(&server(), &["2", "3", "-1", "exit"]);
     assert_eq!(scry.ok("config.follow_fork"), "both");
     scry.ok("breakpoint.set('handle')");
     let parent = scry.num("status().pid") as i32;
@@ -142,18 +131,7 @@ fn a_breakpoint_set_before_the_fork_counts_hits_in_parent_and_children() {
 
 #[test]
 fn a_crashing_worker_is_caught_with_its_stack_and_closing_stdin_kills_everyone() {
-    let mut scry = Scry::start(&[
-        "--follow-fork",
-        "both",
-        "--schedule",
-        "selected",
-        "--",
-        server().to_str().unwrap(),
-        "2",
-        "2",
-        "1",
-        "reap",
-    ]);
+    let mut scry = Scry::spawn_holding_children(&server(), &["2", "2", "1", "reap"]);
     let parent = scry.num("status().pid") as i32;
     // The parent waits for workers that are held: the run ends at its deadline.
     let stop = scry.ok("cont({timeout: 1})");
@@ -358,14 +336,7 @@ fn a_watchpoint_applies_to_the_selected_child_with_its_own_values() {
 
 #[test]
 fn a_held_child_s_own_fork_is_held_the_same_way() {
-    let mut scry = Scry::start(&[
-        "--follow-fork",
-        "both",
-        "--schedule",
-        "selected",
-        "--",
-        fixture("fork_nested").to_str().unwrap(),
-    ]);
+    let mut scry = Scry::spawn_holding_children(&fixture("fork_nested"), &[]);
     scry.ok("breakpoint.set('work')");
     let parent = scry.num("status().pid") as i32;
     let mut generations = Vec::new();
@@ -405,18 +376,7 @@ fn a_held_child_s_own_fork_is_held_the_same_way() {
 
 #[test]
 fn the_held_notes_survive_stops_that_listeners_let_go() {
-    let mut scry = Scry::start(&[
-        "--follow-fork",
-        "both",
-        "--schedule",
-        "selected",
-        "--",
-        server().to_str().unwrap(),
-        "2",
-        "3",
-        "-1",
-        "exit",
-    ]);
+    let mut scry = Scry::spawn_holding_children(&server(), &["2", "3", "-1", "exit"]);
     let parent = scry.num("status().pid") as i32;
     // Every hit in the parent is let go, the one after the forks too: the notes must wait
     // for the stop cont() returns (the parent's exit).

@@ -28,6 +28,34 @@ fn collect_lines(pipe: Box<dyn Read + Send>, sink: &Arc<Mutex<String>>) {
     });
 }
 
+/// Starts a stub, its stdout (and stderr when `stderr_too`; else it is dropped) collected
+/// line by line; `None`, said loudly, when the stub is not installed (.ci/run installs
+/// gdbserver and qemu-user; a machine without them skips these tests).
+fn spawn_collecting(mut command: Command, stderr_too: bool) -> Option<(Child, Arc<Mutex<String>>)> {
+    let stderr = if stderr_too {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    };
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(stderr);
+    let Ok(mut child) = command.spawn() else {
+        eprintln!(
+            "{} is not installed: skipping",
+            command.get_program().to_string_lossy()
+        );
+        return None;
+    };
+    let output = Arc::new(Mutex::new(String::new()));
+    collect_lines(Box::new(child.stdout.take().unwrap()), &output);
+    if let Some(err) = child.stderr.take() {
+        collect_lines(Box::new(err), &output);
+    }
+    Some((child, output))
+}
+
 /// gdbserver running `program` on a free loopback port; its output (the program's, and its
 /// own messages) collected.
 struct Stub {
@@ -49,23 +77,9 @@ impl Stub {
     }
 
     fn run(argv: &[&str]) -> Option<Stub> {
-        let mut child = match Command::new("gdbserver")
-            .args(argv)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-        {
-            Ok(child) => child,
-            Err(_) => {
-                // .ci/run installs it; a machine without it skips these tests, loudly.
-                eprintln!("gdbserver is not installed: skipping");
-                return None;
-            }
-        };
-        let output = Arc::new(Mutex::new(String::new()));
-        collect_lines(Box::new(child.stdout.take().unwrap()), &output);
-        collect_lines(Box::new(child.stderr.take().unwrap()), &output);
+        let mut gdbserver = Command::new("gdbserver");
+        gdbserver.args(argv);
+        let (child, output) = spawn_collecting(gdbserver, true)?;
         let deadline = Instant::now() + Duration::from_secs(10);
         let port = loop {
             let text = output.lock().unwrap().clone();
@@ -132,23 +146,10 @@ impl Qemu {
             .local_addr()
             .unwrap()
             .port();
-        let mut child = match Command::new("qemu-x86_64")
-            .args(["-g", &port.to_string(), program.to_str().unwrap()])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-        {
-            Ok(child) => child,
-            Err(_) => {
-                // .ci/run installs it (qemu-user); a machine without it skips, loudly.
-                eprintln!("qemu-x86_64 is not installed: skipping");
-                return None;
-            }
-        };
-        let output = Arc::new(Mutex::new(String::new()));
-        collect_lines(Box::new(child.stdout.take().unwrap()), &output);
+        let mut qemu = Command::new("qemu-x86_64");
+        qemu.args(["-g", &port.to_string(), program.to_str().unwrap()])
+            .args(args);
+        let (child, output) = spawn_collecting(qemu, false)?;
         // Listening, seen in /proc/net/tcp (a probe connection would take the stub's one
         // accept).
         let listening = format!(":{port:04X} 00000000:0000 0A");

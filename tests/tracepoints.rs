@@ -205,16 +205,7 @@ fn a_fork_child_runs_the_program_s_own_code_and_the_parent_is_probed() {
 #[test]
 fn probes_follow_the_selected_process_of_a_tree() {
     let bin = fixture("tracepoints");
-    let path = bin.to_str().unwrap();
-    let mut scry = Scry::start(&[
-        "--follow-fork",
-        "both",
-        "--schedule",
-        "selected",
-        "--",
-        path,
-        "fork",
-    ]);
+    let mut scry = Scry::spawn_holding_children(&bin, &["fork"]);
     let parent = scry.num("status().pid");
     scry.ok(
         "tracepoint.set('work', {collect: [{mem: 'rsi', str: 16}]}); ctx.by = {};\

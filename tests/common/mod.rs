@@ -244,6 +244,21 @@ impl Scry {
         Scry::start(&all)
     }
 
+    /// scry debugging `program` with `args`, fork children kept and held
+    /// (`--follow-fork both --schedule selected`: only the selected process runs).
+    pub fn spawn_holding_children(program: &Path, args: &[&str]) -> Scry {
+        let mut all = vec![
+            "--follow-fork",
+            "both",
+            "--schedule",
+            "selected",
+            "--",
+            program.to_str().unwrap(),
+        ];
+        all.extend_from_slice(args);
+        Scry::start(&all)
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
