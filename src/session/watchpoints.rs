@@ -101,11 +101,14 @@ impl WatchTable {
 
     /// The armed watchpoints holding the debug registers in `slots` (a bit each), once each.
     pub(crate) fn ids_of(&self, slots: u8) -> Vec<u32> {
-        let mut ids: Vec<u32> = (0..crate::os::debugregs::SLOTS)
-            .filter(|s| slots & (1 << s) != 0)
-            .filter_map(|s| self.by_slot(s).map(|w| w.id))
-            .collect();
-        ids.dedup();
+        let mut ids = Vec::new();
+        for slot in (0..crate::os::debugregs::SLOTS).filter(|s| slots & (1 << s) != 0) {
+            // A watchpoint's registers need not be next to each other (0 and 2, another's 1).
+            match self.by_slot(slot) {
+                Some(w) if !ids.contains(&w.id) => ids.push(w.id),
+                _ => {}
+            }
+        }
         ids
     }
 
@@ -223,5 +226,22 @@ mod tests {
         // The instruction's word wins: a write of the same value is still a write.
         assert!(t.hit(0, vec![2, 0, 0, 0], Some(true)).is_none());
         assert!(!t.hit(0, vec![3, 0, 0, 0], Some(false)).unwrap().is_write);
+    }
+
+    #[test]
+    fn fired_registers_name_each_watchpoint_once() {
+        let mut t = WatchTable::default();
+        // A wide watch in registers 0 and 2, another in 1 between them.
+        let wide = t.add(Watchpoint {
+            slots: vec![0, 2],
+            ..watch(WatchKind::Write)
+        });
+        let narrow = t.add(Watchpoint {
+            slots: vec![1],
+            ..watch(WatchKind::Write)
+        });
+        assert_eq!(t.ids_of(0b111), vec![wide, narrow]);
+        assert_eq!(t.ids_of(0b101), vec![wide]);
+        assert_eq!(t.ids_of(0b1000), Vec::<u32>::new());
     }
 }
