@@ -550,11 +550,20 @@ impl Session {
         self.drain_traces(true);
         let mut notes = Vec::new();
         for tp in std::mem::take(&mut self.tracing.list) {
-            if let Ok(Some(note)) = self.take_out(&tp) {
-                notes.push(note);
-            }
+            notes.extend(self.take_out_noting(&tp));
         }
         notes
+    }
+
+    /// [`Self::take_out`] with what it could not do as a note: the caller goes on with the
+    /// others (the user is told a jump may stay in the program).
+    fn take_out_noting(&mut self, tp: &Tracepoint) -> Option<String> {
+        self.take_out(tp).unwrap_or_else(|e| {
+            Some(format!(
+                "tracepoint {} ({}) could not be taken out at {:#x}: {e}",
+                tp.id, tp.spec, tp.addr
+            ))
+        })
     }
 
     /// Takes every tracepoint out of the selected process, which is about to give its place
@@ -575,9 +584,7 @@ impl Session {
                 continue;
             }
             let mut tp = self.tracing.list.remove(i);
-            if let Ok(Some(note)) = self.take_out(&tp) {
-                notes.push(note);
-            }
+            notes.extend(self.take_out_noting(&tp));
             tp.unplace();
             self.tracing.list.insert(i, tp);
         }
