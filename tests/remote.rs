@@ -324,6 +324,34 @@ fn breakpoints_values_and_counts_over_gdbserver() {
     assert!(out.contains("exited with status 6"), "{out}");
 }
 
+/// Hits of hardware breakpoints over gdbserver pass their sites with a continue alone (the
+/// kernel's RF, tested at the first hit); every hit is still counted once: at a function's
+/// first instruction (where its argument is still in rdi), at a call (a branch, where the test is not made and the thread steps
+/// off), and after a listener wrote a register (it steps off as before).
+#[test]
+fn every_hit_is_counted_once_whichever_way_its_site_is_passed() {
+    let program = fixture("remote_counter");
+    let Some(mut stub) = Stub::start(&program, &["300"]) else {
+        return;
+    };
+    let mut scry = remote(&stub, &program);
+    scry.ok(
+        "ctx.calls = 0; ctx.entries = 0;\
+         const call = state.disasm('main').find(i => i.mnemonic === 'call' && String(i.text).includes('tally'));\
+         breakpoint.set(call.addr, {log: e => { ctx.calls++ }});\
+         breakpoint.set(symbols('tally')[0].addr, {log: e => {\
+           ctx.entries++;\
+           if (Number(state.registers.rdi) === 300) state.registers.rdi = 1000 }})",
+    );
+    let end = scry.ok("cont()");
+    assert_eq!(end, "exited with code 44", "{end}");
+    assert_eq!(scry.ok("ctx.calls + ' ' + ctx.entries"), "300 300");
+    scry.finish();
+    // 1 + ... + 299, and 1000 for the last call.
+    let out = stub.wait_end();
+    assert!(out.contains("sum 45850"), "{out}");
+}
+
 /// A crash is the signal with its fault address; registers and memory read and write; a
 /// watchpoint reports the store that fired it.
 #[test]

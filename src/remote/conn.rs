@@ -211,6 +211,18 @@ impl Conn {
     /// dropped); a stub that does not answer within [`REPLY_WAIT`] breaks the connection.
     pub(crate) fn request(&mut self, payload: &[u8]) -> Result<Vec<u8>, OsError> {
         self.send(payload)?;
+        self.answer(payload)
+    }
+
+    /// Whether packets may be sent before the answers to the earlier ones (no-ack mode: the
+    /// stub reads and answers them in order). With acknowledgements a sender waits for
+    /// each `+`, and an answer arriving meanwhile would be taken for garbage.
+    pub(crate) fn pipelines(&self) -> bool {
+        !self.acks
+    }
+
+    /// The answer to `payload`, sent already (see [`Self::request`]).
+    pub(crate) fn answer(&mut self, payload: &[u8]) -> Result<Vec<u8>, OsError> {
         let until = Instant::now() + REPLY_WAIT;
         loop {
             match self.wait_packet(until)? {

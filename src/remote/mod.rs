@@ -16,6 +16,7 @@ mod conn;
 mod memory;
 mod modules;
 mod packet;
+mod pass;
 mod reply;
 mod run;
 mod signals;
@@ -130,6 +131,12 @@ pub(crate) struct Remote {
     fileless_warned: bool,
     /// The thread whose breakpoint hit was reported last, and where: it steps off first.
     parked: Option<(Tid, u64)>,
+    /// The same when the site is a hardware one and the thread's registers are as the hit
+    /// left them (its RF set: see `pass`).
+    rf_fresh: Option<(Tid, u64)>,
+    /// Whether a continue from a hardware site's hit passes it on this stub (`pass`); not
+    /// known until the first hit's test.
+    rf_passes: Option<bool>,
 }
 
 /// What to connect to and how to stop first.
@@ -225,6 +232,8 @@ pub(crate) fn connect(how: &Connect) -> Result<(Box<dyn Target>, Stop), OsError>
         fileless: Default::default(),
         fileless_warned: false,
         parked: None,
+        rf_fresh: None,
+        rf_passes: None,
         features,
     };
     remote.layout = remote.read_layout()?;

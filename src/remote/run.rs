@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::pass::Probe;
 use super::reply::{Reply, Why};
 use super::{conn, signals, Remote};
 use crate::inferior::{PassFn, Stop};
@@ -16,7 +17,7 @@ const AT_ENTRY: u64 = 9;
 
 /// How a run's wait ended before its stop reply.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Interrupt {
+pub(super) enum Interrupt {
     None,
     /// The deadline passed: scry sent the interrupt byte.
     Deadline,
@@ -25,7 +26,7 @@ enum Interrupt {
 }
 
 /// What a stop reply means for a run.
-enum Event {
+pub(super) enum Event {
     Report(Stop),
     /// A signal the program gets without a stop: resume with it.
     Pass(Tid, i32),
@@ -56,9 +57,33 @@ impl Remote {
         if step.is_none() {
             movers.extend(parked.filter(|&t| t != mover));
         }
+        // The site the last thread stepped off goes back in with the continue, in one write
+        // (a round trip less a hit); one stepped off before is back before the next step.
+        let mut put_back: Option<Vec<u8>> = None;
+        // The thread that hit a hardware site keeps the RF of its hit until resumed.
+        let fresh = self.rf_fresh.take();
         for tid in movers {
+            if let Some(packet) = put_back.take() {
+                self.request_ok(&packet)?;
+            }
+            let Some(addr) = self.resting_site(tid)? else {
+                continue;
+            };
+            if step.is_none() && fresh == Some((tid, addr)) {
+                match self.rf_passes {
+                    Some(true) => continue,
+                    Some(false) => {}
+                    None => match self.probe_rf(tid, addr, deadline, pass)? {
+                        Probe::Passed => continue,
+                        Probe::Report(stop) => return Ok(stop),
+                        Probe::Trapped | Probe::Skipped => {}
+                    },
+                }
+            }
+            // Where the thread rests now (the test may have moved it).
             if let Some(addr) = self.resting_site(tid)? {
-                let stop = self.step_off(tid, addr, deadline, pass)?;
+                let (stop, later) = self.step_off(tid, addr, deadline, pass, step.is_none())?;
+                put_back = later;
                 match stop {
                     Stop::Step { .. } if step.is_none() => {}
                     stop => return Ok(stop),
@@ -71,7 +96,11 @@ impl Remote {
                 None => self.cont_action(),
             };
             self.forget_state();
-            let (reply, interrupt) = self.run_packet(&action, deadline)?;
+            let ahead: Vec<Vec<u8>> = put_back.take().into_iter().collect();
+            let (reply, interrupt, refused) = self.run_packet(&ahead, &action, deadline)?;
+            if let Some(e) = refused {
+                self.site_left_out(&ahead[0], e);
+            }
             match self.classify(reply, interrupt, step, pass)? {
                 Event::Report(stop) => {
                     self.warn_if_threads_unreliable();
@@ -108,7 +137,7 @@ impl Remote {
 
     /// `vCont` continuing every thread, each with the signal it stopped with (as the local
     /// backend delivers every thread's pending signal at a resume).
-    fn cont_action(&mut self) -> String {
+    pub(super) fn cont_action(&mut self) -> String {
         let mut action = String::from("vCont");
         let pending: Vec<(Tid, i32)> = self.pending.drain().collect();
         for (tid, sig) in pending {
@@ -129,24 +158,40 @@ impl Remote {
         Ok(self.sites.contains_key(&pc).then_some(pc))
     }
 
-    /// Steps `tid` over the site at `addr`: out, one step, back in.
+    /// Steps `tid` over the site at `addr`: out, one step, back in. With `defer` (a
+    /// continue follows) and a stub that takes packets ahead of answers, the packet putting
+    /// it back is returned instead, for the continue to send first; the removal goes ahead
+    /// of the step the same way.
     fn step_off(
         &mut self,
         tid: Tid,
         addr: u64,
         deadline: Instant,
         pass: PassFn,
-    ) -> Result<Stop, OsError> {
+        defer: bool,
+    ) -> Result<(Stop, Option<Vec<u8>>), OsError> {
         let site = self.sites[&addr];
-        self.request_ok(self.site_packet('z', addr, site.hardware).as_bytes())?;
+        let out = self.site_packet('z', addr, site.hardware).into_bytes();
+        let pipelines = self.conn.borrow().pipelines();
+        let mut ahead = Vec::new();
+        if pipelines {
+            ahead.push(out);
+        } else {
+            self.request_ok(&out)?;
+        }
         // A signal the program takes without a stop arrives before the instruction runs:
         // the step is made again with it delivered, so the thread never resumes on the site.
         let result = loop {
             let action = self.step_action(tid);
             self.forget_state();
-            let event = self
-                .run_packet(&action, deadline)
-                .and_then(|(reply, interrupt)| self.classify(reply, interrupt, Some(tid), pass));
+            let sent = std::mem::take(&mut ahead);
+            let event = self.run_packet(&sent, &action, deadline).and_then(
+                |(reply, interrupt, refused)| match refused {
+                    // The site stayed in: the step trapped on it, nothing ran.
+                    Some(e) => Err(e),
+                    None => self.classify(reply, interrupt, Some(tid), pass),
+                },
+            );
             match event {
                 Ok(Event::Pass(t, sig)) => {
                     self.pending.insert(t, sig);
@@ -157,17 +202,68 @@ impl Remote {
         };
         // The site goes back even when the step failed (the process may have ended: then
         // there is nothing to put it into).
-        if self.ended.is_none() {
-            self.request_ok(self.site_packet('Z', addr, site.hardware).as_bytes())?;
+        let back = self.site_packet('Z', addr, site.hardware).into_bytes();
+        if self.ended.is_some() {
+            return result.map(|stop| (stop, None));
         }
-        result
+        if defer && pipelines && matches!(result, Ok(Stop::Step { .. })) {
+            return result.map(|stop| (stop, Some(back)));
+        }
+        self.request_ok(&back)?;
+        result.map(|stop| (stop, None))
+    }
+
+    /// Keeps the pc the stub sent with a stop: it saves a `g` when nothing else is read.
+    pub(super) fn note_expedited_pc(&self, tid: Tid, expedited: &[(usize, Vec<u8>)]) {
+        let Some(rip) = self.layout.find("rip") else {
+            return;
+        };
+        if let Some((_, bytes)) = expedited
+            .iter()
+            .find(|(n, b)| *n == rip.num && b.len() == 8)
+        {
+            let pc = u64::from_le_bytes(bytes[..8].try_into().unwrap_or([0; 8]));
+            self.expedited_pc.borrow_mut().insert(tid, pc);
+        }
+    }
+
+    /// A site whose putting back (sent ahead of a continue) the stub refused: the run went
+    /// on without it. Said at the next stop; scry no longer counts it in.
+    fn site_left_out(&mut self, packet: &[u8], e: OsError) {
+        let addr = std::str::from_utf8(packet)
+            .ok()
+            .and_then(|p| p.split(',').nth(1))
+            .and_then(|a| u64::from_str_radix(a, 16).ok());
+        if let Some(addr) = addr {
+            self.sites.remove(&addr);
+            self.warnings.push(format!(
+                "the breakpoint at {addr:#x} is out of the program: putting it back after stepping off it failed ({e}), so hits there since were missed"
+            ));
+        }
     }
 
     /// Sends a resume and waits for its stop reply until `deadline`; then the interrupt
-    /// byte stops the program, whose stop answers.
-    fn run_packet(&self, action: &str, deadline: Instant) -> Result<(Reply, Interrupt), OsError> {
+    /// byte stops the program, whose stop answers. `ahead`: requests sent first, in the
+    /// same write, each to be answered `OK`; the first refusal among them is returned
+    /// beside the stop (the resume went anyway).
+    pub(super) fn run_packet(
+        &self,
+        ahead: &[Vec<u8>],
+        action: &str,
+        deadline: Instant,
+    ) -> Result<(Reply, Interrupt, Option<OsError>), OsError> {
         let mut conn = self.conn.borrow_mut();
+        for packet in ahead {
+            conn.send(packet)?;
+        }
         conn.send(action.as_bytes())?;
+        let mut refused = None;
+        for packet in ahead {
+            let reply = conn.answer(packet)?;
+            if reply != b"OK" && refused.is_none() {
+                refused = Some(conn::refusal(packet, &reply));
+            }
+        }
         let mut interrupt = Interrupt::None;
         loop {
             let now = Instant::now();
@@ -179,7 +275,7 @@ impl Remote {
             match conn.wait_packet(until)? {
                 Some(reply) => {
                     if let Some(stop) = Reply::parse(&reply) {
-                        return Ok((stop, interrupt));
+                        return Ok((stop, interrupt, refused));
                     }
                     // Console output (`O`) while running; anything else is garbage.
                     if reply.first() == Some(&b'O') {
@@ -213,7 +309,7 @@ impl Remote {
     }
 
     /// What a stop reply means; `step`: the thread a single step was asked of.
-    fn classify(
+    pub(super) fn classify(
         &mut self,
         reply: Reply,
         interrupt: Interrupt,
@@ -247,16 +343,7 @@ impl Remote {
         let tid = thread
             .filter(|t| t.tid > 0)
             .map_or(self.selected, |t| t.tid as Tid);
-        // The pc the stub sent with the stop saves a `g` when nothing else is read.
-        if let Some(rip) = self.layout.find("rip") {
-            if let Some((_, bytes)) = expedited
-                .iter()
-                .find(|(n, b)| *n == rip.num && b.len() == 8)
-            {
-                let pc = u64::from_le_bytes(bytes[..8].try_into().unwrap_or([0; 8]));
-                self.expedited_pc.borrow_mut().insert(tid, pc);
-            }
-        }
+        self.note_expedited_pc(tid, &expedited);
         self.selected = tid;
         let signal = signals::to_linux(wire).unwrap_or(0);
         if wire == 2 || wire == 0 {
@@ -279,8 +366,9 @@ impl Remote {
                 return Ok(Event::Report(Stop::Step { tid }));
             }
             let pc = self.pc_of(tid)?;
-            if self.sites.contains_key(&pc) {
+            if let Some(site) = self.sites.get(&pc) {
                 self.parked = Some((tid, pc));
+                self.rf_fresh = site.hardware.then_some((tid, pc));
                 return Ok(Event::Report(Stop::Breakpoint { tid, addr: pc }));
             }
         }

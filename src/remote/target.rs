@@ -425,6 +425,10 @@ impl Target for Remote {
         }
         self.registers.borrow_mut().remove(&tid);
         self.expedited_pc.borrow_mut().remove(&tid);
+        if self.rf_fresh.is_some_and(|(t, _)| t == tid) {
+            // Its flags are what was written now: it steps off the site as usual.
+            self.rf_fresh = None;
+        }
         self.registers_of(tid)
     }
 

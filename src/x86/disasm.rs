@@ -163,6 +163,15 @@ fn render(
     }
 }
 
+/// The length of the instruction at the start of `bytes` (at address `ip`) when the one
+/// after it is the next to run (no branch, call, return, interrupt or system call); `None`
+/// otherwise or when the bytes do not decode.
+pub(crate) fn falls_through(bytes: &[u8], ip: u64) -> Option<usize> {
+    let mut decoder = Decoder::with_ip(64, bytes, ip, DecoderOptions::NONE);
+    let instr = decoder.decode();
+    (!instr.is_invalid() && instr.flow_control() == FlowControl::Next).then(|| instr.len())
+}
+
 fn is_direct_branch(instr: &Instruction) -> bool {
     matches!(
         instr.flow_control(),
@@ -179,6 +188,26 @@ mod tests {
 
     fn no_syms(_: u64) -> Option<String> {
         None
+    }
+
+    #[test]
+    fn only_straight_line_instructions_fall_through() {
+        // push rbp; mov rbp,rsp; endbr64
+        assert_eq!(falls_through(&[0x55], 0x1000), Some(1));
+        assert_eq!(falls_through(&[0x48, 0x89, 0xe5], 0x1000), Some(3));
+        assert_eq!(falls_through(&[0xf3, 0x0f, 0x1e, 0xfa], 0x1000), Some(4));
+        // jmp, je, call, ret, syscall, int3, and a cut-off instruction
+        for bytes in [
+            &[0xeb, 0xfe][..],
+            &[0x74, 0x02],
+            &[0xe8, 0, 0, 0, 0],
+            &[0xc3],
+            &[0x0f, 0x05],
+            &[0xcc],
+            &[0x48, 0x89],
+        ] {
+            assert_eq!(falls_through(bytes, 0x1000), None, "{bytes:x?}");
+        }
     }
 
     #[test]
