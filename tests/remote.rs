@@ -390,16 +390,46 @@ fn a_crash_registers_memory_and_a_watchpoint_over_gdbserver() {
     scry.ok("state.registers.rax = 0x1234");
     assert_eq!(scry.num("state.registers.rax"), 0x1234);
     scry.ok(&format!("state.registers.rax = {rax}"));
-    // What the remote backend cannot do yet is said, not faked.
-    let refused = scry.err("gcore('/tmp/never-written.core')");
-    assert!(
-        refused.contains("remote target is not supported yet"),
-        "{refused}"
-    );
-    assert!(!Path::new("/tmp/never-written.core").exists());
+    // A core of the remote process at its crash, read back here and by gdb.
+    let core = temp_path("remote-gcore");
+    let written = scry.ok(&format!("String(gcore({:?}))", core.to_str().unwrap()));
+    assert!(written.contains("threads\t1"), "{written}");
     let end = scry.ok("cont()");
     assert_eq!(end, "killed by SIGSEGV", "{end}");
     scry.finish();
+    let mut opened = Scry::start(&["--core", core.to_str().unwrap(), program.to_str().unwrap()]);
+    let stop = opened.ok("String(status().stop)");
+    assert!(stop.contains("SIGSEGV") && stop.contains("tally"), "{stop}");
+    assert_eq!(
+        opened.ok("state.var('k') + ' ' + state.var('total')"),
+        "4 10"
+    );
+    let frames = opened.ok("state.unwind().map(r => r.symbol.split('+')[0]).join(' ')");
+    assert!(frames.starts_with("tally main"), "{frames}");
+    opened.finish();
+    if let Some(bt) = gdb_prints_core(&program, &core) {
+        assert!(bt.contains("tally") && bt.contains("main"), "{bt}");
+        assert!(bt.contains("SIGSEGV"), "{bt}");
+    }
+    let _ = std::fs::remove_file(&core);
+}
+
+/// gdb's account of a core (`bt`), if gdb is here.
+fn gdb_prints_core(program: &Path, core: &Path) -> Option<String> {
+    let out = Command::new("gdb")
+        .args([
+            "-batch",
+            "-nx",
+            "-iex",
+            "set debuginfod enabled off",
+            "-ex",
+            "bt",
+        ])
+        .arg(program)
+        .arg(core)
+        .output()
+        .ok()?;
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// detach() takes scry's breakpoints out and leaves the program running: it prints and

@@ -71,6 +71,25 @@ impl Remote {
         done
     }
 
+    /// Reads up to `buf.len()` bytes at `addr` without the cache, in pieces as large as a
+    /// reply carries, stopping at the first unreadable byte; the count.
+    pub(super) fn read_through(&self, addr: u64, buf: &mut [u8]) -> usize {
+        let piece = self.memory.max_read.max(1);
+        let mut done = 0;
+        while done < buf.len() {
+            let want = piece.min(buf.len() - done);
+            let Ok(bytes) = self.read_raw(addr.wrapping_add(done as u64), want) else {
+                break;
+            };
+            buf[done..done + bytes.len()].copy_from_slice(&bytes);
+            done += bytes.len();
+            if bytes.len() < want {
+                break;
+            }
+        }
+        done
+    }
+
     /// Reads the blocks from `start` covering `want` bytes (as many as one reply carries)
     /// into the cache; a block the stub could not read is cached short (or empty).
     fn fetch_blocks(&self, start: u64, want: u64) {

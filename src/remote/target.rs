@@ -27,6 +27,9 @@ fn watch_type(access: Access) -> u8 {
     }
 }
 
+/// Reads at least this big bypass the block cache.
+const UNCACHED_READ: usize = 64 * 1024;
+
 /// The most bytes of a `/proc` file read over the protocol.
 const PROC_FILE_LIMIT: usize = 4 << 20;
 
@@ -159,6 +162,11 @@ impl ProcessView for Remote {
     }
 
     fn read_memory_partial(&self, addr: u64, buf: &mut [u8]) -> usize {
+        // A large read (a core's mapping) is read through, not kept: the cache is for the
+        // small reads a stop repeats.
+        if buf.len() >= UNCACHED_READ {
+            return self.read_through(addr, buf);
+        }
         self.read_partial(addr, buf)
     }
 
@@ -212,6 +220,18 @@ impl ProcessView for Remote {
             .read_target_file(&format!("/proc/{}/limits", self.pid), 64 * 1024)
             .ok()?;
         crate::session::stack::parse_stack_limit(&String::from_utf8_lossy(&limits))
+    }
+
+    /// The target machine's `/proc/PID/NAME` through the stub (`vFile`); `auxv` is the
+    /// stub's own object (`qXfer:auxv`), which stubs without files serve too.
+    fn proc_file(&self, name: &str) -> Option<Vec<u8>> {
+        if name == "auxv" && self.features.auxv {
+            if let Ok(bytes) = self.xfer("auxv", "") {
+                return Some(bytes);
+            }
+        }
+        self.read_target_file(&format!("/proc/{}/{name}", self.pid), PROC_FILE_LIMIT)
+            .ok()
     }
 }
 

@@ -46,6 +46,12 @@ pub(crate) trait ProcessView {
     fn thread_name(&self, tid: Tid) -> Option<String>;
     /// The soft RLIMIT_STACK in bytes, when known.
     fn stack_limit(&self) -> Option<u64>;
+    /// A file of the process's `/proc` directory as its kernel shows it (`stat`, `status`,
+    /// `comm`, `cmdline`, `auxv`), for a core of it; `None` where there is none.
+    fn proc_file(&self, name: &str) -> Option<Vec<u8>> {
+        let _ = name;
+        None
+    }
 }
 
 impl ProcessView for Inferior {
@@ -128,6 +134,10 @@ impl ProcessView for Inferior {
         std::fs::read_to_string(format!("/proc/{}/limits", self.pid()))
             .ok()
             .and_then(|l| stack::parse_stack_limit(&l))
+    }
+
+    fn proc_file(&self, name: &str) -> Option<Vec<u8>> {
+        procfs::read(self.pid(), name)
     }
 }
 

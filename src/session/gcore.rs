@@ -82,11 +82,14 @@ impl Session {
         };
     }
 
+    /// Who the process is, from its `/proc` files as its own kernel shows them (the stub's
+    /// machine's for a remote one).
     fn process_identity(&self, pid: Tid) -> PsInfo {
-        let read = |name: &str| procfs::read(pid, name).unwrap_or_default();
+        let view = self.targets.view_ref().ok();
+        let read = |name: &str| view.and_then(|v| v.proc_file(name)).unwrap_or_default();
         let stat = String::from_utf8_lossy(&read("stat")).into_owned();
         let (state, ppid, pgrp, sid, nice) = parse_stat(&stat).unwrap_or((b'T', 0, 0, 0, 0));
-        let status = procfs::status_text(pid).unwrap_or_default();
+        let status = String::from_utf8_lossy(&read("status")).into_owned();
         let id = |key: &str| {
             procfs::status_field(&status, key)
                 .and_then(|v| v.split_whitespace().next()?.parse().ok())
@@ -123,11 +126,6 @@ impl Session {
         if self.config.read_only {
             return Err(SessionError::Invalid(
                 "read-only session: cannot write a core file (--read-only writes nothing, on disk either)".into(),
-            ));
-        }
-        if !self.targets.live()?.is_local() {
-            return Err(SessionError::Invalid(
-                "gcore() of a remote target is not supported yet (its /proc is the stub's machine's)".into(),
             ));
         }
         let pid = self.targets.live()?.pid();
@@ -196,7 +194,11 @@ impl Session {
             threads,
             process: self.process_identity(pid),
             signal,
-            auxv: procfs::read(pid, "auxv").unwrap_or_default(),
+            auxv: self
+                .targets
+                .view_ref()?
+                .proc_file("auxv")
+                .unwrap_or_default(),
             files,
             mappings,
         };
