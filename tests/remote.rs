@@ -432,6 +432,36 @@ fn gdb_prints_core(program: &Path, core: &Path) -> Option<String> {
     Some(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// System calls are caught through the stub (`QCatchSyscalls`): a stop at the entry with
+/// the arguments read there, one at the return with the result, lines as locally; after
+/// uncatch the program runs to its end as alone.
+#[test]
+fn system_calls_are_caught_over_gdbserver() {
+    let program = fixture("remote_counter");
+    let Some(mut stub) = Stub::start(&program, &["3"]) else {
+        return;
+    };
+    let mut scry = remote(&stub, &program);
+    assert_eq!(scry.ok("syscall.catch('write', {phase: 'both'})"), "1");
+    let entry = scry.ok("ctx.s = cont(); String(ctx.s)");
+    assert!(
+        entry.starts_with(r#"syscall write(1, "sum 6\n", 6) at "#),
+        "{entry}"
+    );
+    assert_eq!(scry.ok("ctx.s.phase + ' ' + ctx.s.fd"), "entry 1");
+    let exit = scry.ok("cont()");
+    assert!(
+        exit.starts_with(r#"syscall write(1, "sum 6\n", 6) = 6 at "#),
+        "{exit}"
+    );
+    assert!(scry.ok("syscall.list()").contains("write\tboth\t2"));
+    scry.ok("syscall.uncatch(1)");
+    assert_eq!(scry.ok("cont()"), "exited with code 3");
+    scry.finish();
+    let out = stub.wait_end();
+    assert_eq!(out.matches("sum 6").count(), 1, "{out}");
+}
+
 /// detach() takes scry's breakpoints out and leaves the program running: it prints and
 /// exits as alone.
 #[test]

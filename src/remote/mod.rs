@@ -20,6 +20,7 @@ mod pass;
 mod reply;
 mod run;
 mod signals;
+mod syscalls;
 mod target;
 mod tdesc;
 
@@ -54,6 +55,7 @@ struct Features {
     auxv: bool,
     siginfo: bool,
     vcont: bool,
+    catch_syscalls: bool,
 }
 
 impl Features {
@@ -70,6 +72,7 @@ impl Features {
                 b"qXfer:exec-file:read+" => f.exec_file = true,
                 b"qXfer:auxv:read+" => f.auxv = true,
                 b"qXfer:siginfo:read+" => f.siginfo = true,
+                b"QCatchSyscalls+" => f.catch_syscalls = true,
                 _ => {
                     if let Some(size) = item.strip_prefix(b"PacketSize=") {
                         // Bounded: a hostile stub's huge size would make huge requests.
@@ -137,6 +140,8 @@ pub(crate) struct Remote {
     /// Whether a continue from a hardware site's hit passes it on this stub (`pass`); not
     /// known until the first hit's test.
     rf_passes: Option<bool>,
+    /// The system calls caught (see `syscalls`).
+    catch: syscalls::RemoteCatch,
 }
 
 /// What to connect to and how to stop first.
@@ -234,6 +239,7 @@ pub(crate) fn connect(how: &Connect) -> Result<(Box<dyn Target>, Stop), OsError>
         parked: None,
         rf_fresh: None,
         rf_passes: None,
+        catch: Default::default(),
         features,
     };
     remote.layout = remote.read_layout()?;

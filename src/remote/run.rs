@@ -30,6 +30,8 @@ pub(super) enum Event {
     Report(Stop),
     /// A signal the program gets without a stop: resume with it.
     Pass(Tid, i32),
+    /// A stop of scry's own nobody asked to see (a caught call's other end): resume.
+    Ignore,
 }
 
 impl Remote {
@@ -43,6 +45,7 @@ impl Remote {
         if let Some(end) = self.ended {
             return Ok(end);
         }
+        self.push_syscall_catch()?;
         if !self.features.vcont {
             return Err(OsError::Remote(
                 "the stub does not support vCont (needed to resume threads)".into(),
@@ -109,6 +112,7 @@ impl Remote {
                 Event::Pass(tid, sig) => {
                     self.pending.insert(tid, sig);
                 }
+                Event::Ignore => {}
             }
         }
     }
@@ -196,6 +200,7 @@ impl Remote {
                 Ok(Event::Pass(t, sig)) => {
                     self.pending.insert(t, sig);
                 }
+                Ok(Event::Ignore) => {}
                 Ok(Event::Report(stop)) => break Ok(stop),
                 Err(e) => break Err(e),
             }
@@ -352,6 +357,13 @@ impl Remote {
                 Interrupt::Deadline => return Ok(Event::Report(Stop::Timeout { tid })),
                 Interrupt::None => {}
             }
+        }
+        if let (SIGTRAP, Why::SyscallEntry(nr) | Why::SyscallReturn(nr)) = (signal, &why) {
+            let at_entry = matches!(why, Why::SyscallEntry(_));
+            return Ok(match self.syscall_stop(tid, *nr, at_entry)? {
+                Some(stop) => Event::Report(stop),
+                None => Event::Ignore,
+            });
         }
         if signal == SIGTRAP {
             if let Why::Watch(data) = why {

@@ -565,23 +565,21 @@ impl Target for Remote {
     }
 
     fn set_syscall_catch(&mut self, entry: SysSet, exit: SysSet) {
-        if !entry.is_empty() || !exit.is_empty() {
-            self.warnings.push(
-                "catching system calls is not supported over the remote protocol yet: no call will stop"
-                    .into(),
-            );
-        }
+        self.catch_syscalls(entry, exit);
     }
 
     fn syscall_catch_mode(&self) -> (CatchMode, Option<String>) {
+        if !self.catch.is_active() || !self.features.catch_syscalls {
+            return (CatchMode::Off, None);
+        }
         (
-            CatchMode::Off,
-            Some("the remote stub: system calls are not caught yet".into()),
+            CatchMode::Ptrace,
+            Some("the remote stub stops each caught call at its entry and its return (QCatchSyscalls); the others run on".into()),
         )
     }
 
-    fn syscall_capture(&self, _tid: Tid) -> &[(usize, Captured)] {
-        &[]
+    fn syscall_capture(&self, tid: Tid) -> &[(usize, Captured)] {
+        self.syscall_captured(tid)
     }
 
     fn take_syscall_warnings(&mut self) -> Vec<String> {

@@ -45,8 +45,9 @@ remote('host:port', {program}?) or `scry --remote HOST:PORT [PROGRAM]` debugs th
   GDB-remote stub (gdbserver HOST:PORT PROG, gdbserver --attach, QEMU -g PORT): the same
   state, breakpoints, watchpoints, cont/step/next/finish, threads and values as locally.
   A program the stub started stops at its entry point. program: a local copy for symbols;
-  config.sysroot (--sysroot) finds its libraries. Not yet: fork children, syscall catching,
-  gcore(), writing FP registers; the program's output is the stub's. detach() leaves it running",
+  config.sysroot (--sysroot) finds its libraries. syscall.catch and gcore() work through
+  gdbserver. Not yet: fork children, writing FP registers; the program's output is the
+  stub's. detach() leaves it running",
     ),
     (
         "fork",
