@@ -66,7 +66,8 @@ pub struct TargetOptions {
     pub schedule: String,
 
     /// Debug the process of a GDB-remote stub (gdbserver, QEMU's gdbstub) listening at
-    /// HOST:PORT; PROGRAM, when given, is a local copy of its program for the symbols.
+    /// HOST:PORT; PROGRAM, when given, is a local copy of its program for the symbols. A
+    /// stub without a process (gdbserver --multi) runs PROGRAM with the ARGS after it.
     #[arg(long, value_name = "HOST:PORT")]
     pub remote: Option<String>,
 
@@ -134,6 +135,9 @@ pub enum Target {
     Remote {
         addr: String,
         program: Option<String>,
+        /// The program's arguments, for a stub that has no process yet and runs PROGRAM
+        /// (`gdbserver --multi`).
+        args: Vec<String>,
     },
 }
 
@@ -183,9 +187,11 @@ pub fn start(
         }),
         Some(Target::Attach(pid)) => session.attach(*pid),
         Some(Target::Core { path, program }) => session.open_core(path, program.as_deref()),
-        Some(Target::Remote { addr, program }) => {
-            remote::open(&mut session, addr, program.as_deref())
-        }
+        Some(Target::Remote {
+            addr,
+            program,
+            args,
+        }) => remote::open(&mut session, addr, program.as_deref(), args),
         None => Ok(StopInfo::new(StopKind::Here)),
     }
     .map_err(|e| e.to_string())?;
@@ -257,10 +263,14 @@ impl Target {
                     "--remote debugs the stub's process: no --core or --pid with it".into(),
                 );
             }
+            let (program, args) = match program.split_first() {
+                Some((p, args)) => (Some(p.clone()), args.to_vec()),
+                None => (None, Vec::new()),
+            };
             return Ok(Some(Target::Remote {
                 addr: addr.to_string(),
-                program: core_program(program)
-                    .map_err(|_| "--remote takes a local copy of the program, not its arguments (the stub started it)".to_string())?,
+                program,
+                args,
             }));
         }
         if let Some(path) = core {

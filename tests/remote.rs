@@ -462,6 +462,50 @@ fn system_calls_are_caught_over_gdbserver() {
     assert_eq!(out.matches("sum 6").count(), 1, "{out}");
 }
 
+/// A stub without a process (`gdbserver --multi`) runs PROGRAM with the arguments after it
+/// (extended mode, `vRun`), stopped at its entry as a program gdbserver started; without
+/// PROGRAM, and with arguments for a stub that has its process, one line at start.
+#[test]
+fn a_stub_without_a_process_runs_the_program_with_its_arguments() {
+    let program = fixture("remote_counter");
+    let path = program.to_str().unwrap();
+    let Some(mut stub) = Stub::run(&["--multi", "127.0.0.1:0"]) else {
+        return;
+    };
+    let alone = |args: &[&str]| {
+        let out = Command::new(SCRY)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let why = alone(&["--remote", &stub.addr()]);
+    assert!(why.contains("give PROGRAM to run it there"), "{why}");
+    let mut scry = Scry::start(&["--remote", &stub.addr(), path, "4"]);
+    assert_eq!(scry.ok("state.var('total')"), "0");
+    scry.ok("breakpoint.set('tally')");
+    assert!(scry.ok("cont()").starts_with("breakpoint 1 at "));
+    assert_eq!(scry.ok("state.var('k')"), "1");
+    scry.ok("breakpoint.remove(1)");
+    assert_eq!(scry.ok("cont()"), "exited with code 4");
+    scry.finish();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !stub.output().contains("exited with status 4") {
+        assert!(Instant::now() < deadline, "{}", stub.output());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(stub.output().contains("sum 10"), "{}", stub.output());
+    let _ = stub.child.kill();
+    // A stub with its process takes no arguments.
+    let Some(started) = Stub::start(&program, &["2"]) else {
+        return;
+    };
+    let why = alone(&["--remote", &started.addr(), path, "9"]);
+    assert!(why.contains("has its process already"), "{why}");
+}
+
 /// detach() takes scry's breakpoints out and leaves the program running: it prints and
 /// exits as alone.
 #[test]

@@ -151,6 +151,7 @@ fn start(server: &mut Server, args: &Map<String, Value>) -> Result<Value, String
         Target::Remote {
             addr: addr.to_string(),
             program: program.map(str::to_string),
+            args: Vec::new(),
         }
     } else {
         match (program, pid) {

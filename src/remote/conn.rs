@@ -227,10 +227,12 @@ impl Conn {
         loop {
             match self.wait_packet(until)? {
                 Some(reply) if is_console_output(&reply) => continue,
-                // In all-stop mode only a resume (or `?`) is answered with a stop. A stub
-                // that sends one to anything else reports threads' stops on its own, and
-                // every answer after it is in doubt: said at once, not waited out.
-                Some(reply) if payload != b"?" && is_stop_reply(&reply) => {
+                // In all-stop mode only a resume, `?` or a run (`vRun`) is answered with a
+                // stop. A stub that sends one to anything else reports threads' stops on its
+                // own, and every answer after it is in doubt: said at once, not waited out.
+                Some(reply)
+                    if payload != b"?" && !payload.starts_with(b"vRun;") && is_stop_reply(&reply) =>
+                {
                     return Err(self.fail(format!(
                         "sent a stop reply ({}) in answer to {}: it reports threads' stops on its own (as QEMU's user-mode stub does with several threads), which scry cannot follow",
                         preview(&reply),

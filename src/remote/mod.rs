@@ -154,6 +154,8 @@ pub(crate) struct Connect<'a> {
     pub(crate) sysroot: Option<PathBuf>,
     /// A local copy of the program (its symbols and debug info).
     pub(crate) program: Option<PathBuf>,
+    /// Arguments to run the program with where the stub has no process yet (`vRun`).
+    pub(crate) args: &'a [String],
 }
 
 /// Connects to the stub at `addr` and gives its process to `session` (whose settings say
@@ -163,6 +165,7 @@ pub(crate) fn open(
     session: &mut Session,
     addr: &str,
     program: Option<&str>,
+    args: &[String],
 ) -> crate::session::Result<StopInfo> {
     // Refused before connecting: connecting runs a started program to its entry point.
     session.ensure_no_target()?;
@@ -173,9 +176,38 @@ pub(crate) fn open(
         read_only: config.read_only,
         sysroot: config.sysroot.clone(),
         program: program.map(PathBuf::from),
+        args,
     };
     let (process, stop) = connect(&how)?;
     session.adopt(process, stop)
+}
+
+/// Has a stub without a process, in extended mode (`gdbserver --multi`), run `program` with
+/// `args` on its machine (`vRun`; the path as given, as the target machine resolves it):
+/// the stop reply of its first instruction.
+fn run_program(
+    conn: &mut Conn,
+    addr: &str,
+    program: &std::path::Path,
+    args: &[String],
+) -> Result<Vec<u8>, OsError> {
+    let mut ask = format!(
+        "vRun;{}",
+        packet::hex(program.as_os_str().as_encoded_bytes())
+    );
+    for arg in args {
+        ask.push(';');
+        ask.push_str(&packet::hex(arg.as_bytes()));
+    }
+    let reply = conn.request(ask.as_bytes())?;
+    if reply::Reply::parse(&reply).is_none() {
+        return Err(OsError::Remote(format!(
+            "the stub at {addr} could not run {} ({})",
+            program.display(),
+            conn::preview(&reply)
+        )));
+    }
+    Ok(reply)
 }
 
 /// Connects to a stub and takes its process: the target and its first stop.
@@ -191,12 +223,36 @@ pub(crate) fn connect(how: &Connect) -> Result<(Box<dyn Target>, Stop), OsError>
     features.vcont = conn.request(b"vCont?")?.starts_with(b"vCont;");
     // gdbserver reads its register description only once the stop is asked for: `?` first
     // (asking for target.xml before it aborts gdbserver 13).
-    let first = conn.request(b"?")?;
+    let mut first = conn.request(b"?")?;
+    let has_process = matches!(
+        reply::Reply::parse(&first),
+        Some(reply::Reply::Stopped { .. })
+    );
+    if has_process && !how.args.is_empty() {
+        return Err(OsError::Remote(format!(
+            "the stub at {} has its process already: arguments are for a stub without one (gdbserver --multi), which runs PROGRAM with them",
+            how.addr
+        )));
+    }
+    if !has_process {
+        // Extended mode first, whether there is a program to run or not: a stub left in it
+        // stays up for the next client (gdbserver --multi ends with a plain one).
+        let extended = conn.request_ok(b"!");
+        if let Some(program) = &how.program {
+            extended.map_err(|e| {
+                OsError::Remote(format!(
+                    "the stub at {} has no process and no extended mode to run one ({e}): start it with a program (gdbserver :PORT PROGRAM) or --attach PID",
+                    how.addr
+                ))
+            })?;
+            first = run_program(&mut conn, how.addr, program, how.args)?;
+        }
+    }
     let stop = match reply::Reply::parse(&first) {
         Some(reply::Reply::Stopped { thread, .. }) => thread,
         Some(reply::Reply::Exited { .. } | reply::Reply::Killed { .. }) => {
             return Err(OsError::Remote(format!(
-                "the stub at {} has no live process (its program ended: {})",
+                "the stub at {} has no live process (its program ended: {}); give PROGRAM to run it there (gdbserver --multi)",
                 how.addr,
                 conn::preview(&first)
             )))
