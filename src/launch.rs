@@ -138,6 +138,8 @@ pub enum Target {
         /// The program's arguments, for a stub that has no process yet and runs PROGRAM
         /// (`gdbserver --multi`).
         args: Vec<String>,
+        /// A process of the stub's machine for such a stub to attach to (`-p PID`).
+        attach: Option<i32>,
     },
 }
 
@@ -191,7 +193,16 @@ pub fn start(
             addr,
             program,
             args,
-        }) => remote::open(&mut session, addr, program.as_deref(), args),
+            attach,
+        }) => remote::open(
+            &mut session,
+            addr,
+            program.as_deref(),
+            &remote::Start {
+                args: args.clone(),
+                attach: *attach,
+            },
+        ),
         None => Ok(StopInfo::new(StopKind::Here)),
     }
     .map_err(|e| e.to_string())?;
@@ -258,19 +269,23 @@ impl Target {
         program: &[String],
     ) -> Result<Option<Target>, String> {
         if let Some(addr) = remote {
-            if core.is_some() || pid.is_some() {
-                return Err(
-                    "--remote debugs the stub's process: no --core or --pid with it".into(),
-                );
+            if core.is_some() {
+                return Err("--remote debugs the stub's process: no --core with it".into());
             }
             let (program, args) = match program.split_first() {
                 Some((p, args)) => (Some(p.clone()), args.to_vec()),
                 None => (None, Vec::new()),
             };
+            if pid.is_some() && !args.is_empty() {
+                return Err(
+                    "--remote with -p attaches the stub to a running process: PROGRAM takes no arguments then".into(),
+                );
+            }
             return Ok(Some(Target::Remote {
                 addr: addr.to_string(),
                 program,
                 args,
+                attach: pid,
             }));
         }
         if let Some(path) = core {
@@ -280,7 +295,12 @@ impl Target {
             }));
         }
         Ok(match (pid, program.split_first()) {
-            (Some(pid), _) => Some(Target::Attach(pid)),
+            (Some(_), Some((program, _))) => {
+                return Err(format!(
+                    "-p PID attaches to a running process: no PROGRAM ({program}) with it (with --remote, PROGRAM is the local copy of the process's program)"
+                ))
+            }
+            (Some(pid), None) => Some(Target::Attach(pid)),
             (None, Some((program, args))) => Some(Target::Spawn {
                 program: program.clone(),
                 args: args.to_vec(),

@@ -24,12 +24,8 @@ use scry::entry::{Opened, Target, TargetOptions};
 )]
 struct Cli {
     /// Attach to this running process instead of spawning one.
-    #[arg(
-        short = 'p',
-        long = "pid",
-        value_name = "PID",
-        conflicts_with = "program"
-    )]
+    /// (With --remote: a process of the stub's machine, and PROGRAM its local copy.)
+    #[arg(short = 'p', long = "pid", value_name = "PID")]
     pid: Option<i32>,
 
     /// Open this core file (of PROGRAM, when given) instead of running anything.

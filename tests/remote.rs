@@ -463,10 +463,11 @@ fn system_calls_are_caught_over_gdbserver() {
 }
 
 /// A stub without a process (`gdbserver --multi`) runs PROGRAM with the arguments after it
-/// (extended mode, `vRun`), stopped at its entry as a program gdbserver started; without
-/// PROGRAM, and with arguments for a stub that has its process, one line at start.
+/// (extended mode, `vRun`), stopped at its entry as a program gdbserver started, or attaches
+/// to a process with `-p` (`vAttach`); without PROGRAM, and with arguments for a stub that
+/// has its process, one line at start.
 #[test]
-fn a_stub_without_a_process_runs_the_program_with_its_arguments() {
+fn a_stub_without_a_process_runs_the_program_or_attaches() {
     let program = fixture("remote_counter");
     let path = program.to_str().unwrap();
     let Some(mut stub) = Stub::run(&["--multi", "127.0.0.1:0"]) else {
@@ -497,6 +498,31 @@ fn a_stub_without_a_process_runs_the_program_with_its_arguments() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(stub.output().contains("sum 10"), "{}", stub.output());
+    // The same stub, still up, attaches to a running process (`-p`, vAttach); the end of
+    // the session detaches it, and it runs on to its own end.
+    let ticker = fixture("ticker");
+    let child = Command::new(&ticker)
+        .arg("30")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let pid = child.id().to_string();
+    let mut scry = Scry::start(&[
+        "--remote",
+        &stub.addr(),
+        "-p",
+        &pid,
+        ticker.to_str().unwrap(),
+    ]);
+    assert_eq!(scry.num("status().pid"), u64::from(child.id()));
+    scry.ok("breakpoint.set('tick')");
+    assert!(scry.ok("cont()").starts_with("breakpoint 1 at "));
+    assert!(scry.num("state.var('ticks')") < 30);
+    assert!(scry.finish().success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(7));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ticks=30\n");
     let _ = stub.child.kill();
     // A stub with its process takes no arguments.
     let Some(started) = Stub::start(&program, &["2"]) else {

@@ -60,12 +60,8 @@ struct StartArgs {
     name: String,
 
     /// Attach to this running process instead of spawning one.
-    #[arg(
-        short = 'p',
-        long = "pid",
-        value_name = "PID",
-        conflicts_with = "program"
-    )]
+    /// (With --remote: a process of the stub's machine, and PROGRAM its local copy.)
+    #[arg(short = 'p', long = "pid", value_name = "PID")]
     pid: Option<i32>,
 
     /// Open this core file (of PROGRAM, when given) instead of running anything.

@@ -152,6 +152,7 @@ fn start(server: &mut Server, args: &Map<String, Value>) -> Result<Value, String
             addr: addr.to_string(),
             program: program.map(str::to_string),
             args: Vec::new(),
+            attach: None,
         }
     } else {
         match (program, pid) {

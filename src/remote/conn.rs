@@ -231,7 +231,10 @@ impl Conn {
                 // stop. A stub that sends one to anything else reports threads' stops on its
                 // own, and every answer after it is in doubt: said at once, not waited out.
                 Some(reply)
-                    if payload != b"?" && !payload.starts_with(b"vRun;") && is_stop_reply(&reply) =>
+                    if payload != b"?"
+                        && !payload.starts_with(b"vRun;")
+                        && !payload.starts_with(b"vAttach;")
+                        && is_stop_reply(&reply) =>
                 {
                     return Err(self.fail(format!(
                         "sent a stop reply ({}) in answer to {}: it reports threads' stops on its own (as QEMU's user-mode stub does with several threads), which scry cannot follow",

@@ -154,8 +154,16 @@ pub(crate) struct Connect<'a> {
     pub(crate) sysroot: Option<PathBuf>,
     /// A local copy of the program (its symbols and debug info).
     pub(crate) program: Option<PathBuf>,
-    /// Arguments to run the program with where the stub has no process yet (`vRun`).
-    pub(crate) args: &'a [String],
+    /// What a stub without a process is to do (`gdbserver --multi`).
+    pub(crate) start: &'a Start,
+}
+
+/// What a stub without a process (extended mode) starts with: PROGRAM run with `args`
+/// (`vRun`), or the process `attach` of its machine (`vAttach`).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Start {
+    pub(crate) args: Vec<String>,
+    pub(crate) attach: Option<i32>,
 }
 
 /// Connects to the stub at `addr` and gives its process to `session` (whose settings say
@@ -165,7 +173,7 @@ pub(crate) fn open(
     session: &mut Session,
     addr: &str,
     program: Option<&str>,
-    args: &[String],
+    start: &Start,
 ) -> crate::session::Result<StopInfo> {
     // Refused before connecting: connecting runs a started program to its entry point.
     session.ensure_no_target()?;
@@ -176,10 +184,23 @@ pub(crate) fn open(
         read_only: config.read_only,
         sysroot: config.sysroot.clone(),
         program: program.map(PathBuf::from),
-        args,
+        start,
     };
     let (process, stop) = connect(&how)?;
     session.adopt(process, stop)
+}
+
+/// Has a stub without a process, in extended mode (`gdbserver --multi`), attach to the
+/// process `pid` of its machine (`vAttach`): the stop reply of the attach.
+fn attach_process(conn: &mut Conn, addr: &str, pid: i32) -> Result<Vec<u8>, OsError> {
+    let reply = conn.request(format!("vAttach;{pid:x}").as_bytes())?;
+    if reply::Reply::parse(&reply).is_none() {
+        return Err(OsError::Remote(format!(
+            "the stub at {addr} could not attach to process {pid} ({})",
+            conn::preview(&reply)
+        )));
+    }
+    Ok(reply)
 }
 
 /// Has a stub without a process, in extended mode (`gdbserver --multi`), run `program` with
@@ -228,9 +249,14 @@ pub(crate) fn connect(how: &Connect) -> Result<(Box<dyn Target>, Stop), OsError>
         reply::Reply::parse(&first),
         Some(reply::Reply::Stopped { .. })
     );
-    if has_process && !how.args.is_empty() {
+    if has_process && (!how.start.args.is_empty() || how.start.attach.is_some()) {
+        let what = if how.start.attach.is_some() {
+            "-p PID"
+        } else {
+            "arguments"
+        };
         return Err(OsError::Remote(format!(
-            "the stub at {} has its process already: arguments are for a stub without one (gdbserver --multi), which runs PROGRAM with them",
+            "the stub at {} has its process already: {what} are for a stub without one (gdbserver --multi)",
             how.addr
         )));
     }
@@ -238,14 +264,18 @@ pub(crate) fn connect(how: &Connect) -> Result<(Box<dyn Target>, Stop), OsError>
         // Extended mode first, whether there is a program to run or not: a stub left in it
         // stays up for the next client (gdbserver --multi ends with a plain one).
         let extended = conn.request_ok(b"!");
-        if let Some(program) = &how.program {
-            extended.map_err(|e| {
-                OsError::Remote(format!(
-                    "the stub at {} has no process and no extended mode to run one ({e}): start it with a program (gdbserver :PORT PROGRAM) or --attach PID",
-                    how.addr
-                ))
-            })?;
-            first = run_program(&mut conn, how.addr, program, how.args)?;
+        let refused = |e: OsError| {
+            OsError::Remote(format!(
+                "the stub at {} has no process and no extended mode to start one ({e}): start it with a program (gdbserver :PORT PROGRAM) or --attach PID",
+                how.addr
+            ))
+        };
+        if let Some(pid) = how.start.attach {
+            extended.map_err(refused)?;
+            first = attach_process(&mut conn, how.addr, pid)?;
+        } else if let Some(program) = &how.program {
+            extended.map_err(refused)?;
+            first = run_program(&mut conn, how.addr, program, &how.start.args)?;
         }
     }
     let stop = match reply::Reply::parse(&first) {

@@ -92,7 +92,13 @@ fn core_open<'js>(h: &Host, ctx: Ctx<'js>, path: String, program: Opt<String>) -
 fn remote_open<'js>(h: &Host, ctx: Ctx<'js>, addr: String, program: Opt<String>) -> R<'js> {
     let info = {
         let mut session = h.session_mut(&ctx)?;
-        crate::remote::open(&mut session, &addr, program.0.as_deref(), &[]).or_throw(&ctx)?
+        crate::remote::open(
+            &mut session,
+            &addr,
+            program.0.as_deref(),
+            &Default::default(),
+        )
+        .or_throw(&ctx)?
     };
     *h.last_stop.borrow_mut() = Some(info.clone());
     stop_to_js(&ctx, h, &info)
