@@ -417,14 +417,8 @@ fn a_crash_registers_memory_and_a_watchpoint_over_gdbserver() {
 /// gdb's account of a core (`bt`), if gdb is here.
 fn gdb_prints_core(program: &Path, core: &Path) -> Option<String> {
     let out = Command::new("gdb")
-        .args([
-            "-batch",
-            "-nx",
-            "-iex",
-            "set debuginfod enabled off",
-            "-ex",
-            "bt",
-        ])
+        .args(["-batch", "-nx", "-iex", "set debuginfod enabled off"])
+        .args(["-ex", "bt"])
         .arg(program)
         .arg(core)
         .output()

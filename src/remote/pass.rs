@@ -15,23 +15,12 @@
 use std::time::Instant;
 
 use super::reply::Reply;
+use super::run::{Event, Probe};
 use super::Remote;
-use crate::inferior::{PassFn, Stop};
+use crate::inferior::PassFn;
 use crate::os::{OsError, Tid};
 
 const SIGTRAP: u8 = 5;
-
-/// What the test of the first hit found.
-pub(super) enum Probe {
-    /// The thread ran past the site: the run goes on.
-    Passed,
-    /// It trapped on the site again: it is stepped off as usual.
-    Trapped,
-    /// A stop to report came first (the question stays open).
-    Report(Stop),
-    /// No test this time (the instruction branches, no debug register is free, ...).
-    Skipped,
-}
 
 impl Remote {
     /// The continue that tests whether the stub passes the site at `addr` that `tid` rests
@@ -100,10 +89,10 @@ impl Remote {
             }
         }
         match self.classify(reply, interrupt, None, pass)? {
-            super::run::Event::Report(stop) => Ok(Probe::Report(stop)),
+            Event::Report(stop) => Ok(Probe::Report(stop)),
             // Not met: no call is caught during a test.
-            super::run::Event::Ignore => Ok(Probe::Passed),
-            super::run::Event::Pass(t, sig) => {
+            Event::Ignore => Ok(Probe::Passed),
+            Event::Pass(t, sig) => {
                 // A signal to hand on: the run goes on with it (the site may be passed or
                 // not: the next hit tests again).
                 self.pending.insert(t, sig);

@@ -4,7 +4,6 @@
 
 use std::time::{Duration, Instant};
 
-use super::pass::Probe;
 use super::reply::{Reply, Why};
 use super::{conn, signals, Remote};
 use crate::inferior::{PassFn, Stop};
@@ -23,6 +22,18 @@ pub(super) enum Interrupt {
     Deadline,
     /// The user's Ctrl-C reached scry: it sent the interrupt byte.
     User,
+}
+
+/// What the first hit's test of breakpoint passing found (see `pass`).
+pub(super) enum Probe {
+    /// The thread ran past the site: the run goes on.
+    Passed,
+    /// It trapped on the site again: it is stepped off as usual.
+    Trapped,
+    /// A stop to report came first (the question stays open).
+    Report(Stop),
+    /// No test this time (the instruction branches, no debug register is free, ...).
+    Skipped,
 }
 
 /// What a stop reply means for a run.
