@@ -227,15 +227,10 @@ impl Conn {
         loop {
             match self.wait_packet(until)? {
                 Some(reply) if is_console_output(&reply) => continue,
-                // In all-stop mode only a resume, `?` or a run (`vRun`) is answered with a
-                // stop. A stub that sends one to anything else reports threads' stops on its
-                // own, and every answer after it is in doubt: said at once, not waited out.
-                Some(reply)
-                    if payload != b"?"
-                        && !payload.starts_with(b"vRun;")
-                        && !payload.starts_with(b"vAttach;")
-                        && is_stop_reply(&reply) =>
-                {
+                // A stub that sends a stop in answer to a request not answered with one
+                // reports threads' stops on its own, and every answer after it is in doubt:
+                // said at once, not waited out.
+                Some(reply) if !answered_by_a_stop(payload) && is_stop_reply(&reply) => {
                     return Err(self.fail(format!(
                         "sent a stop reply ({}) in answer to {}: it reports threads' stops on its own (as QEMU's user-mode stub does with several threads), which scry cannot follow",
                         preview(&reply),
@@ -278,6 +273,12 @@ pub(crate) fn refusal(payload: &[u8], reply: &[u8]) -> OsError {
 /// A packet as `SCRY_TRACE=1` logs it: its first 120 bytes.
 fn traced(payload: &[u8]) -> String {
     String::from_utf8_lossy(&payload[..payload.len().min(120)]).into_owned()
+}
+
+/// Whether a stop reply is `payload`'s answer in all-stop mode: `?`, a run (`vRun`) or an
+/// attach (`vAttach`). Resumes are waited for elsewhere (`run_packet`).
+fn answered_by_a_stop(payload: &[u8]) -> bool {
+    payload == b"?" || payload.starts_with(b"vRun;") || payload.starts_with(b"vAttach;")
 }
 
 /// `T`/`S` and a signal's two hex digits: a stop reply, never another request's answer

@@ -73,12 +73,13 @@ impl Remote {
         }
         // The site the last thread stepped off goes back in with the continue, in one write
         // (a round trip less a hit); one stepped off before is back before the next step.
-        let mut put_back: Option<Vec<u8>> = None;
+        // The site (its address) to put back with the next resume's packet.
+        let mut put_back: Option<u64> = None;
         // The thread that hit a hardware site keeps the RF of its hit until resumed.
         let fresh = self.rf_fresh.take();
         for tid in movers {
-            if let Some(packet) = put_back.take() {
-                self.request_ok(&packet)?;
+            if let Some(addr) = put_back.take() {
+                self.request_ok(&self.put_back_packet(addr))?;
             }
             let Some(addr) = self.resting_site(tid)? else {
                 continue;
@@ -110,10 +111,11 @@ impl Remote {
                 None => self.cont_action(),
             };
             self.forget_state();
-            let ahead: Vec<Vec<u8>> = put_back.take().into_iter().collect();
+            let back = put_back.take();
+            let ahead: Vec<Vec<u8>> = back.map(|a| self.put_back_packet(a)).into_iter().collect();
             let (reply, interrupt, refused) = self.run_packet(&ahead, &action, deadline)?;
-            if let Some(e) = refused {
-                self.site_left_out(&ahead[0], e);
+            if let (Some(addr), Some(e)) = (back, refused) {
+                self.site_left_out(addr, e);
             }
             match self.classify(reply, interrupt, step, pass)? {
                 Event::Report(stop) => {
@@ -174,9 +176,9 @@ impl Remote {
     }
 
     /// Steps `tid` over the site at `addr`: out, one step, back in. With `defer` (a
-    /// continue follows) and a stub that takes packets ahead of answers, the packet putting
-    /// it back is returned instead, for the continue to send first; the removal goes ahead
-    /// of the step the same way.
+    /// continue follows) and a stub that takes packets ahead of answers, the site is left
+    /// out and its address returned, for the continue to put it back in the same write; the
+    /// removal goes ahead of the step the same way.
     fn step_off(
         &mut self,
         tid: Tid,
@@ -184,7 +186,7 @@ impl Remote {
         deadline: Instant,
         pass: PassFn,
         defer: bool,
-    ) -> Result<(Stop, Option<Vec<u8>>), OsError> {
+    ) -> Result<(Stop, Option<u64>), OsError> {
         let site = self.sites[&addr];
         let out = self.site_packet('z', addr, site.hardware).into_bytes();
         let pipelines = self.conn.borrow().pipelines();
@@ -218,15 +220,20 @@ impl Remote {
         };
         // The site goes back even when the step failed (the process may have ended: then
         // there is nothing to put it into).
-        let back = self.site_packet('Z', addr, site.hardware).into_bytes();
         if self.ended.is_some() {
             return result.map(|stop| (stop, None));
         }
         if defer && pipelines && matches!(result, Ok(Stop::Step { .. })) {
-            return result.map(|stop| (stop, Some(back)));
+            return result.map(|stop| (stop, Some(addr)));
         }
-        self.request_ok(&back)?;
+        self.request_ok(&self.put_back_packet(addr))?;
         result.map(|stop| (stop, None))
+    }
+
+    /// The `Z` packet putting scry's site at `addr` back in.
+    fn put_back_packet(&self, addr: u64) -> Vec<u8> {
+        let hardware = self.sites.get(&addr).is_some_and(|s| s.hardware);
+        self.site_packet('Z', addr, hardware).into_bytes()
     }
 
     /// Keeps the pc the stub sent with a stop: it saves a `g` when nothing else is read.
@@ -245,17 +252,11 @@ impl Remote {
 
     /// A site whose putting back (sent ahead of a continue) the stub refused: the run went
     /// on without it. Said at the next stop; scry no longer counts it in.
-    fn site_left_out(&mut self, packet: &[u8], e: OsError) {
-        let addr = std::str::from_utf8(packet)
-            .ok()
-            .and_then(|p| p.split(',').nth(1))
-            .and_then(|a| u64::from_str_radix(a, 16).ok());
-        if let Some(addr) = addr {
-            self.sites.remove(&addr);
-            self.warnings.push(format!(
-                "the breakpoint at {addr:#x} is out of the program: putting it back after stepping off it failed ({e}), so hits there since were missed"
-            ));
-        }
+    fn site_left_out(&mut self, addr: u64, e: OsError) {
+        self.sites.remove(&addr);
+        self.warnings.push(format!(
+            "the breakpoint at {addr:#x} is out of the program: putting it back after stepping off it failed ({e}), so hits there since were missed"
+        ));
     }
 
     /// Sends a resume and waits for its stop reply until `deadline`; then the interrupt

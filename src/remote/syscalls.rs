@@ -78,6 +78,16 @@ impl Remote {
         nr: u64,
         at_entry: bool,
     ) -> Result<Option<Stop>, OsError> {
+        // The end nobody asked for costs nothing more when nothing of it is needed later:
+        // an entry is read only if that call is caught at one end, a return only if there.
+        let wanted = if at_entry {
+            self.catch.entry.union(&self.catch.exit).contains(nr)
+        } else {
+            self.catch.exit.contains(nr)
+        };
+        if !wanted {
+            return Ok(None);
+        }
         let regs = self.registers_of(tid)?;
         let args = [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9];
         if at_entry {
@@ -98,7 +108,7 @@ impl Remote {
             Some(entered) if entered.nr == nr => entered.args,
             _ => args,
         };
-        Ok(self.catch.exit.contains(nr).then_some(Stop::Syscall {
+        Ok(Some(Stop::Syscall {
             tid,
             nr,
             args,
