@@ -312,6 +312,12 @@ fn breakpoints_values_and_counts_over_gdbserver() {
         scry.ok("cont(); state.var('k') + ' ' + state.var('total')"),
         "2 1"
     );
+    // A stop's registers are read over the wire only when asked, yet `prev` after a plain
+    // step still has the stop before it (the stop a run ends with is read for it).
+    let pcs = scry.ok("const a = step().pc; step(); hex(a) + ' ' + hex(prev.pc)");
+    let (first, prev) = pcs.split_once(' ').unwrap();
+    assert!(first.starts_with("0x"), "{pcs}");
+    assert_eq!(first, prev, "{pcs}");
     // A counting logpoint instead of stops: the other four calls, then the program's end.
     scry.ok("breakpoint.remove(1); globalThis.seen = []");
     scry.ok("breakpoint.set('tally', {log: e => { seen.push(Number(state.var('k'))) }})");

@@ -446,6 +446,11 @@ impl Inferior {
         Ok(kept)
     }
 
+    /// `tid`'s registers if they were read since it stopped.
+    pub(crate) fn regs_read(&self, tid: Tid) -> Option<RawRegs> {
+        self.threads.get(&tid)?.regs
+    }
+
     pub(crate) fn pc(&mut self, tid: Tid) -> Result<u64, OsError> {
         Ok(self.regs(tid)?.rip)
     }

@@ -140,6 +140,11 @@ impl ProcessView for Remote {
         self.registers_of(tid)
     }
 
+    fn regs_read(&self, tid: Tid) -> Option<RawRegs> {
+        let blob = self.registers.borrow().get(&tid)?.clone();
+        Some(self.layout.raw_regs(&blob).0)
+    }
+
     fn fp_regs(&mut self, tid: Tid) -> Result<FpRegs, OsError> {
         let blob = self.register_blob(tid)?;
         self.layout.fp_regs(&blob).ok_or_else(|| {

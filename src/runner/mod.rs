@@ -370,6 +370,7 @@ fn finish_run<F: Front>(
         if let EndAs::Step(Some(n)) | EndAs::FinishInlined(Some(n)) = end {
             s.hide_inlines(n)?;
         }
+        s.note_shown_regs();
         s.describe(&mut stop);
         let mut returned_aggregate = None;
         match end {

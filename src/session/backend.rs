@@ -27,6 +27,9 @@ pub(crate) trait ProcessView {
     fn select(&mut self, tid: Tid) -> bool;
     /// A thread's general registers.
     fn regs(&mut self, tid: Tid) -> Result<RawRegs, OsError>;
+    /// A thread's general registers if this stop already read them, without reading them
+    /// (over a remote protocol a read is a round trip).
+    fn regs_read(&self, tid: Tid) -> Option<RawRegs>;
     /// A thread's floating-point and vector registers (read anew on each call).
     fn fp_regs(&mut self, tid: Tid) -> Result<FpRegs, OsError>;
     /// Fills `buf` from `addr` (the program's own bytes: breakpoints hidden), or fails whole.
@@ -73,6 +76,10 @@ impl ProcessView for Inferior {
 
     fn regs(&mut self, tid: Tid) -> Result<RawRegs, OsError> {
         Inferior::regs(self, tid).copied()
+    }
+
+    fn regs_read(&self, tid: Tid) -> Option<RawRegs> {
+        Inferior::regs_read(self, tid)
     }
 
     fn fp_regs(&mut self, tid: Tid) -> Result<FpRegs, OsError> {
@@ -171,6 +178,10 @@ impl ProcessView for CoreProcess {
 
     fn regs(&mut self, tid: Tid) -> Result<RawRegs, OsError> {
         CoreProcess::regs(self, tid).copied().map_err(OsError::Core)
+    }
+
+    fn regs_read(&self, tid: Tid) -> Option<RawRegs> {
+        CoreProcess::regs(self, tid).ok().copied()
     }
 
     /// From NT_X86_XSTATE (the same layout ptrace gives), else NT_FPREGSET.

@@ -18,6 +18,16 @@ impl Session {
         Ok(regs)
     }
 
+    /// The registers of the stop a run ends with, read for `prev` at the next stop: a stop
+    /// only notes the pc (a remote stub's reply carries it; the rest is a round trip that
+    /// a listener letting the stop go never needs), and `prev.pc` after a plain `step()`
+    /// should not depend on what the script read. Nothing where no thread can be read.
+    pub(crate) fn note_shown_regs(&mut self) {
+        if self.targets.live().is_ok_and(|p| !p.is_dead()) {
+            let _ = self.regs();
+        }
+    }
+
     pub fn pc(&mut self) -> Result<u64> {
         Ok(self.regs()?.rip)
     }

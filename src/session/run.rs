@@ -489,7 +489,15 @@ impl Session {
                     .is_ok_and(|i| i.stuck_reason(t).is_some())
             });
             if !stuck {
-                info.pc = Some(self.pc()?);
+                // The pc alone: over a remote protocol the stop reply carried it, and the
+                // other registers are a round trip a listener may never need. Read ones
+                // are noted for `prev` as any script's read.
+                let process = self.targets.live()?;
+                let tid = process.selected();
+                info.pc = Some(process.pc(tid)?);
+                if let Some(regs) = process.regs_read(tid) {
+                    self.snapshot.note_regs(&regs);
+                }
             }
             if let Some((parent, child)) = self.targets.live().ok().and_then(|i| i.take_followed())
             {
