@@ -3,6 +3,57 @@
 use super::*;
 use crate::symbols::dwarf::Location;
 
+/// DWARF register numbers 0..=16 by name (x86-64 psABI order).
+const DWARF_NAMES: [&str; 17] = [
+    "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13",
+    "r14", "r15", "rip",
+];
+
+/// One row of `state.unwind()`: a physical frame, or a call inlined into one.
+#[derive(Debug, Clone)]
+pub struct FrameRow {
+    pub frame: usize,
+    pub pc: u64,
+    pub sp: u64,
+    pub symbol: Option<String>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub inlined: bool,
+    /// Registers known in this frame (callee-saved ones in callers), by name.
+    pub regs: Vec<(&'static str, u64)>,
+    /// How the frame was found: `regs` (frame 0), `cfi`, `fp` (frame pointers), `signal`.
+    pub source: &'static str,
+    /// Index of the physical frame this row belongs to.
+    pub physical: usize,
+    /// Which scope of that frame: 0 is the function itself, 1 the call inlined into it,
+    /// and so on (the innermost inlined call has the highest level).
+    pub level: usize,
+    /// A frame a tail call erased, rebuilt from DWARF call-site information between
+    /// physical frame `physical` and its caller: its variables are read at its jump (see
+    /// `Session::erased_row_vars`); it has no registers of its own to show.
+    pub tail_call: bool,
+}
+
+/// `state.source()`: the file, pc's line, and the numbered lines around it.
+pub struct SourceView {
+    pub path: String,
+    pub line: u32,
+    pub rows: Vec<(u32, String)>,
+    /// Why there are no rows: the file could not be read (the location still stands).
+    pub unavailable: Option<String>,
+}
+
+/// One row of `thread.list()`.
+#[derive(Debug, Clone)]
+pub struct ThreadRow {
+    pub tid: Tid,
+    pub name: String,
+    pub state: String,
+    pub pc: u64,
+    pub symbol: Option<String>,
+    pub selected: bool,
+}
+
 /// How far `stack_top` unwinds looking for a stack's first frame.
 const STACK_TOP_FRAMES: usize = 4096;
 /// The largest source file read (the biggest generated sources, sqlite3.c and the like, are
