@@ -245,6 +245,18 @@ fn two_tail_call_paths_prove_no_entry_value() {
         ]
     );
     assert_eq!(scry.ok("state.var('cancel')"), "<optimized out>");
+    // Reading into a value that has none here is an error a script can tell from a bad
+    // request by its mark, not its text.
+    let caught = "p => { try { state.value(p, 1); return 'read' } catch (e) { return `${e.noValue === true} ${e.message}` } }";
+    assert_eq!(
+        scry.ok(&format!("({caught})('argv[0]')")),
+        "true <optimized out>"
+    );
+    assert!(
+        scry.ok(&format!("({caught})('nope')"))
+            .starts_with("false no variable 'nope'"),
+        "an unknown name is no missing value"
+    );
     if let Some(gdb) = gdb_backtraces(&exe, "tailchain.c:17", 1) {
         assert_eq!(gdb.get(1), Some(&ours), "{gdb:?}");
     }

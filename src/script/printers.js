@@ -31,9 +31,9 @@
   };
   // A pointer's address or an integer's value as a Number (BigInt beyond 2^53).
   const num = (h) => {
-    const v = N.val_prim(h, 'number', true);
-    // No number (optimized out, unreadable): what it prints says why, never a NaN that
-    // arithmetic would carry on with.
+    // No number: the read's own error (optimized out ones marked `noValue`), or what the
+    // value prints as (two numbers of a complex), never a NaN that arithmetic would carry on with.
+    const v = N.val_prim(h, 'number', true, true);
     if (typeof v === 'number' && Number.isNaN(v)) throw new ScryError(N.val_text(h, true));
     return typeof v === 'bigint' ? Number(v) : v;
   };
@@ -186,7 +186,7 @@
     if (e instanceof Invalid) return `invalid: ${e.message}`;
     // A part of the value that has no value here (`<optimized out>`) says so as it is: the
     // container is not corrupt, the compiler kept that part nowhere.
-    if (e && typeof e.message === 'string' && e.message.startsWith('<')) return e.message;
+    if (e && e.noValue === true) return e.message;
     if (e instanceof ScryError || (e && e.name === 'ScryError')) return `invalid: ${e.message}`;
     return `printer error: ${e && e.message !== undefined ? e.message : String(e)}`;
   };

@@ -167,9 +167,9 @@
       vtable = inner(h, 'vtable');
     } catch (e) {
       // -O2 may keep the data pointer and not the vtable: the pointer is still the answer.
-      if (!/optimized out/.test(String(e && e.message))) throw e;
+      if (!(e && e.noValue === true)) throw e;
       const dyn = (/dyn [^,>]*/.exec(name) ?? ['dyn ?'])[0];
-      return { summary: `${spell(dyn)} 0x${data.toString(16)} (vtable <optimized out>)` };
+      return { summary: `${spell(dyn)} 0x${data.toString(16)} (vtable ${e.message})` };
     }
     const found = data === 0 ? undefined : N.val_dyn(h, vtable, data);
     if (found === undefined) return { summary: `${spell('dyn ?')} 0x${data.toString(16)}` };

@@ -1,6 +1,7 @@
 use std::fmt;
 
 use crate::os::OsError;
+use crate::symbols::dwarf::value_error::ValueError;
 use crate::symbols::SymbolError;
 
 /// Every failure a session call can report; each renders as one line.
@@ -16,6 +17,10 @@ pub enum SessionError {
     NotLoaded {
         file: String,
     },
+    /// The value, or the part of it asked for, has none here (`<optimized out>`,
+    /// `<unavailable: why>`): no error in the program or the request. Scripts see it as an
+    /// error with `noValue: true`, so printers print the part as it says itself.
+    NoValue(String),
 }
 
 impl SessionError {
@@ -42,7 +47,7 @@ impl fmt::Display for SessionError {
             }
             SessionError::Os(e) => write!(f, "{e}"),
             SessionError::Symbol(e) => write!(f, "{e}"),
-            SessionError::Invalid(msg) => write!(f, "{msg}"),
+            SessionError::Invalid(msg) | SessionError::NoValue(msg) => write!(f, "{msg}"),
             SessionError::NotLoaded { file } => write!(
                 f,
                 "no loaded module has code from {file} (is it built with -g, or in a library not loaded yet?)"
@@ -52,6 +57,15 @@ impl fmt::Display for SessionError {
 }
 
 impl std::error::Error for SessionError {}
+
+impl From<ValueError> for SessionError {
+    fn from(e: ValueError) -> Self {
+        match e {
+            ValueError::Gone(gone) => SessionError::NoValue(gone.text()),
+            e => SessionError::Invalid(e.to_string()),
+        }
+    }
+}
 
 impl From<OsError> for SessionError {
     fn from(e: OsError) -> Self {

@@ -111,7 +111,7 @@ impl Session {
             d.template_param(v.value.ty, i)
                 .map(|ty| Value::at(ty, addr))
         })?;
-        self.derived(v, r)
+        self.derived(v, r.map_err(|e| SessionError::Invalid(e.to_string())))
     }
 
     /// What a printer prints for `v` (the object a reference leads to) and its type name.

@@ -59,7 +59,7 @@ impl Session {
         guarded(|| f(debug, &target))
     }
 
-    pub(super) fn derived<E: std::fmt::Display>(
+    pub(super) fn derived<E: Into<SessionError>>(
         &self,
         v: &TypedValue,
         r: std::result::Result<Value, E>,
@@ -68,7 +68,7 @@ impl Session {
             file: v.file.clone(),
             value,
         })
-        .map_err(|e| SessionError::Invalid(e.to_string()))
+        .map_err(Into::into)
     }
 
     pub fn value_member(&self, v: &TypedValue, name: &str) -> Result<TypedValue> {
@@ -136,7 +136,7 @@ impl Session {
 
     pub fn value_scalar(&self, v: &TypedValue) -> Result<Option<Scalar>> {
         self.with_value(v, |d, t| d.scalar(&v.value, t))?
-            .map_err(|e| SessionError::Invalid(e.to_string()))
+            .map_err(Into::into)
     }
 
     pub fn value_type_name(&self, v: &TypedValue) -> String {

@@ -96,7 +96,7 @@ pub(super) trait OrThrow<T> {
     fn or_throw(self, ctx: &Ctx<'_>) -> rquickjs::Result<T>;
 }
 
-impl<T, E: std::fmt::Display> OrThrow<T> for Result<T, E> {
+impl<T, E: std::fmt::Display + 'static> OrThrow<T> for Result<T, E> {
     fn or_throw(self, ctx: &Ctx<'_>) -> rquickjs::Result<T> {
         self.map_err(|e| throw(ctx, e))
     }

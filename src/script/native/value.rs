@@ -13,7 +13,7 @@ use crate::symbols::dwarf::{Limits, Plain, Scalar};
 pub(super) fn install(t: &Natives<'_, '_>) -> rquickjs::Result<()> {
     t.def("val_text", text)?; // String(v), v.$text()
     t.def("val_plain", plain)?; // v.$value
-    t.def("val_prim", prim)?; // +v, `${v}`, v.valueOf()
+    t.def("val_prim", prim)?; // +v, `${v}`, v.valueOf(); a printer's number (strict)
     t.def("val_member", member)?; // v.name, v.$member(name)
     t.def("val_keys", keys)?; // Object.keys(v), v.$keys()
     t.def("val_index", index)?; // v[i], v.$at(i)
@@ -48,10 +48,26 @@ fn plain<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>, raw: Opt<bool>) -> R<'js> {
     plain_to_js(&ctx, &p)
 }
 
-fn prim<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>, hint: Opt<String>, raw: Opt<bool>) -> R<'js> {
+fn prim<'js>(
+    h: &Host,
+    ctx: Ctx<'js>,
+    v: H<'js>,
+    hint: Opt<String>,
+    raw: Opt<bool>,
+    strict: Opt<bool>,
+) -> R<'js> {
     let hint = hint.0.unwrap_or_else(|| "default".into());
     let tv = v.borrow().0.clone();
-    primitive(&ctx, h, &tv, &hint, raw.0.unwrap_or(false))
+    let value = primitive(&ctx, h, &tv, &hint, raw.0.unwrap_or(false))?;
+    if strict.0.unwrap_or(false) && value.as_float().is_some_and(f64::is_nan) {
+        // A printer's read: why there is no number is the error itself (marked when the
+        // value has none here), not a NaN to be explained from its text.
+        let session = h.session_ref(&ctx)?;
+        session
+            .value_scalar(&session.referent(&tv))
+            .or_throw(&ctx)?;
+    }
+    Ok(value)
 }
 
 fn member<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>, name: String) -> R<'js> {
