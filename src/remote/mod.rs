@@ -56,6 +56,8 @@ struct Features {
     siginfo: bool,
     vcont: bool,
     catch_syscalls: bool,
+    /// lldb-server's `native-signals+`: signals on the wire are Linux's numbers.
+    native_signals: bool,
 }
 
 impl Features {
@@ -73,6 +75,7 @@ impl Features {
                 b"qXfer:auxv:read+" => f.auxv = true,
                 b"qXfer:siginfo:read+" => f.siginfo = true,
                 b"QCatchSyscalls+" => f.catch_syscalls = true,
+                b"native-signals+" => f.native_signals = true,
                 _ => {
                     if let Some(size) = item.strip_prefix(b"PacketSize=") {
                         // Bounded: a hostile stub's huge size would make huge requests.
@@ -97,6 +100,8 @@ pub(crate) struct Remote {
     conn: RefCell<Conn>,
     features: Features,
     layout: Layout,
+    /// The general registers `layout` lacks.
+    unknown: Vec<&'static str>,
     pid: Tid,
     origin: Origin,
     /// Threads as last listed; `None` once a resume may have changed them.
@@ -298,6 +303,7 @@ pub(crate) fn connect(how: &Connect) -> Result<(Box<dyn Target>, Stop), OsError>
     let mut remote = Remote {
         conn: RefCell::new(conn),
         layout: Layout::default(),
+        unknown: Vec::new(),
         pid: 0,
         origin: Origin::Attached,
         threads: RefCell::new(None),
@@ -329,6 +335,7 @@ pub(crate) fn connect(how: &Connect) -> Result<(Box<dyn Target>, Stop), OsError>
         features,
     };
     remote.layout = remote.read_layout()?;
+    remote.unknown = remote.layout.lacking();
     let threads = remote.list_threads()?;
     let first_thread = stop
         .filter(|t| t.tid > 0)
@@ -492,6 +499,15 @@ impl Remote {
     }
 
     /// `tid`'s `g` reply, read once per stop.
+    /// How this stub numbers signals on the wire.
+    fn numbering(&self) -> signals::Numbering {
+        if self.features.native_signals {
+            signals::Numbering::Native
+        } else {
+            signals::Numbering::Gdb
+        }
+    }
+
     fn register_blob(&self, tid: Tid) -> Result<Vec<Option<u8>>, OsError> {
         if let Some(blob) = self.registers.borrow().get(&tid) {
             return Ok(blob.clone());

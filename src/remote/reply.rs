@@ -86,6 +86,8 @@ impl Reply {
                 let mut thread = None;
                 let mut why = Why::Signal;
                 let mut expedited = Vec::new();
+                let mut reason: Option<&[u8]> = None;
+                let mut description = None;
                 for pair in rest[2..].split(|&b| b == b';').filter(|p| !p.is_empty()) {
                     let colon = pair.iter().position(|&b| b == b':')?;
                     let (key, value) = (&pair[..colon], &pair[colon + 1..]);
@@ -97,6 +99,10 @@ impl Reply {
                         b"syscall_entry" => why = Why::SyscallEntry(number(value)?),
                         b"syscall_return" => why = Why::SyscallReturn(number(value)?),
                         b"library" => why = Why::Library,
+                        // lldb-server's words for the same (`reason:watchpoint` with a
+                        // `description` of hex text: "ADDR INDEX HIT").
+                        b"reason" => reason = Some(value),
+                        b"description" => description = super::packet::unhex_all(value),
                         _ if key.iter().all(u8::is_ascii_hexdigit) => {
                             let num = usize::try_from(number(key)?).ok()?;
                             let bytes = super::packet::unhex_all(value)?;
@@ -105,6 +111,9 @@ impl Reply {
                         // core:, fork:, exec: and whatever a newer stub adds: not asked for.
                         _ => {}
                     }
+                }
+                if why == Why::Signal {
+                    why = lldb_why(reason, description.as_deref()).unwrap_or(Why::Signal);
                 }
                 Some(Reply::Stopped {
                     signal,
@@ -128,6 +137,21 @@ impl Reply {
             b'N' if rest.is_empty() => Some(Reply::NoResumed),
             _ => None,
         }
+    }
+}
+
+/// What lldb-server's `reason` (and a watchpoint's `description`) says a stop is: its
+/// breakpoints are rewound to the site as a `swbreak` one; other reasons (`trace`, `signal`,
+/// `exception`) are the signal's.
+fn lldb_why(reason: Option<&[u8]>, description: Option<&[u8]>) -> Option<Why> {
+    match reason? {
+        b"breakpoint" => Some(Why::SoftwareBreakpoint),
+        b"watchpoint" => {
+            let text = std::str::from_utf8(description?).ok()?;
+            let addr = text.split_ascii_whitespace().next()?.parse().ok()?;
+            Some(Why::Watch(addr))
+        }
+        _ => None,
     }
 }
 

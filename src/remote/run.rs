@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::reply::{Reply, Why};
-use super::{conn, signals, Remote};
+use super::{conn, Remote};
 use crate::inferior::{PassFn, Stop};
 use crate::os::{OsError, Tid};
 
@@ -124,6 +124,12 @@ impl Remote {
                 }
                 Event::Pass(tid, sig) => {
                     self.pending.insert(tid, sig);
+                    // A signal that stops the program again at once (a storm, or a stub's
+                    // own stop taken for the program's) must not outlive the deadline: the
+                    // signal stays pending for the next resume.
+                    if Instant::now() >= deadline {
+                        return Ok(Stop::Timeout { tid });
+                    }
                 }
                 Event::Ignore => {}
             }
@@ -146,7 +152,8 @@ impl Remote {
     /// `vCont` stepping `tid` alone (the others stay stopped), with its pending signal.
     fn step_action(&mut self, tid: Tid) -> String {
         let thread = self.thread_id(tid);
-        match self.pending.remove(&tid).and_then(signals::to_wire) {
+        let numbering = self.numbering();
+        match self.pending.remove(&tid).and_then(|s| numbering.to_wire(s)) {
             Some(sig) => format!("vCont;S{sig:02x}:{thread}"),
             None => format!("vCont;s:{thread}"),
         }
@@ -158,7 +165,7 @@ impl Remote {
         let mut action = String::from("vCont");
         let pending: Vec<(Tid, i32)> = self.pending.drain().collect();
         for (tid, sig) in pending {
-            if let Some(sig) = signals::to_wire(sig) {
+            if let Some(sig) = self.numbering().to_wire(sig) {
                 action.push_str(&format!(";C{sig:02x}:{}", self.thread_id(tid)));
             }
         }
@@ -342,7 +349,10 @@ impl Remote {
                 return Ok(Event::Report(stop));
             }
             Reply::Killed { signal, .. } => {
-                let signal = signals::to_linux(signal).unwrap_or(i32::from(signal));
+                let signal = self
+                    .numbering()
+                    .to_linux(signal)
+                    .unwrap_or(i32::from(signal));
                 let stop = Stop::Killed { signal };
                 self.ended = Some(stop);
                 return Ok(Event::Report(stop));
@@ -362,8 +372,8 @@ impl Remote {
             .map_or(self.selected, |t| t.tid as Tid);
         self.note_expedited_pc(tid, &expedited);
         self.selected = tid;
-        let signal = signals::to_linux(wire).unwrap_or(0);
-        if wire == 2 || wire == 0 {
+        let signal = self.numbering().to_linux(wire).unwrap_or(0);
+        if self.numbering().answers_interrupt(wire) {
             match interrupt {
                 Interrupt::User => return Ok(Event::Report(Stop::Interrupted { tid })),
                 Interrupt::Deadline => return Ok(Event::Report(Stop::Timeout { tid })),

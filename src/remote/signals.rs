@@ -37,8 +37,43 @@ const TABLE: [(i32, u8); 31] = [
     (32, 77), // the first real-time signal (glibc's own)
 ];
 
+/// How a stub numbers signals: as gdb does, or as Linux does (lldb-server's
+/// `native-signals+`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Numbering {
+    Gdb,
+    Native,
+}
+
+impl Numbering {
+    /// The Linux signal a number on the wire stands for, if any.
+    pub(crate) fn to_linux(self, wire: u8) -> Option<i32> {
+        match self {
+            Numbering::Gdb => to_linux(wire),
+            Numbering::Native => (1..=64).contains(&wire).then_some(i32::from(wire)),
+        }
+    }
+
+    /// The number on the wire of a Linux signal, if it has one.
+    pub(crate) fn to_wire(self, linux: i32) -> Option<u8> {
+        match self {
+            Numbering::Gdb => to_wire(linux),
+            Numbering::Native => u8::try_from(linux).ok().filter(|s| (1..=64).contains(s)),
+        }
+    }
+
+    /// Whether a stop with this signal can be the stub's answer to the interrupt byte:
+    /// gdbserver says SIGINT (or 0), lldb-server the SIGSTOP it stops the program with.
+    pub(crate) fn answers_interrupt(self, wire: u8) -> bool {
+        match self {
+            Numbering::Gdb => wire == 2 || wire == 0,
+            Numbering::Native => matches!(wire, 0 | 2 | 19),
+        }
+    }
+}
+
 /// The Linux signal a protocol number stands for, if any.
-pub(crate) fn to_linux(wire: u8) -> Option<i32> {
+fn to_linux(wire: u8) -> Option<i32> {
     match wire {
         45..=75 => Some(i32::from(wire) - 45 + 33),
         78 => Some(64),
@@ -47,7 +82,7 @@ pub(crate) fn to_linux(wire: u8) -> Option<i32> {
 }
 
 /// The protocol number of a Linux signal, if it has one.
-pub(crate) fn to_wire(linux: i32) -> Option<u8> {
+fn to_wire(linux: i32) -> Option<u8> {
     match linux {
         33..=63 => u8::try_from(linux - 33 + 45).ok(),
         64 => Some(78),

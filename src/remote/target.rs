@@ -140,6 +140,10 @@ impl ProcessView for Remote {
         self.registers_of(tid)
     }
 
+    fn unknown_registers(&self) -> &[&'static str] {
+        &self.unknown
+    }
+
     fn regs_read(&self, tid: Tid) -> Option<RawRegs> {
         let blob = self.registers.borrow().get(&tid)?.clone();
         Some(self.layout.raw_regs(&blob).0)

@@ -23,6 +23,24 @@ pub(crate) struct Layout {
 /// How deep `xi:include`s may nest (a description that includes itself must end).
 const MAX_INCLUDE_DEPTH: usize = 4;
 
+/// The furthest a register's given offset may lie in `g` (a hostile description must not
+/// make every read index far past any reply).
+const MAX_OFFSET: usize = 64 << 10;
+
+/// Names lldb-server gives registers gdb names otherwise.
+const ALIASES: [(&str, &str); 1] = [("eflags", "rflags")];
+
+/// One `<reg>` of a description.
+struct Found {
+    name: String,
+    bits: usize,
+    num: Option<usize>,
+    /// lldb's `offset`: where its bytes start in `g`.
+    offset: Option<usize>,
+    /// lldb's `value_regnums`: a part of another register (`eax` of `rax`).
+    view: bool,
+}
+
 impl Layout {
     /// Reads a description; `include(name)` fetches a file it includes.
     pub(crate) fn parse(
@@ -33,12 +51,22 @@ impl Layout {
         collect(xml, include, 0, &mut found)?;
         let mut next = 0;
         let mut regs: Vec<Reg> = Vec::new();
-        for (name, bits, num) in found {
-            let num = num.unwrap_or(next);
+        let mut placed = Vec::new();
+        for found in found {
+            let num = found.num.unwrap_or(next);
             next = num + 1;
+            let (name, bits) = (found.name, found.bits);
             if bits == 0 || bits % 8 != 0 || bits > 4096 {
                 return Err(format!("register {name} has {bits} bits"));
             }
+            if found.view {
+                // lldb-server's `eax` is bytes of `rax`: no storage of its own in `g`.
+                continue;
+            }
+            if found.offset.is_some_and(|o| o > MAX_OFFSET) {
+                return Err(format!("register {name} lies past {MAX_OFFSET} bytes"));
+            }
+            placed.push(found.offset);
             regs.push(Reg {
                 name,
                 bits,
@@ -48,6 +76,16 @@ impl Layout {
         }
         if regs.is_empty() {
             return Err("the target description names no register".into());
+        }
+        // lldb-server says where each register's bytes are (its `g` is the kernel's register
+        // sets laid end to end, not the registers in number order); gdbserver does not.
+        if placed.iter().all(Option::is_some) {
+            for (r, at) in regs.iter_mut().zip(placed) {
+                r.offset = at.unwrap_or_default();
+            }
+            regs.sort_by_key(|r| r.num);
+            regs.dedup_by_key(|r| r.num);
+            return Ok(Layout { regs });
         }
         Ok(Layout::numbered(regs))
     }
@@ -99,7 +137,11 @@ impl Layout {
     }
 
     pub(crate) fn find(&self, name: &str) -> Option<&Reg> {
-        self.regs.iter().find(|r| r.name == name)
+        let named = |n: &str| self.regs.iter().find(|r| r.name == n);
+        named(name).or_else(|| {
+            let (_, other) = ALIASES.iter().find(|(ours, _)| *ours == name)?;
+            named(other)
+        })
     }
 
     /// The bytes of a register in a `g` reply, if the reply has them all.
@@ -115,6 +157,15 @@ impl Layout {
         let n = bytes.len().min(8);
         word[..n].copy_from_slice(&bytes[..n]);
         Some(u64::from_le_bytes(word))
+    }
+
+    /// The general registers (of [`REGISTER_NAMES`]) this description has no place for.
+    pub(crate) fn lacking(&self) -> Vec<&'static str> {
+        REGISTER_NAMES
+            .iter()
+            .copied()
+            .filter(|n| self.find(n).is_none())
+            .collect()
     }
 
     /// The general registers from a `g` reply, and the names of those it lacks (the stub
@@ -152,8 +203,13 @@ impl Layout {
         });
         area[4] = abridged;
         put(&mut area, 6, &(word("fop")? as u16).to_le_bytes());
-        let fip = word("fioff")? | (word("fiseg")? << 32);
-        let fdp = word("fooff")? | (word("foseg")? << 32);
+        // gdb splits the last instruction's and operand's pointers (offset, segment);
+        // lldb-server sends each whole.
+        let pointer = |whole: &str, offset: &str, segment: &str| {
+            word(whole).or_else(|| Some(word(offset)? | (word(segment)? << 32)))
+        };
+        let fip = pointer("fip", "fioff", "fiseg")?;
+        let fdp = pointer("fdp", "fooff", "foseg")?;
         put(&mut area, 8, &fip.to_le_bytes());
         put(&mut area, 16, &fdp.to_le_bytes());
         put(&mut area, 24, &(word("mxcsr")? as u32).to_le_bytes());
@@ -172,9 +228,14 @@ impl Layout {
             );
         }
         let mut components: u64 = 0b11;
-        let highs: Option<Vec<Vec<u8>>> = (0..16)
-            .map(|n| self.bytes(blob, &format!("ymm{n}h")))
-            .collect();
+        // gdb sends the upper halves (`ymm0h`), lldb-server each whole register (`ymm0`).
+        let high = |n: usize| {
+            self.bytes(blob, &format!("ymm{n}h")).or_else(|| {
+                let whole = self.bytes(blob, &format!("ymm{n}"))?;
+                (whole.len() == 32).then(|| whole[16..].to_vec())
+            })
+        };
+        let highs: Option<Vec<Vec<u8>>> = (0..16).map(high).collect();
         if let Some(highs) = highs {
             components |= 0b100;
             for (n, high) in highs.iter().enumerate() {
@@ -215,12 +276,12 @@ impl Layout {
     }
 }
 
-/// Collects `(name, bits, regnum)` of every `<reg>` in document order, includes expanded.
+/// Collects every `<reg>` in document order, includes expanded.
 fn collect(
     xml: &str,
     include: &mut dyn FnMut(&str) -> Option<String>,
     depth: usize,
-    out: &mut Vec<(String, usize, Option<usize>)>,
+    out: &mut Vec<Found>,
 ) -> Result<(), String> {
     let mut rest = xml;
     while let Some(start) = rest.find('<') {
@@ -234,8 +295,13 @@ fn collect(
             let bits = attr(attrs, "bitsize")
                 .and_then(|b| b.parse().ok())
                 .ok_or_else(|| format!("register {name} has no bitsize"))?;
-            let num = attr(attrs, "regnum").and_then(|n| n.parse().ok());
-            out.push((name.to_string(), bits, num));
+            out.push(Found {
+                name: name.to_string(),
+                bits,
+                num: attr(attrs, "regnum").and_then(|n| n.parse().ok()),
+                offset: attr(attrs, "offset").and_then(|n| n.parse().ok()),
+                view: attr(attrs, "value_regnums").is_some(),
+            });
         } else if let Some(attrs) = tag.strip_prefix("xi:include ") {
             let href = attr(attrs, "href").ok_or("an include without href")?;
             if depth >= MAX_INCLUDE_DEPTH {

@@ -30,6 +30,12 @@ pub(crate) trait ProcessView {
     /// A thread's general registers if this stop already read them, without reading them
     /// (over a remote protocol a read is a round trip).
     fn regs_read(&self, tid: Tid) -> Option<RawRegs>;
+    /// General registers this target cannot give (a remote stub's description lacks them:
+    /// lldb-server 14 sends no fs_base or orig_rax). They read as 0 in `regs()` and are
+    /// said unavailable wherever they would be shown or used.
+    fn unknown_registers(&self) -> &[&'static str] {
+        &[]
+    }
     /// A thread's floating-point and vector registers (read anew on each call).
     fn fp_regs(&mut self, tid: Tid) -> Result<FpRegs, OsError>;
     /// Fills `buf` from `addr` (the program's own bytes: breakpoints hidden), or fails whole.

@@ -28,12 +28,25 @@ impl Session {
         }
     }
 
+    /// Why general register `name` has no value here (the target cannot give it), if so.
+    pub(crate) fn register_unknown(&self, name: &str) -> Option<SessionError> {
+        let process = self.targets.view_ref().ok()?;
+        process.unknown_registers().contains(&name).then(|| {
+            SessionError::NoValue(format!(
+                "<unavailable: the remote stub sends no {name} register>"
+            ))
+        })
+    }
+
     pub fn pc(&mut self) -> Result<u64> {
         Ok(self.regs()?.rip)
     }
 
     pub fn set_register(&mut self, name: &str, value: u64) -> Result<()> {
         self.check_writable("write a register")?;
+        if let Some(unknown) = self.register_unknown(name) {
+            return Err(unknown);
+        }
         let index = regs::register_index(name)
             .ok_or_else(|| SessionError::Invalid(format!("no register '{name}'")))?;
         let mut raw = self.regs()?;

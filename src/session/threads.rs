@@ -112,7 +112,8 @@ impl Session {
     /// `in futex` when the thread was stopped inside a system call (pc right after a
     /// `syscall` instruction and orig_rax holding its number).
     pub(super) fn syscall_state(&mut self, regs: &RawRegs) -> Option<String> {
-        if (regs.orig_rax as i64) < 0 || regs.rip < 2 {
+        if (regs.orig_rax as i64) < 0 || regs.rip < 2 || self.register_unknown("orig_rax").is_some()
+        {
             return None;
         }
         let mut insn = [0u8; 2];
@@ -187,6 +188,9 @@ impl Session {
             return Err(SessionError::Invalid(format!(
                 "no thread-local variable '{name}' in the executable or its libraries"
             )));
+        }
+        if let Some(unknown) = self.register_unknown("fs_base") {
+            return Err(unknown);
         }
         let fs_base = self.regs()?.fs_base;
         let tid = self.selected_tid()?;

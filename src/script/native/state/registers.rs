@@ -17,7 +17,11 @@ pub(super) fn install(t: &Natives<'_, '_>) -> rquickjs::Result<()> {
 fn reg<'js>(h: &Host, ctx: Ctx<'js>, name: String) -> R<'js> {
     let index =
         regs::register_index(&name).ok_or_else(|| throw(&ctx, format!("no register '{name}'")))?;
-    let raw = h.session_mut(&ctx)?.regs().or_throw(&ctx)?;
+    let mut session = h.session_mut(&ctx)?;
+    if let Some(unknown) = session.register_unknown(&name) {
+        return Err(throw(&ctx, unknown));
+    }
+    let raw = session.regs().or_throw(&ctx)?;
     u64_to_js(&ctx, regs::get_register(&raw, index))
 }
 
@@ -25,9 +29,12 @@ fn prev_reg<'js>(h: &Host, ctx: Ctx<'js>, name: String) -> R<'js> {
     let Some(index) = regs::register_index(&name) else {
         return Ok(undefined(&ctx));
     };
-    match h.session_ref(&ctx)?.prev_regs() {
-        Some(raw) => u64_to_js(&ctx, regs::get_register(raw, index)),
-        None => Ok(undefined(&ctx)),
+    let session = h.session_ref(&ctx)?;
+    match session.prev_regs() {
+        Some(raw) if session.register_unknown(&name).is_none() => {
+            u64_to_js(&ctx, regs::get_register(raw, index))
+        }
+        _ => Ok(undefined(&ctx)),
     }
 }
 
@@ -44,11 +51,15 @@ fn reg_names(_: &Host) -> Vec<&'static str> {
 }
 
 fn regs_text<'js>(h: &Host, ctx: Ctx<'js>) -> rquickjs::Result<String> {
-    let raw = h.session_mut(&ctx)?.regs().or_throw(&ctx)?;
+    let mut session = h.session_mut(&ctx)?;
+    let raw = session.regs().or_throw(&ctx)?;
     let lines: Vec<String> = REGISTER_NAMES
         .iter()
         .enumerate()
-        .map(|(i, name)| format!("{name}\t{:#x}", regs::get_register(&raw, i)))
+        .map(|(i, name)| match session.register_unknown(name) {
+            Some(_) => format!("{name}\t<unavailable>"),
+            None => format!("{name}\t{:#x}", regs::get_register(&raw, i)),
+        })
         .collect();
     Ok(lines.join("\n"))
 }
