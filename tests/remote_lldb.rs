@@ -135,7 +135,7 @@ fn a_deadline_and_threads_over_lldb_server() {
     assert_eq!(scry.ok("kill()"), "killed by SIGKILL");
     scry.finish();
 
-    let program = fixture_with("threads", &["-g", "-O0", "-pthread"]);
+    let program = fixture("threads");
     let Some(stub) = Lldb::start(&program, &[]) else {
         return;
     };
@@ -156,7 +156,7 @@ fn a_deadline_and_threads_over_lldb_server() {
 /// Logpoint hits in four threads are each counted once.
 #[test]
 fn logpoints_in_four_threads_over_lldb_server() {
-    let program = fixture_with("logpoints", &["-g", "-O0", "-pthread"]);
+    let program = fixture("logpoints");
     let Some(stub) = Lldb::start(&program, &["busy", "4", "500"]) else {
         return;
     };

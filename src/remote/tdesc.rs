@@ -51,7 +51,8 @@ impl Layout {
         collect(xml, include, 0, &mut found)?;
         let mut next = 0;
         let mut regs: Vec<Reg> = Vec::new();
-        let mut placed = Vec::new();
+        // Whether every register says where its bytes are (see below).
+        let mut all_placed = true;
         for found in found {
             let num = found.num.unwrap_or(next);
             next = num + 1;
@@ -66,12 +67,12 @@ impl Layout {
             if found.offset.is_some_and(|o| o > MAX_OFFSET) {
                 return Err(format!("register {name} lies past {MAX_OFFSET} bytes"));
             }
-            placed.push(found.offset);
+            all_placed &= found.offset.is_some();
             regs.push(Reg {
                 name,
                 bits,
                 num,
-                offset: 0,
+                offset: found.offset.unwrap_or(0),
             });
         }
         if regs.is_empty() {
@@ -79,10 +80,7 @@ impl Layout {
         }
         // lldb-server says where each register's bytes are (its `g` is the kernel's register
         // sets laid end to end, not the registers in number order); gdbserver does not.
-        if placed.iter().all(Option::is_some) {
-            for (r, at) in regs.iter_mut().zip(placed) {
-                r.offset = at.unwrap_or_default();
-            }
+        if all_placed {
             regs.sort_by_key(|r| r.num);
             regs.dedup_by_key(|r| r.num);
             return Ok(Layout { regs });
@@ -356,6 +354,22 @@ mod tests {
         let rbx = layout.find("rbx").unwrap();
         assert_eq!((rbx.num, rbx.offset), (1, 8));
         assert_eq!(layout.find("extra").unwrap().offset, 16);
+    }
+
+    #[test]
+    fn offsets_place_registers_and_views_have_no_storage() {
+        // lldb-server's form: rax after rbx in `g`, eax a view of rax, rflags for eflags.
+        let xml = r#"<target><reg name="rax" bitsize="64" regnum="0" offset="8"/>
+            <reg name="rbx" bitsize="64" regnum="1" offset="0"/>
+            <reg name="rflags" bitsize="64" regnum="2" offset="16"/>
+            <reg name="eax" bitsize="32" regnum="3" offset="8" value_regnums="0"/></target>"#;
+        let layout = Layout::parse(xml, &mut |_| None).unwrap();
+        assert_eq!(layout.find("rax").unwrap().offset, 8);
+        assert_eq!(layout.find("rbx").unwrap().offset, 0);
+        assert_eq!(layout.find("eflags").unwrap().name, "rflags");
+        assert!(layout.find("eax").is_none());
+        assert!(layout.lacking().contains(&"fs_base"));
+        assert!(!layout.lacking().contains(&"eflags"));
     }
 
     #[test]

@@ -34,6 +34,11 @@ pub(super) fn tls_block(
     fs_base: u64,
 ) -> Option<u64> {
     let tls = module.image().tls.as_ref()?;
+    // No thread has a thread pointer of 0: a target that cannot give fs_base (a remote
+    // stub's description without it) reads it as 0, and no block is to be made up from it.
+    if fs_base == 0 {
+        return None;
+    }
     let read = |a: u64| -> Option<u64> {
         let mut b = [0u8; 8];
         inferior.read_memory(a, &mut b).ok()?;
