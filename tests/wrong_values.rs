@@ -157,3 +157,48 @@ fn a_file_the_program_maps_as_data_is_no_module() {
         "{out} vs {addr:#x}"
     );
 }
+
+#[test]
+fn plain_data_is_the_whole_value_or_an_error_never_a_part() {
+    let exe = common::fixture_from("whole_values", "g++", &["-g", "-O0"], &["whole_values.cpp"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('inspect')");
+    scry.ok("cont()");
+    let truth = common::truth(&mut scry);
+    scry.ok("finish()");
+    // A sum over `.value` is the program's own, not one over the first 1,024 elements.
+    let sum = scry.ok("String(state.var('numbers').value.reduce((a, b) => a + b, 0))");
+    assert_eq!(sum, truth["sum"]);
+    assert_eq!(
+        scry.ok("String(JSON.parse(JSON.stringify(state.var('numbers'))).at(-1))"),
+        truth["last"]
+    );
+    let text = scry.ok("const t = state.var('text').value; [t.length, t.at(-1)].join(' ')");
+    assert_eq!(text, format!("{} y", truth["text"]));
+    // A std::string compares as its whole text.
+    assert_eq!(
+        scry.ok("state.var('text') == 'x'.repeat(4999) + 'y'"),
+        "true"
+    );
+    let squares =
+        scry.ok("String(Object.values(state.var('squares').value).reduce((a, b) => a + b, 0))");
+    assert_eq!(squares, truth["squares"]);
+    let table = scry.ok("String(state.var('table').value.reduce((a, b) => a + b, 0))");
+    assert_eq!(table, truth["table"]);
+    assert_eq!(
+        scry.ok("String(state.var('cstr').value.length)"),
+        truth["cstr"]
+    );
+    // Past plain data's bounds: refused, saying how to read it in parts; its length and
+    // elements still answer.
+    let e = scry.err("state.var('huge').value");
+    assert!(
+        e.contains(&format!("{} elements", truth["huge"])) && e.contains("read it in parts"),
+        "{e}"
+    );
+    assert_eq!(scry.ok("String(state.var('huge').length)"), truth["huge"]);
+    assert_eq!(scry.ok("Number(state.var('huge')[1499999])"), "1");
+    // The printed text stays one bounded line that says what it left out.
+    let line = scry.ok("String(state.var('numbers'))");
+    assert!(line.len() < 600 && line.contains("more"), "{line}");
+}

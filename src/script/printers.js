@@ -190,13 +190,19 @@
     if (e instanceof ScryError || (e && e.name === 'ScryError')) return `invalid: ${e.message}`;
     return `printer error: ${e && e.message !== undefined ? e.message : String(e)}`;
   };
-  function print(h, want) {
+  // The value as the renderer asks: at most `want` children; with `whole`, a text-like
+  // value's characters too (its `text`, a function read only then: plain data).
+  function print(h, want, whole) {
     try {
       const p = printedOf(h);
       if (!p) return 'printer error: no printer claims this type';
       const items = [];
       let more;
       let truncated = false;
+      // Plain data of elements laid out one after another (a vector's storage) is read by
+      // the renderer from the first one, without a call back here per element.
+      const run = p.r[RUN];
+      if (whole && p.shape === 'list' && run !== undefined) return [p.summary, p.shape, [], undefined, false, undefined, run];
       if (p.shape !== 'summary') {
         for (const x of p.iterate()) {
           if (items.length >= Math.max(want, p.holds() ? 1 : 0)) {
@@ -216,7 +222,8 @@
           }
         }
       }
-      const text = p.r.text === undefined ? undefined : String(p.r.text);
+      const t = p.r.text;
+      const text = !whole || t === undefined ? undefined : String(typeof t === 'function' ? t() : t);
       return [p.summary, p.shape, items, more, truncated, text];
     } catch (e) {
       return errorText(e);
@@ -284,6 +291,10 @@
   // Built-ins get the raw handle (`h`) and return typed proxies as children.
   const def = (match, fn) => builtin.push({ match, fn, builtin: true });
   // A container's elements, `n` of them from index 0, read by `item(i)`.
+  // `n` elements one after another from where handle `first` points (or, an array, starts):
+  // a sequence whose plain data the renderer reads itself.
+  const RUN = Symbol('scry.run');
+  const run = (first, n) => ({ ...seq(n, (i) => typed(at(first, i))), [RUN]: n > 0 ? [at(first, 0), n] : undefined });
   const seq = (n, item) => ({
     length: n,
     elements: function* () {
@@ -344,8 +355,7 @@
   function textOf(h, addr, len) {
     const unit = N.val_param_size(h, 0);
     count(len, 'length');
-    const [text, plain] = N.val_literal(addr, len, unit, 200);
-    return { summary: text, text: plain, length: len };
+    return { summary: N.val_literal(addr, len, unit, 200), text: () => N.val_chars(addr, len, unit), length: len };
   }
   // Elements of `h`'s template parameter 0 from the pointer `first` up to address `end`,
   // storage up to `cap` (a vector, either library's).
@@ -356,7 +366,7 @@
     if (size === 0 || (end - s) % size !== 0) invalid(`span ${end - s} is not a multiple of ${size}`);
     const n = count((end - s) / size, 'length');
     const c = (cap - s) / size;
-    return { summary: c === n ? `${kind}(${n})` : `${kind}(${n}, capacity ${c})`, ...seq(n, (i) => typed(at(first, i))) };
+    return { summary: c === n ? `${kind}(${n})` : `${kind}(${n}, capacity ${c})`, ...run(first, n) };
   }
   // A counted pointer (shared_ptr, weak_ptr) once its counts are read: `use` owners, `weak`
   // weak pointers, `ptr` the object's pointer handle.
@@ -378,5 +388,5 @@
   // An iterator prints as what it refers to (`iterator -> 12`); a null one says so. (An end()
   // iterator refers to no element: what it shows is whatever lies there, as in gdb.)
   const iterator = (addr, element) => (addr === 0 ? { summary: 'iterator(null)' } : { summary: 'iterator', pointee: element });
-  N.printerKit = freeze({ def, seq, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, iterator, MAX_WALK });
+  N.printerKit = freeze({ def, seq, run, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, iterator, MAX_WALK });
 })

@@ -5,7 +5,7 @@
 // scry's. Built on the registry of printers.js; called once with the native object.
 (function (N) {
   'use strict';
-  const { def, seq, mem, num, u64, at, deref, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, iterator, MAX_WALK } = N.printerKit;
+  const { def, seq, run, mem, num, u64, at, deref, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, iterator, MAX_WALK } = N.printerKit;
   // libc++ versions its ABI with an inline namespace (`__1`; `__2` for the next ABI).
   const STD = (name) => new RegExp(`^std::__\\d::${name}<`);
   // The first half of a libc++ `__compressed_pair` (the second is an allocator or a deleter,
@@ -30,8 +30,7 @@
     const len = count(long ? u64(addr + 8) : tag >> 1, 'length');
     const data = long ? u64(addr + 16) : addr + unit;
     if (!long && len > Math.floor(23 / unit)) invalid(`short length ${len}`);
-    const [text, plain] = N.val_literal(data, len, unit, 200);
-    return { summary: text, text: plain, length: len };
+    return { summary: N.val_literal(data, len, unit, 200), text: () => N.val_chars(data, len, unit), length: len };
   }
   def(STD('basic_string'), stringOf);
   def(STD('basic_string_view'), (h) => textOf(h, num(mem(h, '__data')), num(mem(h, '__size'))));
@@ -55,7 +54,7 @@
     } catch {
       // std::array<T, 0> holds no elements member.
     }
-    return { summary: `array(${n})`, ...seq(n, (i) => typed(at(elems, i))) };
+    return { summary: `array(${n})`, ...run(elems, n) };
   });
   // A deque: a map of blocks (a split buffer of pointers), the index of the first element
   // and the count; a block holds 4096 bytes of elements (16 elements of 256 bytes or more).
@@ -245,7 +244,7 @@
   def(STD('span'), (h, name) => {
     const data = mem(h, '__data');
     const n = count(N.val_keys(h).includes('__size') ? num(mem(h, '__size')) : staticExtent(name), 'length');
-    return { summary: `span(${n})`, ...seq(n, (i) => typed(at(data, i))) };
+    return { summary: `span(${n})`, ...run(data, n) };
   });
   def(STD('atomic'), (h) => ({ summary: 'atomic', value: () => typed(mem(h, '__a_', '__a_value')) }));
   // A function holds a pointer to its callable's wrapper (a class with a vtable), null when

@@ -5,7 +5,7 @@
 // registry of printers.js; called once with the native object.
 (function (N) {
   'use strict';
-  const { def, seq, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, iterator, MAX_WALK } = N.printerKit;
+  const { def, seq, run, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, iterator, MAX_WALK } = N.printerKit;
   const ScryError = N.ScryError;
   // ---- libstdc++ --------------------------------------------------------------------------
   const STD = (name) => new RegExp(`^std::(__cxx11::)?${name}<`);
@@ -36,7 +36,7 @@
   def(/^std::array</, (h) => {
     const elems = mem(h, '_M_elems');
     const n = N.val_len(elems) ?? 0;
-    return { summary: `array(${n})`, ...seq(n, (i) => typed(at(elems, i))) };
+    return { summary: `array(${n})`, ...run(elems, n) };
   });
   def(STD('deque'), (h) => {
     const impl = mem(h, '_M_impl');
@@ -254,7 +254,7 @@
     const last = /, (\d+)U?L?>$/.exec(name);
     const fixed = last && last[1] !== '18446744073709551615' ? Number(last[1]) : undefined;
     const n = count(fixed ?? num(mem(h, '_M_extent', '_M_extent_value')), 'length');
-    return { summary: `span(${n})`, ...seq(n, (i) => typed(at(ptr, i))) };
+    return { summary: `span(${n})`, ...run(ptr, n) };
   });
   // A function names its callable by the handler its invoker belongs to,
   // `_Function_handler<int (int), main::{lambda(int)#1}>`; a function pointer is kept in the

@@ -16,8 +16,8 @@
   function bytesText(vec) {
     const n = count(N.val_len(vec) ?? 0, 'length');
     if (n === 0) return { summary: '""', text: '', length: 0 };
-    const [text, plain] = N.val_literal(N.val_addr(at(vec, 0)), n, 1, 200);
-    return { summary: text, text: plain, length: n };
+    const addr = N.val_addr(at(vec, 0));
+    return { summary: N.val_literal(addr, n, 1, 200), text: () => N.val_chars(addr, n, 1), length: n };
   }
   // hashbrown's table: buckets lie below the control bytes, bucket i at ctrl - (i+1) * size;
   // a control byte with its top bit clear marks a full bucket.

@@ -8,7 +8,7 @@ use super::values::MemTarget;
 use super::*;
 use crate::symbols::dwarf::pretty::Pretty;
 use crate::symbols::dwarf::tree::InfoTree;
-use crate::symbols::dwarf::{Limits, Plain, Scalar, Target, Value};
+use crate::symbols::dwarf::{Limits, Plain, Scalar, Target, TooLarge, Value};
 
 impl Session {
     pub fn value_index_number(&self, v: &TypedValue) -> Result<i64> {
@@ -125,13 +125,19 @@ impl Session {
         self.with_value_printed(v, pretty, |d, t| d.render(&v.value, t, limits))
     }
 
-    pub fn value_plain(
-        &self,
-        v: &TypedValue,
-        limits: &Limits,
-        pretty: Option<&dyn Pretty>,
-    ) -> Result<Plain> {
-        self.with_value_printed(v, pretty, |d, t| d.plain(&v.value, t, limits))
+    /// The value as plain data, whole: one too large for that is an error saying how to
+    /// read it in parts, never a part presented as the whole.
+    pub fn value_plain(&self, v: &TypedValue, pretty: Option<&dyn Pretty>) -> Result<Plain> {
+        self.with_value_printed(v, pretty, |d, t| d.plain(&v.value, t))?
+            .map_err(|TooLarge(why)| {
+                SessionError::Invalid(format!(
+                    "{} has {why}: more than plain data takes whole (at most {} values, {} MiB \
+                     a string); read it in parts: v[i], for (const x of v), v.$length",
+                    self.value_type_name(v),
+                    crate::symbols::dwarf::MAX_PLAIN_VALUES,
+                    crate::symbols::dwarf::MAX_PLAIN_TEXT >> 20,
+                ))
+            })
     }
 
     pub fn value_scalar(&self, v: &TypedValue) -> Result<Option<Scalar>> {
@@ -156,6 +162,11 @@ impl Session {
 
     pub fn value_length(&self, v: &TypedValue) -> Option<u64> {
         self.with_value(v, |d, t| d.length(&v.value, t)).ok()?
+    }
+
+    /// Whether the value is an array of characters (its plain data is a string).
+    pub fn value_is_char_array(&self, v: &TypedValue) -> bool {
+        v.tree().is_some_and(|d| d.is_char_array(v.value.ty))
     }
 
     /// What kind of thing the value is, for scripts: `int`, `float`, `bool`, `char`,

@@ -27,6 +27,7 @@ pub(super) fn install(t: &Natives<'_, '_>) -> rquickjs::Result<()> {
     t.def("val_read", read)?; // one number of memory, read only
     t.def("val_bytes", bytes)?; // bytes of memory, read only
     t.def("val_literal", literal)?; // text of memory, quoted
+    t.def("val_chars", chars)?; // text of memory, whole
     t.def("symbol_peek", symbol_peek)?; // the symbol at an address, known modules only
     Ok(())
 }
@@ -140,7 +141,7 @@ fn bytes<'js>(h: &Host, ctx: Ctx<'js>, at: Value<'js>, len: Value<'js>) -> R<'js
 }
 
 /// `count` code units of `unit` bytes at `addr` as scry quotes text, at most `max`
-/// characters shown (a `…` says there were more); and the text itself, unquoted.
+/// characters shown (a `…` says there were more).
 fn literal<'js>(
     h: &Host,
     ctx: Ctx<'js>,
@@ -148,12 +149,9 @@ fn literal<'js>(
     count: f64,
     unit: f64,
     max: f64,
-) -> R<'js> {
+) -> rquickjs::Result<String> {
     let addr = values::to_address(&ctx, &at).or_throw(&ctx)?;
-    let unit = match unit as usize {
-        u @ (1 | 2 | 4) => u,
-        _ => 1,
-    };
+    let unit = code_unit(unit);
     let max = (max.max(0.0) as usize).min(1 << 16);
     let count = count.max(0.0) as u64;
     let shown = count.min(max as u64 * 4 / unit as u64 + 4) as usize;
@@ -165,7 +163,37 @@ fn literal<'js>(
     if (shown as u64) < count && !text.ends_with('…') {
         text.push('…');
     }
-    let plain = match unit {
+    Ok(text)
+}
+
+/// `count` code units of `unit` bytes at `addr`, the text itself, whole: what a string is
+/// as plain data (`s.value`, `s == '...'`). Past the plain-data bound it is refused, never cut.
+fn chars<'js>(
+    h: &Host,
+    ctx: Ctx<'js>,
+    at: Value<'js>,
+    count: f64,
+    unit: f64,
+) -> rquickjs::Result<String> {
+    let addr = values::to_address(&ctx, &at).or_throw(&ctx)?;
+    let unit = code_unit(unit);
+    let max = crate::symbols::dwarf::MAX_PLAIN_TEXT;
+    let bytes = count.max(0.0) * unit as f64;
+    if bytes > max as f64 {
+        return Err(throw(
+            &ctx,
+            format!(
+                "a string of {bytes} bytes is more than plain data takes whole ({} MiB); \
+                 read parts with state.read(addr, len)",
+                max >> 20
+            ),
+        ));
+    }
+    let bytes = h
+        .session_ref(&ctx)?
+        .peek_memory(addr, bytes as usize)
+        .or_throw(&ctx)?;
+    Ok(match unit {
         1 => String::from_utf8_lossy(&bytes).into_owned(),
         2 => String::from_utf16_lossy(
             &bytes
@@ -180,11 +208,15 @@ fn literal<'js>(
                     .unwrap_or(char::REPLACEMENT_CHARACTER)
             })
             .collect(),
-    };
-    let a = Array::new(ctx.clone())?;
-    a.push(text)?;
-    a.push(plain)?;
-    Ok(a.into_value())
+    })
+}
+
+/// A code unit's size in bytes as the printers give it (1, 2 or 4; anything else is 1).
+fn code_unit(unit: f64) -> usize {
+    match unit as usize {
+        u @ (1 | 2 | 4) => u,
+        _ => 1,
+    }
 }
 
 /// The symbol at an address from the modules known now (a std::function's target).
@@ -275,7 +307,7 @@ impl Pretty for JsPretty<'_, '_> {
         self.claims_name(name)
     }
 
-    fn print(&self, v: &DwarfValue, want: usize) -> Result<Printed, PrintError> {
+    fn print(&self, v: &DwarfValue, want: usize, text: bool) -> Result<Printed, PrintError> {
         let print = self.hook("print").ok_or(PrintError::NotInstalled)?;
         let tv = TypedValue {
             file: self.file.clone(),
@@ -283,7 +315,7 @@ impl Pretty for JsPretty<'_, '_> {
         };
         let h = Class::instance(self.ctx.clone(), Handle(tv))
             .map_err(|e| PrintError::Engine(e.to_string()))?;
-        let r: Value = match print.call((h, want as f64)) {
+        let r: Value = match print.call((h, want as f64, text)) {
             Ok(r) => r,
             Err(_) => return Err(PrintError::Failed(self.caught())),
         };
@@ -327,8 +359,20 @@ impl Pretty for JsPretty<'_, '_> {
             .map(|n| n as u64);
         let truncated = a.get::<bool>(4).unwrap_or(false);
         let text = a.get::<Option<String>>(5).ok().flatten();
+        let run = a.get::<Option<Array>>(6).ok().flatten().and_then(|r| {
+            let first = self.child(&r.get::<Value>(0).ok()?);
+            let n = r
+                .get::<f64>(1)
+                .ok()
+                .filter(|n| n.is_finite() && *n >= 0.0)?;
+            match first {
+                Child::Value(v) => Some((v, n as u64)),
+                Child::Text(_) => None,
+            }
+        });
         Ok(Printed {
             text,
+            run,
             summary,
             shape,
             items,

@@ -43,7 +43,7 @@ fn plain<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>, raw: Opt<bool>) -> R<'js> {
     let pretty = (!raw.0.unwrap_or(false)).then_some(&printers as &dyn Pretty);
     let p = h
         .session_ref(&ctx)?
-        .value_plain(&tv, &Limits::default(), pretty)
+        .value_plain(&tv, pretty)
         .or_throw(&ctx)?;
     plain_to_js(&ctx, &p)
 }
@@ -181,14 +181,10 @@ fn plain_to_js<'js>(ctx: &Ctx<'js>, p: &Plain) -> R<'js> {
         },
         Plain::Float(f) => Value::new_number(ctx.clone(), *f),
         Plain::Str(s) | Plain::Missing(s) => s.as_str().into_js(ctx)?,
-        Plain::List(items, more) => {
+        Plain::List(items) => {
             let a = Array::new(ctx.clone())?;
             for item in items {
                 a.push(plain_to_js(ctx, item)?)?;
-            }
-            if *more > 0 {
-                // Printed as `[... N more]`, as other cut listings are.
-                a.as_object().put("more", *more as f64)?;
             }
             a.into_value()
         }
@@ -245,10 +241,11 @@ fn primitive<'js>(ctx: &Ctx<'js>, host: &Host, v: &TypedValue, hint: &str, raw: 
                 .is_some_and(|(name, _)| printers.claims_name(&name));
         // A pointer is its address (`p + 8`, `p > q`, `hex(p)`), except one to characters,
         // which is the text it points to.
-        let char_pointer = kind == "pointer"
-            && matches!(session.value_plain(v, &limits, pretty), Ok(Plain::Str(_)));
-        if matches!(kind, "text" | "array") || printed_struct || char_pointer {
-            if let Ok(Plain::Str(s)) = session.value_plain(v, &limits, pretty) {
+        // Plain data only where it may be text: a 100,000-element array is never converted
+        // whole only to find it is not.
+        let chars = kind == "array" && session.value_is_char_array(v);
+        if matches!(kind, "text" | "pointer") || chars || printed_struct {
+            if let Ok(Plain::Str(s)) = session.value_plain(v, pretty) {
                 return s.into_js(ctx);
             }
         }

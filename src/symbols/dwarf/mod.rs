@@ -56,7 +56,7 @@ pub use frame::FrameVar;
 pub use info::DwarfInfo;
 pub use lines::Location;
 pub use location::{Gone, Place};
-pub use render::{Limits, Plain};
+pub use render::{Limits, Plain, TooLarge, MAX_PLAIN_TEXT, MAX_PLAIN_VALUES};
 pub use tailcall::TailCallFrame;
 pub use target::Target;
 pub use types::{Kind, Type, TypeId};

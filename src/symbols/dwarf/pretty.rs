@@ -44,6 +44,10 @@ pub struct Printed {
     pub truncated: bool,
     /// What a text-like value (a `std::string`) is as plain data: its characters.
     pub text: Option<String>,
+    /// For plain data (asked with `text`): the children are this many values laid out one
+    /// after another from the first (a vector's storage), read without the printer; `items`
+    /// is then empty.
+    pub run: Option<(Value, u64)>,
 }
 
 /// Why a printer gave no answer for a value.
@@ -88,9 +92,11 @@ pub trait Pretty {
     /// Whether a printer claims values of `ty` (named `name`, qualified with its
     /// namespaces and template arguments).
     fn claims(&self, ty: &Type, name: &str) -> bool;
-    /// The value printed, at most `want` children produced. An error is the printer's own
-    /// failure (`<printer error: …>`) or the container's (`<invalid: …>`), said whole.
-    fn print(&self, v: &Value, want: usize) -> Result<Printed, PrintError>;
+    /// The value printed, at most `want` children produced; with `text`, a text-like
+    /// value's characters too, whole (`Printed::text`, for plain data). An error is the
+    /// printer's own failure (`<printer error: …>`) or the container's (`<invalid: …>`),
+    /// said whole.
+    fn print(&self, v: &Value, want: usize, text: bool) -> Result<Printed, PrintError>;
 }
 
 #[cfg(test)]

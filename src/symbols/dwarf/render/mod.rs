@@ -8,6 +8,7 @@
 
 mod literals;
 mod plain;
+pub use plain::{TooLarge, MAX_TEXT as MAX_PLAIN_TEXT, MAX_VALUES as MAX_PLAIN_VALUES};
 mod printed;
 
 use super::fields::{fields_in_order, Field, Seen, SHOWN_ABOVE};
@@ -60,8 +61,7 @@ pub enum Plain {
     UInt(u128),
     Float(f64),
     Str(String),
-    /// Items and how many more there were.
-    List(Vec<Plain>, u64),
+    List(Vec<Plain>),
     Obj(Vec<(String, Plain)>),
     /// No value, and why.
     Missing(String),
@@ -567,6 +567,14 @@ impl InfoTree {
     }
 
     /// What kind of text an element or pointee type is, if it is a character type.
+    /// Whether `ty` is an array of characters (plain data makes it a string).
+    pub(crate) fn is_char_array(&self, ty: Option<TypeId>) -> bool {
+        let Some(t) = self.strip(ty) else {
+            return false;
+        };
+        matches!(&t.kind, Kind::Array { elem, .. } if self.text_kind(*elem).is_some())
+    }
+
     fn text_kind(&self, elem: Option<TypeId>) -> Option<Text> {
         // `wchar_t` is a typedef of int: recognized by its name before qualifiers go.
         let mut cur = elem;
@@ -606,42 +614,50 @@ impl InfoTree {
 
     /// A NUL-terminated string at `addr`, quoted, at most `max` characters.
     fn read_string(&self, addr: u64, kind: Text, max: usize, t: &dyn Target) -> Option<String> {
+        let (units, _) = self.read_units(addr, kind, max + 1, t)?;
+        Some(string_literal(&units, kind, max, true, false))
+    }
+
+    /// The code units of the text at `addr` up to its terminator (not included) or `max`
+    /// units, and whether the terminator was found; `None` when nothing there is readable.
+    /// The end of a mapping ends the text as a terminator would.
+    fn read_units(
+        &self,
+        addr: u64,
+        kind: Text,
+        max: usize,
+        t: &dyn Target,
+    ) -> Option<(Vec<u8>, bool)> {
         let unit = kind.unit();
         let mut bytes = Vec::new();
         let chunk = 64 * unit;
         let mut at = addr;
-        while bytes.len() < max * unit + unit {
+        while bytes.len() < max * unit {
             let mut buf = vec![0u8; chunk];
             if !t.read(at, &mut buf) {
                 // The end of a mapping may cut the last chunk: read unit by unit.
-                let mut ok = false;
                 for c in buf.chunks_mut(unit) {
                     if !t.read(at, c) {
                         break;
                     }
-                    ok = true;
-                    let end = c.iter().all(|&b| b == 0);
+                    if c.iter().all(|&b| b == 0) {
+                        return Some((bytes, true));
+                    }
                     bytes.extend_from_slice(c);
                     at += unit as u64;
-                    if end {
-                        break;
-                    }
                 }
-                if !ok && bytes.is_empty() {
-                    return None;
-                }
-                break;
+                return (!bytes.is_empty()).then_some((bytes, true));
             }
-            let end = buf.chunks(unit).position(|c| c.iter().all(|&b| b == 0));
-            match end {
+            match buf.chunks(unit).position(|c| c.iter().all(|&b| b == 0)) {
                 Some(i) => {
                     bytes.extend_from_slice(&buf[..i * unit]);
-                    return Some(string_literal(&bytes, kind, max, true, false));
+                    return Some((bytes, true));
                 }
                 None => bytes.extend_from_slice(&buf),
             }
             at += chunk as u64;
         }
-        Some(string_literal(&bytes, kind, max, true, false))
+        bytes.truncate(max * unit);
+        Some((bytes, false))
     }
 }

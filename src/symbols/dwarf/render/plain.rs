@@ -1,42 +1,61 @@
-//! A typed value as plain data for scripts (numbers, strings, lists, objects), bounded as the
-//! text is.
+//! A typed value as plain data for scripts (numbers, strings, lists, objects), whole or not
+//! at all: the text of a value is cut to fit a line, but plain data is what a script computes
+//! with (`v.value.reduce(...)`, `JSON.stringify(v)`), and a sum over the first 1,024 elements
+//! of 100,000 is a wrong answer. So there are no cuts here: past its bounds a value is
+//! refused, with how to read it in parts instead.
 
 use crate::symbols::dwarf::fields::{fields_in_order, Field, Seen};
 use crate::symbols::dwarf::location::Place;
 use crate::symbols::dwarf::rust::{is_rust_ref, RustSeq};
-use crate::symbols::dwarf::target::Target;
+use crate::symbols::dwarf::target::{PageCache, Target};
 use crate::symbols::dwarf::tree::InfoTree;
 use crate::symbols::dwarf::types::{Kind, Type};
 use crate::symbols::dwarf::value::{Scalar, Value};
 use crate::symbols::dwarf::value_error::ValueError;
 
 use super::literals::{hex_bytes, string_literal, unquote};
-use super::{Limits, Plain};
+use super::Plain;
+
+/// Values (numbers, strings, elements, members) one conversion may produce.
+pub const MAX_VALUES: usize = 1_000_000;
+/// Bytes of one string's characters.
+pub const MAX_TEXT: usize = 16 << 20;
+/// Aggregates nested in one another (pointers are not followed, so only a type nests).
+const MAX_DEPTH: usize = 32;
+
+/// Why a value has no whole plain data: it is larger than a conversion may be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TooLarge(pub String);
 
 impl InfoTree {
     /// The value as plain data: numbers, booleans, strings, lists and objects (pointers as
     /// addresses, except text a `char *` points to).
-    pub(crate) fn plain(&self, v: &Value, t: &dyn Target, lim: &Limits) -> Plain {
+    pub(crate) fn plain(&self, v: &Value, t: &dyn Target) -> Result<Plain, TooLarge> {
+        let cache = PageCache::new(t);
+        let t = &cache;
         let v = self.prefetch(v, t);
         let mut budget = Budget {
-            left: lim.total.saturating_mul(16),
+            left: MAX_VALUES,
             seen: Seen::default(),
+            cut: None,
         };
-        self.plain_at(&v, t, lim, 0, &mut budget)
+        let p = self.plain_at(&v, t, 0, &mut budget);
+        match budget.cut {
+            Some(why) => Err(TooLarge(why)),
+            None => Ok(p),
+        }
     }
 
-    fn plain_at(
+    pub(super) fn plain_at(
         &self,
         v: &Value,
         t: &dyn Target,
-        lim: &Limits,
         depth: usize,
         budget: &mut Budget,
     ) -> Plain {
-        if budget.left == 0 {
-            return Plain::Missing("too large".into());
+        if !budget.take(1) {
+            return Plain::Null;
         }
-        budget.left -= 1;
         if let Place::Gone(g) = &v.place {
             return Plain::Missing(g.text());
         }
@@ -44,19 +63,33 @@ impl InfoTree {
             return Plain::Null;
         };
         match &ty.kind {
-            Kind::Pointer(_) if is_rust_ref(&ty) && depth < lim.depth * 2 => {
-                match self.deref(v, t) {
-                    Ok(target) => self.plain_at(&target, t, lim, depth + 1, budget),
-                    Err(e) => Plain::Missing(e.to_string()),
-                }
-            }
+            Kind::Pointer(_) if is_rust_ref(&ty) && depth < MAX_DEPTH => match self.deref(v, t) {
+                Ok(target) => self.plain_at(&target, t, depth + 1, budget),
+                Err(e) => Plain::Missing(e.to_string()),
+            },
             Kind::Base(_) | Kind::Enum { .. } | Kind::Pointer(_) => {
                 if let Kind::Pointer(to) = &ty.kind {
                     if let Some(kind) = self.text_kind(*to) {
                         if let Ok(Some(Scalar::Pointer(a))) = self.scalar(v, t) {
                             if a != 0 {
-                                if let Some(s) = self.read_string(a, kind, lim.chars * 8, t) {
-                                    return Plain::Str(unquote(&s));
+                                match self.read_units(a, kind, MAX_TEXT / kind.unit(), t) {
+                                    Some((units, true)) => {
+                                        return Plain::Str(unquote(&string_literal(
+                                            &units,
+                                            kind,
+                                            usize::MAX,
+                                            true,
+                                            false,
+                                        )))
+                                    }
+                                    Some((_, false)) => {
+                                        budget.refuse(format!(
+                                            "the text at {a:#x} runs past {} MiB with no end",
+                                            MAX_TEXT >> 20
+                                        ));
+                                        return Plain::Null;
+                                    }
+                                    None => {}
                                 }
                             }
                         }
@@ -69,11 +102,15 @@ impl InfoTree {
                 }
             }
             Kind::Reference { .. } => match self.deref(v, t) {
-                Ok(target) => self.plain_at(&target, t, lim, depth, budget),
+                Ok(target) => self.plain_at(&target, t, depth, budget),
                 Err(e) => Plain::Missing(e.to_string()),
             },
             Kind::Array { elem, .. } => {
                 if let Some(kind) = self.text_kind(*elem) {
+                    if self.value_size(v).is_some_and(|n| n > MAX_TEXT as u64) {
+                        budget.refuse(format!("more than {} MiB of text", MAX_TEXT >> 20));
+                        return Plain::Null;
+                    }
                     return match self.bytes(v, t) {
                         Ok(b) => {
                             Plain::Str(unquote(&string_literal(&b, kind, usize::MAX, true, false)))
@@ -82,19 +119,18 @@ impl InfoTree {
                     };
                 }
                 let count = self.length(v, t).unwrap_or(0);
-                self.plain_list(t, lim, depth, budget, count, |i| self.element(v, i, t))
+                self.plain_list(t, depth, budget, count, |i| self.element(v, i, t))
             }
             Kind::Aggregate { .. } => {
                 let ty = self.complete(ty.clone());
-                if depth < lim.depth * 2 {
-                    let printed = self.plain_printed(v, &ty, t, lim, |c| {
-                        self.plain_at(&self.prefetch(c, t), t, lim, depth + 1, budget)
-                    });
-                    if let Some(p) = printed {
-                        return p;
-                    }
+                if depth >= MAX_DEPTH {
+                    budget.refuse(format!("more than {MAX_DEPTH} aggregates nested"));
+                    return Plain::Null;
                 }
-                self.plain_aggregate(v, &ty, t, lim, depth, budget)
+                if let Some(p) = self.plain_printed(v, &ty, t, depth, budget) {
+                    return p;
+                }
+                self.plain_aggregate(v, &ty, t, depth, budget)
             }
             _ => match self.bytes(v, t) {
                 Ok(b) => Plain::Str(hex_bytes(&b)),
@@ -103,24 +139,30 @@ impl InfoTree {
         }
     }
 
-    fn plain_list(
+    pub(super) fn plain_list(
         &self,
         t: &dyn Target,
-        lim: &Limits,
         depth: usize,
         budget: &mut Budget,
         count: u64,
         element: impl Fn(i64) -> Result<Value, ValueError>,
     ) -> Plain {
-        let max = (lim.elements as u64).saturating_mul(32).min(count);
-        let mut items = Vec::new();
-        for i in 0..max {
+        // Refused before anything is read: a corrupt length of 2^40 costs nothing.
+        if count > budget.left as u64 {
+            budget.refuse(format!("{count} elements"));
+            return Plain::Null;
+        }
+        let mut items = Vec::with_capacity(count as usize);
+        for i in 0..count {
             items.push(match element(i as i64) {
-                Ok(e) => self.plain_at(&e, t, lim, depth + 1, budget),
+                Ok(e) => self.plain_at(&e, t, depth + 1, budget),
                 Err(e) => Plain::Missing(e.to_string()),
             });
+            if budget.cut.is_some() {
+                break;
+            }
         }
-        Plain::List(items, count - max)
+        Plain::List(items)
     }
 
     fn plain_aggregate(
@@ -128,7 +170,6 @@ impl InfoTree {
         v: &Value,
         ty: &Type,
         t: &dyn Target,
-        lim: &Limits,
         depth: usize,
         budget: &mut Budget,
     ) -> Plain {
@@ -141,14 +182,15 @@ impl InfoTree {
         else {
             return Plain::Null;
         };
-        if depth >= lim.depth * 2 {
-            return Plain::Missing("nested too deep".into());
-        }
         if let Some(seq) = self.rust_seq_kind(ty) {
             return match self.rust_sequence(v, ty, t) {
                 Some(Ok((elem, ptr, len))) => match seq {
+                    RustSeq::Text if len > MAX_TEXT as u64 => {
+                        budget.refuse(format!("a string of {len} bytes"));
+                        Plain::Null
+                    }
                     RustSeq::Text => {
-                        let n = len.min(1 << 20) as usize;
+                        let n = len as usize;
                         let mut buf = vec![0u8; n];
                         if n == 0 || t.read(ptr, &mut buf) {
                             Plain::Str(String::from_utf8_lossy(&buf).into_owned())
@@ -164,7 +206,7 @@ impl InfoTree {
                     }
                     RustSeq::Elements => {
                         let stride = self.size_of(elem).unwrap_or(0);
-                        self.plain_list(t, lim, depth, budget, len, |i| {
+                        self.plain_list(t, depth, budget, len, |i| {
                             Ok(Value::at(elem, ptr.wrapping_add(stride * i as u64)))
                         })
                     }
@@ -178,7 +220,7 @@ impl InfoTree {
                 Ok(Some(x)) => {
                     let name = x.member.name.clone().unwrap_or_else(|| "?".into());
                     let inner = self.member_value(v, &x.member);
-                    let body = self.plain_at(&inner, t, lim, depth + 1, budget);
+                    let body = self.plain_at(&inner, t, depth + 1, budget);
                     match body {
                         Plain::Obj(fields) if fields.is_empty() => Plain::Str(name),
                         other => Plain::Obj(vec![(name, other)]),
@@ -197,7 +239,7 @@ impl InfoTree {
                     let sv = self.static_value(ty, s, t);
                     let value = match self.compound_address(&sv) {
                         Some(a) if !budget.seen.first(a) => Plain::Missing("shown above".into()),
-                        _ => self.plain_at(&self.prefetch(&sv, t), t, lim, depth + 1, budget),
+                        _ => self.plain_at(&self.prefetch(&sv, t), t, depth + 1, budget),
                     };
                     fields.push((s.name.clone(), value));
                     continue;
@@ -207,17 +249,42 @@ impl InfoTree {
                 (Some(n), false) => n.clone(),
                 _ => format!("<{}>", self.type_name(m.ty)),
             };
-            let value = self.plain_at(&self.member_value(v, m), t, lim, depth + 1, budget);
+            let value = self.plain_at(&self.member_value(v, m), t, depth + 1, budget);
             fields.push((name, value));
         }
         Plain::Obj(fields)
     }
 }
 
-/// What plain data may still cost, and the static members it already holds.
-struct Budget {
+/// What plain data may still cost, the static members it already holds, and why it was
+/// refused (the first reason; the conversion stops there).
+pub(super) struct Budget {
     left: usize,
     seen: Seen,
+    cut: Option<String>,
+}
+
+impl Budget {
+    /// Books `n` values; false (and the value refused) once there is no room.
+    pub(super) fn take(&mut self, n: usize) -> bool {
+        if self.cut.is_some() {
+            return false;
+        }
+        if n > self.left {
+            self.refuse(format!("more than {MAX_VALUES} values"));
+            return false;
+        }
+        self.left -= n;
+        true
+    }
+
+    pub(super) fn room(&self) -> usize {
+        self.left
+    }
+
+    pub(super) fn refuse(&mut self, why: String) {
+        self.cut.get_or_insert(why);
+    }
 }
 
 fn scalar_plain(s: Scalar) -> Plain {

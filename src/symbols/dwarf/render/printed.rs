@@ -8,6 +8,7 @@ use crate::symbols::dwarf::tree::InfoTree;
 use crate::symbols::dwarf::types::Type;
 use crate::symbols::dwarf::value::Value;
 
+use super::plain::Budget;
 use super::{Limits, Out, Plain};
 
 impl InfoTree {
@@ -24,7 +25,7 @@ impl InfoTree {
         if !pretty.claims(ty, &name) {
             return None;
         }
-        Some(pretty.print(v, want))
+        Some(pretty.print(v, want, false))
     }
 
     /// Writes `v` through its printer; false when no printer claims its type.
@@ -96,37 +97,62 @@ impl InfoTree {
 
     /// `v` as plain data through its printer: a list, an object for a map whose keys are
     /// text or numbers (else a list of `[key, value]` pairs), what a pointer or wrapper
-    /// holds, or the summary. `None` when no printer claims the type.
+    /// holds, or the summary (a string's characters, whole). `None` when no printer claims
+    /// the type. Children the printer leaves out refuse the value (`budget`).
     pub(super) fn plain_printed(
         &self,
         v: &Value,
         ty: &Type,
         t: &dyn Target,
-        lim: &Limits,
-        mut child: impl FnMut(&Value) -> Plain,
+        depth: usize,
+        budget: &mut Budget,
     ) -> Option<Plain> {
-        let want = (lim.elements).saturating_mul(32);
-        let p = match self.printed(v, ty, t, want)? {
+        // One more than there is room for: a printer that stops there has more.
+        let want = budget.room().saturating_add(1);
+        let pretty = t.pretty()?;
+        let name = self.qualified_type_name(ty.id);
+        if !pretty.claims(ty, &name) {
+            return None;
+        }
+        let p = match pretty.print(v, want, true) {
             Ok(p) => p,
             Err(e) => return Some(Plain::Missing(e.to_string())),
         };
-        let mut plain = |c: &Child| match c {
-            Child::Value(v) => child(v),
+        if let Some((first, n)) = &p.run {
+            let stride = self.size_of(first.ty).unwrap_or(0);
+            return Some(match first.address() {
+                Some(start) if stride > 0 => self.plain_list(t, depth, budget, *n, |i| {
+                    Ok(Value::at(first.ty, start.wrapping_add(stride * i as u64)))
+                }),
+                _ => Plain::Missing("the printer's elements are in no memory".into()),
+            });
+        }
+        if p.more.is_some_and(|n| n > 0) || p.truncated || p.items.len() >= want {
+            let n = p.more.map_or(String::new(), |m| {
+                format!(" of {}", p.items.len() as u64 + m)
+            });
+            budget.refuse(format!("{}{n} elements", p.summary));
+            return Some(Plain::Null);
+        }
+        let plain = |c: &Child, budget: &mut Budget| match c {
+            Child::Value(c) => self.plain_at(&self.prefetch(c, t), t, depth + 1, budget),
             Child::Text(s) => Plain::Str(s.clone()),
         };
-        let more = p.more.unwrap_or(0);
         Some(match p.shape {
             Shape::Summary => Plain::Str(p.text.unwrap_or(p.summary)),
-            Shape::List => Plain::List(p.items.iter().map(|(_, v)| plain(v)).collect(), more),
+            Shape::List => Plain::List(p.items.iter().map(|(_, v)| plain(v, budget)).collect()),
             Shape::Pointer | Shape::Value => match p.items.first() {
-                Some((_, v)) => plain(v),
+                Some((_, v)) => plain(v, budget),
                 None => Plain::Null,
             },
             Shape::Map => {
                 let pairs: Vec<(Plain, Plain)> = p
                     .items
                     .iter()
-                    .map(|(k, v)| (k.as_ref().map_or(Plain::Null, &mut plain), plain(v)))
+                    .map(|(k, v)| {
+                        let k = k.as_ref().map_or(Plain::Null, |k| plain(k, budget));
+                        (k, plain(v, budget))
+                    })
                     .collect();
                 let keyed = pairs.iter().all(|(k, _)| {
                     matches!(
@@ -140,9 +166,8 @@ impl InfoTree {
                     Plain::List(
                         pairs
                             .into_iter()
-                            .map(|(k, v)| Plain::List(vec![k, v], 0))
+                            .map(|(k, v)| Plain::List(vec![k, v]))
                             .collect(),
-                        more,
                     )
                 }
             }
