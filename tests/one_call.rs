@@ -35,8 +35,14 @@ fn typed_values_are_numbers_wherever_numbers_go() {
     // An array as a number is its address (C's decay).
     let buf = scry.num("Number(state.var('buf'))");
     assert_eq!(scry.ok("state.memory(state.var('buf')).str()"), "hello");
-    // A watchpoint at the address a pointer holds catches the program's write through it.
-    scry.ok("watchpoint.set(state.var('ptr'), 'w')");
+    // A watchpoint on a pointer's target catches the program's write through it (on the
+    // pointer itself it would watch the pointer, as gdb's `watch ptr`).
+    scry.ok("watchpoint.set(state.var('ptr').$deref(), 'w')");
+    assert_eq!(
+        scry.num("watchpoint.list()[0].addr"),
+        ptr,
+        "the pointee's storage"
+    );
     let hit = scry.ok("cont()");
     assert!(
         hit.starts_with("watchpoint 1 write") && hit.contains("7 -> 8"),

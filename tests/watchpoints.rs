@@ -292,15 +292,10 @@ fn wide_and_unaligned_watches_take_several_registers() {
         "the whole struct by default"
     );
     let first = scry.ok("cont()");
-    assert!(
-        first.contains(" 00000000000000000000000000000000 -> 05000000000000000000000000000000 "),
-        "{first}"
-    );
+    // The stop shows the struct as its type; a listener gets its bytes.
+    assert!(first.contains(" {a: 0, b: 0} -> {a: 5, b: 0} "), "{first}");
     let second = scry.ok("let s = cont(); ctx.e = s; s");
-    assert!(
-        second.contains("-> 05000000000000000700000000000000 "),
-        "{second}"
-    );
+    assert!(second.contains("-> {a: 5, b: 7} "), "{second}");
     assert_eq!(scry.ok("ctx.e.new"), "05000000000000000700000000000000");
     assert_eq!(scry.ok("watchpoint.list()[0].hits"), "2");
     let err = scry.err("watchpoint.set('block', 'w', {len: 32})");
@@ -313,7 +308,7 @@ fn wide_and_unaligned_watches_take_several_registers() {
     scry.ok("watchpoint.set('block', 'w', {len: 32})");
     let block = scry.ok("cont()");
     assert!(
-        block.contains(&format!("-> {}09 ", "00".repeat(31))),
+        block.contains(&format!("\"\" -> \"{}\\t\" ", "\\0".repeat(31))),
         "{block}"
     );
     scry.ok("watchpoint.remove(2)");
@@ -353,4 +348,70 @@ fn the_writing_instruction_is_named_with_its_own_line() {
     // The line shown is the instruction's, by the line table.
     let line = scry.ok("line_at(ctx.w.insn_addr)");
     assert!(line.contains("store_ends_line.c:6"), "{line}");
+}
+
+/// Watches of typed things: old and new as their type, a field through a pointer, a local
+/// whose frame returns; checked against what the fixture prints.
+#[test]
+fn watched_variables_keep_their_type_their_field_and_their_frame() {
+    let mut scry = Scry::spawn(&fixture("watch_scope"), &[]);
+    scry.ok(
+        "watchpoint.set('ratio'); watchpoint.set('scale');
+         ctx.seen = []; addEventListener('watchpoint', e => { ctx.seen.push(e.deleted ? 'gone' : `${e.old}>${e.new}`); })",
+    );
+    // Numbers as the variables' types: 1 -> 2.5, not 0x3f800000 -> 0x40200000.
+    let stop = scry.ok("cont()");
+    assert!(
+        stop.contains("write") && stop.contains(" 1 -> 2.5 "),
+        "{stop}"
+    );
+    let stop = scry.ok("cont()");
+    assert!(stop.contains(" 1 -> -3.25 "), "{stop}");
+    assert_eq!(scry.ok("ctx.seen.join(' ')"), "1>2.5 1>-3.25");
+    // A path is the field it names (not what the pointer points to), by string or value.
+    let field = scry.num("Number(state.value('&p->next'))");
+    assert_eq!(
+        scry.num(
+            "(id => watchpoint.list().find(w => w.id === id).addr)(watchpoint.set('p->next'))"
+        ),
+        field
+    );
+    scry.ok("watchpoint.remove(3)");
+    scry.ok("watchpoint.set(state.value('p->next'))");
+    let stop = scry.ok("cont()");
+    assert!(stop.contains(&format!("write {field:#x} ")), "{stop}");
+    assert!(
+        stop.ends_with("-> 0x0") || stop.contains("-> 0x0 at"),
+        "{stop}"
+    );
+    // A local of a function that returns: its writes are hits, and the first access after
+    // the frame is gone ends the watchpoint (the stack slot is another call's by then).
+    scry.ok("breakpoint.set('accumulate'); cont(); breakpoint.remove(1)");
+    scry.ok("watchpoint.set('total'); ctx.seen = []");
+    let mut last = String::new();
+    for _ in 0..20 {
+        last = scry.ok("cont()");
+        if !last.contains("write") {
+            break;
+        }
+    }
+    // Listeners hear the end too (`e.deleted` says why; no old or new value).
+    assert_eq!(scry.ok("ctx.seen.join(' ')"), "0>0 0>1 1>3 3>6 6>10 gone");
+    assert!(
+        last.contains("deleted: the frame of accumulate that held 'total' returned"),
+        "{last}"
+    );
+    assert!(!scry.ok("watchpoint.list()").contains("total"));
+    assert_eq!(scry.ok("ctx.seen.length"), "6");
+    // The field watched through `p` was main's local: main's return ends it too.
+    let end = scry.ok("cont()");
+    assert!(
+        end.contains("deleted: the frame of main that held it returned"),
+        "{end}"
+    );
+    let end = scry.ok("cont()");
+    assert!(end.starts_with("exited with code 0"), "{end}");
+    let truth = common::truth(&mut scry);
+    assert_eq!(truth["ratio"], "2.5");
+    assert_eq!(truth["scale"], "-3.25");
 }

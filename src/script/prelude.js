@@ -1273,7 +1273,10 @@
         opts = name;
         name = undefined;
       }
-      return N.wp_set(at, access, name, opts);
+      // A typed value is watched as itself (its storage, shown as its type), not as the
+      // number it converts to (a pointer's pointee).
+      const h = at !== null && typeof at === 'object' ? at[HANDLE] : undefined;
+      return N.wp_set(h ?? at, access, name, opts);
     },
     remove(which) {
       N.wp_remove(which);

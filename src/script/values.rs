@@ -16,6 +16,18 @@ pub(crate) fn u64_to_js<'js>(ctx: &Ctx<'js>, v: u64) -> rquickjs::Result<Value<'
     }
 }
 
+/// A DWARF integer (up to 128 bits) as JavaScript has it: a Number, a BigInt past 2^53,
+/// an approximate Number past 64 bits.
+pub(crate) fn int_to_js<'js>(ctx: &Ctx<'js>, n: i128) -> rquickjs::Result<Value<'js>> {
+    if let Ok(i) = i64::try_from(n) {
+        i64_to_js(ctx, i)
+    } else if let Ok(u) = u64::try_from(n) {
+        u64_to_js(ctx, u)
+    } else {
+        Ok(Value::new_number(ctx.clone(), n as f64))
+    }
+}
+
 pub(crate) fn i64_to_js<'js>(ctx: &Ctx<'js>, v: i64) -> rquickjs::Result<Value<'js>> {
     if v.unsigned_abs() <= MAX_EXACT {
         Ok(Value::new_number(ctx.clone(), v as f64))

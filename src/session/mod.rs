@@ -70,13 +70,13 @@ pub(crate) use overview::Overview;
 pub(crate) use recording::DEFAULT_LIMIT as DEFAULT_RECORD_LIMIT;
 pub(crate) use run::Leg;
 use snapshot::Snapshot;
-pub(crate) use stop::{BreakpointHit, Reason, ReturnValue, StopInfo, StopKind, WatchReport};
+pub(crate) use stop::{BreakpointHit, Reason, ReturnValue, Shown, StopInfo, StopKind, WatchReport};
 use target::Target;
 use targets::{Live, Targets};
 pub(crate) use threads::FrameRow;
 pub(crate) use tracepoints::{RegValue, TraceMode, TraceRecord, Want};
 pub(crate) use typed_value::TypedValue;
-use watchpoints::{WatchKind, WatchTable, Watchpoint};
+use watchpoints::{WatchKind, WatchScope, WatchTable, Watchpoint};
 
 pub(crate) type Result<T> = std::result::Result<T, SessionError>;
 

@@ -1,6 +1,9 @@
 //! Breakpoints and watchpoints: the user's tables and their sites in the process.
 
+use super::stop::Shown;
 use super::*;
+use crate::symbols::dwarf::{Limits, Place, Value};
+use crate::symbols::elf::short_name::short_frame_name;
 
 /// Sites of one `file.c:line` breakpoint at most (a helper inlined in every caller).
 const MAX_LINE_LOCATIONS: usize = 64;
@@ -19,6 +22,7 @@ impl Session {
         len: u64,
         name: Option<String>,
         spec: String,
+        ty: Option<TypedValue>,
     ) -> Result<u32> {
         if let Some(refusal) = self
             .targets
@@ -69,6 +73,10 @@ impl Session {
             }
             Err(e) => return Err(e),
         };
+        let scope = match ty {
+            Some(_) => self.stack_scope(addr),
+            None => None,
+        };
         Ok(self.points.watchpoints.add(Watchpoint {
             id: 0,
             addr,
@@ -81,7 +89,58 @@ impl Session {
             last_in: Vec::new(),
             spec,
             armed: true,
+            ty,
+            scope,
         }))
+    }
+
+    /// The frame of the selected thread whose stack holds `addr`, if it is on that stack:
+    /// the innermost one whose frame address is above it.
+    fn stack_scope(&mut self, addr: u64) -> Option<WatchScope> {
+        let tid = self.selected_tid().ok()?;
+        // Below the stack pointer only the red zone belongs to the innermost frame.
+        if addr < self.regs().ok()?.rsp.saturating_sub(128) {
+            return None;
+        }
+        let (frames, _) = self.physical_frames(256).ok()?;
+        let i = frames.windows(2).position(|f| addr < f[1].sp)?;
+        let pc = frames[i].pc;
+        let function = self
+            .symbols
+            .symbol_at(RuntimeAddr(frames[i].lookup_pc()))
+            .map(|(_, s, _)| short_frame_name(s.display_name().as_ref()).to_string())
+            .unwrap_or_else(|| format!("{pc:#x}"));
+        let cfa = frames[i + 1].sp;
+        let mut ret = [0u8; 8];
+        self.targets
+            .view_ref()
+            .ok()?
+            .read_memory(cfa.wrapping_sub(8), &mut ret)
+            .ok()?;
+        Some(WatchScope {
+            tid,
+            cfa,
+            ret: u64::from_le_bytes(ret),
+            function,
+        })
+    }
+
+    /// Whether the frame a watchpoint lives in has returned: its thread's stack pointer is
+    /// at or above the frame's address, another call's return address is where the frame's
+    /// was, or the thread is gone. (A new call of the same function from the same place
+    /// cannot be told from the frame itself; its local is then watched as the frame's.)
+    fn scope_ended(&mut self, scope: &WatchScope) -> bool {
+        let Ok(inferior) = self.targets.live() else {
+            return true;
+        };
+        let Ok(regs) = inferior.regs(scope.tid) else {
+            return true;
+        };
+        let mut ret = [0u8; 8];
+        let same_call = inferior
+            .read_memory(scope.cfa.wrapping_sub(8), &mut ret)
+            .is_ok_and(|_| u64::from_le_bytes(ret) == scope.ret);
+        regs.rsp >= scope.cfa || !same_call
     }
 
     /// Puts a watch of `[addr, addr + len)` into debug registers, one per aligned piece, all
@@ -165,6 +224,31 @@ impl Session {
                 continue;
             }
             seen.push(w.id);
+            if let Some(scope) = w.scope.as_ref().filter(|s| self.scope_ended(s)) {
+                // The access is to a dead frame's slot, reused: no hit of the variable. The
+                // watchpoint ends, and says so in this stop.
+                let held = match w.spec.starts_with("0x") {
+                    true => "it".to_string(),
+                    false => format!("'{}'", w.spec),
+                };
+                let gone = format!(
+                    "the frame of {} that held {held} returned; this access is to its reused stack",
+                    scope.function
+                );
+                self.watchpoint_remove(BreakpointRef::Id(w.id))?;
+                if report.is_none() {
+                    report = Some(WatchReport {
+                        id: w.id,
+                        name: w.name.clone(),
+                        addr: w.addr,
+                        len: w.len,
+                        scope_ended: Some(gone),
+                        culprit_searched: true,
+                        ..WatchReport::default()
+                    });
+                }
+                continue;
+            }
             let mut now = self.read_memory(w.addr, w.len as usize)?;
             if several && w.kind == WatchKind::Write && now == w.last {
                 continue;
@@ -203,6 +287,10 @@ impl Session {
                     racy: racy && hit.is_write,
                     ..WatchReport::default()
                 };
+                if let Some(ty) = &w.ty {
+                    r.old_shown = Some(self.watched_as(ty, w.addr, &r.old));
+                    r.new_shown = Some(self.watched_as(ty, w.addr, &r.new));
+                }
                 // Otherwise the culprit instruction is found when someone asks (see
                 // `find_culprit`).
                 if let Some(c) = culprit {
@@ -215,6 +303,23 @@ impl Session {
             }
         }
         Ok(report)
+    }
+
+    /// Watched bytes as the type they were set as: the text a hit shows and, for a number,
+    /// the number.
+    fn watched_as(&self, ty: &TypedValue, addr: u64, bytes: &[u8]) -> Shown {
+        let v = TypedValue {
+            file: ty.file.clone(),
+            value: Value {
+                ty: ty.value.ty,
+                place: Place::copied(addr, bytes.to_vec()),
+                bits: None,
+            },
+        };
+        Shown {
+            text: self.value_text(&v, &Limits::default(), None).ok(),
+            scalar: self.value_scalar(&v).ok().flatten(),
+        }
     }
 
     /// Finds the instruction that made a watchpoint's access, once, while the target is still
@@ -250,6 +355,10 @@ impl Session {
         let boundary = self
             .symbols
             .symbol_at(RuntimeAddr(pc.saturating_sub(1)))
+            // An unsized symbol (`_init`) only names what follows it: the lazy-binding stub
+            // after it in .plt starts elsewhere, and decoding from `_init` went through
+            // its padding into the middle of an instruction.
+            .filter(|(_, s, off)| *off < s.size)
             .map(|(_, _, off)| pc - 1 - off)
             .filter(|&start| pc - start <= FORWARD_DECODE_LIMIT);
         let inferior = self.targets.live()?;

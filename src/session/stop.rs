@@ -1,6 +1,7 @@
 //! A stop as the user sees it: the reason plus where, rendered as one short line.
 
 use crate::symbols::dwarf::render::float_text;
+use crate::symbols::dwarf::Scalar;
 use std::fmt::Write;
 
 use super::syscalls::SyscallReport;
@@ -221,6 +222,20 @@ pub struct WatchReport {
     /// A write whose value the instruction does not say, read after other threads ran
     /// (they may have written since).
     pub racy: bool,
+    /// The watchpoint ended at this stop: the frame holding what it watched returned (why,
+    /// in words). Nothing was read or written of the variable.
+    pub scope_ended: Option<String>,
+    /// `old` and `new` as the type of the variable watched, when it has one.
+    pub old_shown: Option<Shown>,
+    pub new_shown: Option<Shown>,
+}
+
+/// Watched bytes as their type: the text (`2.5`, `{x = 1}`) and, for a number, a pointer, a
+/// flag or an enum, its scalar.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Shown {
+    pub text: Option<String>,
+    pub scalar: Option<Scalar>,
 }
 
 /// Little-endian bytes as an integer (watched values are 1 to 8 bytes).
@@ -335,14 +350,21 @@ impl StopInfo {
                     let _ = write!(s, " ({name})");
                 }
                 let kind = if w.is_write { "write" } else { "read" };
-                let _ = write!(s, " {kind} {:#x}", w.addr);
-                if w.is_write {
-                    let _ = write!(s, " {} -> {}", watched_text(&w.old), watched_text(&w.new));
+                let shown = |bytes: &[u8], typed: &Option<Shown>| match typed {
+                    Some(Shown { text: Some(t), .. }) => t.clone(),
+                    _ => watched_text(bytes),
+                };
+                if let Some(why) = &w.scope_ended {
+                    let _ = write!(s, " deleted: {why}");
+                } else if w.is_write {
+                    let _ = write!(s, " {kind} {:#x}", w.addr);
+                    let (old, new) = (shown(&w.old, &w.old_shown), shown(&w.new, &w.new_shown));
+                    let _ = write!(s, " {old} -> {new}");
                     if w.racy {
                         let _ = write!(s, " (read after other threads ran)");
                     }
                 } else {
-                    let _ = write!(s, " = {}", watched_text(&w.new));
+                    let _ = write!(s, " {kind} {:#x} = {}", w.addr, shown(&w.new, &w.new_shown));
                 }
             }
             StopKind::Killed { signal } => {

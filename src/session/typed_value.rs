@@ -13,6 +13,14 @@ pub struct TypedValue {
     pub value: Value,
 }
 
+impl std::fmt::Debug for TypedValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TypedValue")
+            .field("value", &self.value)
+            .finish_non_exhaustive()
+    }
+}
+
 impl TypedValue {
     pub(super) fn tree(&self) -> Option<&InfoTree> {
         self.file.dwarf().map(|d| &d.tree)

@@ -59,6 +59,27 @@ pub struct Watchpoint {
     pub spec: String,
     /// Armed in the current process (see `Breakpoint::armed`).
     pub armed: bool,
+    /// What the watched bytes are, when set on a variable or a typed value: a hit shows
+    /// them as that type (`1 -> 2.5`, not `0x3f800000 -> 0x40200000`).
+    pub ty: Option<crate::session::TypedValue>,
+    /// The frame whose stack holds the watched bytes (a local's): once it has returned, the
+    /// next access is to whatever reuses the slot, and the watchpoint ends there.
+    pub scope: Option<WatchScope>,
+}
+
+/// A stack frame a watchpoint lives in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WatchScope {
+    /// The thread whose stack it is.
+    pub tid: Tid,
+    /// The frame's canonical frame address: the thread's stack pointer reaches it when the
+    /// frame returns (or is unwound past).
+    pub cfa: u64,
+    /// The return address below it: a later call from the caller (the dead frame's stack
+    /// reused before the stack pointer gets back up) puts its own there.
+    pub ret: u64,
+    /// The function, for the report (`main`).
+    pub function: String,
 }
 
 /// One access a hit stands for.
@@ -198,6 +219,8 @@ mod tests {
             slots: vec![0],
             last: vec![0; 4],
             last_in: Vec::new(),
+            ty: None,
+            scope: None,
             spec: "0x10".into(),
             armed: true,
         }

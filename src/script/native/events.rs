@@ -4,7 +4,8 @@
 
 use super::*;
 use crate::runner::Event;
-use crate::session::{StopKind, WatchReport};
+use crate::session::{Shown, StopKind, WatchReport};
+use crate::symbols::dwarf::Scalar;
 
 /// The natives this file defines, by the names the prelude calls them.
 pub(super) fn install(t: &Natives<'_, '_>) -> rquickjs::Result<()> {
@@ -189,17 +190,29 @@ fn watch_fields<'js>(ctx: &Ctx<'js>, o: &Object<'js>, w: &WatchReport) -> rquick
     o.put("addr", u64_to_js(ctx, w.addr)?)?;
     // Up to 8 bytes a number; a wider watch its bytes as hex (memory order), never a
     // number cut to 64 bits.
-    let watched = |bytes: &[u8]| -> R<'js> {
+    // A watch set on a variable gives its numbers as the variable's type (a float's 2.5,
+    // a negative int's -3), never the bit pattern.
+    let watched = |bytes: &[u8], shown: &Option<Shown>| -> R<'js> {
+        if let Some(s) = shown.as_ref().and_then(|s| s.scalar) {
+            if let Some(v) = scalar_to_js(ctx, s)? {
+                return Ok(v);
+            }
+        }
         if bytes.len() <= 8 {
             u64_to_js(ctx, le_value(bytes))
         } else {
             values::to_hex(bytes).into_js(ctx)
         }
     };
-    if w.is_write {
-        o.put("old", watched(&w.old)?)?;
+    if let Some(why) = &w.scope_ended {
+        // No access of the variable happened: there is no old or new value to give.
+        o.put("deleted", why.as_str())?;
+        return Ok(());
     }
-    o.put("new", watched(&w.new)?)?;
+    if w.is_write {
+        o.put("old", watched(&w.old, &w.old_shown)?)?;
+    }
+    o.put("new", watched(&w.new, &w.new_shown)?)?;
     if w.racy {
         o.put("racy", true)?;
     }
@@ -210,6 +223,19 @@ fn watch_fields<'js>(ctx: &Ctx<'js>, o: &Object<'js>, w: &WatchReport) -> rquick
         o.put("insn", text.as_str())?;
     }
     Ok(())
+}
+
+/// A scalar as JavaScript has it: a number (BigInt past 2^53), a flag; `None` for a complex.
+fn scalar_to_js<'js>(ctx: &Ctx<'js>, s: Scalar) -> rquickjs::Result<Option<Value<'js>>> {
+    Ok(Some(match s {
+        Scalar::Signed(n) | Scalar::Enum(n) => values::int_to_js(ctx, n)?,
+        Scalar::Unsigned(n) => values::int_to_js(ctx, n as i128)?,
+        Scalar::Float(f) => Value::new_number(ctx.clone(), f),
+        Scalar::Bool(b) => Value::new_bool(ctx.clone(), b),
+        Scalar::Char(c, _) => Value::new_number(ctx.clone(), c as f64),
+        Scalar::Pointer(p) => u64_to_js(ctx, p)?,
+        Scalar::Complex(..) => return Ok(None),
+    }))
 }
 
 /// A stop as a listener sees it: the fields, no symbol and no line (made on demand).

@@ -160,21 +160,11 @@ fn bases<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>) -> R<'js> {
     Ok(a.into_value())
 }
 
-fn int_to_js<'js>(ctx: &Ctx<'js>, n: i128) -> R<'js> {
-    if let Ok(i) = i64::try_from(n) {
-        values::i64_to_js(ctx, i)
-    } else if let Ok(u) = u64::try_from(n) {
-        u64_to_js(ctx, u)
-    } else {
-        Ok(Value::new_number(ctx.clone(), n as f64))
-    }
-}
-
 fn plain_to_js<'js>(ctx: &Ctx<'js>, p: &Plain) -> R<'js> {
     Ok(match p {
         Plain::Null => Value::new_null(ctx.clone()),
         Plain::Bool(b) => Value::new_bool(ctx.clone(), *b),
-        Plain::Int(n) => int_to_js(ctx, *n)?,
+        Plain::Int(n) => values::int_to_js(ctx, *n)?,
         Plain::UInt(n) => match u64::try_from(*n) {
             Ok(u) => u64_to_js(ctx, u)?,
             Err(_) => Value::new_number(ctx.clone(), *n as f64),
@@ -254,8 +244,8 @@ fn primitive<'js>(ctx: &Ctx<'js>, host: &Host, v: &TypedValue, hint: &str, raw: 
         }
     }
     match scalar {
-        Some(Scalar::Signed(n)) | Some(Scalar::Enum(n)) => int_to_js(ctx, n),
-        Some(Scalar::Unsigned(n)) => int_to_js(ctx, n as i128),
+        Some(Scalar::Signed(n)) | Some(Scalar::Enum(n)) => values::int_to_js(ctx, n),
+        Some(Scalar::Unsigned(n)) => values::int_to_js(ctx, n as i128),
         Some(Scalar::Float(f)) => Ok(Value::new_number(ctx.clone(), f)),
         // Two numbers are no Number: the text (`1.5 + 2i`), NaN where a number is asked for.
         Some(Scalar::Complex(..)) if hint == "number" => {

@@ -1,7 +1,11 @@
 //! JS: `watchpoint.set`, `watchpoint.remove`, `watchpoint.list`.
 
+use super::handle::Handle;
 use super::*;
 use crate::session::watchpoints::WatchKind;
+use crate::session::TypedValue;
+use crate::symbols::dwarf::Limits;
+use rquickjs::Class;
 
 /// The natives this file defines, by the names the prelude calls them.
 pub(super) fn install(t: &Natives<'_, '_>) -> rquickjs::Result<()> {
@@ -31,7 +35,11 @@ fn set<'js>(
             format!("watchpoint access must be 'r', 'w' or 'rw', not '{kind_text}'"),
         )
     })?;
-    let addr = address(&ctx, h, &at)?;
+    let typed = watched_value(&ctx, h, &at)?;
+    let addr = match &typed {
+        Some((_, addr, _)) => *addr,
+        None => address(&ctx, h, &at)?,
+    };
     let name = match name.0.filter(|v| !v.is_undefined() && !v.is_null()) {
         Some(v) => Some(
             v.as_string()
@@ -50,10 +58,13 @@ fn set<'js>(
     let len = match explicit {
         Some(len) => len,
         None => {
-            let sized = at
-                .as_string()
-                .and_then(|s| s.to_string().ok())
-                .and_then(|s| h.session_ref(&ctx).ok()?.symbol_size(&s));
+            let sized = match &typed {
+                Some((_, _, size)) => Some(*size),
+                None => at
+                    .as_string()
+                    .and_then(|s| s.to_string().ok())
+                    .and_then(|s| h.session_ref(&ctx).ok()?.symbol_size(&s)),
+            };
             // The whole variable where the debug registers can cover it (a 16-byte
             // struct is two); else the largest aligned piece at its start.
             let covered =
@@ -71,11 +82,60 @@ fn set<'js>(
         Some(s) => s.to_string()?,
         None => format!("{addr:#x}"),
     };
+    // The bytes show as the value's type only when they are all of it.
+    let ty = typed.and_then(|(tv, _, size)| (size == len).then_some(tv));
     let id = h
         .session_mut(&ctx)?
-        .watchpoint_set(addr, kind, len, name, spec)
+        .watchpoint_set(addr, kind, len, name, spec, ty)
         .or_throw(&ctx)?;
     Ok(Value::new_number(ctx.clone(), id as f64))
+}
+
+/// What `at` names as a value: a typed value, or a variable or path (`'p->next'`,
+/// `'nodes[2].count'`) in the selected frame, with the address and size of its storage
+/// (a reference's referent). `None` for a symbol expression (`'main+4'`) or an address.
+fn watched_value<'js>(
+    ctx: &Ctx<'js>,
+    h: &Host,
+    at: &Value<'js>,
+) -> rquickjs::Result<Option<(TypedValue, u64, u64)>> {
+    let (tv, said) = if let Ok(handle) = Class::<Handle>::from_value(at) {
+        let tv = handle.borrow().0.clone();
+        (tv, None)
+    } else if let Some(text) = at.as_string().map(|s| s.to_string()).transpose()? {
+        let Ok(path) = crate::symbols::dwarf::path::parse(&text) else {
+            return Ok(None);
+        };
+        match printers::walk_path(ctx, h, &path, 0) {
+            Ok(tv) => (tv, Some(text)),
+            Err(_) => {
+                // Not a value here: a symbol expression or address is tried next.
+                let _ = ctx.catch();
+                return Ok(None);
+            }
+        }
+    } else {
+        return Ok(None);
+    };
+    let session = h.session_ref(ctx)?;
+    let tv = session.referent(&tv);
+    if session.value_kind(&tv) == "function" {
+        return Ok(None);
+    }
+    let what = said.map_or_else(|| "the value".to_string(), |s| format!("'{s}'"));
+    let Some(addr) = tv.value.address() else {
+        return Err(throw(
+            ctx,
+            format!(
+                "{what} is not in memory here ({}): a watchpoint needs an address",
+                session
+                    .value_text(&tv, &Limits::default(), None)
+                    .unwrap_or_else(|e| e.to_string())
+            ),
+        ));
+    };
+    let size = session.value_size(&tv).unwrap_or(1).max(1);
+    Ok(Some((tv, addr, size)))
 }
 
 fn remove<'js>(h: &Host, ctx: Ctx<'js>, which: Value<'js>) -> rquickjs::Result<()> {
