@@ -383,3 +383,38 @@ fn a_cut_response_keeps_its_error_and_its_limit() {
     let r = scry.eval("for (let i = 0; i < 100; i++) print('line ' + i)");
     assert!(r.ok && r.body.len() <= 300, "{} bytes", r.body.len());
 }
+
+/// A non-canonical pointer faults with no address from the kernel (si_code SI_KERNEL, address
+/// field 0): the stop must not read as a NULL dereference. The instruction's operand is the
+/// address, live and in a core written there.
+#[test]
+fn a_general_protection_fault_names_its_address_never_null() {
+    let mut scry = Scry::spawn(&fixture("wild_pointer"), &[]);
+    let stop = scry.ok("cont()");
+    let truth = common::truth(&mut scry);
+    let wild = u64::from_str_radix(truth["pointer"].trim_start_matches("0x"), 16).unwrap();
+    // `size_of` reads r->size, 8 bytes past the pointer.
+    let at = format!("{:#x}", wild + 8);
+    assert!(
+        stop.starts_with(&format!("signal SIGSEGV fault_addr={at} at "))
+            && stop.contains("size_of")
+            && stop.contains(&format!(
+                "general protection fault: the non-canonical address {at}"
+            )),
+        "{stop}"
+    );
+    let core = common::temp_path("wild.core");
+    scry.ok(&format!("gcore({:?})", core.to_str().unwrap()));
+    let exe = fixture("wild_pointer");
+    let mut again = Scry::start(&[]);
+    let stop = again.ok(&format!(
+        "core({:?}, {:?})",
+        core.to_str().unwrap(),
+        exe.to_str().unwrap()
+    ));
+    assert!(
+        stop.starts_with(&format!("signal SIGSEGV fault_addr={at} at ")),
+        "{stop}"
+    );
+    let _ = std::fs::remove_file(&core);
+}

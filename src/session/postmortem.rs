@@ -132,10 +132,13 @@ impl Session {
             return StopInfo::new(StopKind::Here);
         };
         let mut notes = Vec::new();
-        let (kind, tid) = match core.process.crash() {
+        let crash = core.process.crash();
+        let known = core.process.crash_siginfo_known();
+        let selected = core.process.selected();
+        let (kind, tid) = match crash {
             Some((tid, sig)) => {
-                let kind = if core.process.crash_siginfo_known() {
-                    super::run::signal_stop(&mut notes, sig.signo, sig.code, sig.addr)
+                let kind = if known {
+                    self.signal_kind(&mut notes, tid, sig.signo, sig.code, sig.addr)
                 } else {
                     StopKind::Signal {
                         signal: sig.signo,
@@ -144,12 +147,15 @@ impl Session {
                 };
                 (kind, tid)
             }
-            None => (StopKind::Core, core.process.selected()),
+            None => (StopKind::Core, selected),
         };
         let mut info = StopInfo {
             tid: Some(tid),
             notes,
             ..StopInfo::new(kind)
+        };
+        let Some(core) = &self.targets.core else {
+            return info;
         };
         let threads = core.process.thread_ids().len();
         let problems = core.process.problems();

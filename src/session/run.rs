@@ -422,8 +422,8 @@ impl Session {
                 signal,
                 code,
                 fault_addr,
-                ..
-            } => signal_stop(&mut notes, signal, code, fault_addr),
+                tid,
+            } => self.signal_kind(&mut notes, tid, signal, code, fault_addr),
             Stop::Timeout { .. } => StopKind::Timeout,
             Stop::Interrupted { .. } => StopKind::Interrupted,
             Stop::Exec { .. } => StopKind::Exec {
@@ -540,6 +540,56 @@ impl Session {
             .ok_or_else(|| SessionError::Invalid(format!("no signal {signal}")))?;
         *slot = mode;
         Ok(())
+    }
+}
+
+/// `si_code` of a signal the kernel itself raised without a fault address (a general
+/// protection fault's SIGSEGV, SIGBUS).
+const SI_KERNEL: i32 = 0x80;
+
+impl Session {
+    /// A signal stop's kind and notes (see `signal_stop`). A general-protection fault's
+    /// address field is 0, which would read as a NULL dereference: the faulting
+    /// instruction says what it accessed instead.
+    pub(super) fn signal_kind(
+        &mut self,
+        notes: &mut Vec<String>,
+        tid: Tid,
+        signal: i32,
+        code: i32,
+        addr: u64,
+    ) -> StopKind {
+        if code != SI_KERNEL || !signals::has_fault_addr(signal) {
+            return signal_stop(notes, signal, code, addr);
+        }
+        let operand = self.faulting_operand(tid);
+        notes.push(match operand {
+            Some((a, true)) => format!(
+                "general protection fault: the non-canonical address {a:#x} (no page can be there: a corrupt pointer)"
+            ),
+            Some((a, false)) => format!(
+                "general protection fault at {a:#x} (the kernel gives no address; a misaligned SSE access, say)"
+            ),
+            None => "general protection fault (the kernel gives no address)".to_string(),
+        });
+        StopKind::Signal {
+            signal,
+            fault_addr: operand.map(|(a, _)| a),
+        }
+    }
+
+    /// What the faulting instruction of thread `tid` accessed (its pc, its registers).
+    fn faulting_operand(&mut self, tid: Tid) -> Option<(u64, bool)> {
+        let view = self.targets.view().ok()?;
+        let regs = view.regs(tid).ok()?;
+        let mut code = [0u8; crate::x86::culprit::MAX_INSN];
+        let inferior = &*view;
+        // The instruction may end near the end of its mapping: fewer bytes are enough.
+        let n = (1..=code.len())
+            .rev()
+            .find(|&n| inferior.read_memory(regs.rip, &mut code[..n]).is_ok())?;
+        let reg = |r: iced_x86::Register| super::points::register_value(&regs, r);
+        crate::x86::culprit::faulting_operand(&code[..n], regs.rip, &reg)
     }
 }
 

@@ -248,3 +248,61 @@ mod tests {
         );
     }
 }
+
+/// The address the instruction at `ip` (in `bytes`) would have accessed, with the registers
+/// it faulted with (a fault leaves them as they were before it): a general-protection fault
+/// gives no address of its own. Of several memory operands, a non-canonical one (bits 63..47
+/// not all equal, which no page can have) is the cause; `true` says it is one.
+pub(crate) fn faulting_operand(
+    bytes: &[u8],
+    ip: u64,
+    reg: &dyn Fn(Register) -> Option<u64>,
+) -> Option<(u64, bool)> {
+    let mut decoder = Decoder::with_ip(64, bytes, ip, DecoderOptions::NONE);
+    let insn = decoder.decode();
+    if insn.is_invalid() {
+        return None;
+    }
+    let mut factory = InstructionInfoFactory::new();
+    let addrs: Vec<u64> = factory
+        .info(&insn)
+        .used_memory()
+        .iter()
+        .filter_map(|m| m.virtual_address(0, |r, _, _| reg(r)))
+        .collect();
+    let canonical = |a: u64| {
+        let top = a >> 47;
+        top == 0 || top == (1 << 17) - 1
+    };
+    match addrs.iter().find(|&&a| !canonical(a)) {
+        Some(&a) => Some((a, true)),
+        None => addrs.first().map(|&a| (a, false)),
+    }
+}
+
+#[cfg(test)]
+mod fault_tests {
+    use super::*;
+
+    #[test]
+    fn a_non_canonical_operand_is_the_faults_address() {
+        // mov rax, [rdx+8] with rdx = 0x4141414141414141.
+        let code = [0x48, 0x8b, 0x42, 0x08];
+        // Segment bases are asked for too (0 in 64-bit mode).
+        let reg = |r: Register| {
+            Some(if r == Register::RDX {
+                0x4141_4141_4141_4141
+            } else {
+                0
+            })
+        };
+        assert_eq!(
+            faulting_operand(&code, 0x1000, &reg),
+            Some((0x4141_4141_4141_4149, true))
+        );
+        let low = |r: Register| Some(if r == Register::RDX { 0x1000 } else { 0 });
+        assert_eq!(faulting_operand(&code, 0x1000, &low), Some((0x1008, false)));
+        // No memory operand (ud2): nothing to say.
+        assert_eq!(faulting_operand(&[0x0f, 0x0b], 0x1000, &reg), None);
+    }
+}
