@@ -412,6 +412,18 @@ fn gdb_reads_a_gcore_written_core_and_names_the_same_frames() {
     }
     assert_eq!(ours[&threads["main"].0], ["apply", "main"]);
     assert_eq!(ours[&threads["reader"].0], ["worker_reads", "worker"]);
+    // With another thread selected, the core still holds the crash: its thread comes first,
+    // with its signal (before, the selection went first and the signal was dropped).
+    scry.ok(&format!("thread.select({})", threads["reader"].0));
+    let selected = dir.join("selected.core");
+    scry.ok(&format!("gcore({:?})", selected.to_str().unwrap()));
+    let mut second = Scry::start(&[]);
+    let reopened = second.ok(&format!(
+        "String(core({:?}, {:?}))",
+        selected.to_str().unwrap(),
+        program.to_str().unwrap()
+    ));
+    assert_eq!(reopened, stop, "the crash, whichever thread was selected");
 
     let Some(gdb) = gdb_frames(&program, &core) else {
         eprintln!("no gdb; compared nothing");

@@ -137,9 +137,17 @@ impl Session {
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from(format!("core.{pid}")));
         check_core_path(&path, opts.overwrite)?;
-        let selected = self.targets.view()?.selected();
+        // The thread a core names first is the one its signal (NT_SIGINFO) is about, as in
+        // the kernel's cores: the thread that took the signal, wherever the selection has
+        // moved since (before, selecting another thread lost the crash from the core);
+        // with no signal, the selected thread.
+        let signalled = self.last_signal.map(|(tid, _)| tid);
+        let first = match signalled {
+            Some(tid) if self.targets.view()?.thread_ids().contains(&tid) => tid,
+            _ => self.targets.view()?.selected(),
+        };
         let mut tids = self.targets.view()?.thread_ids();
-        tids.sort_by_key(|t| *t != selected);
+        tids.sort_by_key(|t| *t != first);
         let mut threads = Vec::new();
         let mut skipped = Vec::new();
         for tid in tids {
