@@ -296,6 +296,14 @@ fn values_read_through(exe: &Path, start: &str) {
         "true"
     );
     assert_eq!(scry.ok("state.var('names', 1)[1].$value"), "bob");
+    // A string's characters index and iterate; past its end is an error naming its length.
+    assert_eq!(scry.ok("String(state.var('str', 1)[2])"), "115 's'");
+    assert_eq!(scry.ok("[...state.var('str', 1)].length"), "38");
+    let e = scry.err("state.var('str', 1)[38]");
+    assert!(
+        e.contains("index 38 is out of bounds (38 characters)"),
+        "{e}"
+    );
     // The layout stays one step away.
     let raw = scry.ok("String(v.$raw)");
     let last = start.rsplit('.').next().unwrap_or(start);
@@ -315,6 +323,12 @@ fn values_read_through(exe: &Path, start: &str) {
         );
         let e = scry.err("state.var('up', 1).$raw._M_t._M_t.$base('Nope')");
         assert!(e.contains("has no base Nope; its bases: "), "{e}");
+        // A type declared inside the string template (its _Alloc_hider) is not a string:
+        // the raw members read by path.
+        assert_eq!(
+            scry.ok("String(state.value('str._M_dataplus._M_p[2]', 1))"),
+            "115 's'"
+        );
     }
     // Errors name what was asked and lose nothing.
     let e = scry.err("m.get('screws')");

@@ -71,14 +71,31 @@
   let nextId = 1;
   const claimed = new Map();
   function matches(match, name) {
-    if (typeof match === 'string') return name === match || (name.startsWith(match) && name[match.length] === '<');
+    if (typeof match === 'string') return name === match || (name.startsWith(match) && name[match.length] === '<' && !nestedInTemplate(name));
     match.lastIndex = 0;
     return match.test(name);
+  }
+  // A type declared inside a template (`std::basic_string<char>::_Alloc_hider`) is not the
+  // template: scry's printers and a name given as a string never claim it (a script's
+  // RegExp says for itself).
+  function nestedInTemplate(name) {
+    let depth = 0;
+    let args = false;
+    for (let i = 0; i < name.length; i++) {
+      const c = name[i];
+      if (c === '<') {
+        depth++;
+        args = true;
+      } else if (c === '>') depth--;
+      else if (c === ':' && name[i + 1] === ':' && depth === 0 && args) return true;
+    }
+    return false;
   }
   function printerFor(name) {
     let p = claimed.get(name);
     if (p !== undefined) return p;
-    p = own.find((x) => matches(x.match, name)) || builtin.find((x) => matches(x.match, name)) || null;
+    const inner = nestedInTemplate(name);
+    p = own.find((x) => matches(x.match, name)) || (inner ? undefined : builtin.find((x) => matches(x.match, name))) || null;
     if (claimed.size > 4096) claimed.clear();
     claimed.set(name, p);
     return p;
@@ -113,6 +130,12 @@
       const r = this.r;
       if (this.shape === 'pointer' || this.shape === 'value') {
         yield this.held();
+        return;
+      }
+      if (this.shape === 'summary' && typeof r.at === 'function') {
+        // Text with indexable characters (a std::string): its characters, in order.
+        const n = this.length();
+        for (let i = 0; i < n; i++) yield r.at(i);
         return;
       }
       let src = this.shape === 'map' ? r.entries : this.shape === 'list' ? r.elements : [];
@@ -355,7 +378,11 @@
   function textOf(h, addr, len) {
     const unit = N.val_param_size(h, 0);
     count(len, 'length');
-    return { summary: N.val_literal(addr, len, unit, 200), text: () => N.val_chars(addr, len, unit), length: len };
+    const at = (i) => {
+      if (i >= len) throw new ScryError(`index ${i} is out of bounds (${len} characters)`);
+      return typed(N.val_param_at(h, 0, addr + i * unit));
+    };
+    return { summary: N.val_literal(addr, len, unit, 200), text: () => N.val_chars(addr, len, unit), length: len, at };
   }
   // Elements of `h`'s template parameter 0 from the pointer `first` up to address `end`,
   // storage up to `cap` (a vector, either library's).

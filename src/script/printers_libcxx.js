@@ -30,7 +30,11 @@
     const len = count(long ? u64(addr + 8) : tag >> 1, 'length');
     const data = long ? u64(addr + 16) : addr + unit;
     if (!long && len > Math.floor(23 / unit)) invalid(`short length ${len}`);
-    return { summary: N.val_literal(data, len, unit, 200), text: () => N.val_chars(data, len, unit), length: len };
+    const at = (i) => {
+      if (i >= len) throw new N.ScryError(`index ${i} is out of bounds (${len} characters)`);
+      return typed(N.val_param_at(h, 0, data + i * unit));
+    };
+    return { summary: N.val_literal(data, len, unit, 200), text: () => N.val_chars(data, len, unit), length: len, at };
   }
   def(STD('basic_string'), stringOf);
   def(STD('basic_string_view'), (h) => textOf(h, num(mem(h, '__data')), num(mem(h, '__size'))));
