@@ -289,6 +289,16 @@ fn values_read_through(exe: &Path, start: &str) {
     assert_eq!(scry.ok("String(sp.$deref())"), "{x: 10, y: 2.5}");
     assert_eq!(scry.ok("state.var('up', 1).y"), "4.5");
     assert_eq!(scry.ok("state.var('opt', 1).$deref() + 1"), "43");
+    // A wrapper is the number it holds; a smart pointer the address it holds; an empty
+    // optional no number at all.
+    assert_eq!(scry.ok("Number(state.var('opt', 1)) * 2"), "84");
+    assert_eq!(scry.ok("Number(state.var('nothing', 1))"), "NaN");
+    assert_eq!(
+        scry.ok(
+            "const up = state.var('up', 1); Number(up) === up.$deref().$addr && Number(up) > 0"
+        ),
+        "true"
+    );
     assert_eq!(scry.ok("state.var('shop', 1).stock.get('washers')"), "112");
     assert_eq!(scry.ok("state.var('points', 1)[1].x"), "2");
     assert_eq!(

@@ -6,7 +6,7 @@ use super::handle::{handle, H};
 use super::printers::JsPretty;
 use super::*;
 use crate::session::TypedValue;
-use crate::symbols::dwarf::pretty::Pretty;
+use crate::symbols::dwarf::pretty::{Pretty, Shape};
 use crate::symbols::dwarf::{Limits, Plain, Scalar};
 
 /// The natives this file defines, by the names the prelude calls them.
@@ -193,6 +193,40 @@ fn plain_to_js<'js>(ctx: &Ctx<'js>, p: &Plain) -> R<'js> {
 /// (`String(v)`, `${v}`, `'' + v`, `v == 'BLUE'`) what prints, except that integers and
 /// floats stay numbers and C strings are their characters, so `s == 'other'` compares text.
 fn primitive<'js>(ctx: &Ctx<'js>, host: &Host, v: &TypedValue, hint: &str, raw: bool) -> R<'js> {
+    primitive_at(ctx, host, v, hint, raw, 0)
+}
+
+/// What a printed wrapper or smart pointer is as a number: the number of the one value it
+/// holds (`Number(optional)` is 42, not NaN), or the address it points to; `None` where a
+/// printer claims no such thing.
+enum Held {
+    Value(TypedValue),
+    Address(u64),
+}
+
+fn held_by_printer(printers: &JsPretty<'_, '_>, v: &TypedValue) -> Option<Held> {
+    let p = printers.print(&v.value, 1, false).ok()?;
+    let Some((_, crate::symbols::dwarf::pretty::Child::Value(c))) = p.items.first() else {
+        return None;
+    };
+    match p.shape {
+        Shape::Value => Some(Held::Value(TypedValue {
+            file: v.file.clone(),
+            value: c.clone(),
+        })),
+        Shape::Pointer => c.address().map(Held::Address),
+        _ => None,
+    }
+}
+
+fn primitive_at<'js>(
+    ctx: &Ctx<'js>,
+    host: &Host,
+    v: &TypedValue,
+    hint: &str,
+    raw: bool,
+    depth: usize,
+) -> R<'js> {
     let session = host.session_ref(ctx)?;
     let v = &session.referent(v);
     let limits = Limits::default();
@@ -215,6 +249,22 @@ fn primitive<'js>(ctx: &Ctx<'js>, host: &Host, v: &TypedValue, hint: &str, raw: 
             return u64_to_js(ctx, a);
         }
     }
+    let claimed = || {
+        session
+            .value_printable(v)
+            .is_some_and(|(name, _)| printers.claims_name(&name))
+    };
+    // Wrappers nest (an optional of an optional): a few levels, never a printer's loop.
+    if hint == "number" && !raw && kind == "struct" && depth < 4 && claimed() {
+        match held_by_printer(&printers, v) {
+            Some(Held::Value(held)) => {
+                drop(session);
+                return primitive_at(ctx, host, &held, hint, raw, depth + 1);
+            }
+            Some(Held::Address(a)) => return u64_to_js(ctx, a),
+            None => {}
+        }
+    }
     let scalar = match session.value_scalar(v) {
         Ok(s) => s,
         // No value (optimized out, unreadable): what prints says why.
@@ -224,11 +274,7 @@ fn primitive<'js>(ctx: &Ctx<'js>, host: &Host, v: &TypedValue, hint: &str, raw: 
     if hint != "number" {
         // A struct's characters only where a printer makes it text (a std::string): any
         // other struct goes straight to its rendering, never through plain data first.
-        let printed_struct = kind == "struct"
-            && !raw
-            && session
-                .value_printable(v)
-                .is_some_and(|(name, _)| printers.claims_name(&name));
+        let printed_struct = kind == "struct" && !raw && claimed();
         // A pointer is its address (`p + 8`, `p > q`, `hex(p)`), except one to characters,
         // which is the text it points to.
         // Plain data only where it may be text: a 100,000-element array is never converted
