@@ -648,6 +648,11 @@ fn cpp_references_classes_and_qualified_names() {
     assert!(scry.ok("cont()").starts_with("breakpoint 2 at "));
     assert_eq!(scry.ok("state.value('this->side')"), "2.5");
     assert_eq!(scry.ok("state.var('factor')"), "3");
+    // In a method a name is a member of the object, as in the source (and gdb): `side`,
+    // `sides` of the base, and a path through it.
+    assert_eq!(scry.ok("state.var('side')"), "2.5");
+    assert_eq!(scry.ok("state.value('sides')"), "4");
+    assert_eq!(scry.ok("state.value('side') * 2"), "5");
     let row = scry.ok("state.unwind()");
     assert!(
         row.lines()

@@ -350,6 +350,13 @@ impl Session {
                 }
             }
         }
+        if !name.contains("::") && !name.ends_with("@entry") && name != "this" {
+            // In a member function a name is first a member of the object (C++'s lookup:
+            // the class scope comes between the function's and the namespace's).
+            if let Some(member) = self.this_member(name, n) {
+                return Ok(member);
+            }
+        }
         if let Some(param) = name.strip_suffix("@entry") {
             return Err(SessionError::Invalid(format!(
                 "{name}: the value {param} had at entry is not known here (gdb's rule: a \
@@ -358,6 +365,16 @@ impl Session {
             )));
         }
         self.lookup_global(name)
+    }
+
+    /// Member `name` of `*this` in unwind row `n`, when that row is a member function's.
+    fn this_member(&mut self, name: &str, n: usize) -> Option<TypedValue> {
+        let this = self.row_var("this", n)?;
+        let object = self.value_deref(&this).ok()?;
+        if !self.value_members(&object).iter().any(|m| m == name) {
+            return None;
+        }
+        self.value_member(&object, name).ok()
     }
 
     /// The parameter or local `name` of unwind row `n` (a parameter before a local of the
