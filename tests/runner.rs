@@ -177,3 +177,44 @@ fn another_thread_at_the_return_address_is_no_return() {
     let end = scry.ok("cont(); output()");
     assert!(end.contains("slow 1 fast>0 1"), "{end}");
 }
+
+/// `next({into: true})` is gdb's `step`: a call to a function with lines is entered and the
+/// step ends at its first line past the prologue; a return mid-line runs the rest of the
+/// caller's line (here, the loop's next call, entered again); a call through the PLT (printf)
+/// is run over. The same lines as gdb's `step` on the same program; an option a run does not
+/// take is an error naming the ones it does.
+#[test]
+fn next_into_enters_calls_with_lines_as_gdbs_step() {
+    let src = include_str!("../fixtures/loop.c");
+    let mut scry = Scry::spawn(&fixture("loop"), &["3"]);
+    let start = line_of(src, "int total = 0;");
+    scry.ok(&format!("breakpoint.set('loop.c:{start}'); cont()"));
+    let mut lines = Vec::new();
+    for _ in 0..5 {
+        let stop = scry.ok("const s = next({into: true}); `${s.symbol.split('+')[0]}:${s.line}`");
+        lines.push(stop);
+    }
+    let call = line_of(src, "total = add(total, i)");
+    let body = line_of(src, "counter += 1;");
+    assert_eq!(
+        lines,
+        [
+            format!("main:{call}"),
+            format!("add:{body}"),
+            format!("add:{}", body + 1),
+            format!("add:{}", body + 2),
+            format!("add:{body}"),
+        ]
+    );
+    let print = line_of(src, "printf(");
+    scry.ok(&format!("breakpoint.set('loop.c:{print}'); cont()"));
+    assert_eq!(scry.ok("next({into: true}).line"), (print + 1).to_string());
+    let e = scry.err("step({into: true})");
+    assert!(e.contains("next({into: true})"), "{e}");
+    let e = scry.err("cont({timeuot: 1})");
+    assert!(
+        e.contains("cont(): no option 'timeuot'; it takes {timeout}"),
+        "{e}"
+    );
+    assert!(scry.ok("cont()").starts_with("exited with code 3"));
+}

@@ -334,6 +334,33 @@ impl<'f, F: Front> Run<'f, F> {
         outcome
     }
 
+    /// Runs the selected thread to `addr` (a function's body, from its entry): `None` once
+    /// there, or the stop that ended the run.
+    fn run_to(&mut self, addr: u64) -> RunResult<Option<StopInfo>> {
+        if self.front.call(|s| s.pc())? == addr {
+            return Ok(None);
+        }
+        let tid = self.front.call(|s| s.selected_tid())?;
+        self.temp_site(addr)?;
+        let outcome = (|| loop {
+            let mut stop = self.cont()?;
+            if stop.reason() == Reason::Breakpoint && stop.pc == Some(addr) {
+                if stop.tid == Some(tid) {
+                    return Ok(None);
+                }
+                if stop.breakpoint_id().is_none() {
+                    // Another thread running the same function.
+                    continue;
+                }
+            }
+            if !self.keep_going(&mut stop)? {
+                return Ok(Some(stop));
+            }
+        })();
+        self.drop_temp_site(addr);
+        outcome
+    }
+
     /// The latest leg's stop.
     fn latest(&self) -> StopInfo {
         self.front.latest().unwrap_or(StopInfo::new(StopKind::Here))

@@ -27,7 +27,7 @@ impl Stepping {
 /// The line is the one of the frame being stepped, outermost first: with calls inlined into
 /// it, the line that makes the call (gdb's `next` steps over an inlined call as over any other,
 /// and stops where the next one begins, showing the line that makes it).
-pub(crate) fn next<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd> {
+pub(crate) fn next<F: Front>(front: &F, into: bool, deadline: Instant) -> RunResult<RunEnd> {
     let first = front.call(|s| s.line_frames())?;
     let level = (first.lines.len() as isize) - 1 - first.hidden as isize;
     let start = usize::try_from(level)
@@ -46,6 +46,7 @@ pub(crate) fn next<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd> 
         sp0: front.call(|s| s.regs().map(|r| r.rsp))?,
         row: front.call(|s| s.pc().map(|pc| s.step_range(pc, first.hidden)))?,
         lap: Lap::default(),
+        into,
     };
     let mut run = Run::begin(front, deadline)?;
     let ended = stepper.go(&mut run);
@@ -66,6 +67,16 @@ struct Stepper {
     row: Option<(u64, u64)>,
     /// The instructions run since what is stepped last changed (see `laps`).
     lap: Lap,
+    /// gdb's `step`: a call to a function with source lines is entered, and the step ends
+    /// at its first line (past its prologue); other calls are run over.
+    into: bool,
+}
+
+/// What one instruction of an into-step did.
+enum Advanced {
+    Stepped(Stepped),
+    /// Entered a call to a function with lines and ran to its body: the step ends here.
+    Entered(StopInfo),
 }
 
 /// What a step steps: while it stays the same, the stepper decides alike at the same pc.
@@ -125,12 +136,13 @@ impl Stepper {
                 look_first = false;
                 None
             } else {
-                match run.step_over()? {
-                    Stepped::On(insn) => {
+                match self.advance(run)? {
+                    Advanced::Stepped(Stepped::On(insn)) => {
                         self.lap.ran(&insn, sp);
                         Some(insn)
                     }
-                    Stepped::Ended(stop) => return Ok((*stop, EndAs::Plain)),
+                    Advanced::Stepped(Stepped::Ended(stop)) => return Ok((*stop, EndAs::Plain)),
+                    Advanced::Entered(stop) => return Ok((stop, EndAs::Step(None))),
                 }
             };
             let returned = insn.as_ref().is_some_and(|i| i.mnemonic.starts_with("ret"));
@@ -240,6 +252,47 @@ impl Stepper {
             if deeper > 0 && f.entries >= deeper {
                 return Ok((run.latest(), EndAs::Step(Some(deeper))));
             }
+        }
+    }
+
+    /// One instruction: a call over as a whole, except, stepping into, a call to a function
+    /// with source lines, which is entered and run to its body.
+    fn advance<F: Front>(&mut self, run: &mut Run<'_, F>) -> RunResult<Advanced> {
+        if !self.into {
+            return Ok(Advanced::Stepped(run.step_over()?));
+        }
+        let insn = run.front.call(|s| {
+            let pc = s.pc()?;
+            let insns = s.disasm(pc, 1)?;
+            insns.into_iter().next().ok_or_else(|| {
+                SessionError::Invalid(format!("cannot decode an instruction at {pc:#x}"))
+            })
+        })?;
+        if insn.mnemonic != "call" {
+            return Ok(Advanced::Stepped(run.step_over()?));
+        }
+        let ret = insn.addr + insn.len as u64;
+        let mut stop = run.step()?;
+        if stop.reason() != Reason::Step && !run.keep_going(&mut stop)? {
+            return Ok(Advanced::Stepped(Stepped::Ended(Box::new(stop))));
+        }
+        // In the callee, at its first instruction. With lines (its own module's DWARF), the
+        // step ends at its body; without (a PLT stub, a library without debug info), the
+        // call runs to its return at full speed and the step goes on.
+        match run
+            .front
+            .call(|s| s.pc().map(|pc| s.body_of_function_at(pc)))?
+        {
+            Some(body) => {
+                if let Some(stop) = run.run_to(body)? {
+                    return Ok(Advanced::Stepped(Stepped::Ended(Box::new(stop))));
+                }
+                Ok(Advanced::Entered(run.latest()))
+            }
+            None => match run.over_call(ret)? {
+                Some(stop) => Ok(Advanced::Stepped(Stepped::Ended(Box::new(stop)))),
+                None => Ok(Advanced::Stepped(Stepped::On(insn))),
+            },
         }
     }
 

@@ -824,11 +824,21 @@
       throw new ScryError(`${name}() cannot be called inside a listener; return 'continue' or 'stop' from it instead`);
     }
   }
-  function timeoutOf(opts) {
-    if (opts === undefined) return undefined;
+  // A run's options, checked: an option it does not take is an error naming those it does
+  // (before, `step({into: true})` ran one instruction as if nothing had been asked).
+  function runOpts(name, opts, takes = ['timeout']) {
+    if (opts === undefined) return {};
     if (typeof opts !== 'object' || opts === null) throw new TypeError('options must be an object such as {timeout: 5}');
-    return opts.timeout;
+    for (const k of Object.keys(opts)) {
+      if (takes.includes(k)) continue;
+      if (name === 'step' && k === 'into') {
+        throw new ScryError('step(n) runs n instructions and enters every call already; a source line that enters calls (gdb\'s step) is next({into: true})');
+      }
+      throw new ScryError(`${name}(): no option '${k}'; it takes ${takes.map((t) => `{${t}}`).join(', ')}`);
+    }
+    return opts;
   }
+  const timeoutOf = (name, opts) => runOpts(name, opts).timeout;
   function step(n = 1, opts) {
     noReentry('step');
     if (typeof n === 'object' && n !== null) {
@@ -837,7 +847,7 @@
     }
     if (typeof n === 'bigint') n = Number(n);
     if (!Number.isInteger(n) || n < 0) throw new ScryError(`step(n): n must be a non-negative integer, got ${String(n)}`);
-    return afterRun(() => N.run_step(onRunEvent, n, timeoutOf(opts)));
+    return afterRun(() => N.run_step(onRunEvent, n, timeoutOf('step', opts)));
   }
   // A run, and the trace listeners' errors it met, said once.
   function afterRun(run) {
@@ -849,17 +859,19 @@
   }
   function cont(opts) {
     noReentry('continue');
-    return afterRun(() => N.run_cont(onRunEvent, timeoutOf(opts)));
+    return afterRun(() => N.run_cont(onRunEvent, timeoutOf('cont', opts)));
   }
   // Runs until the current function returns to its caller; other stops end it early.
   function finish(opts) {
     noReentry('finish');
-    return afterRun(() => N.run_finish(onRunEvent, timeoutOf(opts)));
+    return afterRun(() => N.run_finish(onRunEvent, timeoutOf('finish', opts)));
   }
-  // Steps to the next source line of this function, running over calls.
+  // Steps to the next source line of this function, running over calls; with {into: true},
+  // entering calls to functions with lines (gdb's step).
   function next(opts) {
     noReentry('next');
-    return afterRun(() => N.run_next(onRunEvent, timeoutOf(opts)));
+    const o = runOpts('next', opts, ['timeout', 'into']);
+    return afterRun(() => N.run_next(onRunEvent, o.timeout, !!o.into));
   }
 
   // ---- tracepoints ------------------------------------------------------------------------
@@ -1222,10 +1234,10 @@
     }
     if (typeof n === 'bigint') n = Number(n);
     if (!Number.isInteger(n) || n < 0) throw new ScryError(`reverse_step(n): n must be a non-negative integer, got ${String(n)}`);
-    return backwards('reverse_step', () => asStop(N.run_step(onRunEvent, n, timeoutOf(opts))));
+    return backwards('reverse_step', () => asStop(N.run_step(onRunEvent, n, timeoutOf('reverse_step', opts))));
   });
-  define('reverse_cont', (opts) => backwards('reverse_cont', () => asStop(N.run_cont(onRunEvent, timeoutOf(opts)))));
-  define('reverse_finish', (opts) => backwards('reverse_finish', () => asStop(N.run_reverse_finish(onRunEvent, timeoutOf(opts)))));
+  define('reverse_cont', (opts) => backwards('reverse_cont', () => asStop(N.run_cont(onRunEvent, timeoutOf('reverse_cont', opts)))));
+  define('reverse_finish', (opts) => backwards('reverse_finish', () => asStop(N.run_reverse_finish(onRunEvent, timeoutOf('reverse_finish', opts)))));
   define('goto', (k) => {
     noReentry('goto');
     if (typeof k === 'bigint') k = Number(k);

@@ -344,6 +344,26 @@ impl Session {
         })
     }
 
+    /// Where the body of the function starting at `pc` begins (past its prologue), when
+    /// that function has source lines; `None` for code without (a PLT stub, a library
+    /// without debug info) or an address that is no function's start.
+    pub fn body_of_function_at(&self, pc: u64) -> Option<u64> {
+        let (module, _, off) = self.symbols.symbol_at(RuntimeAddr(pc))?;
+        if off != 0 {
+            return None;
+        }
+        let located = self
+            .symbols
+            .locations(RuntimeAddr(pc))
+            .iter()
+            .any(|l| l.line.is_some());
+        if !located {
+            return None;
+        }
+        let body = module.file.body_start(module.bias.to_file(RuntimeAddr(pc)));
+        Some(module.bias.to_runtime(body).0)
+    }
+
     /// The selected thread's frames at its pc as a line stepper sees them (see `LineFrames`).
     pub fn line_frames(&mut self) -> Result<Arc<LineFrames>> {
         let pc = self.pc()?;

@@ -48,8 +48,15 @@ fn reverse_finish<'js>(
     drive(&ctx, h, timeout, hook, |f, d| runner::reverse_finish(f, d))
 }
 
-fn next<'js>(h: &Host, ctx: Ctx<'js>, hook: Function<'js>, timeout: Opt<Value<'js>>) -> R<'js> {
-    drive(&ctx, h, timeout, hook, |f, d| runner::next(f, d))
+fn next<'js>(
+    h: &Host,
+    ctx: Ctx<'js>,
+    hook: Function<'js>,
+    timeout: Opt<Value<'js>>,
+    into: Opt<bool>,
+) -> R<'js> {
+    let into = into.0.unwrap_or(false);
+    drive(&ctx, h, timeout, hook, |f, d| runner::next(f, into, d))
 }
 
 /// The script layer as a run's front end.
