@@ -76,7 +76,7 @@ struct Stepper {
 enum Advanced {
     Stepped(Stepped),
     /// Entered a call to a function with lines and ran to its body: the step ends here.
-    Entered(StopInfo),
+    Entered(Box<StopInfo>),
 }
 
 /// What a step steps: while it stays the same, the stepper decides alike at the same pc.
@@ -142,7 +142,7 @@ impl Stepper {
                         Some(insn)
                     }
                     Advanced::Stepped(Stepped::Ended(stop)) => return Ok((*stop, EndAs::Plain)),
-                    Advanced::Entered(stop) => return Ok((stop, EndAs::Step(None))),
+                    Advanced::Entered(stop) => return Ok((*stop, EndAs::Step(None))),
                 }
             };
             let returned = insn.as_ref().is_some_and(|i| i.mnemonic.starts_with("ret"));
@@ -287,7 +287,7 @@ impl Stepper {
                 if let Some(stop) = run.run_to(body)? {
                     return Ok(Advanced::Stepped(Stepped::Ended(Box::new(stop))));
                 }
-                Ok(Advanced::Entered(run.latest()))
+                Ok(Advanced::Entered(Box::new(run.latest())))
             }
             None => match run.over_call(ret)? {
                 Some(stop) => Ok(Advanced::Stepped(Stepped::Ended(Box::new(stop)))),
