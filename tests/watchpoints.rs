@@ -415,3 +415,23 @@ fn watched_variables_keep_their_type_their_field_and_their_frame() {
     assert_eq!(truth["ratio"], "2.5");
     assert_eq!(truth["scale"], "-3.25");
 }
+
+/// A thread-local by name is the selected thread's instance: watched at the address
+/// `state.thread_local_addr` gives, its write shown as its type.
+#[test]
+fn a_thread_local_is_watched_in_the_selected_thread() {
+    let mut scry = Scry::spawn(&fixture("crash"), &[]);
+    scry.ok("breakpoint.set('main'); cont()");
+    let id = scry.ok("watchpoint.set('tls_mark')");
+    assert_eq!(
+        scry.num(&format!("watchpoint.list().find(w => w.id === {id}).addr")),
+        scry.num("state.thread_local_addr('tls_mark')")
+    );
+    let stop = scry.ok("cont()");
+    let pid = scry.target_pid();
+    assert!(
+        stop.starts_with("watchpoint 1 write")
+            && stop.contains(&format!(" 0 -> {} ", 7 * pid as i64 + 5)),
+        "{stop}"
+    );
+}
