@@ -99,3 +99,20 @@ fn a_jump_into_the_middle_of_a_line_runs_the_rest_of_it() {
         "`}}` (destructors), the return line's jump, then main's next line"
     );
 }
+
+/// `finish()` returning to where an inlined destructor begins (a temporary's, at -O2) stops
+/// in the caller on the calling line, with the returned value, as gdb's finish does.
+#[test]
+fn finish_shows_the_callers_line_not_an_inlined_destructor_about_to_run() {
+    let exe = common::fixture_from("finish_dtor", "g++", &["-g", "-O2"], &["finish_dtor.cpp"]);
+    let line = common::line_of(include_str!("../fixtures/finish_dtor.cpp"), "line: call");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('use'); cont()");
+    let stop = scry.ok("finish()");
+    assert!(
+        stop.contains(" main+0x") && stop.contains(&format!("finish_dtor.cpp:{line} returned 26")),
+        "{stop}"
+    );
+    let top = scry.ok("state.unwind()[0].symbol");
+    assert!(top.starts_with("main"), "{top}");
+}

@@ -397,6 +397,15 @@ fn finish_run<F: Front>(
         if let EndAs::Step(Some(n)) | EndAs::FinishInlined(Some(n)) = end {
             s.hide_inlines(n)?;
         }
+        if let EndAs::Finish(_) = end {
+            // Calls inlined into the caller that begin at the return address (a temporary's
+            // destructor after `use(make())`) are not entered yet: the stop is the caller's,
+            // on the line that made the call, as gdb shows it.
+            let f = s.line_frames()?;
+            if f.entries > 0 && f.entries < f.lines.len() {
+                s.hide_inlines(f.entries)?;
+            }
+        }
         s.note_shown_regs();
         s.describe(&mut stop);
         let mut returned_aggregate = None;
