@@ -202,3 +202,19 @@ fn plain_data_is_the_whole_value_or_an_error_never_a_part() {
     let line = scry.ok("String(state.var('numbers'))");
     assert!(line.len() < 600 && line.contains("more"), "{line}");
 }
+
+#[test]
+fn long_doubles_read_in_their_own_precision_and_range() {
+    let mut scry = Scry::spawn(&common::fixture("long_double"), &[]);
+    scry.ok("breakpoint.set('inspect'); cont()");
+    let truth = common::truth(&mut scry);
+    for name in ["tiny", "tenth", "one_plus"] {
+        assert_eq!(
+            scry.ok(&format!("String(state.var('{name}'))")),
+            truth[name],
+            "{name}"
+        );
+    }
+    // A denormal double as a plain number: JavaScript's spelling, not every digit.
+    assert_eq!(scry.ok("state.var('denormal').value"), "5e-324");
+}

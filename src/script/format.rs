@@ -89,8 +89,16 @@ fn number_text(n: f64) -> String {
         } else {
             "-Infinity".into()
         }
-    } else {
+    } else if (1e-7..1e21).contains(&n.abs()) {
         format!("{n}")
+    } else {
+        // JavaScript's own spelling past those bounds: `5e-324`, `1e+21` (Rust's Display
+        // writes every digit: a denormal was 330 characters of zeros).
+        let e = format!("{n:e}");
+        match e.split_once('e') {
+            Some((m, x)) if !x.starts_with('-') => format!("{m}e+{x}"),
+            _ => e,
+        }
     }
 }
 
@@ -282,6 +290,11 @@ mod tests {
         assert_eq!(top_level(&Node::Number(42.0)), "42");
         assert_eq!(top_level(&Node::Number(4198710.0)), "4198710 (0x401136)");
         assert_eq!(top_level(&Node::Number(1.5)), "1.5");
+        // As JavaScript spells them: no 330 characters of zeros for a denormal.
+        assert_eq!(top_level(&Node::Number(5e-324)), "5e-324");
+        assert_eq!(top_level(&Node::Number(1.5e-10)), "1.5e-10");
+        assert_eq!(top_level(&Node::Number(0.000001)), "0.000001");
+        assert_eq!(top_level(&Node::Number(1e300)), "1e+300");
         assert_eq!(
             top_level(&Node::BigInt("18446744073709551615".into())),
             "18446744073709551615n (0xffffffffffffffff)"

@@ -149,7 +149,10 @@ fn f80_to_f64(b: &[u8]) -> f64 {
             f64::NAN
         };
     }
-    sign * (mant as f64) * 2f64.powi(exp - 16383 - 63)
+    // Split the power: 2^(exp - 16446) alone underflows to 0 for values f64 still holds
+    // (a denormal long double's exponent of -16445 is out of reach either way).
+    let scale = exp.max(1) - 16383 - 63;
+    sign * (mant as f64) * 2f64.powi(scale / 2) * 2f64.powi(scale - scale / 2)
 }
 
 #[cfg(test)]

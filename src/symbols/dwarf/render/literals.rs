@@ -465,3 +465,189 @@ mod tests {
         assert_eq!(enum_text(&perm, 3, "io::"), "io::P_READ | io::P_WRITE");
     }
 }
+
+/// Significant digits a `long double` is shown with: enough to tell any two apart (its
+/// 64-bit mantissa needs 20; gdb shows 21 too).
+const F80_DIGITS: usize = 21;
+
+/// An x87 80-bit extended value (a `long double`, the first 10 of its bytes) as text, exact
+/// in its own range rather than rounded through f64 (where `3.6e-4951L` would be `0` and
+/// `1 + 2^-60` would be `1`): at most 21 significant digits, trailing zeros dropped, in
+/// `float_text`'s notation (an exponent below 1e-5 and from 1e16 up).
+pub(super) fn f80_text(b: &[u8]) -> String {
+    let mant = u64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8]));
+    let se = u16::from_le_bytes([b[8], b[9]]);
+    let sign = if se & 0x8000 != 0 { "-" } else { "" };
+    let exp = i32::from(se & 0x7fff);
+    if exp == 0x7fff {
+        return match mant << 1 {
+            0 => format!("{sign}inf"),
+            _ => format!("{sign}nan({mant:#x})"),
+        };
+    }
+    if mant == 0 {
+        return format!("{sign}0");
+    }
+    // value = mant * 2^e2 (a denormal's exponent is that of the smallest normal).
+    let e2 = exp.max(1) - 16383 - 63;
+    let mut big = Big::from(mant);
+    let mut dexp: i32 = 0;
+    if e2 >= 0 {
+        big.shl(e2 as u32);
+    } else {
+        // mant / 2^k = mant * 5^k / 10^k.
+        let k = -e2;
+        for _ in 0..k / 13 {
+            big.mul_small(1_220_703_125); // 5^13
+        }
+        big.mul_small(5u32.pow((k % 13) as u32));
+        dexp = -k;
+    }
+    let mut digits = big.decimal().into_bytes();
+    // The value is 0.d1d2... * 10^point.
+    let mut point = digits.len() as i32 + dexp;
+    if digits.len() > F80_DIGITS {
+        let rest = digits.split_off(F80_DIGITS);
+        let half = rest[0] > b'5'
+            || (rest[0] == b'5'
+                && (rest[1..].iter().any(|&d| d != b'0') || digits[F80_DIGITS - 1] % 2 == 1));
+        if half {
+            let mut i = digits.len();
+            loop {
+                if i == 0 {
+                    digits.insert(0, b'1');
+                    digits.pop();
+                    point += 1;
+                    break;
+                }
+                i -= 1;
+                if digits[i] == b'9' {
+                    digits[i] = b'0';
+                } else {
+                    digits[i] += 1;
+                    break;
+                }
+            }
+        }
+    }
+    while digits.len() > 1 && digits.last() == Some(&b'0') {
+        digits.pop();
+    }
+    let d = String::from_utf8(digits).unwrap_or_default();
+    let e10 = point - 1;
+    let text = if !(-5..16).contains(&e10) {
+        match d.split_at(1) {
+            (first, "") => format!("{first}e{e10}"),
+            (first, rest) => format!("{first}.{rest}e{e10}"),
+        }
+    } else if point <= 0 {
+        format!("0.{}{d}", "0".repeat((-point) as usize))
+    } else if point as usize >= d.len() {
+        format!("{d}{}", "0".repeat(point as usize - d.len()))
+    } else {
+        let (int, frac) = d.split_at(point as usize);
+        format!("{int}.{frac}")
+    };
+    format!("{sign}{text}")
+}
+
+/// An unsigned integer of any size, little-endian 32-bit limbs: only what `f80_text` needs.
+struct Big(Vec<u32>);
+
+impl Big {
+    fn from(n: u64) -> Big {
+        Big(vec![n as u32, (n >> 32) as u32])
+    }
+
+    fn mul_small(&mut self, m: u32) {
+        let mut carry = 0u64;
+        for limb in &mut self.0 {
+            let v = u64::from(*limb) * u64::from(m) + carry;
+            *limb = v as u32;
+            carry = v >> 32;
+        }
+        if carry > 0 {
+            self.0.push(carry as u32);
+        }
+    }
+
+    fn shl(&mut self, bits: u32) {
+        let (words, bits) = ((bits / 32) as usize, bits % 32);
+        if bits > 0 {
+            let mut carry = 0u32;
+            for limb in &mut self.0 {
+                let v = (*limb << bits) | carry;
+                carry = *limb >> (32 - bits);
+                *limb = v;
+            }
+            if carry > 0 {
+                self.0.push(carry);
+            }
+        }
+        self.0.splice(0..0, std::iter::repeat_n(0, words));
+    }
+
+    /// Its decimal digits, most significant first.
+    fn decimal(mut self) -> String {
+        let mut chunks = Vec::new();
+        while self.0.iter().any(|&l| l != 0) {
+            let mut rem = 0u64;
+            for limb in self.0.iter_mut().rev() {
+                let v = (rem << 32) | u64::from(*limb);
+                *limb = (v / 1_000_000_000) as u32;
+                rem = v % 1_000_000_000;
+            }
+            while self.0.last() == Some(&0) {
+                self.0.pop();
+            }
+            chunks.push(rem as u32);
+        }
+        let mut s = chunks
+            .pop()
+            .map_or_else(|| "0".to_string(), |c| c.to_string());
+        for c in chunks.iter().rev() {
+            s.push_str(&format!("{c:09}"));
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod f80_tests {
+    use super::f80_text;
+
+    fn f80(mant: u64, se: u16) -> [u8; 10] {
+        let mut b = [0u8; 10];
+        b[..8].copy_from_slice(&mant.to_le_bytes());
+        b[8..].copy_from_slice(&se.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn long_doubles_print_exactly_in_their_own_range() {
+        assert_eq!(f80_text(&f80(0xC000_0000_0000_0000, 16383)), "1.5");
+        assert_eq!(f80_text(&f80(0x8000_0000_0000_0000, 16383 + 3)), "8");
+        assert_eq!(
+            f80_text(&f80(0xA000_0000_0000_0000, 0x8000 | 16382)),
+            "-0.625"
+        );
+        // 1 + 2^-60: f64 would say 1.
+        assert_eq!(
+            f80_text(&f80(0x8000_0000_0000_0008, 16383)),
+            "1.00000000000000000087"
+        );
+        // 0.1L as gdb prints it.
+        assert_eq!(
+            f80_text(&f80(0xCCCC_CCCC_CCCC_CCCD, 16379)),
+            "0.100000000000000000001"
+        );
+        // The smallest denormal, far below f64's range (gdb: 3.64519953188247460253e-4951).
+        assert_eq!(f80_text(&f80(1, 0)), "3.64519953188247460253e-4951");
+        assert_eq!(
+            f80_text(&f80(0x8000_0000_0000_0000, 16383 + 100)),
+            "1.2676506002282294015e30"
+        );
+        assert_eq!(f80_text(&f80(0x8000_0000_0000_0000, 0x7fff)), "inf");
+        assert_eq!(f80_text(&f80(0, 0x8000)), "-0");
+    }
+}

@@ -19,6 +19,7 @@ use super::tree::InfoTree;
 use super::types::{AggKind, Encoding, Kind, Type, TypeId};
 use super::value::{Scalar, Value};
 use super::value_error::ValueError;
+use literals::f80_text;
 pub use literals::float_text;
 pub(super) use literals::quoted_units;
 use literals::{
@@ -168,6 +169,17 @@ impl InfoTree {
             Kind::Base(_) | Kind::Enum { .. } => match self.scalar(v, t) {
                 // A `uint8_t` is a number (`222`), a `char` a character (`113 'q'`).
                 Ok(Some(Scalar::Char(c, _))) if self.byte_typedef(v.ty) => out.push(&c.to_string()),
+                // A long double in its own precision and range, from its bytes.
+                Ok(Some(Scalar::Float(_)))
+                    if matches!(ty.kind, Kind::Base(Encoding::Float))
+                        && matches!(ty.size, Some(10 | 16)) =>
+                {
+                    match self.bytes(v, t) {
+                        Ok(b) if b.len() >= 10 => out.push(&f80_text(&b)),
+                        Ok(_) => out.push("?"),
+                        Err(e) => out.push(&e.bracketed()),
+                    }
+                }
                 Ok(Some(s)) => out.push(&self.scalar_text(&ty, s)),
                 Ok(None) => out.push("?"),
                 Err(e) => out.push(&e.bracketed()),
