@@ -64,3 +64,18 @@ fn optimized_code_says_what_it_cannot_read() {
     let values = scry.ok("state.locals().map(v => `${v.name}=${v.value}`).join(' ')");
     assert!(values.contains("w="), "{values}");
 }
+
+/// Locals 80 blocks deep are all there (the walk of nested blocks stopped at 64 and lost the
+/// rest silently; a Rust function with 65 `let`s nests as deep).
+#[test]
+fn locals_of_deeply_nested_blocks_are_all_there() {
+    let mut scry = Scry::spawn(&fixture("deep_blocks"), &[]);
+    scry.ok("breakpoint.set('inspect'); cont()");
+    let truth = common::truth(&mut scry);
+    assert_eq!(scry.ok("String(state.var('b79', 1))"), truth["deepest"]);
+    assert_eq!(scry.ok("state.locals(1).length"), "80");
+    let sum = scry.ok(
+        "String([0, 10, 20, 30, 40, 50, 60, 70].reduce((a, i) => a + Number(state.var('b' + i, 1)), 0))",
+    );
+    assert_eq!(sum, truth["sum"]);
+}

@@ -12,8 +12,11 @@ use super::indexes::FunctionIndex;
 use super::tree::{Die, InfoTree, UnitHandle};
 use super::types::TypeId;
 
-const MAX_DEPTH: usize = 64;
-const MAX_VARS: usize = 512;
+/// Blocks nested in one function, and inlined calls in one another, at most: as deep as a
+/// unit may nest DIEs at all (`nesting`), far past what compilers write.
+const MAX_DEPTH: usize = 512;
+/// Variables of one scope chain at most.
+const MAX_VARS: usize = 10_000;
 const MAX_ORIGIN_HOPS: usize = 8;
 /// Functions indexed per unit at most.
 const MAX_FUNCTIONS: usize = 1_000_000;
@@ -130,7 +133,9 @@ impl InfoTree {
     }
 
     /// Gathers the variables of the scope at `at` visible at pc (descending into lexical
-    /// blocks that hold pc); returns the inlined call holding pc, if any.
+    /// blocks that hold pc, outer ones first); returns the inlined call holding pc, if any.
+    /// Iterative: every Rust `let` opens a block, so a long function nests hundreds deep
+    /// (a recursion bounded at 64 levels lost every local after the 64th `let`).
     fn collect(
         &self,
         unit: &UnitHandle,
@@ -139,42 +144,46 @@ impl InfoTree {
         depth: usize,
         out: &mut Vec<VarDecl>,
     ) -> Option<usize> {
-        if depth > MAX_DEPTH {
-            return None;
-        }
         let mut inlined = None;
-        let off = UnitOffset(at.checked_sub(unit.start())?);
-        let mut tree = unit.unit.entries_tree(Some(off)).ok()?;
-        let root = tree.root().ok()?;
-        let mut children = root.children();
-        let mut blocks = Vec::new();
-        while let Ok(Some(child)) = children.next() {
-            let entry = child.entry();
-            let global = unit.global(entry.offset());
-            match entry.tag() {
-                gimli::DW_TAG_formal_parameter | gimli::DW_TAG_variable => {
-                    if out.len() >= MAX_VARS {
-                        continue;
-                    }
-                    if let Some(v) = self.var_decl(unit, entry, global, depth) {
-                        out.push(v);
-                    }
-                }
-                gimli::DW_TAG_lexical_block if contains(unit, entry, pc) => {
-                    blocks.push(global);
-                }
-                gimli::DW_TAG_inlined_subroutine
-                    if inlined.is_none() && contains(unit, entry, pc) =>
-                {
-                    inlined = Some(global);
-                }
-                _ => {}
+        // Blocks still to read, the next on top (so in the order recursion would read them).
+        let mut pending = vec![(at, depth)];
+        while let Some((at, depth)) = pending.pop() {
+            if depth > MAX_DEPTH {
+                continue;
             }
-        }
-        for b in blocks {
-            if let Some(inner) = self.collect(unit, b, pc, depth + 1, out) {
-                inlined.get_or_insert(inner);
+            let Some(off) = at.checked_sub(unit.start()).map(UnitOffset) else {
+                continue;
+            };
+            let Ok(mut tree) = unit.unit.entries_tree(Some(off)) else {
+                continue;
+            };
+            let Ok(root) = tree.root() else { continue };
+            let mut children = root.children();
+            let mut blocks = Vec::new();
+            while let Ok(Some(child)) = children.next() {
+                let entry = child.entry();
+                let global = unit.global(entry.offset());
+                match entry.tag() {
+                    gimli::DW_TAG_formal_parameter | gimli::DW_TAG_variable => {
+                        if out.len() >= MAX_VARS {
+                            continue;
+                        }
+                        if let Some(v) = self.var_decl(unit, entry, global, depth) {
+                            out.push(v);
+                        }
+                    }
+                    gimli::DW_TAG_lexical_block if contains(unit, entry, pc) => {
+                        blocks.push(global);
+                    }
+                    gimli::DW_TAG_inlined_subroutine
+                        if inlined.is_none() && contains(unit, entry, pc) =>
+                    {
+                        inlined = Some(global);
+                    }
+                    _ => {}
+                }
             }
+            pending.extend(blocks.into_iter().rev().map(|b| (b, depth + 1)));
         }
         inlined
     }
