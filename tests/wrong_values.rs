@@ -218,3 +218,27 @@ fn long_doubles_read_in_their_own_precision_and_range() {
     // A denormal double as a plain number: JavaScript's spelling, not every digit.
     assert_eq!(scry.ok("state.var('denormal').value"), "5e-324");
 }
+
+#[test]
+fn wide_integers_and_their_options_read_exactly() {
+    let mut scry = Scry::spawn(&common::rust_fixture("wide_ints", "0"), &[]);
+    scry.ok("breakpoint.set('wide_ints::inspect'); cont()");
+    let truth = common::truth(&mut scry);
+    assert_eq!(scry.ok("String(state.var('some', 1))"), truth["some"]);
+    assert_eq!(scry.ok("String(state.var('none', 1))"), "None");
+    assert_eq!(
+        scry.ok("String(state.var('negative', 1))"),
+        truth["negative"]
+    );
+    assert_eq!(scry.ok("String(state.var('big_u', 1))"), truth["big_u"]);
+    // As numbers: exact BigInts, unsigned never read as signed.
+    assert_eq!(
+        scry.ok("String(state.var('big_u', 1).value)"),
+        truth["big_u"]
+    );
+    assert_eq!(scry.ok("Number(state.var('big_u', 1)) > 0"), "true");
+    assert_eq!(
+        scry.ok("String(state.var('big_i', 1).value)"),
+        truth["big_i"]
+    );
+}

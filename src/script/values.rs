@@ -16,16 +16,32 @@ pub(crate) fn u64_to_js<'js>(ctx: &Ctx<'js>, v: u64) -> rquickjs::Result<Value<'
     }
 }
 
-/// A DWARF integer (up to 128 bits) as JavaScript has it: a Number, a BigInt past 2^53,
-/// an approximate Number past 64 bits.
+/// A DWARF signed integer (up to 128 bits) as JavaScript has it: a Number, a BigInt past
+/// 2^53 (exact past 64 bits too).
 pub(crate) fn int_to_js<'js>(ctx: &Ctx<'js>, n: i128) -> rquickjs::Result<Value<'js>> {
     if let Ok(i) = i64::try_from(n) {
         i64_to_js(ctx, i)
     } else if let Ok(u) = u64::try_from(n) {
         u64_to_js(ctx, u)
     } else {
-        Ok(Value::new_number(ctx.clone(), n as f64))
+        wide_bigint(ctx, &n.to_string())
     }
+}
+
+/// A DWARF unsigned integer (up to 128 bits): `int_to_js`'s rule, never read as signed (a
+/// u128 above 2^127 was a negative number).
+pub(crate) fn uint_to_js<'js>(ctx: &Ctx<'js>, n: u128) -> rquickjs::Result<Value<'js>> {
+    match u64::try_from(n) {
+        Ok(u) => u64_to_js(ctx, u),
+        Err(_) => wide_bigint(ctx, &n.to_string()),
+    }
+}
+
+/// A BigInt past 64 bits, from its decimal digits: a literal is parsed, no script's global
+/// is called (rquickjs makes BigInts from 64-bit values only).
+fn wide_bigint<'js>(ctx: &Ctx<'js>, digits: &str) -> rquickjs::Result<Value<'js>> {
+    debug_assert!(digits.bytes().all(|b| b.is_ascii_digit() || b == b'-'));
+    ctx.eval::<Value, _>(format!("{digits}n"))
 }
 
 pub(crate) fn i64_to_js<'js>(ctx: &Ctx<'js>, v: i64) -> rquickjs::Result<Value<'js>> {

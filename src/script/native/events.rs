@@ -229,7 +229,7 @@ fn watch_fields<'js>(ctx: &Ctx<'js>, o: &Object<'js>, w: &WatchReport) -> rquick
 fn scalar_to_js<'js>(ctx: &Ctx<'js>, s: Scalar) -> rquickjs::Result<Option<Value<'js>>> {
     Ok(Some(match s {
         Scalar::Signed(n) | Scalar::Enum(n) => values::int_to_js(ctx, n)?,
-        Scalar::Unsigned(n) => values::int_to_js(ctx, n as i128)?,
+        Scalar::Unsigned(n) => values::uint_to_js(ctx, n)?,
         Scalar::Float(f) => Value::new_number(ctx.clone(), f),
         Scalar::Bool(b) => Value::new_bool(ctx.clone(), b),
         Scalar::Char(c, _) => Value::new_number(ctx.clone(), c as f64),

@@ -165,10 +165,7 @@ fn plain_to_js<'js>(ctx: &Ctx<'js>, p: &Plain) -> R<'js> {
         Plain::Null => Value::new_null(ctx.clone()),
         Plain::Bool(b) => Value::new_bool(ctx.clone(), *b),
         Plain::Int(n) => values::int_to_js(ctx, *n)?,
-        Plain::UInt(n) => match u64::try_from(*n) {
-            Ok(u) => u64_to_js(ctx, u)?,
-            Err(_) => Value::new_number(ctx.clone(), *n as f64),
-        },
+        Plain::UInt(n) => values::uint_to_js(ctx, *n)?,
         Plain::Float(f) => Value::new_number(ctx.clone(), *f),
         Plain::Str(s) | Plain::Missing(s) => s.as_str().into_js(ctx)?,
         Plain::List(items) => {
@@ -291,7 +288,7 @@ fn primitive_at<'js>(
     }
     match scalar {
         Some(Scalar::Signed(n)) | Some(Scalar::Enum(n)) => values::int_to_js(ctx, n),
-        Some(Scalar::Unsigned(n)) => values::int_to_js(ctx, n as i128),
+        Some(Scalar::Unsigned(n)) => values::uint_to_js(ctx, n),
         Some(Scalar::Float(f)) => Ok(Value::new_number(ctx.clone(), f)),
         // Two numbers are no Number: the text (`1.5 + 2i`), NaN where a number is asked for.
         Some(Scalar::Complex(..)) if hint == "number" => {

@@ -148,17 +148,34 @@ impl InfoTree {
     ) -> Result<Option<&'a Variant>, ValueError> {
         let discr = match &vp.discr {
             Some(m) => match self.scalar(&self.member_value(v, m), t)? {
-                Some(Scalar::Unsigned(n)) => Some(n as u64),
-                Some(Scalar::Signed(n)) => Some(n as u64),
-                Some(Scalar::Pointer(p)) => Some(p),
-                Some(Scalar::Char(c, _)) => Some(c as u64),
-                Some(Scalar::Bool(b)) => Some(u64::from(b)),
-                Some(Scalar::Enum(e)) => Some(e as u64),
+                // Compared as `discriminant` reads the variants' values: unsigned ones as
+                // themselves, signed ones sign-extended.
+                Some(Scalar::Unsigned(n)) => Some(n as i128),
+                Some(Scalar::Signed(n)) => Some(n),
+                Some(Scalar::Pointer(p)) => Some(i128::from(p)),
+                Some(Scalar::Char(c, _)) => Some(i128::from(c)),
+                Some(Scalar::Bool(b)) => Some(i128::from(b)),
+                Some(Scalar::Enum(e)) => Some(e),
                 _ => None,
             },
             None => None,
         };
-        let exact = discr.and_then(|d| vp.variants.iter().find(|x| x.discr_value == Some(d)));
+        // Compared at the discriminant's width: a DWARF constant may be written signed for
+        // an unsigned discriminant (a niche value) or the other way round.
+        let bytes = vp
+            .discr
+            .as_ref()
+            .and_then(|m| self.size_of(m.ty))
+            .unwrap_or(16);
+        let width = |x: i128| match bytes {
+            0 | 16.. => x as u128,
+            n => (x as u128) & ((1u128 << (n * 8)) - 1),
+        };
+        let exact = discr.and_then(|d| {
+            vp.variants
+                .iter()
+                .find(|x| x.discr_value.map(width) == Some(width(d)))
+        });
         Ok(exact.or_else(|| vp.variants.iter().find(|x| x.discr_value.is_none())))
     }
 

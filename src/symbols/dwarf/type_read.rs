@@ -370,10 +370,9 @@ fn variant_part(unit: &UnitHandle, die: &Die) -> VariantPart {
                 discr = Some(member(unit, &child));
             }
             gimli::DW_TAG_variant => {
-                let discr_value = child.attr_value(gimli::DW_AT_discr_value).and_then(|v| {
-                    v.udata_value()
-                        .or_else(|| v.sdata_value().map(|s| s as u64))
-                });
+                let discr_value = child
+                    .attr_value(gimli::DW_AT_discr_value)
+                    .and_then(|v| discriminant(&v));
                 let Some(m) = children(unit, &child)
                     .into_iter()
                     .find(|c| c.tag() == gimli::DW_TAG_member)
@@ -443,4 +442,23 @@ fn function(unit: &UnitHandle, die: &Die, ret: Option<TypeId>) -> Kind {
         params,
         varargs,
     }
+}
+
+/// A variant's `DW_AT_discr_value`, as the discriminant's value is compared with it: a
+/// constant, or a block of up to 16 little-endian bytes (rustc's for a 128-bit discriminant,
+/// as `Option<u128>` has; read as no value, every such variant looked like the default one,
+/// and a `Some(5)` printed `None`).
+fn discriminant<R: gimli::Reader>(v: &gimli::AttributeValue<R>) -> Option<i128> {
+    if let gimli::AttributeValue::Block(b) = v {
+        let bytes = b.to_slice().ok()?;
+        if bytes.is_empty() || bytes.len() > 16 {
+            return None;
+        }
+        let mut raw = [0u8; 16];
+        raw[..bytes.len()].copy_from_slice(&bytes);
+        return Some(u128::from_le_bytes(raw) as i128);
+    }
+    v.udata_value()
+        .map(i128::from)
+        .or_else(|| v.sdata_value().map(i128::from))
 }

@@ -64,7 +64,7 @@ pub struct StaticMember {
 /// (none for the default variant) and the member holding its fields.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Variant {
-    pub discr_value: Option<u64>,
+    pub discr_value: Option<i128>,
     pub member: Member,
 }
 
