@@ -284,6 +284,11 @@ fn values_read_through(exe: &Path, start: &str) {
         r#""bolts"=31 "nuts"=8 "washers"=112"#
     );
     assert_eq!(scry.ok("m.entries().length"), "3");
+    // A repeated key keeps every entry: pairs, not an object that would keep one.
+    assert_eq!(
+        scry.ok("JSON.stringify(state.var('mm', 1))"),
+        "[[1,97],[1,98]]"
+    );
     // A smart pointer lends the members of what it points at.
     assert_eq!(scry.ok("sp.x + sp.y"), "12.5");
     assert_eq!(scry.ok("String(sp.$deref())"), "{x: 10, y: 2.5}");

@@ -154,11 +154,14 @@ impl InfoTree {
                         (k, plain(v, budget))
                     })
                     .collect();
+                // An object only where every key is text or a number and no two are the same
+                // (a multimap's repeated key would keep one entry of an object).
+                let mut seen = std::collections::HashSet::new();
                 let keyed = pairs.iter().all(|(k, _)| {
                     matches!(
                         k,
                         Plain::Str(_) | Plain::Int(_) | Plain::UInt(_) | Plain::Bool(_)
-                    )
+                    ) && seen.insert(key_text(k))
                 });
                 if keyed {
                     Plain::Obj(pairs.into_iter().map(|(k, v)| (key_text(&k), v)).collect())
