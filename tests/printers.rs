@@ -284,6 +284,11 @@ fn values_read_through(exe: &Path, start: &str) {
         r#""bolts"=31 "nuts"=8 "washers"=112"#
     );
     assert_eq!(scry.ok("m.entries().length"), "3");
+    // A vector<bool>'s bits are booleans, in scripts and as data.
+    assert_eq!(
+        scry.ok("const f = state.var('flags', 1); [f[1] === false, !f[0], JSON.stringify(f), [...f].filter(Boolean).length].join(' ')"),
+        "true false [true,false,true] 2"
+    );
     // A repeated key keeps every entry: pairs, not an object that would keep one.
     assert_eq!(
         scry.ok("JSON.stringify(state.var('mm', 1))"),

@@ -203,6 +203,9 @@
       const h = x[HANDLE];
       if (h !== undefined) return h;
     }
+    // Flags and numbers stay what they are (a vector<bool>'s bits print `true` and are
+    // booleans as data); anything else is its text.
+    if (typeof x === 'boolean' || typeof x === 'number') return x;
     return typeof x === 'string' ? x : x === undefined ? 'undefined' : N.text(x);
   };
   const errorText = (e) => {

@@ -44,7 +44,7 @@
     const n = count(num(mem(h, '__size_')), 'length');
     const bit = (i) => {
       const word = N.val_read(words + Math.floor(i / 64) * 8, 'u64');
-      return (BigInt(word) >> BigInt(i % 64)) & 1n ? 'true' : 'false';
+      return ((BigInt(word) >> BigInt(i % 64)) & 1n) === 1n;
     };
     return { summary: `vector<bool>(${n})`, ...seq(n, bit) };
   });

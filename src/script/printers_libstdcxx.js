@@ -25,7 +25,7 @@
     const bit = (i) => {
       const k = off0 + i;
       const word = N.val_read(p0 + Math.floor(k / 64) * 8, 'u64');
-      return (BigInt(word) >> BigInt(k % 64)) & 1n ? 'true' : 'false';
+      return ((BigInt(word) >> BigInt(k % 64)) & 1n) === 1n;
     };
     return { summary: `vector<bool>(${n})`, ...seq(n, bit) };
   });

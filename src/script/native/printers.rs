@@ -294,6 +294,12 @@ impl<'a, 'js> JsPretty<'a, 'js> {
             }
             return Child::Text("<value of another module>".into());
         }
+        if let Some(b) = v.as_bool() {
+            return Child::Bool(b);
+        }
+        if let Some(n) = v.as_number() {
+            return Child::Number(n);
+        }
         Child::Text(
             v.as_string()
                 .and_then(|s| s.to_string().ok())
@@ -367,7 +373,7 @@ impl Pretty for JsPretty<'_, '_> {
                 .filter(|n| n.is_finite() && *n >= 0.0)?;
             match first {
                 Child::Value(v) => Some((v, n as u64)),
-                Child::Text(_) => None,
+                _ => None,
             }
         });
         Ok(Printed {

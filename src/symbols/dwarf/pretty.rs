@@ -30,6 +30,10 @@ pub enum Shape {
 pub enum Child {
     Value(Value),
     Text(String),
+    /// A flag the printer computed (a `vector<bool>`'s bit): `true`, and a boolean as data.
+    Bool(bool),
+    /// A number the printer computed: its JavaScript text, and a number as data.
+    Number(f64),
 }
 
 #[derive(Clone, Debug, PartialEq)]

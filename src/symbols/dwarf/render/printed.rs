@@ -92,6 +92,8 @@ impl InfoTree {
         match c {
             Child::Value(v) => self.write(v, t, lim, depth + 1, out),
             Child::Text(s) => out.push(s),
+            Child::Bool(b) => out.push(if *b { "true" } else { "false" }),
+            Child::Number(n) => out.push(&number_text(*n)),
         }
     }
 
@@ -137,6 +139,11 @@ impl InfoTree {
         let plain = |c: &Child, budget: &mut Budget| match c {
             Child::Value(c) => self.plain_at(&self.prefetch(c, t), t, depth + 1, budget),
             Child::Text(s) => Plain::Str(s.clone()),
+            Child::Bool(b) => Plain::Bool(*b),
+            Child::Number(n) if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 => {
+                Plain::Int(*n as i128)
+            }
+            Child::Number(n) => Plain::Float(*n),
         };
         Some(match p.shape {
             Shape::Summary => Plain::Str(p.text.unwrap_or(p.summary)),
@@ -185,5 +192,15 @@ fn key_text(k: &Plain) -> String {
         Plain::UInt(n) => n.to_string(),
         Plain::Bool(b) => b.to_string(),
         _ => String::new(),
+    }
+}
+
+/// A printer's number as text: an integer without a fraction, else the shortest text that
+/// reads back (as `float_text` writes doubles).
+fn number_text(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 {
+        format!("{}", n as i64)
+    } else {
+        super::float_text(n, false)
     }
 }
