@@ -303,6 +303,11 @@ fn values_read_through(exe: &Path, start: &str) {
     // optional no number at all.
     assert_eq!(scry.ok("Number(state.var('opt', 1)) * 2"), "84");
     assert_eq!(scry.ok("Number(state.var('nothing', 1))"), "NaN");
+    // What holds nothing is null as data, never its summary's words.
+    assert_eq!(
+        scry.ok("['nothing', 'none_up', 'empty_sp', 'opt'].map(n => JSON.stringify(state.var(n, 1))).join(' ')"),
+        "null null null 42"
+    );
     assert_eq!(
         scry.ok(
             "const up = state.var('up', 1); Number(up) === up.$deref().$addr && Number(up) > 0"

@@ -228,7 +228,7 @@
       // Plain data of elements laid out one after another (a vector's storage) is read by
       // the renderer from the first one, without a call back here per element.
       const run = p.r[RUN];
-      if (whole && p.shape === 'list' && run !== undefined) return [p.summary, p.shape, [], undefined, false, undefined, run];
+      if (whole && p.shape === 'list' && run !== undefined) return [p.summary, p.shape, [], undefined, false, undefined, run, false];
       if (p.shape !== 'summary') {
         for (const x of p.iterate()) {
           if (items.length >= Math.max(want, p.holds() ? 1 : 0)) {
@@ -250,7 +250,7 @@
       }
       const t = p.r.text;
       const text = !whole || t === undefined ? undefined : String(typeof t === 'function' ? t() : t);
-      return [p.summary, p.shape, items, more, truncated, text];
+      return [p.summary, p.shape, items, more, truncated, text, undefined, p.r.empty === true];
     } catch (e) {
       return errorText(e);
     }
@@ -401,7 +401,7 @@
   // A counted pointer (shared_ptr, weak_ptr) once its counts are read: `use` owners, `weak`
   // weak pointers, `ptr` the object's pointer handle.
   function counted(kind, use, weak, ptr) {
-    if (use <= 0) return { summary: `${kind}(expired, weak ${weak})` };
+    if (use <= 0) return { summary: `${kind}(expired, weak ${weak})`, empty: true };
     let p;
     try {
       p = num(ptr);
@@ -417,6 +417,6 @@
   // written with.
   // An iterator prints as what it refers to (`iterator -> 12`); a null one says so. (An end()
   // iterator refers to no element: what it shows is whatever lies there, as in gdb.)
-  const iterator = (addr, element) => (addr === 0 ? { summary: 'iterator(null)' } : { summary: 'iterator', pointee: element });
+  const iterator = (addr, element) => (addr === 0 ? { summary: 'iterator(null)', empty: true } : { summary: 'iterator', pointee: element });
   N.printerKit = freeze({ def, seq, run, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, iterator, MAX_WALK });
 })

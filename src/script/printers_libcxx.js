@@ -199,7 +199,7 @@
   function sharedOf(h, kind) {
     const ptr = mem(h, '__ptr_');
     const ctrl = num(mem(h, '__cntrl_'));
-    if (ctrl === 0) return num(ptr) === 0 ? { summary: `${kind}(null)` } : { summary: `${kind}(no count)`, pointee: () => typed(deref(ptr)) };
+    if (ctrl === 0) return num(ptr) === 0 ? { summary: `${kind}(null)`, empty: true } : { summary: `${kind}(no count)`, pointee: () => typed(deref(ptr)) };
     const use = Number(N.val_read(ctrl + 8, 'i64')) + 1;
     return counted(kind, use, Number(N.val_read(ctrl + 16, 'i64')) + 1 - (use > 0 ? 1 : 0), ptr);
   }
@@ -207,13 +207,13 @@
   def(STD('weak_ptr'), (h) => sharedOf(h, 'weak_ptr'));
   def(STD('unique_ptr'), (h, name) => {
     const ptr = first(h, '__ptr_');
-    if (num(ptr) === 0) return { summary: 'unique_ptr(null)' };
+    if (num(ptr) === 0) return { summary: 'unique_ptr(null)', empty: true };
     // unique_ptr<T[]> owns an array whose length it does not keep: its pointer, indexable.
     if (/unique_ptr<[^<>]*\[\]/.test(name)) return { summary: 'unique_ptr<[]>', value: () => typed(ptr), at: (i) => typed(at(ptr, i)) };
     return { summary: 'unique_ptr', pointee: () => typed(deref(ptr)) };
   });
   def(STD('optional'), (h) => {
-    if (!N.val_prim(mem(h, '__engaged_'), 'number', true)) return { summary: 'nullopt' };
+    if (!N.val_prim(mem(h, '__engaged_'), 'number', true)) return { summary: 'nullopt', empty: true };
     return { summary: 'optional', value: () => typed(mem(h, '__val_')) };
   });
   // A variant: a recursive union (`__head` holds alternative 0, `__tail` the rest) and the
@@ -223,7 +223,7 @@
     const indexH = mem(impl, '__index');
     const index = num(indexH);
     const npos = 2 ** (8 * N.val_size(indexH)) - 1;
-    if (index === npos) return { summary: 'variant(valueless)' };
+    if (index === npos) return { summary: 'variant(valueless)', empty: true };
     let u = mem(impl, '__data');
     for (let i = 0; i < index; i++) u = mem(u, '__tail');
     return { summary: `variant[${index}]`, value: () => typed(mem(u, '__head', '__value')) };
@@ -256,7 +256,7 @@
   // function pointer is kept after the wrapper's vtable and named by its symbol.
   def(STD('function'), (h) => {
     const f = num(mem(h, '__f_', '__f_'));
-    if (f === 0) return { summary: 'function(empty)' };
+    if (f === 0) return { summary: 'function(empty)', empty: true };
     const vtable = u64(f);
     const sym = N.symbol_peek(vtable);
     const functor = typeof sym === 'string' ? templateArgs(sym, '__func<')[0] : undefined;

@@ -190,7 +190,7 @@
   function sharedOf(h, kind) {
     const ptr = mem(h, '_M_ptr');
     const pi = num(mem(h, '_M_refcount', '_M_pi'));
-    if (pi === 0) return num(ptr) === 0 ? { summary: `${kind}(null)` } : { summary: `${kind}(no count)`, pointee: () => typed(deref(ptr)) };
+    if (pi === 0) return num(ptr) === 0 ? { summary: `${kind}(null)`, empty: true } : { summary: `${kind}(no count)`, pointee: () => typed(deref(ptr)) };
     const use = N.val_read(pi + 8, 'i32');
     return counted(kind, use, N.val_read(pi + 12, 'i32') - (use > 0 ? 1 : 0), ptr);
   }
@@ -201,19 +201,19 @@
     const head = base(tuple, 'std::_Head_base<0,');
     if (head === undefined) invalid('no pointer in the tuple');
     const ptr = mem(head, '_M_head_impl');
-    if (num(ptr) === 0) return { summary: 'unique_ptr(null)' };
+    if (num(ptr) === 0) return { summary: 'unique_ptr(null)', empty: true };
     // unique_ptr<T[]> owns an array whose length it does not keep: its pointer, indexable.
     if (/^std::unique_ptr<[^<>]*\[\]/.test(name)) return { summary: 'unique_ptr<[]>', value: () => typed(ptr), at: (i) => typed(at(ptr, i)) };
     return { summary: 'unique_ptr', pointee: () => typed(deref(ptr)) };
   });
   def(/^std::optional</, (h) => {
     const payload = mem(h, '_M_payload');
-    if (!N.val_prim(mem(payload, '_M_engaged'), 'number', true)) return { summary: 'nullopt' };
+    if (!N.val_prim(mem(payload, '_M_engaged'), 'number', true)) return { summary: 'nullopt', empty: true };
     return { summary: 'optional', value: () => typed(mem(payload, '_M_payload', '_M_value')) };
   });
   def(/^std::variant</, (h) => {
     const index = num(mem(h, '_M_index'));
-    if (index === 255 || index === 65535) return { summary: 'variant(valueless)' };
+    if (index === 255 || index === 65535) return { summary: 'variant(valueless)', empty: true };
     let u = mem(h, '_M_u');
     for (let i = 0; i < index; i++) u = mem(u, '_M_rest');
     const first = mem(u, '_M_first');
@@ -260,7 +260,7 @@
   // `_Function_handler<int (int), main::{lambda(int)#1}>`; a function pointer is kept in the
   // function itself and named by the symbol it points at.
   def(/^std::function</, (h) => {
-    if (num(mem(h, '_M_manager')) === 0) return { summary: 'function(empty)' };
+    if (num(mem(h, '_M_manager')) === 0) return { summary: 'function(empty)', empty: true };
     const invoker = num(mem(h, '_M_invoker'));
     const handler = N.symbol_peek(invoker);
     const functor = typeof handler === 'string' ? templateArgs(handler, '_Function_handler<')[1] : undefined;

@@ -376,9 +376,11 @@ impl Pretty for JsPretty<'_, '_> {
                 _ => None,
             }
         });
+        let empty = a.get::<bool>(7).unwrap_or(false);
         Ok(Printed {
             text,
             run,
+            empty,
             summary,
             shape,
             items,

@@ -52,6 +52,9 @@ pub struct Printed {
     /// after another from the first (a vector's storage), read without the printer; `items`
     /// is then empty.
     pub run: Option<(Value, u64)>,
+    /// It holds nothing (an empty optional, a null or expired smart pointer): as plain data,
+    /// null, never its summary's words (`"nullopt"` could be a string it held).
+    pub empty: bool,
 }
 
 /// Why a printer gave no answer for a value.

@@ -120,6 +120,9 @@ impl InfoTree {
             Ok(p) => p,
             Err(e) => return Some(Plain::Missing(e.to_string())),
         };
+        if p.empty {
+            return Some(Plain::Null);
+        }
         if let Some((first, n)) = &p.run {
             let stride = self.size_of(first.ty).unwrap_or(0);
             return Some(match first.address() {
