@@ -695,3 +695,17 @@ fn a_unique_ptr_to_an_array_indexes_its_elements() {
         assert_eq!(gdb, ["30", "40"]);
     }
 }
+
+/// std::wstring, u32string and u16string quote as the compiler spells them (and gdb prints
+/// them): wchar_t and char32_t are both 4 bytes, but `L"…"` is not `U"…"`.
+#[test]
+fn wide_strings_carry_their_own_prefix() {
+    let exe = common::fixture_from("wide_strings", "g++", &["-g", "-O0"], &["wide_strings.cpp"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('inspect'); cont()");
+    assert_eq!(
+        scry.ok("['wide', 'utf32', 'utf16'].map(n => String(state.var(n, 1))).join(' ')"),
+        "L\"wide ü\" U\"utf32 ü\" u\"utf16 ü\""
+    );
+    assert_eq!(scry.ok("state.var('wide', 1).value"), "wide ü");
+}

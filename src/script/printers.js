@@ -385,7 +385,9 @@
       if (i >= len) throw new ScryError(`index ${i} is out of bounds (${len} characters)`);
       return typed(N.val_param_at(h, 0, addr + i * unit));
     };
-    return { summary: N.val_literal(addr, len, unit, 200), text: () => N.val_chars(addr, len, unit), length: len, at };
+    // wchar_t text is `L"…"` (as the compiler spells it), char32_t's `U"…"`: both 4 bytes.
+    const wide = unit === 4 && N.val_type(N.val_param_at(h, 0, addr)) === 'wchar_t';
+    return { summary: N.val_literal(addr, len, unit, 200, wide), text: () => N.val_chars(addr, len, unit), length: len, at };
   }
   // Elements of `h`'s template parameter 0 from the pointer `first` up to address `end`,
   // storage up to `cap` (a vector, either library's).

@@ -34,7 +34,8 @@
       if (i >= len) throw new N.ScryError(`index ${i} is out of bounds (${len} characters)`);
       return typed(N.val_param_at(h, 0, data + i * unit));
     };
-    return { summary: N.val_literal(data, len, unit, 200), text: () => N.val_chars(data, len, unit), length: len, at };
+    const wide = unit === 4 && N.val_type(N.val_param_at(h, 0, data)) === 'wchar_t';
+    return { summary: N.val_literal(data, len, unit, 200, wide), text: () => N.val_chars(data, len, unit), length: len, at };
   }
   def(STD('basic_string'), stringOf);
   def(STD('basic_string_view'), (h) => textOf(h, num(mem(h, '__data')), num(mem(h, '__size'))));

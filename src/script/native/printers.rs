@@ -149,6 +149,7 @@ fn literal<'js>(
     count: f64,
     unit: f64,
     max: f64,
+    wide: Opt<bool>,
 ) -> rquickjs::Result<String> {
     let addr = values::to_address(&ctx, &at).or_throw(&ctx)?;
     let unit = code_unit(unit);
@@ -159,7 +160,8 @@ fn literal<'js>(
         .session_ref(&ctx)?
         .peek_memory(addr, shown * unit)
         .or_throw(&ctx)?;
-    let mut text = crate::symbols::dwarf::for_printers::quoted(&bytes, unit, max);
+    let mut text =
+        crate::symbols::dwarf::for_printers::quoted(&bytes, unit, max, wide.0.unwrap_or(false));
     if (shown as u64) < count && !text.ends_with('…') {
         text.push('…');
     }

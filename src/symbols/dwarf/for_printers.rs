@@ -130,8 +130,8 @@ impl InfoTree {
 
 /// `bytes` (code units of `unit` bytes: 1, 2 or 4) as a quoted string, at most `max`
 /// characters shown: how a printer shows a string's text the way scry shows C strings.
-pub fn quoted(bytes: &[u8], unit: usize, max: usize) -> String {
-    quoted_units(bytes, unit, max)
+pub fn quoted(bytes: &[u8], unit: usize, max: usize, wide: bool) -> String {
+    quoted_units(bytes, unit, max, wide)
 }
 
 /// Vtables indexed at most (a hostile file cannot make the index unbounded).

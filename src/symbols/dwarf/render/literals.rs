@@ -178,9 +178,10 @@ pub(super) fn hex_bytes(b: &[u8]) -> String {
 
 /// `bytes` as code units of `unit` bytes (1: UTF-8 where valid, 2: UTF-16, 4: code points),
 /// quoted, NULs shown escaped.
-pub(crate) fn quoted_units(bytes: &[u8], unit: usize, max: usize) -> String {
+pub(crate) fn quoted_units(bytes: &[u8], unit: usize, max: usize, wide: bool) -> String {
     let kind = match unit {
         2 => Text::Utf16,
+        4 if wide => Text::Wide,
         4 => Text::Utf32,
         _ => Text::Narrow,
     };
