@@ -237,6 +237,7 @@ fn wide_integers_and_their_options_read_exactly() {
         truth["big_u"]
     );
     assert_eq!(scry.ok("Number(state.var('big_u', 1)) > 0"), "true");
+    assert_eq!(scry.ok("String(state.var('done', 1))"), truth["done"]);
     assert_eq!(
         scry.ok("String(state.var('big_i', 1).value)"),
         truth["big_i"]

@@ -166,6 +166,8 @@ impl InfoTree {
             return;
         };
         match &ty.kind {
+            // A type of no bytes (Rust's unit `()`) has no number: it is itself.
+            Kind::Base(_) if ty.size == Some(0) => out.push(ty.name.as_deref().unwrap_or("()")),
             Kind::Base(_) | Kind::Enum { .. } => match self.scalar(v, t) {
                 // A `uint8_t` is a number (`222`), a `char` a character (`113 'q'`).
                 Ok(Some(Scalar::Char(c, _))) if self.byte_typedef(v.ty) => out.push(&c.to_string()),

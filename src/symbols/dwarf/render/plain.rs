@@ -67,6 +67,7 @@ impl InfoTree {
                 Ok(target) => self.plain_at(&target, t, depth + 1, budget),
                 Err(e) => Plain::Missing(e.to_string()),
             },
+            Kind::Base(_) if ty.size == Some(0) => Plain::Null,
             Kind::Base(_) | Kind::Enum { .. } | Kind::Pointer(_) => {
                 if let Kind::Pointer(to) = &ty.kind {
                     if let Some(kind) = self.text_kind(*to) {
