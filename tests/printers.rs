@@ -303,6 +303,8 @@ fn values_read_through(exe: &Path, start: &str) {
     // optional no number at all.
     assert_eq!(scry.ok("Number(state.var('opt', 1)) * 2"), "84");
     assert_eq!(scry.ok("Number(state.var('nothing', 1))"), "NaN");
+    let e = scry.err("state.var('nothing', 1).$deref()");
+    assert!(e.contains("nullopt holds nothing to dereference"), "{e}");
     // What holds nothing is null as data, never its summary's words.
     assert_eq!(
         scry.ok("['nothing', 'none_up', 'empty_sp', 'opt'].map(n => JSON.stringify(state.var(n, 1))).join(' ')"),
@@ -536,6 +538,10 @@ fn rust_std_collections_print_what_they_hold() {
         "Box<collections::Square> -> (3)"
     );
     assert_eq!(scry.ok("state.var('rc', 1).$deref() * 2"), "10");
+    // Wrappers index what they hold (Arc -> Mutex -> Vec), as they lend its members; a path's
+    // bytes index (a PathBuf's first is '/').
+    assert_eq!(scry.ok("String(state.value('shared[1]', 1))"), "2");
+    assert_eq!(scry.ok("Number(state.var('path', 1)[0])"), "47");
     assert_eq!(
         scry.ok("state.var('shared', 1).$deref().$deref().length"),
         "2"

@@ -356,6 +356,7 @@
     kind: (h) => N.val_kind(h),
     deref: (h) => () => {
       const p = printedOf(h, raw);
+      if (p && p.r.empty === true) throw new ScryError(`${p.summary || p.type} holds nothing to dereference`);
       return p && p.holds() ? p.held() : wrap(N.val_deref(h), raw);
     },
     ref: (h) => () => wrap(N.val_ref(h), raw),

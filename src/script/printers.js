@@ -147,6 +147,9 @@
       if (!Number.isInteger(i) || i < 0) throw new ScryError(`${this.type}: an index must be an integer >= 0, got ${String(i)}`);
       if (this.shape === 'map') throw new ScryError(`${this.type} is a map: read an entry with get(key)`);
       if (typeof this.r.at === 'function') return this.r.at(i);
+      // A wrapper or smart pointer indexes what it holds (`opt_v[2]`, `arc[1]`), as it
+      // lends that value's members.
+      if (this.holds()) return this.held()[i];
       let k = 0;
       for (const x of this.iterate()) if (k++ === i) return x;
       throw new ScryError(`index ${i} is out of bounds of ${this.summary || this.type} (${k} elements)`);

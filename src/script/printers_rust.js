@@ -17,7 +17,11 @@
     const n = count(N.val_len(vec) ?? 0, 'length');
     if (n === 0) return { summary: '""', text: '', length: 0 };
     const addr = N.val_addr(at(vec, 0));
-    return { summary: N.val_literal(addr, n, 1, 200), text: () => N.val_chars(addr, n, 1), length: n };
+    const byte = (i) => {
+      if (i >= n) throw new ScryError(`index ${i} is out of bounds (${n} bytes)`);
+      return typed(at(vec, i));
+    };
+    return { summary: N.val_literal(addr, n, 1, 200), text: () => N.val_chars(addr, n, 1), length: n, at: byte };
   }
   // hashbrown's table: buckets lie below the control bytes, bucket i at ctrl - (i+1) * size;
   // a control byte with its top bit clear marks a full bucket.
