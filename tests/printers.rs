@@ -715,3 +715,25 @@ fn wide_strings_carry_their_own_prefix() {
     );
     assert_eq!(scry.ok("state.var('wide', 1).value"), "wide ü");
 }
+
+/// Adapters show what they adapt, in its order (gdb's too: a priority_queue's heap order);
+/// bitsets their bits as flags, past one word as well.
+#[test]
+fn adapters_and_bitsets_print_what_they_hold() {
+    let exe = common::fixture_from("adapters", "g++", &["-g", "-O0"], &["adapters.cpp"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('inspect'); cont()");
+    let show = |scry: &mut Scry, name: &str| scry.ok(&format!("String(state.var('{name}', 1))"));
+    assert_eq!(show(&mut scry, "st"), "stack(3) [1, 2, 3]");
+    assert_eq!(show(&mut scry, "q"), "queue(2) [7, 8]");
+    assert_eq!(show(&mut scry, "pq"), "priority_queue(3) [9, 5, 1]");
+    assert_eq!(scry.ok("state.var('st', 1)[2] * 1"), "3");
+    assert_eq!(
+        scry.ok("JSON.stringify(state.var('bs', 1))"),
+        "[true,false,true,false,false,false,false,true,false,true]"
+    );
+    assert_eq!(
+        scry.ok("const w = state.var('wide', 1); [w.length, w[0], w[1], w[69], [...w].filter(Boolean).length].join(' ')"),
+        "70 true false true 2"
+    );
+}

@@ -1,6 +1,6 @@
 // scry's printers for libstdc++ as g++ 12 lays it out: strings, vector, array, deque, lists,
 // the ordered and unordered containers, smart pointers, optional, variant, tuple, span,
-// atomic, function.
+// atomic, function, the container adapters and bitset.
 // Layouts were learnt from gdb's libstdc++ printers; every line is scry's. Built on the
 // registry of printers.js; called once with the native object.
 (function (N) {
@@ -37,6 +37,30 @@
     const elems = mem(h, '_M_elems');
     const n = N.val_len(elems) ?? 0;
     return { summary: `array(${n})`, ...run(elems, n) };
+  });
+  // stack, queue, priority_queue: the container they adapt (`c`), in its order (a
+  // priority_queue's is its heap's), as gdb shows them.
+  for (const kind of ['stack', 'queue', 'priority_queue']) {
+    def(STD(kind), (h) => {
+      const inner = N.printedOf(mem(h, 'c'));
+      if (!inner) invalid('the adapted container has no printer');
+      const n = inner.length();
+      return { summary: `${kind}(${n})`, length: n, elements: () => inner.iterate(), at: (i) => inner.at(i) };
+    });
+  }
+  // bitset<N>: its bits, bit 0 first, as flags (`bitset<10>(10) [true, false, ...]`).
+  def(STD('bitset'), (h, name) => {
+    const m = /^std::(?:__\w+::)?bitset<(\d+)/.exec(name);
+    if (!m) invalid(`no size in ${name}`);
+    const n = count(Number(m[1]), 'size');
+    const words = N.val_addr(mem(h, '_M_w'));
+    if (words === undefined) invalid('the bits are in no memory');
+    const bit = (i) => {
+      if (i >= n) throw new ScryError(`index ${i} is out of bounds (${n} bits)`);
+      const word = N.val_read(words + Math.floor(i / 64) * 8, 'u64');
+      return ((BigInt(word) >> BigInt(i % 64)) & 1n) === 1n;
+    };
+    return { summary: `bitset<${n}>`, ...seq(n, bit) };
   });
   def(STD('deque'), (h) => {
     const impl = mem(h, '_M_impl');
