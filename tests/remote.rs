@@ -786,3 +786,27 @@ fn a_stub_that_goes_away_leaves_scry_usable() {
     assert_eq!(scry.ok("1 + 1"), "2");
     scry.finish();
 }
+
+/// Signals the session passes (SIGCHLD here) are handed to the program by the stub itself
+/// (`QPassSignals`): 2,000 of them cost no stop reply each, and the program takes every one.
+#[test]
+fn passed_signals_cost_no_round_trip_over_gdbserver() {
+    let program = fixture("signal_flood");
+    let Some(mut stub) = Stub::start(&program, &["2000"]) else {
+        return;
+    };
+    let mut command = Command::new(common::SCRY);
+    command
+        .args(["--remote", &stub.addr(), program.to_str().unwrap()])
+        .env("SCRY_TRACE", "1");
+    let mut scry = Scry::start_command(command);
+    assert_eq!(scry.ok("cont()"), "exited with code 0");
+    let trace = scry.stderr();
+    scry.finish();
+    let out = stub.wait_end();
+    assert!(out.contains("truth taken=2000"), "{out}");
+    assert!(trace.contains("remote <- QPassSignals:"), "{trace}");
+    // gdb numbers SIGCHLD 20 (0x14): no stop reply for it reached scry.
+    let stops = trace.matches("remote -> T14").count();
+    assert_eq!(stops, 0, "stop replies for SIGCHLD");
+}

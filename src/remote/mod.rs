@@ -58,6 +58,8 @@ struct Features {
     catch_syscalls: bool,
     /// lldb-server's `native-signals+`: signals on the wire are Linux's numbers.
     native_signals: bool,
+    /// `QPassSignals`: signals the stub hands to the program itself, with no stop reply.
+    pass_signals: bool,
 }
 
 impl Features {
@@ -76,6 +78,7 @@ impl Features {
                 b"qXfer:siginfo:read+" => f.siginfo = true,
                 b"QCatchSyscalls+" => f.catch_syscalls = true,
                 b"native-signals+" => f.native_signals = true,
+                b"QPassSignals+" => f.pass_signals = true,
                 _ => {
                     if let Some(size) = item.strip_prefix(b"PacketSize=") {
                         // Bounded: a hostile stub's huge size would make huge requests.
@@ -147,6 +150,8 @@ pub(crate) struct Remote {
     rf_passes: Option<bool>,
     /// The system calls caught (see `syscalls`).
     catch: syscalls::RemoteCatch,
+    /// The signals last given to `QPassSignals` (wire numbers, ascending).
+    passing: Option<Vec<u8>>,
 }
 
 /// What to connect to and how to stop first.
@@ -332,6 +337,7 @@ pub(crate) fn connect(how: &Connect) -> Result<(Box<dyn Target>, Stop), OsError>
         rf_fresh: None,
         rf_passes: None,
         catch: Default::default(),
+        passing: None,
         features,
     };
     remote.layout = remote.read_layout()?;

@@ -47,6 +47,30 @@ pub(super) enum Event {
 
 impl Remote {
     /// Continues every thread (`step`: `None`) or steps one, until a stop to report.
+    /// Tells a stub with `QPassSignals` which signals to hand to the program itself, as the
+    /// session passes them (SIGCHLD, SIGALRM, ...): such a signal then costs no stop reply
+    /// and no resume, where each was a round trip. Sent only when the set changed. A trap,
+    /// SIGSTOP and SIGKILL are never in it (the stub reports its own stops with them).
+    fn push_pass_signals(&mut self, pass: PassFn) -> Result<(), OsError> {
+        if !self.features.pass_signals {
+            return Ok(());
+        }
+        let numbering = self.numbering();
+        let mut wire: Vec<u8> = (1..=64)
+            .filter(|&sig| !matches!(sig, 5 | 9 | 19) && pass(sig))
+            .filter_map(|sig| numbering.to_wire(sig))
+            .collect();
+        wire.sort_unstable();
+        wire.dedup();
+        if self.passing.as_ref() == Some(&wire) {
+            return Ok(());
+        }
+        let list: Vec<String> = wire.iter().map(|n| format!("{n:x}")).collect();
+        self.request_ok(format!("QPassSignals:{}", list.join(";")).as_bytes())?;
+        self.passing = Some(wire);
+        Ok(())
+    }
+
     pub(super) fn resume(
         &mut self,
         step: Option<Tid>,
@@ -57,6 +81,7 @@ impl Remote {
             return Ok(end);
         }
         self.push_syscall_catch()?;
+        self.push_pass_signals(pass)?;
         if !self.features.vcont {
             return Err(OsError::Remote(
                 "the stub does not support vCont (needed to resume threads)".into(),
