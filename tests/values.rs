@@ -719,3 +719,34 @@ fn copies_of_a_function_take_names_and_types_from_the_abstract_one() {
         .unwrap()
         .contains("[inlined] mix(seed=7, tag="));
 }
+
+/// A virtual base is where the object's vtable says (through the derived object, through
+/// each path of a diamond, through pointers to either side), so its members are the
+/// program's; a diamond's shared member is one, not ambiguous; a cast to a second base moves
+/// the pointer to that part, as C++ (and gdb) do.
+#[test]
+fn virtual_bases_and_base_casts_find_the_right_part() {
+    let exe = common::fixture_from(
+        "virtual_bases",
+        "g++",
+        &["-g", "-O0"],
+        &["virtual_bases.cpp"],
+    );
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('inspect'); cont()");
+    let t = truth(&mut scry);
+    let read = |scry: &mut Scry, path: &str| scry.ok(&format!("String(state.value('{path}'))"));
+    assert_eq!(read(&mut scry, "pl->v"), t["pl_v"]);
+    assert_eq!(read(&mut scry, "pr->v"), t["pr_v"]);
+    assert_eq!(read(&mut scry, "d.v"), t["v"]);
+    assert_eq!(scry.ok("String(state.var('d').$base('R').v)"), t["v"]);
+    let d = scry.ok("String(state.var('d'))");
+    assert!(
+        d.contains(&format!("<VB>: {{v: {}, tag: 81 'Q'}}", t["v"])) && !d.contains("tag: 85"),
+        "{d}"
+    );
+    assert_eq!(read(&mut scry, "((B *)&mi)->b1"), t["b1"]);
+    assert_eq!(read(&mut scry, "((B *)&mi)->b2"), t["b2"]);
+    let offset = scry.num("Number(state.value('(B *)&mi')) - Number(state.value('&mi'))");
+    assert_eq!(offset.to_string(), t["b_offset"]);
+}

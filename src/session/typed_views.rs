@@ -79,7 +79,9 @@ impl Session {
             .is_some_and(|t| matches!(t.kind, Kind::Pointer(_)));
         let value = if to_pointer {
             let addr = match self.value_scalar(v)? {
-                Some(Scalar::Pointer(a)) => a,
+                // C++'s derived-to-base conversion: the base part's address (gdb's
+                // `(B *)&mi` too), never the derived object's read as the base.
+                Some(Scalar::Pointer(a)) => self.base_part_address(v, &file, ty).unwrap_or(a),
                 Some(Scalar::Unsigned(u)) => u as u64,
                 Some(Scalar::Signed(i)) | Some(Scalar::Enum(i)) => i as u64,
                 _ => {
@@ -102,6 +104,38 @@ impl Session {
             }
         };
         Ok(TypedValue { file, value })
+    }
+
+    /// Where the object pointer `v` points at has a base part of the class pointer type
+    /// `to` points to: that part's address (bases of bases included; a virtual base where
+    /// its vtable says). `None` when the class is no base of it (the cast keeps the address).
+    fn base_part_address(
+        &self,
+        v: &TypedValue,
+        file: &Arc<ModuleFile>,
+        to: Option<TypeId>,
+    ) -> Option<u64> {
+        let tree = &file.dwarf()?.tree;
+        let Kind::Pointer(target) = tree.strip(to)?.kind.clone() else {
+            return None;
+        };
+        let want = tree.type_name(target);
+        let object = self.value_deref(v).ok()?;
+        if self.value_type_name(&object) == want {
+            return None;
+        }
+        let mut parts = self.value_bases(&object);
+        for _ in 0..64 {
+            if parts.is_empty() {
+                return None;
+            }
+            let (name, part) = parts.remove(0);
+            if name == want {
+                return part.value.address();
+            }
+            parts.extend(self.value_bases(&part));
+        }
+        None
     }
 
     /// A value of the `i`th template parameter of `v`'s type (`T` of `vector<T>`) at
@@ -150,10 +184,10 @@ impl Session {
 
     /// The base-class parts of a C++ object, with their type names.
     pub fn value_bases(&self, v: &TypedValue) -> Vec<(String, TypedValue)> {
-        let Some(d) = v.tree() else {
-            return Vec::new();
-        };
-        d.bases(&v.value)
+        // A reference's bases are its referent's.
+        let v = &self.referent(v);
+        self.with_value(v, |d, t| d.bases(&v.value, t))
+            .unwrap_or_default()
             .into_iter()
             .map(|(n, value)| {
                 (

@@ -110,7 +110,10 @@ impl Session {
         cur
     }
 
+    /// `&v`; of a reference, its referent's address (C++'s `&ref`, as gdb), not the
+    /// reference's own slot.
     pub fn value_address_of(&self, v: &TypedValue) -> Result<TypedValue> {
+        let v = &self.referent(v);
         let r = self.with_value(v, |d, _| d.address_of(&v.value))?;
         self.derived(v, r)
     }

@@ -123,7 +123,7 @@ impl InfoTree {
             return None;
         };
         if let Some(m) = members.iter().find(|m| m.name.as_deref() == Some(name)) {
-            return Some(Ok(self.member_value(v, m)));
+            return Some(Ok(self.member_value_in(v, m, t)));
         }
         if let Some(s) = statics.iter().find(|s| s.name == name) {
             return Some(Ok(self.static_value(ty, s, t)));
@@ -133,7 +133,7 @@ impl InfoTree {
         }
         let mut in_base: Option<(Value, Option<TypeId>)> = None;
         for m in members.iter().filter(|m| m.name.is_none() || m.base) {
-            let inner = self.member_value(v, m);
+            let inner = self.member_value_in(v, m, t);
             let Some(mt) = self.strip(m.ty) else { continue };
             match self.find_member(&inner, &mt, name, t, depth + 1) {
                 None => {}
@@ -156,8 +156,41 @@ impl InfoTree {
         in_base.map(|(found, _)| Ok(found))
     }
 
-    /// A member of the object `v` (which must be an aggregate).
+    /// A member of the object `v`, a virtual base found where the object's vtable says.
+    pub(crate) fn member_value_in(&self, v: &Value, m: &Member, t: &dyn Target) -> Value {
+        let Some(expr) = &m.vbase else {
+            return self.member_value(v, m);
+        };
+        let place = match v.address() {
+            Some(addr) => match virtual_base_address(expr, addr, t) {
+                Some(at) => Place::Memory(at),
+                None => Place::Gone(Gone::Unavailable(
+                    "the virtual base's offset could not be read from the object's vtable".into(),
+                )),
+            },
+            None => Place::Gone(Gone::Unavailable(
+                "a virtual base of an object in no memory (its vtable says where)".into(),
+            )),
+        };
+        Value {
+            ty: m.ty,
+            place,
+            bits: None,
+        }
+    }
+
+    /// A member of the object `v` (which must be an aggregate). A virtual base needs the
+    /// target's memory (`member_value_in`): without it, it is unavailable, never guessed.
     pub(crate) fn member_value(&self, v: &Value, m: &Member) -> Value {
+        if m.vbase.is_some() {
+            return Value {
+                ty: m.ty,
+                place: Place::Gone(Gone::Unavailable(
+                    "a virtual base (its place is read from the vtable)".into(),
+                )),
+                bits: None,
+            };
+        }
         let base_bits = v.bits.map_or(0, |(off, _)| off);
         let place = shift(&v.place, m.offset);
         match m.bits {
@@ -371,4 +404,67 @@ impl InfoTree {
         }
         ty
     }
+}
+
+/// Where the virtual base of the object at `addr` is: its location expression run with the
+/// object's address pushed (GCC and Clang write `dup, deref, lit N, minus, deref, plus`: the
+/// vtable pointer, the offset stored N bytes before its target, added to the object). Only
+/// the stack operations such expressions use; anything else is no answer.
+fn virtual_base_address(expr: &[u8], addr: u64, t: &dyn Target) -> Option<u64> {
+    use gimli::Operation;
+    let encoding = gimli::Encoding {
+        format: gimli::Format::Dwarf32,
+        version: 4,
+        address_size: 8,
+    };
+    let bytes = gimli::EndianSlice::new(expr, gimli::LittleEndian);
+    let mut ops = gimli::Expression(bytes).operations(encoding);
+    let mut stack = vec![addr];
+    for _ in 0..64 {
+        let Ok(op) = ops.next() else { return None };
+        let Some(op) = op else {
+            return stack.pop();
+        };
+        match op {
+            Operation::Pick { index } => {
+                let at = stack.len().checked_sub(1 + usize::from(index))?;
+                stack.push(stack[at]);
+            }
+            Operation::Deref {
+                size, space: false, ..
+            } if (1..=8).contains(&size) => {
+                let at = stack.pop()?;
+                let mut raw = [0u8; 8];
+                if !t.read(at, &mut raw[..usize::from(size)]) {
+                    return None;
+                }
+                stack.push(u64::from_le_bytes(raw));
+            }
+            Operation::UnsignedConstant { value } => stack.push(value),
+            Operation::SignedConstant { value } => stack.push(value as u64),
+            Operation::PlusConstant { value } => {
+                let top = stack.pop()?;
+                stack.push(top.wrapping_add(value));
+            }
+            Operation::Plus | Operation::Minus => {
+                let (b, a) = (stack.pop()?, stack.pop()?);
+                stack.push(match op {
+                    Operation::Plus => a.wrapping_add(b),
+                    _ => a.wrapping_sub(b),
+                });
+            }
+            Operation::Drop => {
+                stack.pop()?;
+            }
+            Operation::Swap => {
+                let n = stack.len();
+                if n < 2 {
+                    return None;
+                }
+                stack.swap(n - 1, n - 2);
+            }
+            _ => return None,
+        }
+    }
+    None
 }

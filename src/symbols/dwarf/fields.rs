@@ -66,6 +66,7 @@ mod tests {
             bits: None,
             base: false,
             artificial: false,
+            vbase: None,
         }
     }
 

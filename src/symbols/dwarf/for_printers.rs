@@ -112,7 +112,7 @@ impl InfoTree {
     }
 
     /// The base-class parts of a C++ object, with their type names, in declaration order.
-    pub(crate) fn bases(&self, v: &Value) -> Vec<(String, Value)> {
+    pub(crate) fn bases(&self, v: &Value, t: &dyn Target) -> Vec<(String, Value)> {
         let Some(ty) = self.strip(v.ty) else {
             return Vec::new();
         };
@@ -123,7 +123,7 @@ impl InfoTree {
         members
             .iter()
             .filter(|m| m.base)
-            .map(|m| (self.type_name(m.ty), self.member_value(v, m)))
+            .map(|m| (self.type_name(m.ty), self.member_value_in(v, m, t)))
             .collect()
     }
 }

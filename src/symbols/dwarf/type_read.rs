@@ -271,8 +271,16 @@ fn bound(v: AttributeValue<Reader>) -> Option<i128> {
 }
 
 fn member(unit: &UnitHandle, die: &Die) -> Member {
+    let mut vbase = None;
     let offset = match die.attr_value(gimli::DW_AT_data_member_location) {
-        Some(AttributeValue::Exprloc(expr)) => plus_uconst(&expr, unit.encoding()).unwrap_or(0),
+        Some(AttributeValue::Exprloc(expr)) => match plus_uconst(&expr, unit.encoding()) {
+            Some(offset) => offset,
+            None => {
+                // An expression of the object's address: a virtual base.
+                vbase = gimli::Reader::to_slice(&expr.0).ok().map(|b| b.to_vec());
+                0
+            }
+        },
         Some(v) => v.udata_value().unwrap_or(0),
         None => 0,
     };
@@ -296,6 +304,7 @@ fn member(unit: &UnitHandle, die: &Die) -> Member {
         bits,
         base: die.tag() == gimli::DW_TAG_inheritance,
         artificial: unit.flag(die, gimli::DW_AT_artificial),
+        vbase,
     }
 }
 

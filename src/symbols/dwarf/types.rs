@@ -45,6 +45,9 @@ pub struct Member {
     /// A base class (`DW_TAG_inheritance`).
     pub base: bool,
     pub artificial: bool,
+    /// A virtual base's location expression (its bytes): where it is depends on the object
+    /// (the Itanium ABI reads the offset from the vtable), so `offset` says nothing of it.
+    pub vbase: Option<Vec<u8>>,
 }
 
 /// A C++ static data member: declared inside its class, stored (if anywhere) in a variable of

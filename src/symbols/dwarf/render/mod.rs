@@ -496,7 +496,7 @@ impl InfoTree {
                     _ => {}
                 }
             }
-            self.write(&self.member_value(v, m), t, lim, depth + 1, out);
+            self.write(&self.member_value_in(v, m, t), t, lim, depth + 1, out);
             if out.full() {
                 break;
             }

@@ -250,7 +250,7 @@ impl InfoTree {
                 (Some(n), false) => n.clone(),
                 _ => format!("<{}>", self.type_name(m.ty)),
             };
-            let value = self.plain_at(&self.member_value(v, m), t, depth + 1, budget);
+            let value = self.plain_at(&self.member_value_in(v, m, t), t, depth + 1, budget);
             fields.push((name, value));
         }
         Plain::Obj(fields)
