@@ -139,3 +139,31 @@ fn finish_reads_a_returned_scalar_as_its_type() {
             .contains("n=-183 c=c b=1 h=2 p=30 s=-4463"));
     }
 }
+
+/// `_Complex` results are read where the psABI returns them (xmm0, xmm0:xmm1, st0:st1), at
+/// -O2 where rax holds something else (printf's count): `3 + -6i`, never `4.4e-323 + 0i`.
+#[test]
+fn complex_results_are_read_from_their_registers() {
+    let exe = common::fixture_from(
+        "complex_returns",
+        "cc",
+        &["-g", "-O2"],
+        &["complex_returns.c"],
+    );
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('rcf'); breakpoint.set('rcd'); breakpoint.set('rcl')");
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        scry.ok("cont()");
+        let stop = scry.ok("finish()");
+        let value = stop.split(" returned ").nth(1).unwrap_or(&stop).to_string();
+        got.push(value);
+    }
+    scry.ok("cont()");
+    let truth = common::truth(&mut scry);
+    let want: Vec<String> = ["rcf", "rcd", "rcl"]
+        .iter()
+        .map(|f| truth[*f].replacen('+', " + ", 1))
+        .collect();
+    assert_eq!(got, want);
+}

@@ -34,8 +34,44 @@ impl Session {
         if returned.float.is_some() {
             return None;
         }
-        self.returned_aggregate(&file, ty)
+        self.returned_complex(&file, ty)
+            .or_else(|| self.returned_aggregate(&file, ty))
             .or_else(|| self.returned_scalar(&file, ty))
+    }
+
+    /// What a function returned when its return type `ty` is `_Complex`: the psABI returns
+    /// a `float _Complex` packed in xmm0, a `double _Complex` in xmm0 and xmm1, a
+    /// `long double _Complex` in st0 and st1 (rax, which held them only at -O0 by chance,
+    /// is no part of it). `None` for any other type.
+    fn returned_complex(
+        &mut self,
+        file: &Arc<ModuleFile>,
+        ty: Option<TypeId>,
+    ) -> Option<TypedValue> {
+        let t = file.dwarf()?.tree.strip(ty)?;
+        if !matches!(t.kind, Kind::Base(Encoding::ComplexFloat)) {
+            return None;
+        }
+        let fpu = self.selected_fp_regs()?;
+        let bytes = match t.size? {
+            8 => fpu.xmm(0)?[..8].to_vec(),
+            16 => [&fpu.xmm(0)?[..8], &fpu.xmm(1)?[..8]].concat(),
+            32 => {
+                let mut b = vec![0u8; 32];
+                b[..10].copy_from_slice(&fpu.st(0)?);
+                b[16..26].copy_from_slice(&fpu.st(1)?);
+                b
+            }
+            _ => return None,
+        };
+        Some(TypedValue {
+            file: file.clone(),
+            value: Value {
+                ty,
+                place: Place::bytes(bytes),
+                bits: None,
+            },
+        })
     }
 
     /// The file of the function at `fn_pc` and its DWARF return type (`None` inside: `void`,
@@ -61,7 +97,7 @@ impl Session {
     ) -> Option<TypedValue> {
         let tree = &file.dwarf()?.tree;
         let scalar = match tree.strip(ty)?.kind {
-            Kind::Base(Encoding::Float) => false,
+            Kind::Base(Encoding::Float | Encoding::ComplexFloat) => false,
             Kind::Base(_) | Kind::Enum { .. } => true,
             Kind::Pointer(_) | Kind::Reference { .. } => true,
             _ => false,
