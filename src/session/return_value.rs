@@ -34,9 +34,15 @@ impl Session {
         if returned.float.is_some() {
             return None;
         }
-        self.returned_complex(&file, ty)
+        let value = self
+            .returned_complex(&file, ty)
             .or_else(|| self.returned_aggregate(&file, ty))
-            .or_else(|| self.returned_scalar(&file, ty))
+            .or_else(|| self.returned_scalar(&file, ty));
+        if value.is_none() {
+            // A type whose value none of the rules read: rax is no value of it.
+            returned.unread = file.dwarf().map(|d| d.tree.type_name(ty));
+        }
+        value
     }
 
     /// What a function returned when its return type `ty` is `_Complex`: the psABI returns

@@ -132,6 +132,10 @@ pub struct ReturnValue {
     /// A function returning an aggregate: the value as it prints (a string, a struct),
     /// shown instead of rax.
     pub text: Option<String>,
+    /// The function returns a type whose return scry cannot read with certainty (a Rust
+    /// aggregate of 16 bytes or less, an x87 member): the type, said instead of a value.
+    /// rax is shown as rax, never as the value.
+    pub unread: Option<String>,
 }
 
 impl StopKind {
@@ -402,6 +406,11 @@ impl StopInfo {
                 let _ = write!(s, " returned {t}");
             } else if let Some(f) = r.float {
                 let _ = write!(s, " returned {}", float_text(f, false));
+            } else if let (Some(ty), Some(v)) = (&r.unread, r.rax) {
+                let _ = write!(
+                    s,
+                    " returned <unavailable: how {ty} is returned is not known for certain> (rax {v:#x})"
+                );
             } else if let Some(v) = r.rax {
                 let _ = write!(s, " returned {}", value_text(v));
             }

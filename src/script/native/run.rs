@@ -234,7 +234,11 @@ fn drive<'js>(
             if let Some(f) = r.float {
                 o.put("returned", f)?;
             } else if let Some(rax) = r.rax {
-                o.put("returned", u64_to_js(ctx, rax)?)?;
+                // What rax held is the value only where the type is read from rax.
+                if r.unread.is_none() {
+                    o.put("returned", u64_to_js(ctx, rax)?)?;
+                }
+                o.put("rax", u64_to_js(ctx, rax)?)?;
             }
         }
     }
