@@ -79,3 +79,17 @@ fn locals_of_deeply_nested_blocks_are_all_there() {
     );
     assert_eq!(sum, truth["sum"]);
 }
+
+/// A double parameter whose register is reused (-O2) is its entry value, which the caller's
+/// call site gives as a typed constant (`DW_OP_const_type <double> 2.25`): the value, as gdb
+/// shows it, not `<optimized out>`; `y@entry` too.
+#[test]
+fn float_parameters_take_their_entry_values_from_the_call_site() {
+    let exe = fixture_with("float_entry_values", &["-g", "-O2"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('dleaf'); cont(); cont()");
+    let truth = common::truth(&mut scry);
+    assert_eq!(scry.ok("String(state.var('y', 1))"), truth["y"]);
+    assert_eq!(scry.ok("String(state.var('y@entry', 1))"), truth["y"]);
+    assert_eq!(scry.ok("String(state.var('x', 1))"), truth["x"]);
+}

@@ -170,11 +170,35 @@ pub(crate) fn evaluate_value(
     frame: &dyn FrameAccess,
     frame_base: Option<u64>,
 ) -> Option<u64> {
-    let pieces = run(expr, unit, frame, frame_base, None).ok()?;
+    let pieces = match run(expr, unit, frame, frame_base, None) {
+        Ok(p) => p,
+        // A typed result (`DW_OP_const_type <double> 2.25`, a double argument's call-site
+        // value) is no address, which is what an expression without DW_OP_stack_value ends
+        // in: evaluated again as the value it is.
+        Err(_) => {
+            let mut bytes = expr.0.bytes().to_vec();
+            bytes.push(gimli::DW_OP_stack_value.0);
+            let len = bytes.len();
+            let valued = Expression(super::reader::DwarfReader::new(
+                std::sync::Arc::new(bytes),
+                0,
+                len,
+            ));
+            run(&valued, unit, frame, frame_base, None).ok()?
+        }
+    };
     let [piece] = pieces.as_slice() else {
         return None;
     };
     match &piece.location {
+        // A float's value is its bits (gimli's `to_u64` refuses floats: a double argument's
+        // call-site value, `DW_OP_const_type <double> 2.25`, was no value at all).
+        Location::Value {
+            value: Value::F64(f),
+        } => Some(f.to_bits()),
+        Location::Value {
+            value: Value::F32(f),
+        } => Some(u64::from(f.to_bits())),
         Location::Value { value } => value.to_u64(u64::MAX).ok(),
         Location::Address { address } => Some(*address),
         Location::Register { register } => {
