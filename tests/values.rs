@@ -750,3 +750,32 @@ fn virtual_bases_and_base_casts_find_the_right_part() {
     let offset = scry.num("Number(state.value('(B *)&mi')) - Number(state.value('&mi'))");
     assert_eq!(offset.to_string(), t["b_offset"]);
 }
+
+/// Pointers to members read as gdb writes them: a data member by name (declared in a base:
+/// the base's), a member function by its code, a virtual one by its slot, a null one NULL;
+/// they were `<? has no known size>`.
+#[test]
+fn pointers_to_members_name_their_member() {
+    let exe = common::fixture_from(
+        "member_pointers",
+        "g++",
+        &["-g", "-O0"],
+        &["member_pointers.cpp"],
+    );
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('inspect'); cont()");
+    let show = |scry: &mut Scry, n: &str| scry.ok(&format!("String(state.var('{n}', 1))"));
+    assert_eq!(show(&mut scry, "pm"), "&Cls::q");
+    assert_eq!(show(&mut scry, "pmd"), "&Cls::w");
+    assert_eq!(show(&mut scry, "pmb"), "&Base::tag");
+    assert_eq!(show(&mut scry, "none"), "NULL");
+    let pmf = show(&mut scry, "pmf");
+    assert!(
+        pmf.starts_with("0x") && pmf.ends_with(" <Cls::get()>"),
+        "{pmf}"
+    );
+    assert_eq!(show(&mut scry, "pmv"), "&virtual Cls slot 0");
+    assert_eq!(scry.ok("state.var('pm', 1).$type"), "int Cls::*");
+    assert_eq!(scry.ok("state.var('pmd', 1).$size"), "8");
+    assert_eq!(scry.ok("state.var('pmf', 1).$size"), "16");
+}

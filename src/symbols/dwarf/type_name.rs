@@ -45,6 +45,17 @@ impl InfoTree {
         }
         match &t.kind {
             Kind::Pointer(target) => self.declare(*target, format!("*{inner}"), depth + 1),
+            // `int Cls::*`, `int (Cls::*)(Cls * const)`.
+            Kind::MemberPointer { class, target } => {
+                let class = self.declare(*class, String::new(), depth + 1);
+                let inner = format!("{class}::*{inner}");
+                let inner = if self.is_function(*target) {
+                    format!("({inner})")
+                } else {
+                    inner
+                };
+                self.declare(*target, inner, depth + 1)
+            }
             Kind::Reference { target, rvalue } => {
                 let amp = if *rvalue { "&&" } else { "&" };
                 self.declare(*target, format!("{amp}{inner}"), depth + 1)

@@ -93,6 +93,10 @@ impl InfoTree {
             match &t.kind {
                 Kind::Typedef(next) | Kind::Qualified(_, next) => cur = *next,
                 Kind::Pointer(_) | Kind::Reference { .. } => return Some(8),
+                // Itanium C++ ABI: an offset, or a function pointer and an adjustment.
+                Kind::MemberPointer { target, .. } => {
+                    return Some(if self.is_function(*target) { 16 } else { 8 })
+                }
                 Kind::Array { elem, counts } => {
                     let one = self.size_of(*elem)?;
                     let mut n = 1u64;
@@ -105,6 +109,12 @@ impl InfoTree {
             }
         }
         None
+    }
+
+    /// Whether `id` is (through typedefs and qualifiers) a function type.
+    pub(crate) fn is_function(&self, id: Option<TypeId>) -> bool {
+        self.strip(id)
+            .is_some_and(|t| matches!(t.kind, Kind::Function { .. }))
     }
 
     /// A type's alignment in bytes: DW_AT_alignment where the DIE says it (`alignas`),
@@ -131,7 +141,7 @@ impl InfoTree {
         let scalar = |size: u64| size.clamp(1, 16).next_power_of_two();
         match &t.kind {
             Kind::Typedef(next) | Kind::Qualified(_, next) => self.align_within(*next, depth + 1),
-            Kind::Pointer(_) | Kind::Reference { .. } => Some(8),
+            Kind::Pointer(_) | Kind::Reference { .. } | Kind::MemberPointer { .. } => Some(8),
             Kind::Base(Encoding::ComplexFloat) => t.size.map(|s| scalar(s / 2)),
             Kind::Base(_) | Kind::Enum { .. } => t.size.map(scalar),
             Kind::Array { elem, .. } => self.align_within(*elem, depth + 1),
@@ -176,7 +186,13 @@ fn read_type(unit: &UnitHandle, die: &Die, id: TypeId) -> Option<Type> {
         gimli::DW_TAG_union_type => aggregate(unit, die, AggKind::Union),
         gimli::DW_TAG_enumeration_type => enumeration(unit, die, target),
         gimli::DW_TAG_subroutine_type => function(unit, die, target),
-        gimli::DW_TAG_unspecified_type | gimli::DW_TAG_ptr_to_member_type => Kind::Other,
+        gimli::DW_TAG_ptr_to_member_type => Kind::MemberPointer {
+            class: unit
+                .reference(die, gimli::DW_AT_containing_type)
+                .map(TypeId),
+            target,
+        },
+        gimli::DW_TAG_unspecified_type => Kind::Other,
         _ => return None,
     };
     Some(Type {

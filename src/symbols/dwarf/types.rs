@@ -117,8 +117,14 @@ pub enum Kind {
         params: Vec<Option<TypeId>>,
         varargs: bool,
     },
-    /// Anything else DWARF can say (`nullptr_t`, pointers to members): shown by name and
-    /// size.
+    /// A C++ pointer to a member of `class`: to a data member (its offset, 8 bytes; -1 is
+    /// null) or, `target` a function type, to a member function (Itanium's pointer and
+    /// this-adjustment, 16 bytes; an odd pointer is 1 + a vtable offset).
+    MemberPointer {
+        class: Option<TypeId>,
+        target: Option<TypeId>,
+    },
+    /// Anything else DWARF can say (`nullptr_t`): shown by name and size.
     Other,
 }
 

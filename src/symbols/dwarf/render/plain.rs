@@ -133,6 +133,10 @@ impl InfoTree {
                 }
                 self.plain_aggregate(v, &ty, t, depth, budget)
             }
+            Kind::MemberPointer { class, target } => match self.bytes(v, t) {
+                Ok(b) => Plain::Str(self.member_pointer_text(*class, *target, &b, t)),
+                Err(e) => Plain::Missing(e.to_string()),
+            },
             _ => match self.bytes(v, t) {
                 Ok(b) => Plain::Str(hex_bytes(&b)),
                 Err(e) => Plain::Missing(e.to_string()),
