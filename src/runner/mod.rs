@@ -313,25 +313,10 @@ impl<'f, F: Front> Run<'f, F> {
     fn over_call(&mut self, ret: u64) -> RunResult<Option<StopInfo>> {
         let sp_call = self.sp()?;
         let tid = self.front.call(|s| s.selected_tid())?;
-        self.temp_site(ret)?;
-        let outcome = (|| loop {
-            let mut stop = self.cont()?;
-            if stop.reason() == Reason::Breakpoint && stop.pc == Some(ret) {
-                // Another thread returning there is not this call returning.
-                if stop.tid == Some(tid) && self.sp()? >= sp_call {
-                    return Ok(None);
-                }
-                if stop.breakpoint_id().is_none() {
-                    // A deeper call, or another thread, returning there.
-                    continue;
-                }
-            }
-            if !self.keep_going(&mut stop)? {
-                return Ok(Some(stop));
-            }
-        })();
-        self.drop_temp_site(ret);
-        outcome
+        // Another thread returning there is not this call returning, nor is a deeper call.
+        self.run_until_site(ret, |run, stop| {
+            Ok(stop.tid == Some(tid) && run.sp()? >= sp_call)
+        })
     }
 
     /// Runs the selected thread to `addr` (a function's body, from its entry): `None` once
@@ -341,15 +326,26 @@ impl<'f, F: Front> Run<'f, F> {
             return Ok(None);
         }
         let tid = self.front.call(|s| s.selected_tid())?;
+        // Another thread running the same code passes by.
+        self.run_until_site(addr, |_, stop| Ok(stop.tid == Some(tid)))
+    }
+
+    /// Runs at full speed to a temporary site at `addr` until `arrived` says a stop there
+    /// is the one waited for: `None` then, or the stop that ended the run. Other stops there
+    /// (another thread's, a deeper call's) go on unless a user's breakpoint is there too.
+    fn run_until_site(
+        &mut self,
+        addr: u64,
+        arrived: impl Fn(&Self, &StopInfo) -> RunResult<bool>,
+    ) -> RunResult<Option<StopInfo>> {
         self.temp_site(addr)?;
         let outcome = (|| loop {
             let mut stop = self.cont()?;
             if stop.reason() == Reason::Breakpoint && stop.pc == Some(addr) {
-                if stop.tid == Some(tid) {
+                if arrived(self, &stop)? {
                     return Ok(None);
                 }
                 if stop.breakpoint_id().is_none() {
-                    // Another thread running the same function.
                     continue;
                 }
             }
