@@ -1,15 +1,19 @@
 //! A typed value as one line of text (`{key: 20, name: "other", next: 0x5555555580e0, w:
-//! 0.5}`) and as plain data for scripts. Both are bounded: nesting depth, elements per array,
-//! characters per string and total length are capped, and pointers are never followed except
-//! to show the text a `char *` points to, so a cyclic list prints in one line.
+//! 0.5}`) and as plain data for scripts. The text is bounded: nesting depth, elements per
+//! array, characters per string and total length are capped, and pointers are never followed
+//! except to show the text a `char *` points to, so a cyclic list prints in one line. Plain
+//! data is whole or refused (`plain`).
 //!
-//! Three parts: this file writes the text, `plain` the data for scripts, `literals` the
-//! spelling of numbers, characters, strings and enumerators both share.
+//! The parts: this file writes the text, `plain` the data for scripts, `printed` values a
+//! printer claims, `literals` the spelling of numbers, characters, strings and enumerators,
+//! `text` which values are text and reading it, `member_pointer` C++ pointers to members.
 
 mod literals;
 mod plain;
 pub use plain::{TooLarge, MAX_TEXT as MAX_PLAIN_TEXT, MAX_VALUES as MAX_PLAIN_VALUES};
+mod member_pointer;
 mod printed;
+mod text;
 
 use super::fields::{fields_in_order, Field, Seen, SHOWN_ABOVE};
 use super::location::Place;
@@ -22,10 +26,7 @@ use super::value_error::ValueError;
 use literals::f80_text;
 pub use literals::float_text;
 pub(super) use literals::quoted_units;
-use literals::{
-    char_literal, code_pointer, enum_text, hex_bytes, is_byte_typedef, string_literal, unclosed,
-    Text,
-};
+use literals::{char_literal, code_pointer, enum_text, hex_bytes, string_literal, unclosed, Text};
 
 /// An aggregate smaller than this is read with one memory access before it is printed.
 const PREFETCH: u64 = 64 * 1024;
@@ -248,74 +249,6 @@ impl InfoTree {
                 Err(e) => out.push(&e.bracketed()),
             },
         }
-    }
-
-    /// A pointer to a member as gdb writes it: `&Cls::q` (the data member at its offset),
-    /// `0x1234 <Cls::get()>` (a member function), `virtual Cls slot 2` (a virtual one: its
-    /// pointer is 1 + the vtable offset), `NULL`.
-    pub(super) fn member_pointer_text(
-        &self,
-        class: Option<TypeId>,
-        target: Option<TypeId>,
-        b: &[u8],
-        t: &dyn Target,
-    ) -> String {
-        let word = |i: usize| {
-            b.get(i * 8..i * 8 + 8)
-                .and_then(|w| w.try_into().ok())
-                .map(u64::from_le_bytes)
-        };
-        if self.is_function(target) {
-            let class_name = self.type_name(class);
-            let (Some(ptr), Some(adj)) = (word(0), word(1)) else {
-                return hex_bytes(b);
-            };
-            let adjusted = match adj as i64 {
-                0 => String::new(),
-                n => format!(" (this {n:+})"),
-            };
-            return match ptr {
-                0 => "NULL".into(),
-                p if p & 1 == 1 => {
-                    format!("&virtual {class_name} slot {}{adjusted}", (p - 1) / 8)
-                }
-                p => format!("{}{adjusted}", code_pointer(p, t)),
-            };
-        }
-        let Some(offset) = word(0) else {
-            return hex_bytes(b);
-        };
-        if offset as i64 == -1 {
-            return "NULL".into();
-        }
-        match self.member_at_offset(class, offset, 0) {
-            Some(name) => format!("&{name}"),
-            None => format!("({} offset {offset})", self.type_name(class)),
-        }
-    }
-
-    /// The data member of `class` (its own or a base's) at byte `offset`, named with the
-    /// class that declares it (`Base::tag`, as gdb).
-    fn member_at_offset(&self, class: Option<TypeId>, offset: u64, depth: usize) -> Option<String> {
-        if depth > 8 {
-            return None;
-        }
-        let ty = self.complete(self.strip(class)?);
-        let Kind::Aggregate { members, .. } = &ty.kind else {
-            return None;
-        };
-        for m in members {
-            if m.base && m.vbase.is_none() && offset >= m.offset {
-                if let Some(n) = self.member_at_offset(m.ty, offset - m.offset, depth + 1) {
-                    return Some(n);
-                }
-            } else if !m.base && m.bits.is_none() && m.offset == offset {
-                if let Some(n) = &m.name {
-                    return Some(format!("{}::{n}", self.type_name(Some(ty.id))));
-                }
-            }
-        }
-        None
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -634,116 +567,5 @@ impl InfoTree {
             Scalar::Pointer(p) => format!("{p:#x}"),
             Scalar::Enum(n) => enum_text(ty, n, &self.enumerator_prefix(ty)),
         }
-    }
-
-    /// Whether `ty` is reached through a typedef that names a byte as a number (`uint8_t`).
-    fn byte_typedef(&self, ty: Option<TypeId>) -> bool {
-        let mut cur = ty;
-        for _ in 0..16 {
-            let Some(t) = cur.and_then(|id| self.type_of(id)) else {
-                return false;
-            };
-            match &t.kind {
-                Kind::Typedef(_) if t.name.as_deref().is_some_and(is_byte_typedef) => return true,
-                Kind::Typedef(next) | Kind::Qualified(_, next) => cur = *next,
-                _ => return false,
-            }
-        }
-        false
-    }
-
-    /// What kind of text an element or pointee type is, if it is a character type.
-    /// Whether `ty` is an array of characters (plain data makes it a string).
-    pub(crate) fn is_char_array(&self, ty: Option<TypeId>) -> bool {
-        let Some(t) = self.strip(ty) else {
-            return false;
-        };
-        matches!(&t.kind, Kind::Array { elem, .. } if self.text_kind(*elem).is_some())
-    }
-
-    fn text_kind(&self, elem: Option<TypeId>) -> Option<Text> {
-        // `wchar_t` is a typedef of int: recognized by its name before qualifiers go.
-        let mut cur = elem;
-        for _ in 0..16 {
-            let t = self.type_of(cur?)?;
-            match &t.kind {
-                Kind::Typedef(next) => {
-                    match t.name.as_deref() {
-                        Some("wchar_t") => return Some(Text::Wide),
-                        Some("char16_t") => return Some(Text::Utf16),
-                        Some("char32_t") => return Some(Text::Utf32),
-                        // A byte type by name is numbers, not characters: `uint8_t key[4]` is
-                        // `[222, 173, 190, 239]` (a program that meant text says `char`).
-                        Some(name) if is_byte_typedef(name) => return None,
-                        _ => {}
-                    }
-                    cur = *next;
-                }
-                Kind::Qualified(_, next) => cur = *next,
-                Kind::Base(enc) => {
-                    return match (enc, t.size) {
-                        // Rust's u8 is unsigned char too, but a `*const u8` is not text.
-                        (Encoding::SignedChar | Encoding::UnsignedChar, Some(1)) if !t.rust => {
-                            Some(Text::Narrow)
-                        }
-                        (Encoding::Utf, Some(2)) if !t.rust => Some(Text::Utf16),
-                        (Encoding::Utf, Some(4)) if !t.rust => Some(Text::Utf32),
-                        (Encoding::Utf, Some(1)) if !t.rust => Some(Text::Narrow),
-                        _ => None,
-                    };
-                }
-                _ => return None,
-            }
-        }
-        None
-    }
-
-    /// A NUL-terminated string at `addr`, quoted, at most `max` characters.
-    fn read_string(&self, addr: u64, kind: Text, max: usize, t: &dyn Target) -> Option<String> {
-        let (units, _) = self.read_units(addr, kind, max + 1, t)?;
-        Some(string_literal(&units, kind, max, true, false))
-    }
-
-    /// The code units of the text at `addr` up to its terminator (not included) or `max`
-    /// units, and whether the terminator was found; `None` when nothing there is readable.
-    /// The end of a mapping ends the text as a terminator would.
-    fn read_units(
-        &self,
-        addr: u64,
-        kind: Text,
-        max: usize,
-        t: &dyn Target,
-    ) -> Option<(Vec<u8>, bool)> {
-        let unit = kind.unit();
-        let mut bytes = Vec::new();
-        let chunk = 64 * unit;
-        let mut at = addr;
-        while bytes.len() < max * unit {
-            let mut buf = vec![0u8; chunk];
-            if !t.read(at, &mut buf) {
-                // The end of a mapping may cut the last chunk: read unit by unit.
-                for c in buf.chunks_mut(unit) {
-                    if !t.read(at, c) {
-                        break;
-                    }
-                    if c.iter().all(|&b| b == 0) {
-                        return Some((bytes, true));
-                    }
-                    bytes.extend_from_slice(c);
-                    at += unit as u64;
-                }
-                return (!bytes.is_empty()).then_some((bytes, true));
-            }
-            match buf.chunks(unit).position(|c| c.iter().all(|&b| b == 0)) {
-                Some(i) => {
-                    bytes.extend_from_slice(&buf[..i * unit]);
-                    return Some((bytes, true));
-                }
-                None => bytes.extend_from_slice(&buf),
-            }
-            at += chunk as u64;
-        }
-        bytes.truncate(max * unit);
-        Some((bytes, false))
     }
 }
