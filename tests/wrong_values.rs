@@ -217,6 +217,11 @@ fn long_doubles_read_in_their_own_precision_and_range() {
     }
     // A denormal double as a plain number: JavaScript's spelling, not every digit.
     assert_eq!(scry.ok("state.var('denormal').value"), "5e-324");
+    // A negative zero keeps its sign in scripts.
+    assert_eq!(
+        scry.ok("const z = state.var('negative_zero'); [String(z), Object.is(z.value, -0), Object.is(Number(z), -0)].join(' ')"),
+        "-0 true true"
+    );
 }
 
 #[test]

@@ -44,6 +44,17 @@ fn wide_bigint<'js>(ctx: &Ctx<'js>, digits: &str) -> rquickjs::Result<Value<'js>
     ctx.eval::<Value, _>(format!("{digits}n"))
 }
 
+/// A float from the target as a Number, its sign kept: rquickjs stores a float equal to an
+/// integer as that integer, so a `-0.0` became `0` (`Object.is(v.value, -0)` false,
+/// `1 / v` Infinity).
+pub(crate) fn float_to_js<'js>(ctx: &Ctx<'js>, f: f64) -> Value<'js> {
+    if f == 0.0 && f.is_sign_negative() {
+        Value::new_float(ctx.clone(), f)
+    } else {
+        Value::new_number(ctx.clone(), f)
+    }
+}
+
 pub(crate) fn i64_to_js<'js>(ctx: &Ctx<'js>, v: i64) -> rquickjs::Result<Value<'js>> {
     if v.unsigned_abs() <= MAX_EXACT {
         Ok(Value::new_number(ctx.clone(), v as f64))

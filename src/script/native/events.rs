@@ -230,7 +230,7 @@ fn scalar_to_js<'js>(ctx: &Ctx<'js>, s: Scalar) -> rquickjs::Result<Option<Value
     Ok(Some(match s {
         Scalar::Signed(n) | Scalar::Enum(n) => values::int_to_js(ctx, n)?,
         Scalar::Unsigned(n) => values::uint_to_js(ctx, n)?,
-        Scalar::Float(f) => Value::new_number(ctx.clone(), f),
+        Scalar::Float(f) => values::float_to_js(ctx, f),
         Scalar::Bool(b) => Value::new_bool(ctx.clone(), b),
         Scalar::Char(c, _) => Value::new_number(ctx.clone(), c as f64),
         Scalar::Pointer(p) => u64_to_js(ctx, p)?,

@@ -232,7 +232,7 @@ fn drive<'js>(
             o.put("returned", super::handle::handle(ctx, agg)?)?;
         } else if let StopKind::Finish(r) = &stop.kind {
             if let Some(f) = r.float {
-                o.put("returned", f)?;
+                o.put("returned", crate::script::values::float_to_js(ctx, f))?;
             } else if let Some(rax) = r.rax {
                 // What rax held is the value only where the type is read from rax.
                 if r.unread.is_none() {

@@ -166,7 +166,7 @@ fn plain_to_js<'js>(ctx: &Ctx<'js>, p: &Plain) -> R<'js> {
         Plain::Bool(b) => Value::new_bool(ctx.clone(), *b),
         Plain::Int(n) => values::int_to_js(ctx, *n)?,
         Plain::UInt(n) => values::uint_to_js(ctx, *n)?,
-        Plain::Float(f) => Value::new_number(ctx.clone(), *f),
+        Plain::Float(f) => values::float_to_js(ctx, *f),
         Plain::Str(s) | Plain::Missing(s) => s.as_str().into_js(ctx)?,
         Plain::List(items) => {
             let a = Array::new(ctx.clone())?;
@@ -289,7 +289,7 @@ fn primitive_at<'js>(
     match scalar {
         Some(Scalar::Signed(n)) | Some(Scalar::Enum(n)) => values::int_to_js(ctx, n),
         Some(Scalar::Unsigned(n)) => values::uint_to_js(ctx, n),
-        Some(Scalar::Float(f)) => Ok(Value::new_number(ctx.clone(), f)),
+        Some(Scalar::Float(f)) => Ok(values::float_to_js(ctx, f)),
         // Two numbers are no Number: the text (`1.5 + 2i`), NaN where a number is asked for.
         Some(Scalar::Complex(..)) if hint == "number" => {
             Ok(Value::new_number(ctx.clone(), f64::NAN))
