@@ -92,4 +92,17 @@ fn float_parameters_take_their_entry_values_from_the_call_site() {
     assert_eq!(scry.ok("String(state.var('y', 1))"), truth["y"]);
     assert_eq!(scry.ok("String(state.var('y@entry', 1))"), truth["y"]);
     assert_eq!(scry.ok("String(state.var('x', 1))"), truth["x"]);
+    // A value with none here has no plain data: an error marked noValue, not the string
+    // "<optimized out>" standing in for it.
+    assert_eq!(
+        scry.ok(
+            "try { state.var('argv', 2).value } catch (e) { [e.message, e.noValue].join(' ') }"
+        ),
+        "<optimized out> true"
+    );
+    // JSON is a rendering: there it is its text, so a listing still stringifies.
+    assert_eq!(
+        scry.ok("JSON.stringify(state.var('argv', 2))"),
+        "\"<optimized out>\""
+    );
 }

@@ -395,7 +395,9 @@
     text: (h) => () => N.val_text(h, raw),
     toString: (h) => () => N.val_text(h, raw),
     valueOf: (h) => () => N.val_prim(h, 'default', raw),
-    toJSON: (h) => () => N.val_plain(h, raw),
+    // JSON is a rendering (of a listing with an optimized-out local too): a value with none
+    // here is its `<optimized out>` text there, where `.value` is an error.
+    toJSON: (h) => () => N.val_plain(h, raw, true),
   });
   const INDEX = /^(0|[1-9][0-9]*)$/;
   const makeHandler = (raw) => {

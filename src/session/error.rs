@@ -62,6 +62,9 @@ impl From<ValueError> for SessionError {
     fn from(e: ValueError) -> Self {
         match e {
             ValueError::Gone(gone) => SessionError::NoValue(gone.text()),
+            // A sequence whose elements' address the optimizer dropped has no value here
+            // either: said as the value says it.
+            e @ ValueError::ElementsGone { .. } => SessionError::NoValue(format!("<{e}>")),
             e => SessionError::Invalid(e.to_string()),
         }
     }

@@ -37,7 +37,7 @@ fn text<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>, raw: Opt<bool>) -> rquickjs::Re
         .or_throw(&ctx)
 }
 
-fn plain<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>, raw: Opt<bool>) -> R<'js> {
+fn plain<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>, raw: Opt<bool>, json: Opt<bool>) -> R<'js> {
     let tv = v.borrow().0.clone();
     let printers = JsPretty::new(&ctx, h, &tv);
     let pretty = (!raw.0.unwrap_or(false)).then_some(&printers as &dyn Pretty);
@@ -45,6 +45,17 @@ fn plain<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>, raw: Opt<bool>) -> R<'js> {
         .session_ref(&ctx)?
         .value_plain(&tv, pretty)
         .or_throw(&ctx)?;
+    // A value with none here (`<optimized out>`) has no plain data: an error marked
+    // noValue, never a string of scry's words that reads like the program's own text. (Such
+    // a part of a larger value stays its `<...>` text in place.)
+    if let Plain::Missing(why) = &p {
+        if is_no_value(why) && !json.0.unwrap_or(false) {
+            return Err(throw(
+                &ctx,
+                crate::session::SessionError::NoValue(why.clone()),
+            ));
+        }
+    }
     plain_to_js(&ctx, &p)
 }
 
@@ -301,4 +312,17 @@ fn primitive_at<'js>(
         None if hint == "number" => Ok(Value::new_number(ctx.clone(), f64::NAN)),
         None => text(&session),
     }
+}
+
+/// Whether plain data's "missing" text says the value has none here (optimized out,
+/// unavailable, not yet stored), rather than that reading it failed.
+fn is_no_value(why: &str) -> bool {
+    [
+        "<optimized out",
+        "<unavailable",
+        "<not yet stored",
+        "optimized out:",
+    ]
+    .iter()
+    .any(|p| why.starts_with(p))
 }
