@@ -541,6 +541,11 @@ fn rust_std_collections_print_what_they_hold() {
     // Wrappers index what they hold (Arc -> Mutex -> Vec), as they lend its members; a path's
     // bytes index (a PathBuf's first is '/').
     assert_eq!(scry.ok("String(state.value('shared[1]', 1))"), "2");
+    // ... and its length and elements are what it holds (a loop over it counted 1).
+    assert_eq!(
+        scry.ok("const sh = state.var('shared', 1); [sh.length, [...sh].length, [...sh].map(Number).join(',')].join(' ')"),
+        "2 2 1,2"
+    );
     assert_eq!(scry.ok("Number(state.var('path', 1)[0])"), "47");
     assert_eq!(
         scry.ok("state.var('shared', 1).$deref().$deref().length"),

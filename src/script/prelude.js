@@ -333,9 +333,23 @@
   }
   N.baseOf = baseOf;
   const printedOf = (h, raw) => (raw ? null : N.printedOf(h));
+  // What a wrapper or smart pointer holds, when that has elements (a shared_ptr to a
+  // vector): its length and elements are the wrapper's, as its members and indexes are.
+  function heldSequence(p) {
+    if (!p.holds()) return undefined;
+    const x = p.held();
+    if (x === null || typeof x !== 'object' || x[HANDLE] === undefined) return undefined;
+    // Through wrappers of wrappers too (Arc<Mutex<Vec>>): the held value's own `$length`.
+    return x.$length === undefined ? undefined : x;
+  }
   function* elementsOf(h, raw) {
     const p = printedOf(h, raw);
     if (p) {
+      const inner = heldSequence(p);
+      if (inner !== undefined) {
+        yield* inner;
+        return;
+      }
       yield* p.iterate();
       return;
     }
@@ -351,7 +365,9 @@
     value: (h) => N.val_plain(h, raw),
     length: (h) => {
       const p = printedOf(h, raw);
-      return p ? p.length() : N.val_len(h);
+      if (!p) return N.val_len(h);
+      const inner = heldSequence(p);
+      return inner !== undefined ? inner.length : p.length();
     },
     kind: (h) => N.val_kind(h),
     deref: (h) => () => {
