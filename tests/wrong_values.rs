@@ -243,6 +243,10 @@ fn wide_integers_and_their_options_read_exactly() {
     );
     assert_eq!(scry.ok("Number(state.var('big_u', 1)) > 0"), "true");
     assert_eq!(scry.ok("String(state.var('done', 1))"), truth["done"]);
+    // `*` of an enum is what its variant holds: Some(5) is 5; None holds nothing.
+    assert_eq!(scry.ok("String(state.var('some', 1).$deref())"), "5");
+    let e = scry.err("state.var('none', 1).$deref()");
+    assert!(e.contains("None holds nothing to dereference"), "{e}");
     assert_eq!(
         scry.ok("String(state.var('big_i', 1).value)"),
         truth["big_i"]

@@ -4,6 +4,7 @@
 //! selects). Nothing here depends on a particular Rust version's private field names beyond
 //! `len`, `vec`, `data_ptr` and `length`; the element type of a `Vec` is its `T` parameter.
 
+use super::location::Gone;
 use super::target::Target;
 use super::tree::InfoTree;
 use super::types::{Kind, Type, TypeId, Variant, VariantPart};
@@ -213,13 +214,39 @@ impl InfoTree {
 
     /// `*v` for Rust values that are pointers in disguise (none beyond real pointers yet:
     /// `Box` is described as a pointer type).
+    /// `*v` of a Rust enum: what its active variant holds when that is one value (`Some(x)`
+    /// is `x`, `Ok(v)` is `v`, as a wrapper's `$deref()` is what it holds); a variant that
+    /// holds nothing (`None`) says so. `None` for anything else.
     pub(crate) fn rust_deref(
         &self,
-        _v: &Value,
-        _ty: &Type,
-        _t: &dyn Target,
+        v: &Value,
+        ty: &Type,
+        t: &dyn Target,
     ) -> Option<Result<Value, ValueError>> {
-        None
+        let Kind::Aggregate {
+            variants: Some(vp), ..
+        } = &ty.kind
+        else {
+            return None;
+        };
+        let variant = match self.active_variant(v, vp, t) {
+            Ok(Some(x)) => x,
+            Ok(None) => return None,
+            Err(e) => return Some(Err(e)),
+        };
+        let inner = self.member_value(v, &variant.member);
+        let vt = self.strip(variant.member.ty)?;
+        let Kind::Aggregate { members, .. } = &vt.kind else {
+            return None;
+        };
+        let name = variant.member.name.clone().unwrap_or_else(|| "?".into());
+        match members.as_slice() {
+            [only] => Some(Ok(self.member_value(&inner, only))),
+            [] => Some(Err(ValueError::Gone(Gone::Unavailable(format!(
+                "{name} holds nothing to dereference"
+            ))))),
+            _ => None,
+        }
     }
 }
 
