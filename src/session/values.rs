@@ -328,10 +328,14 @@ impl Session {
                 ))),
             };
         }
+        // `this` of the row, read with its variables (no second walk of them for a member).
+        let mut this = None;
         if !name.contains("::") {
-            if let Some(v) = self.row_var(name, n) {
+            let (found, row_this) = self.row_var_and_this(name, n);
+            if let Some(v) = found {
                 return Ok(v);
             }
+            this = row_this;
             // An inlined call's row (an iterator helper the optimizer put where a function
             // breakpoint stops): the function it is inlined in, the same physical frame's
             // next rows, holds the names the source shows around it (the function's own
@@ -350,10 +354,10 @@ impl Session {
                 }
             }
         }
-        if !name.contains("::") && !name.ends_with("@entry") && name != "this" {
+        if let Some(this) = this.filter(|_| !name.ends_with("@entry")) {
             // In a member function a name is first a member of the object (C++'s lookup:
             // the class scope comes between the function's and the namespace's).
-            if let Some(member) = self.this_member(name, n) {
+            if let Some(member) = self.this_member(&this, name) {
                 return Ok(member);
             }
         }
@@ -367,14 +371,44 @@ impl Session {
         self.lookup_global(name)
     }
 
-    /// Member `name` of `*this` in unwind row `n`, when that row is a member function's.
-    fn this_member(&mut self, name: &str, n: usize) -> Option<TypedValue> {
-        let this = self.row_var("this", n)?;
-        let object = self.value_deref(&this).ok()?;
+    /// Member `name` of the object `this` points to.
+    fn this_member(&mut self, this: &TypedValue, name: &str) -> Option<TypedValue> {
+        let object = self.value_deref(this).ok()?;
         if !self.value_members(&object).iter().any(|m| m == name) {
             return None;
         }
         self.value_member(&object, name).ok()
+    }
+
+    /// `row_var`, and the row's `this` (a member function's) when `name` is not found.
+    fn row_var_and_this(
+        &mut self,
+        name: &str,
+        n: usize,
+    ) -> (Option<TypedValue>, Option<TypedValue>) {
+        if name.ends_with("@entry") {
+            return (self.row_var(name, n), None);
+        }
+        let Ok(vars) = self.frame_vars(n) else {
+            return (None, None);
+        };
+        let mut this = None;
+        let mut found: Option<(bool, TypedValue)> = None;
+        for v in vars {
+            if v.name == name {
+                // A parameter before a local of the same name; of locals, the innermost
+                // block's (the last listed), as `row_var` picks.
+                if found.as_ref().is_none_or(|(param, _)| v.param >= *param) {
+                    found = Some((v.param, v.value));
+                }
+            } else if v.name == "this" && v.param {
+                this = Some(v.value);
+            }
+        }
+        match found {
+            Some((_, v)) => (Some(v), None),
+            None => (None, this),
+        }
     }
 
     /// The parameter or local `name` of unwind row `n` (a parameter before a local of the
