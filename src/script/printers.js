@@ -231,7 +231,7 @@
       // Plain data of elements laid out one after another (a vector's storage) is read by
       // the renderer from the first one, without a call back here per element.
       const run = p.r[RUN];
-      if (whole && p.shape === 'list' && run !== undefined) return [p.summary, p.shape, [], undefined, false, undefined, run, false];
+      if (whole && p.shape === 'list' && run !== undefined) return [p.summary, p.shape, [], undefined, false, undefined, run, false, false];
       if (p.shape !== 'summary') {
         for (const x of p.iterate()) {
           if (items.length >= Math.max(want, p.holds() ? 1 : 0)) {
@@ -253,7 +253,7 @@
       }
       const t = p.r.text;
       const text = !whole || t === undefined ? undefined : String(typeof t === 'function' ? t() : t);
-      return [p.summary, p.shape, items, more, truncated, text, undefined, p.r.empty === true];
+      return [p.summary, p.shape, items, more, truncated, text, undefined, p.r.empty === true, p.r.ordered === true];
     } catch (e) {
       return errorText(e);
     }

@@ -161,6 +161,7 @@
     return {
       summary: `${kind}(${n})`,
       length: n,
+      ordered: true,
       [isMap ? 'entries' : 'elements']: function* () {
         // The node's links end at byte 25 and, the node base being no POD, the Itanium ABI
         // puts the value in its tail padding: at 28 for an int, 32 for a string.

@@ -158,6 +158,7 @@
     return {
       summary: `${kind}(${n})`,
       length: n,
+      ordered: true,
       entries: function* () {
         const off = valueOffset(tree, 1, 32);
         for (const node of treeNodes(tree)) {

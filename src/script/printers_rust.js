@@ -104,7 +104,7 @@
   }
   def(RS('alloc::collections::btree::map::BTreeMap'), (h) => {
     const n = count(inner(h, 'length'), 'length');
-    return { summary: `BTreeMap(${n})`, length: n, entries: () => btree(h, true) };
+    return { summary: `BTreeMap(${n})`, length: n, ordered: true, entries: () => btree(h, true) };
   });
   def(RS('alloc::collections::btree::set::BTreeSet'), (h) => {
     const map = mem(h, 'map');

@@ -379,7 +379,9 @@ impl Pretty for JsPretty<'_, '_> {
             }
         });
         let empty = a.get::<bool>(7).unwrap_or(false);
+        let ordered = a.get::<bool>(8).unwrap_or(false);
         Ok(Printed {
+            ordered,
             text,
             run,
             empty,

@@ -55,6 +55,9 @@ pub struct Printed {
     /// It holds nothing (an empty optional, a null or expired smart pointer): as plain data,
     /// null, never its summary's words (`"nullopt"` could be a string it held).
     pub empty: bool,
+    /// Its entries are in an order of their own (a `std::map`, a `BTreeMap`): as plain data
+    /// an object only where JavaScript keeps that order.
+    pub ordered: bool,
 }
 
 /// Why a printer gave no answer for a value.

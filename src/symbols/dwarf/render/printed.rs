@@ -173,7 +173,8 @@ impl InfoTree {
                         Plain::Str(_) | Plain::Int(_) | Plain::UInt(_) | Plain::Bool(_)
                     ) && seen.insert(key_text(k))
                 });
-                if keyed {
+                let texts: Vec<String> = pairs.iter().map(|(k, _)| key_text(k)).collect();
+                if keyed && (!p.ordered || js_keeps_order(&texts)) {
                     Plain::Obj(pairs.into_iter().map(|(k, v)| (key_text(&k), v)).collect())
                 } else {
                     Plain::List(
@@ -205,5 +206,36 @@ fn number_text(n: f64) -> String {
         format!("{}", n as i64)
     } else {
         super::float_text(n, false)
+    }
+}
+
+/// Whether a JavaScript object keeps keys in this order: it lists keys that are array
+/// indices (`0`, `17`, not `-5` or `007`) first, ascending, then the rest as inserted; so an
+/// ordered map with negative or text keys (`-15, -10, 0`) would come out reordered.
+fn js_keeps_order(keys: &[String]) -> bool {
+    let index = |k: &str| -> Option<u32> {
+        let n: u32 = k.parse().ok()?;
+        (n.to_string() == k && n != u32::MAX).then_some(n)
+    };
+    let mut indices: Vec<u32> = keys.iter().filter_map(|k| index(k)).collect();
+    indices.sort_unstable();
+    let others = keys.iter().filter(|k| index(k).is_none()).cloned();
+    let js: Vec<String> = indices.iter().map(u32::to_string).chain(others).collect();
+    js == keys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::js_keeps_order;
+
+    #[test]
+    fn an_object_keeps_only_the_orders_javascript_keeps() {
+        let keys = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(js_keeps_order(&keys(&["0", "5", "10"])));
+        assert!(js_keeps_order(&keys(&["apple", "nuts"])));
+        assert!(js_keeps_order(&keys(&["1", "2", "b", "a"])));
+        assert!(!js_keeps_order(&keys(&["-15", "-10", "0"])));
+        assert!(!js_keeps_order(&keys(&["10", "2"])));
+        assert!(!js_keeps_order(&keys(&["a", "1"])));
     }
 }
