@@ -774,7 +774,7 @@ fn pointers_to_members_name_their_member() {
         pmf.starts_with("0x") && pmf.ends_with(" <Cls::get()>"),
         "{pmf}"
     );
-    assert_eq!(show(&mut scry, "pmv"), "&virtual Cls slot 0");
+    assert_eq!(show(&mut scry, "pmv"), "&virtual Cls::spin()");
     assert_eq!(scry.ok("state.var('pm', 1).$type"), "int Cls::*");
     assert_eq!(scry.ok("state.var('pmd', 1).$size"), "8");
     assert_eq!(scry.ok("state.var('pmf', 1).$size"), "16");

@@ -8,7 +8,7 @@ use crate::symbols::dwarf::types::{Kind, TypeId};
 
 impl InfoTree {
     /// A pointer to a member as gdb writes it: `&Cls::q` (the data member at its offset),
-    /// `0x1234 <Cls::get()>` (a member function), `virtual Cls slot 2` (a virtual one: its
+    /// `0x1234 <Cls::get()>` (a member function), `&virtual Cls::spin()` (a virtual one: its
     /// pointer is 1 + the vtable offset), `NULL`.
     pub(super) fn member_pointer_text(
         &self,
@@ -34,7 +34,11 @@ impl InfoTree {
             return match ptr {
                 0 => "NULL".into(),
                 p if p & 1 == 1 => {
-                    format!("&virtual {class_name} slot {}{adjusted}", (p - 1) / 8)
+                    let slot = (p - 1) / 8;
+                    match self.virtual_method(class, slot) {
+                        Some(name) => format!("&virtual {class_name}::{name}(){adjusted}"),
+                        None => format!("&virtual {class_name} slot {slot}{adjusted}"),
+                    }
                 }
                 p => format!("{}{adjusted}", code_pointer(p, t)),
             };
@@ -69,6 +73,30 @@ impl InfoTree {
             } else if !m.base && m.bits.is_none() && m.offset == offset {
                 if let Some(n) = &m.name {
                     return Some(format!("{}::{n}", self.type_name(Some(ty.id))));
+                }
+            }
+        }
+        None
+    }
+
+    /// The name of `class`'s virtual function in vtable slot `slot`: the member function
+    /// whose `DW_AT_vtable_elem_location` says that slot (bases' own are not searched).
+    fn virtual_method(&self, class: Option<TypeId>, slot: u64) -> Option<String> {
+        let ty = self.complete(self.strip(class)?);
+        let (unit, die) = self.entry(ty.id.0)?;
+        for child in super::super::type_read::children(&unit, &die) {
+            if child.tag() != gimli::DW_TAG_subprogram {
+                continue;
+            }
+            let Some(gimli::AttributeValue::Exprloc(expr)) =
+                child.attr_value(gimli::DW_AT_vtable_elem_location)
+            else {
+                continue;
+            };
+            let mut ops = expr.operations(unit.encoding());
+            if let Ok(Some(gimli::Operation::UnsignedConstant { value })) = ops.next() {
+                if value == slot {
+                    return unit.string(&child, gimli::DW_AT_name);
                 }
             }
         }
