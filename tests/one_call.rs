@@ -412,3 +412,44 @@ fn a_function_of_one_source_file_by_gdb_spelling() {
     assert!(scry.ok("cont()").starts_with("exited with code 0"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// What a first-time user tries and gets wrong is an error that teaches the call that works:
+/// an option no call takes, a JavaScript method asked of a typed value, a walk of a list into
+/// its NULL; a fault in the first page says what C calls it.
+#[test]
+fn wrong_first_tries_are_errors_that_teach() {
+    let mut scry = Scry::spawn(&fixture("loop"), &["2"]);
+    let e = scry.err("breakpoint.set('add', {condition: e => true})");
+    assert!(
+        e.contains("no option 'condition' (a condition is {if: e => ...})"),
+        "{e}"
+    );
+    let e = scry.err("watchpoint.set('counter', 'w', {len: 4, if: e => true})");
+    assert!(
+        e.contains("no option 'if'") && e.contains("addEventListener('watchpoint'"),
+        "{e}"
+    );
+    // Options may come second.
+    assert_eq!(scry.ok("watchpoint.set('counter', {len: 4})"), "1");
+    assert!(scry.ok("watchpoint.list()").contains("\t4\tw\t"));
+    assert_eq!(scry.ok("breakpoint.list().length"), "0");
+    // A JavaScript method asked of a typed value points at its plain data.
+    scry.ok("watchpoint.remove(1); breakpoint.set('add'); cont()");
+    let e = scry.err("state.var('a').padStart(3)");
+    assert!(
+        e.contains("'padStart' is a JavaScript method: use v.value"),
+        "{e}"
+    );
+    drop(scry);
+    let mut scry = Scry::spawn(&fixture("crash"), &[]);
+    let stop = scry.ok("cont()");
+    assert!(
+        stop.contains("[0x1c is NULL + 28: a member or element of a NULL pointer]"),
+        "{stop}"
+    );
+    let e = scry.err("state.var('it').pad");
+    assert!(
+        e.contains("is NULL (reading .pad)") && e.contains("while (+p)"),
+        "{e}"
+    );
+}

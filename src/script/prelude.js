@@ -435,7 +435,21 @@
         // A smart pointer or wrapper lends the members of what it holds (`sp.x`, `rc.len`).
         const p = printedOf(h, raw);
         if (p && p.holds()) return p.held()[k];
-        return wrap(N.val_member(h, k), raw);
+        try {
+          return wrap(N.val_member(h, k), raw);
+        } catch (e) {
+          // `k.startsWith(...)`, `hits.slice(2, 5)`: a JavaScript method asked of a typed
+          // value; the plain data has it.
+          if (k in String.prototype || k in Array.prototype) {
+            throw new ScryError(`${e.message}; '${k}' is a JavaScript method: use v.value (plain data: a string, an array) or [...v]`);
+          }
+          // `while (p) p = p.next` runs into the NULL at the end: a typed value is an object,
+          // always true; its number is what C tests.
+          if (e && typeof e.message === 'string' && e.message.endsWith(' is NULL')) {
+            throw new ScryError(`${e.message} (reading .${k}); a typed pointer is an object, always true in JavaScript: test it as a number, while (+p) or p != 0`);
+          }
+          throw e;
+        }
       },
       has(h, k) {
         if (typeof k === 'symbol') return k === LINE || k === Symbol.toPrimitive || k === Symbol.iterator;
@@ -1051,6 +1065,15 @@
       let cond;
       let log;
       if (typeof opts === 'object' && opts !== null) {
+        // An option it does not take is an error (before, `{condition: ...}` was ignored and
+        // the breakpoint stopped on every hit).
+        const takes = ['name', 'if', 'log', 'force', 'pending', 'hardware'];
+        for (const k of Object.keys(opts)) {
+          if (!takes.includes(k)) {
+            const hint = k === 'condition' || k === 'cond' ? " (a condition is {if: e => ...})" : '';
+            throw new ScryError(`breakpoint.set(): no option '${k}'${hint}; it takes ${takes.map((t) => `{${t}}`).join(', ')}`);
+          }
+        }
         cond = own(opts, 'if');
         log = own(opts, 'log');
         for (const [k, f] of [['if', cond], ['log', log]]) {
@@ -1300,9 +1323,22 @@
   define('watchpoint', guard('watchpoint', {
     set(at, access, name, opts) {
       if (at === undefined) throw new ScryError("watchpoint.set(addr | 'symbol', 'r'|'w'|'rw', name?, {len}?) needs a location");
+      // The options may come second (`set('t->count', {len: 4})`) or third.
+      if (typeof access === 'object' && access !== null && name === undefined && opts === undefined) {
+        opts = access;
+        access = undefined;
+      }
       if (typeof name === 'object' && name !== null && opts === undefined) {
         opts = name;
         name = undefined;
+      }
+      if (typeof opts === 'object' && opts !== null) {
+        for (const k of Object.keys(opts)) {
+          if (k !== 'len') {
+            const hint = k === 'if' ? " (a watchpoint has no condition: filter in addEventListener('watchpoint', e => ... 'continue'))" : '';
+            throw new ScryError(`watchpoint.set(): no option '${k}'${hint}; it takes {len}`);
+          }
+        }
       }
       // A typed value is watched as itself (its storage, shown as its type), not as the
       // number it converts to (a pointer's pointee).

@@ -603,6 +603,14 @@ pub(super) fn signal_stop(notes: &mut Vec<String>, signal: i32, code: i32, addr:
         if signals::has_fault_addr(signal) {
             fault_addr = Some(addr);
         }
+        // SIGSEGV, SEGV_MAPERR in the first page, which is never mapped: what C calls a
+        // NULL dereference, a member's offset past it (`n->cfg` of a NULL `n` faults at 8).
+        if signal == 11 && code == 1 && addr < 0x1000 {
+            notes.push(match addr {
+                0 => "a NULL pointer dereference".to_string(),
+                a => format!("{a:#x} is NULL + {a}: a member or element of a NULL pointer"),
+            });
+        }
     } else if matches!(code, 0 | -1 | -6) {
         notes.push(format!("sent by process {}", addr as u32 as i32));
     }
