@@ -504,7 +504,6 @@ impl Remote {
         *self.threads.borrow_mut() = None;
     }
 
-    /// `tid`'s `g` reply, read once per stop.
     /// How this stub numbers signals on the wire.
     fn numbering(&self) -> signals::Numbering {
         if self.features.native_signals {
@@ -514,6 +513,7 @@ impl Remote {
         }
     }
 
+    /// `tid`'s `g` reply, read once per stop.
     fn register_blob(&self, tid: Tid) -> Result<Vec<Option<u8>>, OsError> {
         if let Some(blob) = self.registers.borrow().get(&tid) {
             return Ok(blob.clone());

@@ -46,7 +46,6 @@ pub(super) enum Event {
 }
 
 impl Remote {
-    /// Continues every thread (`step`: `None`) or steps one, until a stop to report.
     /// Tells a stub with `QPassSignals` which signals to hand to the program itself, as the
     /// session passes them (SIGCHLD, SIGALRM, ...): such a signal then costs no stop reply
     /// and no resume, where each was a round trip. Sent only when the set changed. A trap,
@@ -66,11 +65,20 @@ impl Remote {
             return Ok(());
         }
         let list: Vec<String> = wire.iter().map(|n| format!("{n:x}")).collect();
-        self.request_ok(format!("QPassSignals:{}", list.join(";")).as_bytes())?;
+        if self
+            .request_ok(format!("QPassSignals:{}", list.join(";")).as_bytes())
+            .is_err()
+        {
+            // A stub that offers the packet and then refuses it: signals are passed by
+            // resuming with them, as without it; the resume itself goes on.
+            self.features.pass_signals = false;
+            return Ok(());
+        }
         self.passing = Some(wire);
         Ok(())
     }
 
+    /// Continues every thread (`step`: `None`) or steps one, until a stop to report.
     pub(super) fn resume(
         &mut self,
         step: Option<Tid>,

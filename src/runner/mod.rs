@@ -286,13 +286,23 @@ impl<'f, F: Front> Run<'f, F> {
     /// Executes the selected thread's next instruction, a call as a whole (run at full speed
     /// to its return address).
     fn step_over(&mut self) -> RunResult<Stepped> {
-        let insn = self.front.call(|s| {
+        let insn = self.next_insn()?;
+        self.step_over_insn(insn)
+    }
+
+    /// The selected thread's next instruction, decoded.
+    fn next_insn(&self) -> RunResult<crate::symbols::Insn> {
+        self.front.call(|s| {
             let pc = s.pc()?;
             let insns = s.disasm(pc, 1)?;
             insns.into_iter().next().ok_or_else(|| {
                 SessionError::Invalid(format!("cannot decode an instruction at {pc:#x}"))
             })
-        })?;
+        })
+    }
+
+    /// `step_over` of `insn`, the next instruction already decoded.
+    fn step_over_insn(&mut self, insn: crate::symbols::Insn) -> RunResult<Stepped> {
         if insn.mnemonic == "call" {
             let ret = insn.addr + insn.len as u64;
             if let Some(stop) = self.over_call(ret)? {

@@ -261,15 +261,9 @@ impl Stepper {
         if !self.into {
             return Ok(Advanced::Stepped(run.step_over()?));
         }
-        let insn = run.front.call(|s| {
-            let pc = s.pc()?;
-            let insns = s.disasm(pc, 1)?;
-            insns.into_iter().next().ok_or_else(|| {
-                SessionError::Invalid(format!("cannot decode an instruction at {pc:#x}"))
-            })
-        })?;
+        let insn = run.next_insn()?;
         if insn.mnemonic != "call" {
-            return Ok(Advanced::Stepped(run.step_over()?));
+            return Ok(Advanced::Stepped(run.step_over_insn(insn)?));
         }
         let ret = insn.addr + insn.len as u64;
         let mut stop = run.step()?;

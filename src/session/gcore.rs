@@ -141,12 +141,11 @@ impl Session {
         // the kernel's cores: the thread that took the signal, wherever the selection has
         // moved since (before, selecting another thread lost the crash from the core);
         // with no signal, the selected thread.
-        let signalled = self.last_signal.map(|(tid, _)| tid);
-        let first = match signalled {
-            Some(tid) if self.targets.view()?.thread_ids().contains(&tid) => tid,
+        let mut tids = self.targets.view()?.thread_ids();
+        let first = match self.last_signal.map(|(tid, _)| tid) {
+            Some(tid) if tids.contains(&tid) => tid,
             _ => self.targets.view()?.selected(),
         };
-        let mut tids = self.targets.view()?.thread_ids();
         tids.sort_by_key(|t| *t != first);
         let mut threads = Vec::new();
         let mut skipped = Vec::new();

@@ -70,14 +70,7 @@ impl Session {
             }
             _ => return None,
         };
-        Some(TypedValue {
-            file: file.clone(),
-            value: Value {
-                ty,
-                place: Place::bytes(bytes),
-                bits: None,
-            },
-        })
+        Some(returned_in(file, ty, Place::bytes(bytes)))
     }
 
     /// The file of the function at `fn_pc` and its DWARF return type (`None` inside: `void`,
@@ -115,14 +108,7 @@ impl Session {
         let regs = self.regs().ok()?;
         let mut bytes = [regs.rax.to_le_bytes(), regs.rdx.to_le_bytes()].concat();
         bytes.truncate(size);
-        Some(TypedValue {
-            file: file.clone(),
-            value: Value {
-                ty,
-                place: Place::bytes(bytes),
-                bits: None,
-            },
-        })
+        Some(returned_in(file, ty, Place::bytes(bytes)))
     }
 
     /// What a function returned when its return type `ty` is floating point (the psABI
@@ -178,13 +164,18 @@ impl Session {
                 Place::bytes(bytes)
             }
         };
-        Some(TypedValue {
-            file: file.clone(),
-            value: Value {
-                ty,
-                place,
-                bits: None,
-            },
-        })
+        Some(returned_in(file, ty, place))
+    }
+}
+
+/// The value of type `ty` (of `file`'s DWARF) a function returned, where it is.
+fn returned_in(file: &Arc<ModuleFile>, ty: Option<TypeId>, place: Place) -> TypedValue {
+    TypedValue {
+        file: file.clone(),
+        value: Value {
+            ty,
+            place,
+            bits: None,
+        },
     }
 }

@@ -380,24 +380,34 @@ impl Session {
         self.value_member(&object, name).ok()
     }
 
-    /// `row_var`, and the row's `this` (a member function's) when `name` is not found.
+    /// The parameter or local `name` of unwind row `n` (a parameter before a local of the
+    /// same name; of locals, the innermost block's, the last listed); `p@entry` is parameter
+    /// `p`'s value at the function's entry.
+    fn row_var(&mut self, name: &str, n: usize) -> Option<TypedValue> {
+        self.row_var_and_this(name, n).0
+    }
+
+    /// `row_var`, and the row's `this` (a member function's) when `name` is not found:
+    /// one walk of the row's variables for both.
     fn row_var_and_this(
         &mut self,
         name: &str,
         n: usize,
     ) -> (Option<TypedValue>, Option<TypedValue>) {
-        if name.ends_with("@entry") {
-            return (self.row_var(name, n), None);
-        }
         let Ok(vars) = self.frame_vars(n) else {
             return (None, None);
         };
+        if let Some(param) = name.strip_suffix("@entry") {
+            let entry = vars
+                .into_iter()
+                .find(|v| v.param && v.name == param)
+                .and_then(|v| v.entry);
+            return (entry, None);
+        }
         let mut this = None;
         let mut found: Option<(bool, TypedValue)> = None;
         for v in vars {
             if v.name == name {
-                // A parameter before a local of the same name; of locals, the innermost
-                // block's (the last listed), as `row_var` picks.
                 if found.as_ref().is_none_or(|(param, _)| v.param >= *param) {
                     found = Some((v.param, v.value));
                 }
@@ -409,22 +419,6 @@ impl Session {
             Some((_, v)) => (Some(v), None),
             None => (None, this),
         }
-    }
-
-    /// The parameter or local `name` of unwind row `n` (a parameter before a local of the
-    /// same name); `p@entry` is parameter `p`'s value at the function's entry.
-    fn row_var(&mut self, name: &str, n: usize) -> Option<TypedValue> {
-        let vars = self.frame_vars(n).ok()?;
-        if let Some(param) = name.strip_suffix("@entry") {
-            return vars
-                .into_iter()
-                .find(|v| v.param && v.name == param)
-                .and_then(|v| v.entry);
-        }
-        vars.into_iter()
-            .filter(|v| v.name == name)
-            .max_by_key(|v| v.param as u8)
-            .map(|v| v.value)
     }
 
     /// A global or static variable by name.

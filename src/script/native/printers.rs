@@ -186,7 +186,7 @@ fn chars<'js>(
             &ctx,
             format!(
                 "a string of {bytes} bytes is more than plain data takes whole ({} MiB); \
-                 read parts with state.read(addr, len)",
+                 read parts with state.memory(addr).bytes(n) or .str(max)",
                 max >> 20
             ),
         ));

@@ -48,8 +48,8 @@ fn plain<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>, raw: Opt<bool>, json: Opt<bool
     // A value with none here (`<optimized out>`) has no plain data: an error marked
     // noValue, never a string of scry's words that reads like the program's own text. (Such
     // a part of a larger value stays its `<...>` text in place.)
-    if let Plain::Missing(why) = &p {
-        if is_no_value(why) && !json.0.unwrap_or(false) {
+    if let Plain::Gone(why) = &p {
+        if !json.0.unwrap_or(false) {
             return Err(throw(
                 &ctx,
                 crate::session::SessionError::NoValue(why.clone()),
@@ -178,7 +178,7 @@ fn plain_to_js<'js>(ctx: &Ctx<'js>, p: &Plain) -> R<'js> {
         Plain::Int(n) => values::int_to_js(ctx, *n)?,
         Plain::UInt(n) => values::uint_to_js(ctx, *n)?,
         Plain::Float(f) => values::float_to_js(ctx, *f),
-        Plain::Str(s) | Plain::Missing(s) => s.as_str().into_js(ctx)?,
+        Plain::Str(s) | Plain::Missing(s) | Plain::Gone(s) => s.as_str().into_js(ctx)?,
         Plain::List(items) => {
             let a = Array::new(ctx.clone())?;
             for item in items {
@@ -312,17 +312,4 @@ fn primitive_at<'js>(
         None if hint == "number" => Ok(Value::new_number(ctx.clone(), f64::NAN)),
         None => text(&session),
     }
-}
-
-/// Whether plain data's "missing" text says the value has none here (optimized out,
-/// unavailable, not yet stored), rather than that reading it failed.
-fn is_no_value(why: &str) -> bool {
-    [
-        "<optimized out",
-        "<unavailable",
-        "<not yet stored",
-        "optimized out:",
-    ]
-    .iter()
-    .any(|p| why.starts_with(p))
 }

@@ -189,6 +189,28 @@ impl InfoTree {
         name: &str,
         t: &dyn Target,
     ) -> Option<Result<Value, ValueError>> {
+        let (variant, inner, vt) = match self.active_parts(v, ty, t)? {
+            Ok(parts) => parts,
+            Err(e) => return Some(Err(e)),
+        };
+        if variant.member.name.as_deref() == Some(name) {
+            return Some(Ok(inner));
+        }
+        let Kind::Aggregate { members, .. } = &vt.kind else {
+            return None;
+        };
+        let m = members.iter().find(|m| m.name.as_deref() == Some(name))?;
+        Some(Ok(self.member_value(&inner, m)))
+    }
+
+    /// The active variant of the Rust enum `v` (of type `ty`), what it holds and that
+    /// part's type; `None` for no enum or no variant known.
+    fn active_parts<'a>(
+        &self,
+        v: &Value,
+        ty: &'a Type,
+        t: &dyn Target,
+    ) -> Option<Result<ActiveParts<'a>, ValueError>> {
         let Kind::Aggregate {
             variants: Some(vp), ..
         } = &ty.kind
@@ -201,19 +223,10 @@ impl InfoTree {
             Err(e) => return Some(Err(e)),
         };
         let inner = self.member_value(v, &variant.member);
-        if variant.member.name.as_deref() == Some(name) {
-            return Some(Ok(inner));
-        }
         let vt = self.strip(variant.member.ty)?;
-        let Kind::Aggregate { members, .. } = &vt.kind else {
-            return None;
-        };
-        let m = members.iter().find(|m| m.name.as_deref() == Some(name))?;
-        Some(Ok(self.member_value(&inner, m)))
+        Some(Ok((variant, inner, vt)))
     }
 
-    /// `*v` for Rust values that are pointers in disguise (none beyond real pointers yet:
-    /// `Box` is described as a pointer type).
     /// `*v` of a Rust enum: what its active variant holds when that is one value (`Some(x)`
     /// is `x`, `Ok(v)` is `v`, as a wrapper's `$deref()` is what it holds); a variant that
     /// holds nothing (`None`) says so. `None` for anything else.
@@ -223,19 +236,10 @@ impl InfoTree {
         ty: &Type,
         t: &dyn Target,
     ) -> Option<Result<Value, ValueError>> {
-        let Kind::Aggregate {
-            variants: Some(vp), ..
-        } = &ty.kind
-        else {
-            return None;
-        };
-        let variant = match self.active_variant(v, vp, t) {
-            Ok(Some(x)) => x,
-            Ok(None) => return None,
+        let (variant, inner, vt) = match self.active_parts(v, ty, t)? {
+            Ok(parts) => parts,
             Err(e) => return Some(Err(e)),
         };
-        let inner = self.member_value(v, &variant.member);
-        let vt = self.strip(variant.member.ty)?;
         let Kind::Aggregate { members, .. } = &vt.kind else {
             return None;
         };
@@ -249,6 +253,9 @@ impl InfoTree {
         }
     }
 }
+
+/// A Rust enum's active variant, what it holds, and that part's type.
+type ActiveParts<'a> = (&'a Variant, Value, std::sync::Arc<Type>);
 
 /// `&T` and `&mut T` of Rust (a pointer type rustc names with `&`): always points at a live
 /// value, so printing and indexing see through it.

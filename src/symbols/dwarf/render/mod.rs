@@ -65,8 +65,11 @@ pub enum Plain {
     Str(String),
     List(Vec<Plain>),
     Obj(Vec<(String, Plain)>),
-    /// No value, and why.
+    /// It could not be read, and why (memory that cannot be read, a printer's failure).
     Missing(String),
+    /// It has no value here (`<optimized out>`, `<unavailable: ...>`), said so: no error of
+    /// the program's or the read's, and no data either.
+    Gone(String),
 }
 
 pub(super) struct Out {

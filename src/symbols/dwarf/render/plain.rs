@@ -57,7 +57,7 @@ impl InfoTree {
             return Plain::Null;
         }
         if let Place::Gone(g) = &v.place {
-            return Plain::Missing(g.text());
+            return Plain::Gone(g.text());
         }
         let Some(ty) = self.strip(v.ty) else {
             return Plain::Null;
@@ -65,7 +65,7 @@ impl InfoTree {
         match &ty.kind {
             Kind::Pointer(_) if is_rust_ref(&ty) && depth < MAX_DEPTH => match self.deref(v, t) {
                 Ok(target) => self.plain_at(&target, t, depth + 1, budget),
-                Err(e) => Plain::Missing(e.to_string()),
+                Err(e) => unread(e),
             },
             Kind::Base(_) if ty.size == Some(0) => Plain::Null,
             Kind::Base(_) | Kind::Enum { .. } | Kind::Pointer(_) => {
@@ -99,12 +99,12 @@ impl InfoTree {
                 match self.scalar(v, t) {
                     Ok(Some(s)) => scalar_plain(s),
                     Ok(None) => Plain::Null,
-                    Err(e) => Plain::Missing(e.to_string()),
+                    Err(e) => unread(e),
                 }
             }
             Kind::Reference { .. } => match self.deref(v, t) {
                 Ok(target) => self.plain_at(&target, t, depth, budget),
-                Err(e) => Plain::Missing(e.to_string()),
+                Err(e) => unread(e),
             },
             Kind::Array { elem, .. } => {
                 if let Some(kind) = self.text_kind(*elem) {
@@ -116,7 +116,7 @@ impl InfoTree {
                         Ok(b) => {
                             Plain::Str(unquote(&string_literal(&b, kind, usize::MAX, true, false)))
                         }
-                        Err(e) => Plain::Missing(e.to_string()),
+                        Err(e) => unread(e),
                     };
                 }
                 let count = self.length(v, t).unwrap_or(0);
@@ -135,11 +135,11 @@ impl InfoTree {
             }
             Kind::MemberPointer { class, target } => match self.bytes(v, t) {
                 Ok(b) => Plain::Str(self.member_pointer_text(*class, *target, &b, t)),
-                Err(e) => Plain::Missing(e.to_string()),
+                Err(e) => unread(e),
             },
             _ => match self.bytes(v, t) {
                 Ok(b) => Plain::Str(hex_bytes(&b)),
-                Err(e) => Plain::Missing(e.to_string()),
+                Err(e) => unread(e),
             },
         }
     }
@@ -161,7 +161,7 @@ impl InfoTree {
         for i in 0..count {
             items.push(match element(i as i64) {
                 Ok(e) => self.plain_at(&e, t, depth + 1, budget),
-                Err(e) => Plain::Missing(e.to_string()),
+                Err(e) => unread(e),
             });
             if budget.cut.is_some() {
                 break;
@@ -216,7 +216,7 @@ impl InfoTree {
                         })
                     }
                 },
-                Some(Err(e)) => Plain::Missing(e.to_string()),
+                Some(Err(e)) => unread(e),
                 None => Plain::Null,
             };
         }
@@ -232,7 +232,7 @@ impl InfoTree {
                     }
                 }
                 Ok(None) => Plain::Missing("unknown variant".into()),
-                Err(e) => Plain::Missing(e.to_string()),
+                Err(e) => unread(e),
             };
         }
         let mut fields = Vec::new();
@@ -304,5 +304,15 @@ fn scalar_plain(s: Scalar) -> Plain {
         Scalar::Bool(b) => Plain::Bool(b),
         Scalar::Char(c, _) => Plain::Int(i128::from(c)),
         Scalar::Pointer(p) => Plain::UInt(u128::from(p)),
+    }
+}
+
+/// Plain data for a value that could not be read: `Gone` where the value has none here (a
+/// sequence whose elements' address was optimized out too), `Missing` for a failed read.
+fn unread(e: ValueError) -> Plain {
+    match e {
+        ValueError::Gone(g) => Plain::Gone(g.text()),
+        e @ ValueError::ElementsGone { .. } => Plain::Gone(e.to_string()),
+        e => Plain::Missing(e.to_string()),
     }
 }

@@ -118,6 +118,8 @@ impl InfoTree {
         }
         let p = match pretty.print(v, want, true) {
             Ok(p) => p,
+            // A part the printer found no value in (`<optimized out>`) has none here.
+            Err(PrintError::Missing(said)) => return Some(Plain::Gone(said)),
             Err(e) => return Some(Plain::Missing(e.to_string())),
         };
         if p.empty {
