@@ -35,6 +35,12 @@ impl Session {
                 self.symbols.add_vdso(bytes);
             }
         }
+        if self.targets.core.is_none() {
+            let base = self.symbols.exe().map(|m| m.start.0);
+            if let Some(t) = &mut self.targets.live {
+                t.exe_base = base;
+            }
+        }
         self.last_maps_refresh = Some(Instant::now());
         self.ran_since_maps_refresh = false;
     }

@@ -37,6 +37,7 @@ mod threads;
 pub(crate) mod tls;
 mod tracepoints;
 mod tree;
+mod tree_sites;
 mod typed_value;
 mod typed_views;
 mod value_ops;
@@ -198,6 +199,8 @@ pub struct Session {
     reverse_until: Option<(Tid, u64)>,
     /// Tracepoints, and the records read from them (see `tracepoints`).
     tracing: tracepoints::Tracing,
+    /// The breakpoint addresses of held processes that run another image (see `tree_sites`).
+    image_sites: tree_sites::ImageSites,
 }
 
 /// The os layer's read-only mapping, as the symbol layer reads files (it maps none itself).
@@ -254,6 +257,7 @@ impl Session {
             reverse: false,
             reverse_until: None,
             tracing: Default::default(),
+            image_sites: Default::default(),
         }
     }
 
@@ -419,7 +423,7 @@ impl Session {
         self.targets.last_process = Some((process.pid(), program.clone()));
         // A new process has none of the last one's probes.
         self.forget_tracepoints();
-        self.targets.live = Some(Live { process, program });
+        self.targets.live = Some(Live::new(process, program));
         self.targets.core = None;
         self.targets.ended = None;
         self.snapshot = Snapshot::default();

@@ -456,30 +456,16 @@ impl Session {
         Ok(id)
     }
 
-    /// Arms breakpoint `i`'s further sites: for a `file.c:line`, the line's code in every
-    /// other function or inlined copy that has it (gdb's locations 1.2, 1.3, ...). A site
-    /// that cannot take an int3 is left out; `addr` is armed already.
+    /// Arms breakpoint `i`'s further sites (see [`more_sites`](Self::more_sites)); `addr`
+    /// is armed already.
     pub(super) fn arm_more_sites(&mut self, i: usize) {
         let Some(bp) = self.points.breakpoints.list().get(i) else {
             return;
         };
         let (addr, hardware) = (bp.addr, bp.hardware);
         let spec = bp.spec.clone();
-        let sites: Vec<u64> = match source_line_expr(&spec) {
-            Some((file, line)) => self
-                .symbols
-                .line_breakpoint_sites(file, line, MAX_LINE_LOCATIONS)
-                .into_iter()
-                .map(|a| a.0)
-                .collect(),
-            None => self.inlined_function_sites(&spec),
-        };
-        let sites: Vec<u64> = sites.into_iter().filter(|&a| a != addr).collect();
         let mut more = Vec::new();
-        for a in sites {
-            if self.check_code_address(a).is_err() {
-                continue;
-            }
+        for a in self.more_sites(&spec, addr) {
             let Ok(inferior) = self.targets.live() else {
                 break;
             };
@@ -490,6 +476,26 @@ impl Session {
         if let Some(bp) = self.points.breakpoints.list_mut().get_mut(i) {
             bp.more = more;
         }
+    }
+
+    /// The further sites of a breakpoint `spec` first resolved at `addr`, in the selected
+    /// process: for a `file.c:line`, the line's code in every other function or inlined copy
+    /// that has it (gdb's locations 1.2, 1.3, ...); for a function, its inlined copies. A
+    /// site that cannot take an int3 is left out.
+    pub(super) fn more_sites(&mut self, spec: &str, addr: u64) -> Vec<u64> {
+        let sites: Vec<u64> = match source_line_expr(spec) {
+            Some((file, line)) => self
+                .symbols
+                .line_breakpoint_sites(file, line, MAX_LINE_LOCATIONS)
+                .into_iter()
+                .map(|a| a.0)
+                .collect(),
+            None => self.inlined_function_sites(spec),
+        };
+        sites
+            .into_iter()
+            .filter(|&a| a != addr && self.check_code_address(a).is_ok())
+            .collect()
     }
 
     /// A breakpoint site of scry's own (`finish()` uses one at the return address): not a

@@ -154,16 +154,17 @@ impl Session {
             return;
         };
         let parent = t.process.pid();
-        let program = t.program.clone();
+        let (program, exe_base) = (t.program.clone(), t.exe_base);
         for (child, why) in t.process.take_let_go() {
             self.tree_notes.let_go(child, parent, why);
         }
         for child in t.process.take_forked() {
             let pid = child.pid();
             self.tree_notes.forked(pid, parent);
+            // A fork child's address space is a copy of its parent's.
             self.targets.held.push(Live {
-                process: child,
-                program: program.clone(),
+                exe_base,
+                ..Live::new(child, program.clone())
             });
         }
     }

@@ -14,6 +14,25 @@ use crate::os::Tid;
 pub(super) struct Live {
     pub(super) process: Box<dyn Target>,
     pub(super) program: String,
+    /// Where its executable is loaded, when known: with `program`, which image it runs (two
+    /// runs of one program differ where the address space is randomized), so which
+    /// breakpoint addresses are its (see `tree_sites`).
+    pub(super) exe_base: Option<u64>,
+}
+
+impl Live {
+    pub(super) fn new(process: Box<dyn Target>, program: String) -> Live {
+        Live {
+            process,
+            program,
+            exe_base: None,
+        }
+    }
+
+    /// Whether `other` runs the same image: the same program loaded at the same address.
+    pub(super) fn same_image(&self, other: &Live) -> bool {
+        self.program == other.program && self.exe_base.is_some() && self.exe_base == other.exe_base
+    }
 }
 
 #[derive(Default)]

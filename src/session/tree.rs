@@ -4,14 +4,13 @@
 //! it came from. Without this a parent waiting in `wait4` or `read` for a held child never
 //! gets anywhere: every `cont()` ended at its deadline.
 //!
-//! The held processes run with the user's breakpoints and watchpoints of the selected
-//! program inserted (a fork child's address space is a copy of its parent's, so the same
-//! addresses hold; a watchpoint keeps each process's last value, so a hit there says that
-//! process's old value);
-//! when the run ends they are held again, cleaned, and the one that stopped is selected
-//! through the usual path (symbols read, every breakpoint armed from its spec). A held
-//! process that runs another program (it exec'd) runs without breakpoints until its exec
-//! stop selects it. Only a user's `cont()` runs the tree: `next()`/`finish()`/`step()` run
+//! The held processes of the selected process's image run with its breakpoints and
+//! watchpoints inserted (a fork child's address space is a copy of its parent's, so the
+//! same addresses hold; a watchpoint keeps each process's last value, so a hit there says
+//! that process's old value); a held process of another image gets its own breakpoint
+//! addresses (see `tree_sites`). When the run ends they are held again, cleaned, and the one
+//! that stopped is selected through the usual path (symbols read, every breakpoint armed
+//! from its spec). Only a user's `cont()` runs the tree: `next()`/`finish()`/`step()` run
 //! the selected process alone, the others staying stopped, as gdb with scheduler locking
 //! `step`.
 
@@ -64,30 +63,34 @@ impl Session {
             }
         }
         let pass = self.pass_fn();
-        let program = self
-            .targets
-            .live
-            .as_ref()
-            .map(|t| t.program.clone())
-            .or_else(|| self.targets.last_process.as_ref().map(|(_, p)| p.clone()));
         let sites: Vec<u64> = self.points.breakpoints.armed_addresses();
         let watches = self.held_watches();
         let mut watched = HeldWatches::default();
         let mut first = None;
         let mut i = 0;
         while i < self.targets.held.len() {
-            let h = &mut self.targets.held[i];
+            let h = &self.targets.held[i];
             if !h.process.still_there() && !h.process.has_queued() {
                 i += 1;
                 continue;
             }
-            if Some(&h.program) == program.as_ref() {
+            let same_image = self.targets.live.as_ref().is_some_and(|t| t.same_image(h));
+            // None: the selected process's addresses are this one's too.
+            let own_sites = if !h.process.still_there() {
+                Some(Vec::new())
+            } else if same_image {
+                None
+            } else {
+                Some(self.held_image_sites(i))
+            };
+            let h = &mut self.targets.held[i];
+            if same_image {
                 // Watches first, in the selected process's registers: a read-only session's
                 // breakpoints take debug registers too, whichever are left.
                 watched.arm(h.process.as_mut(), &watches, &mut self.points.watchpoints);
-                for &addr in &sites {
-                    let _ = h.process.insert_site(addr);
-                }
+            }
+            for &addr in own_sites.as_ref().unwrap_or(&sites) {
+                let _ = h.process.insert_site(addr);
             }
             h.process.arm(deadline);
             match h.process.launch(deadline, &pass)? {
