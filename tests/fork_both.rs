@@ -277,7 +277,11 @@ fn attach_both_then_detach_leaves_parent_and_child_running_with_the_file_s_code(
     assert_eq!(scry.num("state.registers.rdi"), 0);
     assert_eq!(scry.num("breakpoint.list()[0].hits"), 3);
     assert_eq!(scry.ok("detach().reason"), "detached");
-    assert!(scry.err("cont()").contains("no live process (detached)"));
+    let err = scry.err("cont()");
+    assert!(
+        err.contains(&format!("no live process (process {worker} detached)")),
+        "{err}"
+    );
 
     // Both run untraced, and their code is the file's code again.
     for pid in [parent, worker] {

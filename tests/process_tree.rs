@@ -383,6 +383,12 @@ fn a_breakpoint_by_name_stops_in_a_parent_and_the_other_program_its_child_execs(
     assert_eq!(counts, want.join(" "));
     // The program's own counts: nothing it ran was changed by the other image's int3s.
     assert_eq!(scry.ok("output()").trim(), truth.trim());
+    // With nothing alive, running says which process ended last, and how.
+    let err = scry.err("step()");
+    assert!(
+        err.contains(&format!("no live process (process {parent} exited with code 0)")),
+        "{err}"
+    );
 }
 
 /// The same with the address space randomized (an attached program): the child execs the

@@ -421,6 +421,7 @@ impl Session {
         stop: Stop,
     ) -> Result<StopInfo> {
         self.targets.last_process = Some((process.pid(), program.clone()));
+        self.targets.kept_children = false;
         // A new process has none of the last one's probes.
         self.forget_tracepoints();
         self.targets.live = Some(Live::new(process, program));

@@ -161,6 +161,7 @@ impl Session {
         for child in t.process.take_forked() {
             let pid = child.pid();
             self.tree_notes.forked(pid, parent);
+            self.targets.kept_children = true;
             // A fork child's address space is a copy of its parent's.
             self.targets.held.push(Live {
                 exe_base,

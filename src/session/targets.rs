@@ -52,6 +52,8 @@ pub(super) struct Targets {
     pub(super) ended: Option<String>,
     /// The pid and program of the latest process, kept after it ends (for `status()`).
     pub(super) last_process: Option<(Tid, String)>,
+    /// A fork child was kept in this session: "no live process" names which one ended.
+    pub(super) kept_children: bool,
 }
 
 impl Targets {
@@ -81,6 +83,7 @@ impl Targets {
             _ => Err(SessionError::NoProcess(ended_with_held(
                 &self.ended,
                 &self.held,
+                named_pid(self.kept_children, &self.last_process),
             ))),
         }
     }
@@ -95,6 +98,7 @@ impl Targets {
             _ => Err(SessionError::NoProcess(ended_with_held(
                 &self.ended,
                 &self.held,
+                named_pid(self.kept_children, &self.last_process),
             ))),
         }
     }
@@ -127,7 +131,11 @@ impl Targets {
 
     /// How the last process ended, naming the held processes that remain.
     pub(super) fn ended_with_held(&self) -> Option<String> {
-        ended_with_held(&self.ended, &self.held)
+        ended_with_held(
+            &self.ended,
+            &self.held,
+            named_pid(self.kept_children, &self.last_process),
+        )
     }
 
     pub(super) fn held_pids(&self) -> Vec<Tid> {
@@ -135,11 +143,21 @@ impl Targets {
     }
 }
 
-/// How the last process ended (`ended`), naming the held processes that remain.
-fn ended_with_held(ended: &Option<String>, held: &[Live]) -> Option<String> {
+/// The latest process, when the end it is named with might be another's (a tree was kept).
+fn named_pid(kept_children: bool, last: &Option<(Tid, String)>) -> Option<Tid> {
+    kept_children.then(|| last.as_ref().map(|(pid, _)| *pid)).flatten()
+}
+
+/// How the last process ended (`ended`; `process 1234 exited with code 0` with `pid`),
+/// naming the held processes that remain.
+fn ended_with_held(ended: &Option<String>, held: &[Live], pid: Option<Tid>) -> Option<String> {
+    let ended = match (pid, ended) {
+        (Some(pid), Some(how)) => Some(format!("process {pid} {how}")),
+        _ => ended.clone(),
+    };
     let pids: Vec<Tid> = held.iter().map(|t| t.process.pid()).collect();
     if pids.is_empty() {
-        return ended.clone();
+        return ended;
     }
     Some(format!(
         "{}; held: {} (process.select({}) debugs it)",
