@@ -15,6 +15,9 @@ const CXX: &[(&str, &str)] = &[
     ("pair", "{x: 2.5, y: -2.5}"),
     ("big", "{a: 40, b: 41, c: 42}"),
     ("owned", "{n: 9}"),
+    ("cplx", "{_M_value: 1.25 + -2.5i}"),
+    ("cflt", "{_M_value: 0.5 + 4i}"),
+    ("conv", "{a: 3.5, b: 4.5}"),
 ];
 
 #[test]
@@ -44,6 +47,9 @@ fn finish_shows_a_returned_aggregate_as_its_type() {
         let truth = common::truth(&mut scry);
         assert_eq!(truth["label"], "root-14");
         assert_eq!(truth["owned"], "9");
+        assert_eq!(truth["cplx"], "1.25,-2.5");
+        assert_eq!(truth["cflt"], "0.5,4");
+        assert_eq!(truth["conv"], "3.5,4.5");
     }
     let exe = common::fixture_from(
         "returned_aggregates-O0",

@@ -125,8 +125,22 @@ impl InfoTree {
                 && unit
                     .reference(&params[0], gimli::DW_AT_type)
                     .and_then(|r| self.type_of(TypeId(r)))
-                    .is_some_and(|p| matches!(p.kind, Kind::Reference { .. }))
+                    .is_some_and(|p| match p.kind {
+                        Kind::Reference { target, .. } => self.is_class(target, t),
+                        _ => false,
+                    })
         })
+    }
+
+    /// Whether `target` (through qualifiers) is the class `t` itself: a copy or move
+    /// constructor takes a reference to its own class; one taking another type's
+    /// (`complex<double>(const complex<float>&)`, `Conv(const Other&)`) converts and leaves
+    /// the class trivially copyable, returned in registers.
+    fn is_class(&self, target: Option<TypeId>, t: &super::types::Type) -> bool {
+        match self.strip(target) {
+            Some(r) => r.id == t.id || (r.name.is_some() && r.name == t.name),
+            None => false,
+        }
     }
 
     /// Merges the classes of `ty`'s scalars at `offset` into `classes`; `None` for anything
@@ -167,6 +181,18 @@ impl InfoTree {
                     return None;
                 }
                 let size = self.size_of(ty)?;
+                if t.kind == Kind::Base(Encoding::ComplexFloat) {
+                    // `_Complex float` is one SSE eightbyte, `_Complex double` two (the real
+                    // part, then the imaginary); `_Complex long double` goes in memory.
+                    if offset % 8 != 0 || !(size == 8 || size == 16) {
+                        return None;
+                    }
+                    for k in 0..size / 8 {
+                        let slot = classes.get_mut((offset / 8 + k) as usize)?;
+                        *slot = merge(*slot, Eightbyte::Sse);
+                    }
+                    return Some(());
+                }
                 let class = match t.kind {
                     Kind::Base(Encoding::Float) if size <= 8 => Eightbyte::Sse,
                     Kind::Base(Encoding::Float | Encoding::ComplexFloat) => return None,
@@ -179,14 +205,17 @@ impl InfoTree {
                     return None;
                 }
                 let slot = classes.get_mut((offset / 8) as usize)?;
-                *slot = match (*slot, class) {
-                    (Some(Eightbyte::Integer), _) | (_, Eightbyte::Integer) => {
-                        Some(Eightbyte::Integer)
-                    }
-                    _ => Some(Eightbyte::Sse),
-                };
+                *slot = merge(*slot, class);
                 Some(())
             }
         }
+    }
+}
+
+/// The class of an eightbyte holding scalars of `was` and `class`: INTEGER wins.
+fn merge(was: Option<Eightbyte>, class: Eightbyte) -> Option<Eightbyte> {
+    match (was, class) {
+        (Some(Eightbyte::Integer), _) | (_, Eightbyte::Integer) => Some(Eightbyte::Integer),
+        _ => Some(Eightbyte::Sse),
     }
 }
