@@ -386,7 +386,9 @@ fn a_breakpoint_by_name_stops_in_a_parent_and_the_other_program_its_child_execs(
     // With nothing alive, running says which process ended last, and how.
     let err = scry.err("step()");
     assert!(
-        err.contains(&format!("no live process (process {parent} exited with code 0)")),
+        err.contains(&format!(
+            "no live process (process {parent} exited with code 0)"
+        )),
         "{err}"
     );
 }

@@ -247,20 +247,21 @@
     const v = N.val_type(storage).startsWith('__gnu_cxx::__aligned_membuf') ? N.val_param_at(first, 0, N.val_addr(storage)) : storage;
     return { summary: `variant[${index}]`, value: () => typed(v) };
   });
+  // atomic<T> keeps its value in `_M_i` (integers, bool, structs), `_M_fp` (floating point,
+  // through __atomic_float), `_M_base._M_i` (older integral layouts) or `_M_b._M_p`
+  // (pointers).
   def(/^std::atomic</, (h) => {
-    const keys = N.val_keys(h);
-    const v = keys.includes('_M_i') ? mem(h, '_M_i') : (() => {
+    const paths = [['_M_i'], ['_M_fp'], ['_M_base', '_M_i'], ['_M_b', '_M_p']];
+    for (const path of paths) {
+      let v;
       try {
-        return mem(h, '_M_i');
+        v = mem(h, ...path);
       } catch {
-        try {
-          return mem(h, '_M_base', '_M_i');
-        } catch {
-          return mem(h, '_M_b', '_M_p');
-        }
+        continue;
       }
-    })();
-    return { summary: 'atomic', value: () => typed(v) };
+      return { summary: 'atomic', value: () => typed(v) };
+    }
+    invalid(`no value member in ${N.val_type(h)} (members: ${N.val_keys(h).join(' ')})`);
   });
   // A tuple: a chain of bases, element i in the one named `_Head_base<i, ...>`.
   def(/^std::tuple</, (h) => {

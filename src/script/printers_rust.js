@@ -122,20 +122,56 @@
     return { summary: `VecDeque(${n})`, ...seq(n, (i) => typed(N.val_param_at(h, 0, ptr + ((head + i) % cap) * size))) };
   });
   // Rc and Arc: the counts and the value share one allocation; a Weak of Weak::new() points
-  // nowhere (usize::MAX). A strong reference holds an implicit weak one, not shown.
-  function shared(h, kind, atomic) {
-    const p = inner(h, 'ptr', 'pointer');
-    if (p === 2 ** 64 - 1 || p === Number.MAX_SAFE_INTEGER) return { summary: `${kind}(dangling)` };
-    const box = deref(mem(h, 'ptr', 'pointer'));
+  // nowhere (usize::MAX). A strong reference holds an implicit weak one, not shown. One
+  // that holds nothing (dangling, dropped) is empty: null as plain data. An `Rc<str>` or
+  // `Arc<[T]>` is a fat pointer (`data_ptr`, `length`) to the counts and the elements;
+  // an `Rc<dyn Trait>` (`pointer`, `vtable`) to the counts and a value of the concrete type.
+  function shared(h, kind, atomic, name) {
+    const ptr = mem(h, 'ptr', 'pointer');
+    const keys = N.val_keys(ptr);
+    const fat = keys.includes('data_ptr') ? 'slice' : keys.includes('vtable') ? 'dyn' : undefined;
+    const p = fat === 'slice' ? inner(ptr, 'data_ptr') : fat === 'dyn' ? inner(ptr, 'pointer') : num(ptr);
+    if (p === 2 ** 64 - 1 || p === Number.MAX_SAFE_INTEGER) return { summary: `${kind}(dangling)`, empty: true };
+    const box = deref(fat === 'slice' ? mem(ptr, 'data_ptr') : fat === 'dyn' ? mem(ptr, 'pointer') : ptr);
     const strong = atomic ? inner(box, 'strong', 'v', 'value') : inner(box, 'strong', 'value', 'value');
     const weak = (atomic ? inner(box, 'weak', 'v', 'value') : inner(box, 'weak', 'value', 'value')) - (strong > 0 ? 1 : 0);
-    if (strong === 0) return { summary: `${kind}(dropped, weak ${weak})` };
-    return { summary: `${kind}(strong ${strong}, weak ${weak})`, pointee: () => typed(mem(box, atomic ? 'data' : 'value')) };
+    const counts = strong === 0 ? `${kind}(dropped, weak ${weak})` : `${kind}(strong ${strong}, weak ${weak})`;
+    if (strong === 0) return { summary: counts, empty: true };
+    const field = atomic ? 'data' : 'value';
+    if (fat === 'slice') {
+      const n = count(inner(ptr, 'length'), 'length');
+      // DWARF gives the unsized value the type of one element (`u8` for a `str`): element
+      // i lies i elements further on.
+      const first = mem(box, field);
+      const addr = N.val_addr(first);
+      const size = N.val_size(first);
+      if (addr === undefined || !(size > 0)) invalid(`the elements of ${name} are in no memory`);
+      if (/^[\w:]+<str[,>]/.test(name)) {
+        const byte = (i) => {
+          if (i >= n) throw new ScryError(`index ${i} is out of bounds (${n} bytes)`);
+          return typed(N.val_as(first, addr + i));
+        };
+        return { summary: `${counts} ${N.val_literal(addr, n, 1, 200)}`, text: () => N.val_chars(addr, n, 1), length: n, at: byte };
+      }
+      return { summary: `${counts} [${n}]`, ...seq(n, (i) => typed(N.val_as(first, addr + i * size))) };
+    }
+    if (fat === 'dyn') {
+      // The value follows the two counts at the concrete type's alignment (the vtable's
+      // third word).
+      const vtable = inner(ptr, 'vtable');
+      const align = u64(vtable + 16);
+      if (!(align > 0) || align & (align - 1)) invalid(`alignment ${align} in the vtable`);
+      const data = p + Math.ceil(16 / align) * align;
+      const found = N.val_dyn(ptr, vtable, data);
+      if (found === undefined || found[1] === undefined) return { summary: `${counts} dyn 0x${data.toString(16)}` };
+      return { summary: `${counts} ${found[0]}`, pointee: () => typed(found[1]) };
+    }
+    return { summary: counts, pointee: () => typed(mem(box, field)) };
   }
-  def(RS('alloc::rc::Rc'), (h) => shared(h, 'Rc', false));
-  def(RS('alloc::rc::Weak'), (h) => shared(h, 'Weak', false));
-  def(RS('alloc::sync::Arc'), (h) => shared(h, 'Arc', true));
-  def(RS('alloc::sync::Weak'), (h) => shared(h, 'Weak', true));
+  def(RS('alloc::rc::Rc'), (h, name) => shared(h, 'Rc', false, name));
+  def(RS('alloc::rc::Weak'), (h, name) => shared(h, 'Weak', false, name));
+  def(RS('alloc::sync::Arc'), (h, name) => shared(h, 'Arc', true, name));
+  def(RS('alloc::sync::Weak'), (h, name) => shared(h, 'Weak', true, name));
   def(RS('core::cell::Cell'), (h) => ({ summary: 'Cell', value: () => typed(mem(h, 'value', 'value')) }));
   def(RS('core::cell::RefCell'), (h) => {
     const b = inner(h, 'borrow', 'value', 'value');
@@ -188,8 +224,62 @@
     for (let i = 0; i < 4 && N.val_kind(v) === 'struct'; i++) v = mem(v, '__0');
     return { summary: 'NonZero', value: () => typed(v) };
   });
-  def(/^core::ops::range::Range(Inclusive)?</, (h, name) => {
-    const dots = name.startsWith('core::ops::range::RangeInclusive') ? '..=' : '..';
-    return `${N.val_text(mem(h, 'start'))}${dots}${N.val_text(mem(h, 'end'))}`;
+  // Ranges as Rust's Debug writes them; an exhausted `RangeInclusive` (iterated to its end)
+  // is empty though its bounds are equal, and says so.
+  def(/^core::ops::range::Range(Inclusive|From|To|ToInclusive)?</, (h, name) => {
+    const kind = /^core::ops::range::Range(\w*)</.exec(name)[1];
+    const dots = kind.endsWith('Inclusive') ? '..=' : '..';
+    const start = kind === 'To' || kind === 'ToInclusive' ? '' : N.val_text(mem(h, 'start'));
+    const end = kind === 'From' ? '' : N.val_text(mem(h, 'end'));
+    const exhausted = kind === 'Inclusive' && N.val_keys(h).includes('exhausted') && num(mem(h, 'exhausted')) !== 0;
+    return `${start}${dots}${end}${exhausted ? ' (exhausted)' : ''}`;
+  });
+  // Borrows and guards hold what they lend: `Ref`, `RefMut` and a read guard a pointer to
+  // it, a `MutexGuard` and a write guard the lock itself.
+  for (const kind of ['Ref', 'RefMut']) {
+    def(RS(`core::cell::${kind}`), (h) => ({ summary: kind, pointee: () => typed(deref(mem(h, 'value', 'pointer'))) }));
+  }
+  def(/^std::sync::(poison::)?rwlock::(RwLockReadGuard|MappedRwLockReadGuard)</, (h) => ({ summary: 'RwLockReadGuard', pointee: () => typed(deref(mem(h, 'data', 'pointer'))) }));
+  def(/^std::sync::(poison::)?rwlock::RwLockWriteGuard</, (h) => ({ summary: 'RwLockWriteGuard', pointee: () => typed(mem(deref(mem(h, 'lock')), 'data', 'value')) }));
+  def(/^std::sync::(poison::)?mutex::MutexGuard</, (h) => ({ summary: 'MutexGuard', pointee: () => typed(mem(deref(mem(h, 'lock')), 'data', 'value')) }));
+  // Atomics hold their value in an UnsafeCell; an AtomicBool's byte is a flag.
+  def(/^core::sync::atomic::Atomic(Bool|[IU](8|16|32|64|128|size)|Ptr<.*>)$/, (h, name) => {
+    const kind = name.slice('core::sync::atomic::'.length).replace(/<.*/, '');
+    const v = mem(h, 'v', 'value');
+    if (kind === 'AtomicBool') return { summary: kind, value: () => num(v) !== 0 };
+    return { summary: kind, value: () => typed(v) };
+  });
+  // A BinaryHeap is its Vec, in heap order (the greatest first), as gdb shows the Vec.
+  def(RS('alloc::collections::binary_heap::BinaryHeap'), (h) => {
+    const data = mem(h, 'data');
+    const n = count(N.val_len(data) ?? 0, 'length');
+    return { summary: `BinaryHeap(${n})`, ...seq(n, (i) => typed(at(data, i))) };
+  });
+  // A LinkedList: `len` nodes from `head`, each `{next, prev, element}` (fields in rustc's
+  // order), `next` an Option<NonNull<Node>>.
+  def(RS('alloc::collections::linked_list::LinkedList'), (h) => {
+    const n = count(inner(h, 'len'), 'length');
+    const link = (opt) => {
+      try {
+        return mem(opt, '__0', 'pointer');
+      } catch {
+        return undefined;
+      }
+    };
+    return {
+      summary: `LinkedList(${n})`,
+      length: n,
+      elements: function* () {
+        const seen = walked();
+        let p = link(mem(h, 'head'));
+        for (let i = 0; i < n; i++) {
+          if (p === undefined || num(p) === 0) invalid(`the list ends after ${i} of ${n} nodes`);
+          seen(num(p));
+          const node = deref(p);
+          yield typed(mem(node, 'element'));
+          p = link(mem(node, 'next'));
+        }
+      },
+    };
   });
 })

@@ -145,7 +145,9 @@ impl Targets {
 
 /// The latest process, when the end it is named with might be another's (a tree was kept).
 fn named_pid(kept_children: bool, last: &Option<(Tid, String)>) -> Option<Tid> {
-    kept_children.then(|| last.as_ref().map(|(pid, _)| *pid)).flatten()
+    kept_children
+        .then(|| last.as_ref().map(|(pid, _)| *pid))
+        .flatten()
 }
 
 /// How the last process ended (`ended`; `process 1234 exited with code 0` with `pid`),

@@ -238,6 +238,9 @@ pub(super) struct JsPretty<'a, 'js> {
     ctx: Ctx<'js>,
     host: &'a Host,
     file: Arc<ModuleFile>,
+    /// A printer was stopped by the chunk's time budget or a signal to scry: what it was
+    /// printing has no answer, and the call that asked must fail (see `check`).
+    interrupted: std::cell::Cell<bool>,
 }
 
 impl<'a, 'js> JsPretty<'a, 'js> {
@@ -246,7 +249,29 @@ impl<'a, 'js> JsPretty<'a, 'js> {
             ctx: ctx.clone(),
             host,
             file: v.file.clone(),
+            interrupted: std::cell::Cell::new(false),
         }
+    }
+
+    /// Fails as the engine's interruption does when a printer was interrupted while this
+    /// call's value was printed. Without it the printer's failure was the value: `.value`
+    /// answered the string "printer error: interrupted" and the chunk ended `ok`.
+    pub(super) fn check(&self) -> rquickjs::Result<()> {
+        if !self.interrupted.get() {
+            return Ok(());
+        }
+        let e = rquickjs::Exception::from_message(self.ctx.clone(), "interrupted")?;
+        e.as_object().set("name", "InternalError")?;
+        Err(self.ctx.throw(e.into_value()))
+    }
+
+    /// The budget the interrupt handler enforces has run out, or a signal asks scry to stop.
+    fn out_of_time(&self) -> bool {
+        self.host
+            .js_deadline
+            .get()
+            .is_some_and(|d| std::time::Instant::now() > d)
+            || crate::session::signal_pending()
     }
 
     fn hook(&self, name: &str) -> Option<Function<'js>> {
@@ -325,7 +350,13 @@ impl Pretty for JsPretty<'_, '_> {
             .map_err(|e| PrintError::Engine(e.to_string()))?;
         let r: Value = match print.call((h, want as f64, text)) {
             Ok(r) => r,
-            Err(_) => return Err(PrintError::Failed(self.caught())),
+            Err(_) => {
+                let why = self.caught();
+                if self.out_of_time() {
+                    self.interrupted.set(true);
+                }
+                return Err(PrintError::Failed(why));
+            }
         };
         // A string is the printer's failure, said whole by printers.js; text is all that
         // crosses from JavaScript, and a part with no value there kept its `<…>` form.

@@ -32,9 +32,12 @@ fn text<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>, raw: Opt<bool>) -> rquickjs::Re
     let tv = v.borrow().0.clone();
     let printers = JsPretty::new(&ctx, h, &tv);
     let pretty = (!raw.0.unwrap_or(false)).then_some(&printers as &dyn Pretty);
-    h.session_ref(&ctx)?
+    let text = h
+        .session_ref(&ctx)?
         .value_text(&tv, &Limits::default(), pretty)
-        .or_throw(&ctx)
+        .or_throw(&ctx)?;
+    printers.check()?;
+    Ok(text)
 }
 
 fn plain<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>, raw: Opt<bool>, json: Opt<bool>) -> R<'js> {
@@ -45,15 +48,27 @@ fn plain<'js>(h: &Host, ctx: Ctx<'js>, v: H<'js>, raw: Opt<bool>, json: Opt<bool
         .session_ref(&ctx)?
         .value_plain(&tv, pretty)
         .or_throw(&ctx)?;
+    printers.check()?;
     // A value with none here (`<optimized out>`) has no plain data: an error marked
-    // noValue, never a string of scry's words that reads like the program's own text. (Such
-    // a part of a larger value stays its `<...>` text in place.)
-    if let Plain::Gone(why) = &p {
-        if !json.0.unwrap_or(false) {
-            return Err(throw(
-                &ctx,
-                crate::session::SessionError::NoValue(why.clone()),
-            ));
+    // noValue, never a string of scry's words that reads like the program's own text; one
+    // that cannot be read (memory, a corrupt container, a printer's failure) is an error
+    // that says why. (Such a part of a larger value stays its `<...>` text in place, and
+    // JSON.stringify, a rendering, writes the text.)
+    if !json.0.unwrap_or(false) {
+        match &p {
+            Plain::Gone(why) => {
+                return Err(throw(
+                    &ctx,
+                    crate::session::SessionError::NoValue(why.clone()),
+                ))
+            }
+            Plain::Missing(why) => {
+                return Err(throw(
+                    &ctx,
+                    crate::session::SessionError::Invalid(why.clone()),
+                ))
+            }
+            _ => {}
         }
     }
     plain_to_js(&ctx, &p)
@@ -241,10 +256,9 @@ fn primitive_at<'js>(
     let printers = JsPretty::new(ctx, host, v);
     let pretty = (!raw).then_some(&printers as &dyn Pretty);
     let text = |session: &std::cell::Ref<'_, crate::session::Session>| -> R<'js> {
-        session
-            .value_text(v, &limits, pretty)
-            .or_throw(ctx)?
-            .into_js(ctx)
+        let text = session.value_text(v, &limits, pretty).or_throw(ctx)?;
+        printers.check()?;
+        text.into_js(ctx)
     };
     if hint == "string" {
         return text(&session);
