@@ -261,7 +261,7 @@ impl<'a, 'js> JsPretty<'a, 'js> {
             return Ok(());
         }
         let e = rquickjs::Exception::from_message(self.ctx.clone(), "interrupted")?;
-        e.as_object().set("name", "InternalError")?;
+        e.as_object().put("name", "InternalError")?;
         Err(self.ctx.throw(e.into_value()))
     }
 

@@ -184,7 +184,7 @@ impl InfoTree {
                 if t.kind == Kind::Base(Encoding::ComplexFloat) {
                     // `_Complex float` is one SSE eightbyte, `_Complex double` two (the real
                     // part, then the imaginary); `_Complex long double` goes in memory.
-                    if offset % 8 != 0 || !(size == 8 || size == 16) {
+                    if !offset.is_multiple_of(8) || !(size == 8 || size == 16) {
                         return None;
                     }
                     for k in 0..size / 8 {
