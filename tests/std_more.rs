@@ -97,3 +97,85 @@ fn a_printer_stopped_by_the_time_budget_gives_no_value() {
     // The session goes on.
     assert_eq!(scry.ok("state.var('words', 1).value.length"), "3");
 }
+
+/// Each C++ variable's text, and its plain data as JSON.
+const CXX: &[(&str, &str, &str)] = &[
+    ("a_int", "any(1234)", "1234"),
+    (
+        "a_str",
+        r#"any("held in the heap, longer than the small buffer")"#,
+        r#""held in the heap, longer than the small buffer""#,
+    ),
+    ("a_pt", "any({x: -3, y: 9.75})", r#"{"x":-3,"y":9.75}"#),
+    ("a_empty", "any(empty)", "null"),
+    (
+        "path",
+        r#"path("/usr/local/lib/libfoo.so")"#,
+        r#""/usr/local/lib/libfoo.so""#,
+    ),
+    (
+        "il",
+        "initializer_list(4) [11, 22, 33, 44]",
+        "[11,22,33,44]",
+    ),
+    ("it0", r#"iterator -> "v0""#, r#""v0""#),
+    ("iti", "iterator -> 100", "100"),
+    ("at_d", "atomic(-1.75)", "-1.75"),
+    ("wc", "223 'ß'", "223"),
+    ("c8", "97 'a'", "97"),
+    ("by", "0xa5", "165"),
+    // Bytes that are no UTF-8 are replaced in plain data, never Latin-1 letters ("aéÀ").
+    ("bad", r#""a\xe9\xc0""#, "\"a\u{fffd}\u{fffd}\""),
+    ("dl", "list(2) [7, 8]", "[7,8]"),
+    ("dd", "deque(3) [9, 10, 11]", "[9,10,11]"),
+    ("dm", "map(2) {1: 10, 2: 20}", r#"{"1":10,"2":20}"#),
+];
+
+/// std::any by what its manager names, filesystem::path as its text, initializer_list, a
+/// vector's iterator indexed as the pointer it is (`it0[1]` was a character of `*it0`),
+/// shared_ptr<T[]> indexed (was its first element as the pointee), atomic<double> (was
+/// `<invalid>`, and `.value` that text), wchar_t/char8_t as characters, std::byte as a byte;
+/// the same with -D_GLIBCXX_DEBUG's checked containers and iterators (were their
+/// bookkeeping). Against the program's own account.
+#[test]
+fn cxx_any_path_iterators_atomics_and_debug_containers_print_what_they_hold() {
+    for (out, flags) in [
+        ("std_more-O0", &["-g", "-O0", "-std=c++20"][..]),
+        ("std_more-O2", &["-g", "-O2", "-std=c++20"][..]),
+        (
+            "std_more-debug",
+            &["-g", "-O0", "-std=c++20", "-D_GLIBCXX_DEBUG"][..],
+        ),
+    ] {
+        let exe = common::fixture_from(out, "g++", flags, &["std_more.cpp"]);
+        let mut scry = Scry::spawn(&exe, &[]);
+        scry.ok("breakpoint.set('inspect')");
+        scry.ok("cont()");
+        for (name, text, plain) in CXX {
+            let v = format!("state.var('{name}', 1)");
+            assert_eq!(scry.ok(&format!("String({v})")), *text, "{out} {name}");
+            assert_eq!(
+                scry.ok(&format!("JSON.stringify({v}.$value)")),
+                *plain,
+                "{out} {name}"
+            );
+        }
+        // Indexing goes through the iterators, the owned array and the list, as C++ does.
+        let indexed: Vec<(String, &str)> = [
+            ("String(state.var('it0', 1)[1])", "it0_1"),
+            ("String(state.var('iti', 1)[2])", "iti_2"),
+            ("String(state.var('sp_arr', 1)[3])", "sp_arr3"),
+            ("String(state.var('il', 1)[3])", "il3"),
+            ("String(state.var('dd', 1)[2])", "dd2"),
+        ]
+        .into_iter()
+        .map(|(path, key)| (scry.ok(path), key))
+        .collect();
+        scry.ok("cont()");
+        let truth = common::truth(&mut scry);
+        for (got, key) in indexed {
+            assert_eq!(got.trim_matches('"'), truth[key], "{out} {key}");
+        }
+        assert_eq!(truth["at_d"], "-1.75");
+    }
+}

@@ -8,7 +8,8 @@
   const { def, seq, run, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, iterator, MAX_WALK } = N.printerKit;
   const ScryError = N.ScryError;
   // ---- libstdc++ --------------------------------------------------------------------------
-  const STD = (name) => new RegExp(`^std::(__cxx11::)?${name}<`);
+  // `std::__cxx1998::` holds the plain containers that -D_GLIBCXX_DEBUG's wrap.
+  const STD = (name) => new RegExp(`^std::(__cxx1998::)?(__cxx11::)?${name}<`);
 
   def(STD('basic_string'), (h) => textOf(h, num(mem(h, '_M_dataplus', '_M_p')), num(mem(h, '_M_string_length'))));
   def(/^std::basic_string_view</, (h) => textOf(h, num(mem(h, '_M_str')), num(mem(h, '_M_len'))));
@@ -196,7 +197,7 @@
   def(/^std::(__debug::)?unordered_(multi)?(map|set)</, (h, name) => {
     const table = mem(h, '_M_h');
     const n = count(num(mem(table, '_M_element_count')), 'size');
-    const kind = name.slice(5, name.indexOf('<'));
+    const kind = name.slice(name.lastIndexOf('::', name.indexOf('<')) + 2, name.indexOf('<'));
     const isMap = kind.endsWith('map');
     return {
       summary: `${kind}(${n})`,
@@ -219,7 +220,14 @@
     const use = N.val_read(pi + 8, 'i32');
     return counted(kind, use, N.val_read(pi + 12, 'i32') - (use > 0 ? 1 : 0), ptr);
   }
-  def(/^std::shared_ptr</, (h) => sharedOf(h, 'shared_ptr'));
+  def(/^std::shared_ptr</, (h, name) => {
+    const r = sharedOf(h, 'shared_ptr');
+    // shared_ptr<T[]> owns an array whose length it does not keep: its pointer, indexable,
+    // as unique_ptr<T[]> (its first element is not the pointee).
+    if (!/^std::shared_ptr<[^<>]*\[\d*\]/.test(name) || r.pointee === undefined || typeof r.pointee !== 'function') return r;
+    const ptr = mem(h, '_M_ptr');
+    return { summary: r.summary.replace('shared_ptr', 'shared_ptr<[]>'), value: () => typed(ptr), at: (i) => typed(at(ptr, i)) };
+  });
   def(/^std::weak_ptr</, (h) => sharedOf(h, 'weak_ptr'));
   def(/^std::unique_ptr</, (h, name) => {
     const tuple = mem(h, '_M_t', '_M_t');
@@ -282,6 +290,32 @@
     const n = count(fixed ?? num(mem(h, '_M_extent', '_M_extent_value')), 'length');
     return { summary: `span(${n})`, ...run(ptr, n) };
   });
+  // An initializer_list: a pointer to its elements and their count.
+  def(/^std::initializer_list</, (h) => {
+    const n = count(num(mem(h, '_M_len')), 'length');
+    return { summary: `initializer_list(${n})`, ...run(mem(h, '_M_array'), n) };
+  });
+  // A filesystem::path is its text (`_M_pathname`); the components are derived from it.
+  def(/^std::filesystem::(__cxx11::)?path$/, (h) => ({ summary: 'path', value: () => typed(mem(h, '_M_pathname')) }));
+  // An any names what it holds by its manager, `std::any::_Manager_internal<int>::_S_manage`
+  // (the value in the any's own storage) or `_Manager_external<T>` (in the heap, at
+  // `_M_storage._M_ptr`).
+  def(/^std::any$/, (h) => {
+    const manager = num(mem(h, '_M_manager'));
+    if (manager === 0) return { summary: 'any(empty)', empty: true };
+    const sym = N.symbol_peek(manager);
+    const m = typeof sym === 'string' ? /_Manager_(internal|external)<(.*)>::_S_manage/.exec(sym) : null;
+    if (!m) return { summary: `any -> 0x${manager.toString(16)}` };
+    const storage = mem(h, '_M_storage');
+    const addr = m[1] === 'internal' ? N.val_addr(storage) : num(mem(storage, '_M_ptr'));
+    let v;
+    try {
+      v = N.typed_at(addr, m[2]);
+    } catch (e) {
+      return { summary: `any(${m[2]}) <${e.message}>` };
+    }
+    return { summary: 'any', value: () => typed(v) };
+  });
   // A function names its callable by the handler its invoker belongs to,
   // `_Function_handler<int (int), main::{lambda(int)#1}>`; a function pointer is kept in the
   // function itself and named by the symbol it points at.
@@ -296,15 +330,39 @@
     return { summary: `function -> ${functionAt(target) ?? '0x' + target.toString(16)}` };
   });
 
+  // -D_GLIBCXX_DEBUG: std::__debug::vector (list, deque, forward_list) is checked bookkeeping
+  // around the plain container, its base std::__cxx1998::vector: printed as that.
+  def(/^std::__debug::(vector|list|deque|forward_list)</, (h, name) => {
+    const kind = /^std::__debug::(\w+)</.exec(name)[1];
+    const plain = base(h, `std::__cxx1998::${kind}<`) ?? base(h, `std::__cxx1998::__cxx11::${kind}<`);
+    const inner = plain === undefined ? null : N.printedOf(plain);
+    if (!inner) invalid(`no std::__cxx1998::${kind} in it`);
+    return inner.r;
+  });
+
   // Iterators print as what they refer to, as gdb's printers show them (`iterator -> 12`,
   // `iterator -> {first: "nuts", second: 8}`); `*it` reads it (the kit's `iterator`).
+  // A vector's or string's iterator is a pointer: `it[i]` is the element i further on (was
+  // the i-th part of `*it`, a character of the string it points at).
   def(/^__gnu_cxx::__normal_iterator</, (h) => {
     const cur = mem(h, '_M_current');
-    return iterator(num(cur), () => typed(deref(cur)));
+    const r = iterator(num(cur), () => typed(deref(cur)));
+    return r.empty ? r : { ...r, at: (i) => typed(at(cur, i)) };
   });
   def(/^std::_Deque_iterator</, (h) => {
     const cur = mem(h, '_M_cur');
     return iterator(num(cur), () => typed(deref(cur)));
+  });
+  // -D_GLIBCXX_DEBUG's checked iterators wrap the plain one, a base (through the
+  // _Safe_iterator of each iterator category): printed as it.
+  const PLAIN_ITERATORS = ['__gnu_cxx::__normal_iterator<', 'std::_Deque_iterator<', 'std::_List_iterator<', 'std::_List_const_iterator<', 'std::_Fwd_list_iterator<', 'std::_Fwd_list_const_iterator<', 'std::_Rb_tree_iterator<', 'std::_Rb_tree_const_iterator<', 'std::__detail::_Node_iterator<', 'std::__detail::_Node_const_iterator<'];
+  def(/^__gnu_debug::_Safe_(local_)?iterator</, (h) => {
+    for (const prefix of PLAIN_ITERATORS) {
+      const plain = base(h, prefix);
+      const inner = plain === undefined ? null : N.printedOf(plain);
+      if (inner) return inner.r;
+    }
+    invalid('no plain iterator in it');
   });
   // Node iterators: the value follows the node's links (a list's two, a forward_list's one,
   // a tree's colour and three, a hash node's next pointer), at the value's alignment.

@@ -102,6 +102,14 @@ pub fn decode(ty: &Type, bytes: &[u8], bits: Option<(u64, u64)>) -> Scalar {
     match &ty.kind {
         Kind::Pointer(_) | Kind::Reference { .. } => Scalar::Pointer(word as u64),
         Kind::Enum { signed: s, .. } => Scalar::Enum(if *s { signed(word) } else { word as i128 }),
+        // C++'s wchar_t is a signed base type and char8_t an unsigned one, by their DWARF
+        // encodings: characters by their names (a code point, a UTF-8 code unit).
+        Kind::Base(Encoding::Signed) if ty.name.as_deref() == Some("wchar_t") => {
+            Scalar::Char(signed(word) as i64, Encoding::Utf)
+        }
+        Kind::Base(Encoding::Unsigned) if ty.name.as_deref() == Some("char8_t") => {
+            Scalar::Char(word as i64, Encoding::UnsignedChar)
+        }
         Kind::Base(enc) => match enc {
             Encoding::Signed => Scalar::Signed(signed(word)),
             Encoding::Float => match n {

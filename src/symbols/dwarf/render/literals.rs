@@ -107,6 +107,14 @@ pub(super) fn enum_text(ty: &Type, n: i128, prefix: &str) -> String {
     let Kind::Enum { enumerators, .. } = &ty.kind else {
         return n.to_string();
     };
+    // An enum declared without enumerators is a distinct integer type, not a set of names:
+    // `std::byte` is a byte (`0xa5`, as it is written), any other its number.
+    if enumerators.is_empty() {
+        return match ty.name.as_deref() {
+            Some("byte") | Some("std::byte") if (0..=0xff).contains(&n) => format!("{n:#04x}"),
+            _ => n.to_string(),
+        };
+    }
     if let Some((name, _)) = enumerators.iter().find(|(_, v)| *v == n) {
         return format!("{prefix}{name}");
     }
@@ -305,6 +313,7 @@ pub(super) fn string_literal(
 
 /// The content of a quoted literal from `string_literal`, unescaped for scripts.
 pub(super) fn unquote(lit: &str) -> String {
+    let wide = lit.starts_with(['L', 'u', 'U']);
     let body = lit
         .trim_end_matches('…')
         .trim_start_matches(['L', 'u', 'U'])
@@ -325,8 +334,14 @@ pub(super) fn unquote(lit: &str) -> String {
             Some('0') => out.push('\0'),
             Some('x') => {
                 let h: String = chars.by_ref().take(2).collect();
-                if let Ok(b) = u8::from_str_radix(&h, 16) {
-                    out.push(char::from(b));
+                // A byte past ASCII escaped is one that is no UTF-8 (valid text is shown as
+                // itself): the replacement character, as a std::string's or a Rust String's
+                // plain data has it, never the Latin-1 letter of that number, which reads as
+                // text the program does not hold.
+                match u8::from_str_radix(&h, 16) {
+                    Ok(b) if b < 0x80 || wide => out.push(char::from(b)),
+                    Ok(_) => out.push(char::REPLACEMENT_CHARACTER),
+                    Err(_) => {}
                 }
             }
             Some('u') => {
@@ -395,6 +410,8 @@ mod tests {
             "u\"six\""
         );
         assert_eq!(unquote("\"a\\n\\\"b\\x41\""), "a\n\"bA");
+        // Bytes that are no UTF-8 are replaced, never read as Latin-1 letters.
+        assert_eq!(unquote("\"\\xe9\\xc0z\""), "\u{fffd}\u{fffd}z");
     }
 
     #[test]
