@@ -36,6 +36,12 @@ const RUST: &[(&str, &str, &str)] = &[
         r#"LinkedList(3) ["zero", "one", "two"]"#,
         r#"["zero","one","two"]"#,
     ),
+    // Tuples and tuple structs are positional, a variant of one value is that value, as
+    // serde writes them (were objects of `__0`, `__1`).
+    ("pair", r#"(5, "five")"#, r#"[5,"five"]"#),
+    ("point", "(3, -4)", "[3,-4]"),
+    ("res", "Ok(443)", r#"{"Ok":443}"#),
+    ("both", "Some((1, 2))", r#"{"Some":[1,2]}"#),
 ];
 
 #[test]
@@ -59,12 +65,20 @@ fn rust_fat_pointers_guards_atomics_and_lists_print_what_they_hold() {
         assert_eq!(scry.num("state.var('rc_str', 1).length"), 9);
         assert_eq!(scry.ok("String(state.var('list', 1)[1])"), r#""one""#);
         assert_eq!(scry.num("state.var('b1', 1)[0]"), 9);
+        // Errors that teach: an enum's members are its variant's fields; state.var takes
+        // names, and says where paths go.
+        let err = scry.err("state.value('opt_pt.x', 1)");
+        assert!(err.contains("has no member 'x'; members: __0"), "{err}");
+        assert_eq!(scry.num("state.value('opt_pt.__0.x', 1)"), 9);
+        let err = scry.err("state.var('opt_pt.x', 1)");
+        assert!(err.contains("a path is state.value('opt_pt.x')"), "{err}");
         scry.ok("cont()");
         let out = scry.ok("output()");
         for said in [
             r#"rc_str="rc-str ü" arc_sl=[11, 22, 33] rc_dyn=42 dead=None ri_empty=true from=5.."#,
             r#"b1=[9, 8, 7] bm="mut-borrowed!" rg=17 guard=99 at=124 flag=true"#,
             r#"heap=[9, 8, 2, 3, 5, 1] list=["zero", "one", "two"]"#,
+            r#"pair=(5, "five") point=Point(3, -4) res=Ok(443) both=Some((1, 2)) opt_pt=Some(Pt { x: 9 })"#,
         ] {
             assert!(out.contains(said), "-O{opt}: the program says\n{out}");
         }
@@ -129,6 +143,12 @@ const CXX: &[(&str, &str, &str)] = &[
     ("dl", "list(2) [7, 8]", "[7,8]"),
     ("dd", "deque(3) [9, 10, 11]", "[9,10,11]"),
     ("dm", "map(2) {1: 10, 2: 20}", r#"{"1":10,"2":20}"#),
+    // An anonymous union's members are the struct's own keys, as C reads them (`tg.d`).
+    (
+        "tg",
+        "{tag: 2, {l: -4629700416936869888, d: -0.125}}",
+        r#"{"tag":2,"l":"-0x4040000000000000","d":-0.125}"#,
+    ),
 ];
 
 /// std::any by what its manager names, filesystem::path as its text, initializer_list, a
@@ -171,6 +191,12 @@ fn cxx_any_path_iterators_atomics_and_debug_containers_print_what_they_hold() {
         .into_iter()
         .map(|(path, key)| (scry.ok(path), key))
         .collect();
+        assert_eq!(scry.ok("state.var('tg', 1).value.d"), "-0.125");
+        let err = scry.err("state.var('dm', 1).at('alpha')");
+        assert!(
+            err.contains("map(2) is a map: read an entry with get(key)"),
+            "{err}"
+        );
         scry.ok("cont()");
         let truth = common::truth(&mut scry);
         for (got, key) in indexed {

@@ -143,9 +143,9 @@
       yield* src;
     }
     at(i) {
+      if (this.shape === 'map') throw new ScryError(`${this.summary || this.type} is a map: read an entry with get(key)`);
       i = Number(i);
       if (!Number.isInteger(i) || i < 0) throw new ScryError(`${this.type}: an index must be an integer >= 0, got ${String(i)}`);
-      if (this.shape === 'map') throw new ScryError(`${this.type} is a map: read an entry with get(key)`);
       if (typeof this.r.at === 'function') return this.r.at(i);
       // A wrapper or smart pointer indexes what it holds (`opt_v[2]`, `arc[1]`), as it
       // lends that value's members.

@@ -522,9 +522,13 @@ impl Session {
                  file-local static '{name}' (read one file's static as \"'file.c'::{name}\")"
             )));
         }
+        // `state.var('shop.items[1].name')`: a path, which state.var does not take.
+        let path = name.contains(['.', '[', '(', '*', '&']) || name.contains("->");
         Err(SessionError::Invalid(format!(
             "no variable '{name}' in this frame or among the globals (DWARF, -g){}",
-            if near.is_empty() {
+            if path {
+                format!("; state.var takes a name: a path is state.value('{name}')")
+            } else if near.is_empty() {
                 String::new()
             } else {
                 format!("; did you mean {}?", near.join(", "))

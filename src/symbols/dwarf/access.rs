@@ -217,6 +217,11 @@ impl InfoTree {
         };
         let mut out = Vec::new();
         self.collect_names(&ty, &mut out, 0);
+        if out.is_empty() {
+            // A Rust enum lends its active variant's fields (`__0` of a `Some`): those are
+            // what a member of it names (`Option<Pt> has no member 'x'; members: __0`).
+            out = self.rust_variant_fields(&v, &ty, t).unwrap_or_default();
+        }
         out
     }
 

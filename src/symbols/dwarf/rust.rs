@@ -203,6 +203,20 @@ impl InfoTree {
         Some(Ok(self.member_value(&inner, m)))
     }
 
+    /// The names of the fields of the Rust enum `v`'s active variant (`__0` of a `Some`).
+    pub(crate) fn rust_variant_fields(
+        &self,
+        v: &Value,
+        ty: &Type,
+        t: &dyn Target,
+    ) -> Option<Vec<String>> {
+        let (_, _, vt) = self.active_parts(v, ty, t)?.ok()?;
+        let Kind::Aggregate { members, .. } = &vt.kind else {
+            return None;
+        };
+        Some(members.iter().filter_map(|m| m.name.clone()).collect())
+    }
+
     /// The active variant of the Rust enum `v` (of type `ty`), what it holds and that
     /// part's type; `None` for no enum or no variant known.
     fn active_parts<'a>(

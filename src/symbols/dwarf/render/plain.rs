@@ -6,7 +6,7 @@
 
 use crate::symbols::dwarf::fields::{fields_in_order, Field, Seen};
 use crate::symbols::dwarf::location::Place;
-use crate::symbols::dwarf::rust::{is_rust_ref, RustSeq};
+use crate::symbols::dwarf::rust::{is_rust_ref, is_tuple_field, RustSeq};
 use crate::symbols::dwarf::target::{PageCache, Target};
 use crate::symbols::dwarf::tree::InfoTree;
 use crate::symbols::dwarf::types::{Kind, Type};
@@ -228,12 +228,33 @@ impl InfoTree {
                     let body = self.plain_at(&inner, t, depth + 1, budget);
                     match body {
                         Plain::Obj(fields) if fields.is_empty() => Plain::Str(name),
+                        // A variant holding one value is that value (`{"Some": 5}`), as
+                        // serde writes a newtype variant; several are a list.
+                        Plain::List(mut one) if one.len() == 1 && self.is_rust_tuple(&inner) => {
+                            Plain::Obj(vec![(name, one.remove(0))])
+                        }
                         other => Plain::Obj(vec![(name, other)]),
                     }
                 }
                 Ok(None) => Plain::Missing("unknown variant".into()),
                 Err(e) => unread(e),
             };
+        }
+        // A Rust tuple or tuple struct (`(1, "two")`, `Point(3, 4)`) is positional: a list,
+        // as serde writes it, not an object of `__0`, `__1`.
+        if ty.rust
+            && statics.is_empty()
+            && !members.is_empty()
+            && members
+                .iter()
+                .all(|m| !m.base && m.name.as_deref().is_some_and(is_tuple_field))
+        {
+            return Plain::List(
+                members
+                    .iter()
+                    .map(|m| self.plain_at(&self.member_value_in(v, m, t), t, depth + 1, budget))
+                    .collect(),
+            );
         }
         let mut fields = Vec::new();
         for field in fields_in_order(members, statics) {
@@ -250,14 +271,39 @@ impl InfoTree {
                     continue;
                 }
             };
+            let value = self.plain_at(&self.member_value_in(v, m, t), t, depth + 1, budget);
             let name = match (&m.name, m.base) {
                 (Some(n), false) => n.clone(),
+                // An anonymous struct or union lends its members to the enclosing one, as
+                // C reads them (`tg.d`): they are the object's own keys.
+                (None, false) => match value {
+                    Plain::Obj(inner) => {
+                        fields.extend(inner);
+                        continue;
+                    }
+                    _ => format!("<{}>", self.type_name(m.ty)),
+                },
                 _ => format!("<{}>", self.type_name(m.ty)),
             };
-            let value = self.plain_at(&self.member_value_in(v, m, t), t, depth + 1, budget);
             fields.push((name, value));
         }
         Plain::Obj(fields)
+    }
+}
+
+impl InfoTree {
+    /// Whether `v` is of a Rust tuple type (every member a positional `__N`).
+    fn is_rust_tuple(&self, v: &Value) -> bool {
+        self.strip(v.ty).is_some_and(|ty| match &ty.kind {
+            Kind::Aggregate { members, .. } => {
+                ty.rust
+                    && !members.is_empty()
+                    && members
+                        .iter()
+                        .all(|m| m.name.as_deref().is_some_and(is_tuple_field))
+            }
+            _ => false,
+        })
     }
 }
 
