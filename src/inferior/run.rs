@@ -162,6 +162,11 @@ impl Inferior {
         self.settle(stop, pass)
     }
 
+    /// Launched for a run of the tree and not stopped by [`all_stop`](Self::all_stop) since.
+    pub(crate) fn is_launched(&self) -> bool {
+        self.launched && !self.dead
+    }
+
     /// Stops every thread if a stop was reported with only its own thread stopped (see
     /// [`NonStop`]) or the process was launched in a run of the tree: what every inspection
     /// of other threads and every end of a run needs.

@@ -37,6 +37,7 @@ mod threads;
 pub(crate) mod tls;
 mod tracepoints;
 mod tree;
+mod tree_nonstop;
 mod tree_sites;
 mod typed_value;
 mod typed_views;
@@ -201,6 +202,12 @@ pub struct Session {
     tracing: tracepoints::Tracing,
     /// The breakpoint addresses of held processes that run another image (see `tree_sites`).
     image_sites: tree_sites::ImageSites,
+    /// A tree run's other processes still run from the last leg, with these breakpoints in
+    /// them (see `tree_nonstop`).
+    tree_running: Option<tree_nonstop::TreeRunning>,
+    /// The selected process became current by a hit of a non-stop tree run, not through the
+    /// full selection (done when everything stops).
+    swapped_in: bool,
 }
 
 /// The os layer's read-only mapping, as the symbol layer reads files (it maps none itself).
@@ -258,6 +265,8 @@ impl Session {
             reverse_until: None,
             tracing: Default::default(),
             image_sites: Default::default(),
+            tree_running: None,
+            swapped_in: false,
         }
     }
 
@@ -440,6 +449,8 @@ impl Session {
         if self.targets.live.is_none() && self.targets.held.is_empty() {
             return Err(self.targets.no_process());
         }
+        // Every process stopped and cleaned first (a listener may detach mid-run).
+        self.settle_tree()?;
         let mut notes = Vec::new();
         if self.targets.live.is_some() {
             self.return_to_present()?;
@@ -496,6 +507,7 @@ impl Session {
     /// Ends the session's hold on the target the way its origin asks: a spawned process is
     /// killed, an attached one detached and left running.
     pub fn release(&mut self) {
+        let _ = self.settle_tree();
         self.targets.core = None;
         if self
             .targets

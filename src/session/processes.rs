@@ -214,7 +214,10 @@ impl Session {
         }
         for t in &self.targets.held {
             let there = t.process.still_there();
-            let running = if self.config.schedule_all {
+            // A non-stop tree run's other processes run on while a listener looks at one.
+            let running = if self.tree_running.is_some() {
+                "running"
+            } else if self.config.schedule_all {
                 "stopped"
             } else {
                 "held"
@@ -295,6 +298,8 @@ impl Session {
     /// Selects the held process at `index` (one that ended in a run of the whole tree too:
     /// its end is the stop that selects it).
     pub(super) fn select_held(&mut self, index: usize) -> Result<()> {
+        // The held processes are stopped before one is selected (see `tree_nonstop`).
+        self.settle_tree()?;
         if let Some(t) = self.targets.live.as_ref().filter(|t| !t.process.is_dead()) {
             self.points.watchpoints.stash_values(t.process.pid());
             let notes = self.lift_tracepoints();
@@ -370,6 +375,8 @@ impl Session {
     /// each goes as its origin asks (a spawned program's children are killed, an attached
     /// one's detached and left running, their code as on disk).
     pub(super) fn release_held(&mut self, kill: bool) {
+        // Detaching needs each process stopped (see `tree_nonstop`).
+        let _ = self.settle_tree();
         for mut t in std::mem::take(&mut self.targets.held) {
             t.process.set_read_only(false);
             let _ = if kill || t.process.origin() == Origin::Spawned {

@@ -29,6 +29,11 @@ impl Session {
 
     /// Ends a run: every thread is stopped again (a listener may have let the others run).
     pub fn disarm(&mut self) {
+        // A tree run that left processes running ends with all of them stopped.
+        if let Err(e) = self.settle_tree() {
+            self.carried_notes
+                .push(format!("stopping the process tree: {e}"));
+        }
         let pass = self.pass_fn();
         if let Some(t) = &mut self.targets.live {
             t.process.set_tick(None);

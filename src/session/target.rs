@@ -73,6 +73,11 @@ pub(crate) trait Target: ProcessView {
     fn launch(&mut self, deadline: Instant, pass: PassFn) -> Result<Option<Stop>, OsError>;
     /// Whether an event a run of several processes waited for is this process's.
     fn owns(&self, event: &WaitEvent) -> bool;
+    /// It was launched for a run of several processes and not stopped since by scry (a stop
+    /// it reported still leaves it launched until the run stops it or goes on).
+    fn is_launched(&self) -> bool {
+        false
+    }
     /// Books such an event: the stop it is (every thread then stopped), or `None`.
     fn take_event(&mut self, event: WaitEvent, pass: PassFn) -> Result<Option<Stop>, OsError>;
     /// Forgets the signal `tid` stopped with: it is not delivered on resume.
@@ -324,6 +329,9 @@ impl Target for Inferior {
     }
     fn step(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
         Inferior::step(self, deadline, pass)
+    }
+    fn is_launched(&self) -> bool {
+        Inferior::is_launched(self)
     }
     fn launch(&mut self, deadline: Instant, pass: PassFn) -> Result<Option<Stop>, OsError> {
         Inferior::launch(self, deadline, pass)

@@ -15,13 +15,14 @@
 //! `step`.
 
 use super::target::Target;
+use super::tree_nonstop::TreeRunning;
 use super::*;
 use crate::inferior::{tree, WatchSlot};
 use crate::os::debugregs;
 use crate::os::wait::{wait, WaitOutcome};
 
 /// Which process a tree's stop came from: a held one by index, or the selected one.
-enum From {
+pub(super) enum From {
     Selected,
     Held(usize),
 }
@@ -48,74 +49,45 @@ impl Session {
     }
 
     /// One leg of a tree run: every process resumed, the first stop of any returned, with
-    /// every process stopped and the stopping one selected.
+    /// every process stopped and the stopping one selected; or, for a hit its listeners will
+    /// decide on, with only its process stopped (see [`runs_on_alone`](Self::runs_on_alone)),
+    /// when the next leg resumes that one alone.
     pub(super) fn tree_leg(&mut self, deadline: Instant) -> Result<Stop> {
-        if !self.targets.is_live() {
-            // The breakpoints are armed (their addresses known) only in a selected process:
-            // one that remains is selected for the run.
-            if let Some(i) = self
-                .targets
-                .held
-                .iter()
-                .position(|h| h.process.still_there())
-            {
-                self.select_held(i)?;
-            }
-        }
         let pass = self.pass_fn();
-        let sites: Vec<u64> = self.points.breakpoints.armed_addresses();
-        let watches = self.held_watches();
         let mut watched = HeldWatches::default();
-        let mut first = None;
-        let mut i = 0;
-        while i < self.targets.held.len() {
-            let h = &self.targets.held[i];
-            if !h.process.still_there() && !h.process.has_queued() {
-                i += 1;
-                continue;
+        let first = match self.tree_running.take() {
+            // The others run on from the last leg: the process that stopped goes on, and any
+            // that joined the tree meanwhile (a fork child kept) starts.
+            Some(running) if running.sites == self.tree_signature() && self.targets.is_live() => {
+                self.tree_running = Some(running);
+                self.tree_go_on(deadline, &pass)?
             }
-            let same_image = self.targets.live.as_ref().is_some_and(|t| t.same_image(h));
-            // None: the selected process's addresses are this one's too.
-            let own_sites = if !h.process.still_there() {
-                Some(Vec::new())
-            } else if same_image {
-                None
-            } else {
-                Some(self.held_image_sites(i))
-            };
-            let h = &mut self.targets.held[i];
-            if same_image {
-                // Watches first, in the selected process's registers: a read-only session's
-                // breakpoints take debug registers too, whichever are left.
-                watched.arm(h.process.as_mut(), &watches, &mut self.points.watchpoints);
-            }
-            for &addr in own_sites.as_ref().unwrap_or(&sites) {
-                let _ = h.process.insert_site(addr);
-            }
-            h.process.arm(deadline);
-            match h.process.launch(deadline, &pass)? {
-                Some(stop) => match self.unless_noted(From::Held(i), stop) {
-                    Some(found) => {
-                        first = Some(found);
-                        break;
-                    }
-                    // Its end noted, it left the list: the next one is at `i` now.
-                    None => continue,
-                },
-                None => i += 1,
-            }
-        }
-        if first.is_none() {
-            if let Some(t) = self.targets.live.as_mut().filter(|t| !t.process.is_dead()) {
-                if let Some(stop) = t.process.launch(deadline, &pass)? {
-                    first = self.unless_noted(From::Selected, stop);
+            running => {
+                if running.is_some() {
+                    // What the running processes have in them changed (a listener set a
+                    // breakpoint, say): everything stops, and the leg starts afresh.
+                    self.tree_running = running;
+                    self.settle_tree()?;
                 }
+                self.tree_launch(deadline, &pass, &mut watched)?
             }
-        }
+        };
         let (mut from, mut stop) = match first {
             Some(found) => found,
             None => self.tree_wait(deadline, &pass)?,
         };
+        if self.runs_on_alone(&from, &stop) {
+            if let From::Held(i) = from {
+                self.swap_selection(i);
+            }
+            self.tree_running = Some(TreeRunning {
+                sites: self.tree_signature(),
+            });
+            return Ok(stop);
+        }
+        // The run ends here, or the stop is one everything stops for: the processes still
+        // running from earlier legs stop too.
+        self.tree_running = None;
         // Every other process stopped; the held ones cleaned of the run's breakpoints.
         if let Some(t) = &mut self.targets.live {
             if !t.process.is_dead() {
@@ -155,6 +127,7 @@ impl Session {
                 _ => Vec::new(),
             };
             self.select_held(i)?;
+            self.swapped_in = false;
             if let Some(t) = &mut self.targets.live {
                 t.process.arm(deadline);
             }
@@ -165,7 +138,126 @@ impl Session {
                 });
             }
         }
+        if std::mem::take(&mut self.swapped_in) {
+            self.select_swapped_in()?;
+            if let Some(t) = &mut self.targets.live {
+                t.process.arm(deadline);
+            }
+        }
         Ok(stop)
+    }
+
+    /// Resumes every process of the tree, each of the selected image with its breakpoints
+    /// and watchpoints, each of another with its own breakpoints: a stop one of them gives
+    /// before all run comes back instead.
+    fn tree_launch(
+        &mut self,
+        deadline: Instant,
+        pass: &dyn Fn(i32) -> bool,
+        watched: &mut HeldWatches,
+    ) -> Result<Option<(From, Stop)>> {
+        if !self.targets.is_live() {
+            // The breakpoints are armed (their addresses known) only in a selected process:
+            // one that remains is selected for the run.
+            if let Some(i) = self
+                .targets
+                .held
+                .iter()
+                .position(|h| h.process.still_there())
+            {
+                self.select_held(i)?;
+            }
+        }
+        let sites: Vec<u64> = self.points.breakpoints.armed_addresses();
+        let watches = self.held_watches();
+        let mut i = 0;
+        while i < self.targets.held.len() {
+            match self.launch_held(i, deadline, pass, &sites, &watches, watched)? {
+                Launched::Stopped(found) => return Ok(Some(found)),
+                // Its end noted, it left the list: the next one is at `i` now.
+                Launched::Left => {}
+                Launched::Running | Launched::Skipped => i += 1,
+            }
+        }
+        if let Some(t) = self.targets.live.as_mut().filter(|t| !t.process.is_dead()) {
+            if let Some(stop) = t.process.launch(deadline, pass)? {
+                return Ok(self.unless_noted(From::Selected, stop));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Resumes held process `i` in a tree run: with the selected process's breakpoints and
+    /// watchpoints where it runs the same image, else with its own breakpoints.
+    fn launch_held(
+        &mut self,
+        i: usize,
+        deadline: Instant,
+        pass: &dyn Fn(i32) -> bool,
+        sites: &[u64],
+        watches: &[HeldWatch],
+        watched: &mut HeldWatches,
+    ) -> Result<Launched> {
+        let h = &self.targets.held[i];
+        if !h.process.still_there() && !h.process.has_queued() {
+            return Ok(Launched::Skipped);
+        }
+        let same_image = self.targets.live.as_ref().is_some_and(|t| t.same_image(h));
+        // None: the selected process's addresses are this one's too.
+        let own_sites = if !h.process.still_there() {
+            Some(Vec::new())
+        } else if same_image {
+            None
+        } else {
+            Some(self.held_image_sites(i))
+        };
+        let h = &mut self.targets.held[i];
+        if same_image {
+            // Watches first, in the selected process's registers: a read-only session's
+            // breakpoints take debug registers too, whichever are left.
+            watched.arm(h.process.as_mut(), watches, &mut self.points.watchpoints);
+        }
+        for &addr in own_sites.as_deref().unwrap_or(sites) {
+            let _ = h.process.insert_site(addr);
+        }
+        h.process.arm(deadline);
+        Ok(match h.process.launch(deadline, pass)? {
+            Some(stop) => match self.unless_noted(From::Held(i), stop) {
+                Some(found) => Launched::Stopped(found),
+                None => Launched::Left,
+            },
+            None => Launched::Running,
+        })
+    }
+
+    /// The next leg of a tree run that left the other processes running: the selected
+    /// process (the one that stopped) goes on, and each held one that is not running yet (a
+    /// fork child kept since) starts; a stop met on the way comes back instead.
+    fn tree_go_on(
+        &mut self,
+        deadline: Instant,
+        pass: &dyn Fn(i32) -> bool,
+    ) -> Result<Option<(From, Stop)>> {
+        let t = self.targets.live.as_mut().expect("live");
+        t.process.arm(deadline);
+        if let Some(stop) = t.process.launch(deadline, pass)? {
+            return Ok(self.unless_noted(From::Selected, stop));
+        }
+        let sites: Vec<u64> = self.points.breakpoints.armed_addresses();
+        let mut watched = HeldWatches::default();
+        let mut i = 0;
+        while i < self.targets.held.len() {
+            if self.targets.held[i].process.is_launched() {
+                i += 1;
+                continue;
+            }
+            match self.launch_held(i, deadline, pass, &sites, &[], &mut watched)? {
+                Launched::Stopped(found) => return Ok(Some(found)),
+                Launched::Left => {}
+                Launched::Running | Launched::Skipped => i += 1,
+            }
+        }
+        Ok(None)
     }
 
     /// The end of the selected process when it is the one the user's `cont()` began in and
@@ -378,6 +470,18 @@ impl Session {
             }
         }
     }
+}
+
+/// What launching a held process in a tree run came to.
+enum Launched {
+    /// It runs.
+    Running,
+    /// It was not there to run.
+    Skipped,
+    /// It ended, noted, and left the list.
+    Left,
+    /// A stop it gave before it could run.
+    Stopped((From, Stop)),
 }
 
 /// A watchpoint as the selected process holds it: the registers and what each watches.
