@@ -516,3 +516,22 @@ fn a_logpoint_hit_stops_only_its_own_process() {
     let out = scry.ok("output()");
     assert!(out.contains("handled 300"), "{out}");
 }
+
+/// Tracepoints probe the selected process only; in a tree run the other processes run
+/// unprobed, and the stop says so instead of counts that read as the whole tree's (`hits 2`
+/// with the workers' 600 calls silently missing).
+#[test]
+fn a_tree_run_says_its_tracepoints_miss_the_other_processes() {
+    let program = fixture("fork_server");
+    let mut scry = tree(&program, &["2", "300", "-1", "reap"]);
+    let parent = scry.num("status().pid");
+    scry.ok("tracepoint.set('handle', {collect: ['rdi']})");
+    let end = scry.ok("cont({timeout: 60})");
+    assert!(
+        end.contains(&format!(
+            "tracepoints probe the selected process {parent} only: the tree's other processes ran unprobed"
+        )),
+        "{end}"
+    );
+    assert_eq!(scry.num("tracepoint.list()[0].hits"), 2);
+}

@@ -170,6 +170,7 @@ impl Session {
         }
         let sites: Vec<u64> = self.points.breakpoints.armed_addresses();
         let watches = self.held_watches();
+        self.note_unprobed();
         let mut i = 0;
         while i < self.targets.held.len() {
             match self.launch_held(i, deadline, pass, &sites, &watches, watched)? {
@@ -185,6 +186,28 @@ impl Session {
             }
         }
         Ok(None)
+    }
+
+    /// Tracepoints probe the selected process only: the held processes that run in a tree
+    /// run are not counted, and the stop says so rather than showing counts that read as
+    /// the whole tree's (a prefork server's 600 worker calls were missing from `hits 2`).
+    fn note_unprobed(&mut self) {
+        if !self.has_tracepoints() {
+            return;
+        }
+        let others = self.targets.held.iter().any(|h| h.process.still_there());
+        let Some(pid) = self.targets.live.as_ref().map(|t| t.process.pid()) else {
+            return;
+        };
+        if !others {
+            return;
+        }
+        let note = format!(
+            "tracepoints probe the selected process {pid} only: the tree's other processes ran unprobed, their calls not in the counts (process.select(pid) probes another)"
+        );
+        if !self.carried_notes.contains(&note) {
+            self.carried_notes.push(note);
+        }
     }
 
     /// Resumes held process `i` in a tree run: with the selected process's breakpoints and

@@ -661,6 +661,11 @@ impl Session {
     }
 
     /// Whether any probe is in the program (a continue then ticks to read the rings).
+    /// Any tracepoint is set, placed or waiting.
+    pub(super) fn has_tracepoints(&self) -> bool {
+        !self.tracing.list.is_empty()
+    }
+
     pub(crate) fn has_probes(&self) -> bool {
         self.tracing.list.iter().any(|t| t.probe.is_some())
     }
