@@ -534,4 +534,9 @@ fn a_tree_run_says_its_tracepoints_miss_the_other_processes() {
         "{end}"
     );
     assert_eq!(scry.num("tracepoint.list()[0].hits"), 2);
+    // The workers the parent reaped before its end ended: they are not "remaining" (1 run
+    // in 6 listed them so, their ends taken but not yet noted).
+    assert!(!end.contains("remain"), "{end}");
+    assert!(end.contains("exited with code 10]"), "{end}");
+    assert!(end.contains("exited with code 11]"), "{end}");
 }

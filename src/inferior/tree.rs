@@ -95,6 +95,24 @@ pub(crate) fn take_any() -> Option<WaitEvent> {
 }
 
 impl Inferior {
+    /// Its end, when another process's wait took it and kept it here (a worker that ended
+    /// while the tree stopped for its parent's end): handled as the process's own event.
+    pub(crate) fn take_kept_end(&mut self, pass: super::PassFn) -> Option<super::Stop> {
+        let mine: Vec<Tid> = std::iter::once(self.pid)
+            .chain(self.threads.keys().copied())
+            .collect();
+        for tid in mine {
+            while let Some(event) = take_kept_of(tid) {
+                if let Ok(Some(stop)) = self.take_event(event, pass) {
+                    if stop.is_final() {
+                        return Some(stop);
+                    }
+                }
+            }
+        }
+        None
+    }
+
     /// Whether a wait's event is this process's: one of its threads, a fork child it has not
     /// claimed yet, or one nobody else claims (a thread already gone).
     pub(crate) fn owns(&self, event: &WaitEvent) -> bool {

@@ -485,6 +485,9 @@ impl Session {
             self.targets.ended = info.ending();
             self.targets.live = None;
             self.forget_process();
+            // Held processes whose ends were taken while the tree stopped (a worker the
+            // parent reaped just before it exited) are ended, not "remaining".
+            self.note_held_ends();
             info.notes.extend(self.held_note());
         } else if !dead {
             // A thread stuck in the kernel has no pc to show; state says why.

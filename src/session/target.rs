@@ -78,6 +78,10 @@ pub(crate) trait Target: ProcessView {
     fn is_launched(&self) -> bool {
         false
     }
+    /// Its end, taken by another process's wait and kept for it (see `inferior::tree`).
+    fn take_kept_end(&mut self, _pass: PassFn) -> Option<Stop> {
+        None
+    }
     /// Books such an event: the stop it is (every thread then stopped), or `None`.
     fn take_event(&mut self, event: WaitEvent, pass: PassFn) -> Result<Option<Stop>, OsError>;
     /// Forgets the signal `tid` stopped with: it is not delivered on resume.
@@ -332,6 +336,9 @@ impl Target for Inferior {
     }
     fn is_launched(&self) -> bool {
         Inferior::is_launched(self)
+    }
+    fn take_kept_end(&mut self, pass: PassFn) -> Option<Stop> {
+        Inferior::take_kept_end(self, pass)
     }
     fn launch(&mut self, deadline: Instant, pass: PassFn) -> Result<Option<Stop>, OsError> {
         Inferior::launch(self, deadline, pass)

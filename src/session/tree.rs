@@ -445,6 +445,31 @@ impl Session {
         }
     }
 
+    /// Notes the end of every held process whose end scry has taken but not reported (kept
+    /// for it from another process's wait, or in its own queue), and drops it from the held
+    /// ones.
+    pub(super) fn note_held_ends(&mut self) {
+        let pass = self.pass_fn();
+        let mut i = 0;
+        while i < self.targets.held.len() {
+            let h = &mut self.targets.held[i];
+            if h.process.still_there() {
+                i += 1;
+                continue;
+            }
+            let end = h
+                .process
+                .take_kept_end(&pass)
+                .or_else(|| queued_end(h.process.as_mut(), &pass));
+            let Some(end) = end.and_then(|s| end_text(&s)) else {
+                i += 1;
+                continue;
+            };
+            let gone = self.targets.held.remove(i);
+            self.note_end(gone.process.pid(), gone.program, end);
+        }
+    }
+
     /// What each process was doing when a run of the tree ended at its deadline (a blocked
     /// tree shows who waits for whom: `812 in wait4, 813 in read`), the selected one first.
     fn tree_doings(&mut self) -> String {
