@@ -367,6 +367,17 @@ impl Inferior {
         !self.queued.is_empty()
     }
 
+    /// The watchpoint hits waiting to be reported: each thread and its fired registers.
+    pub(crate) fn queued_watch_hits(&self) -> Vec<(Tid, u8)> {
+        self.queued
+            .iter()
+            .filter_map(|s| match *s {
+                Stop::Watchpoint { tid, slots } => Some((tid, slots)),
+                _ => None,
+            })
+            .collect()
+    }
+
     pub(crate) fn selected(&self) -> Tid {
         self.selected
     }

@@ -208,6 +208,8 @@ pub struct Session {
     /// The selected process became current by a hit of a non-stop tree run, not through the
     /// full selection (done when everything stops).
     swapped_in: bool,
+    /// Threads whose watchpoint hits wait behind an earlier report (see `concurrent_write`).
+    late_watch_hits: Vec<Tid>,
 }
 
 /// The os layer's read-only mapping, as the symbol layer reads files (it maps none itself).
@@ -267,6 +269,7 @@ impl Session {
             image_sites: Default::default(),
             tree_running: None,
             swapped_in: false,
+            late_watch_hits: Vec::new(),
         }
     }
 

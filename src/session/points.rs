@@ -253,6 +253,7 @@ impl Session {
             if several && w.kind == WatchKind::Write && now == w.last {
                 continue;
             }
+            let memory = now.clone();
             // Other threads ran between this thread's trap and the stop of them all: what
             // memory holds now may be theirs. The instruction says what this one stored
             // where it can (a mov from a register or an immediate); else the report says
@@ -272,9 +273,14 @@ impl Session {
                 now = v.to_le_bytes()[..(w.len as usize).min(8)].to_vec();
             }
             let racy = threads > 1 && stored.is_none();
+            let concurrent = threads > 1 && self.concurrent_write(tid, &w.slots);
             let Some(hit) = self.points.watchpoints.hit(slot, now, wrote) else {
                 continue;
             };
+            if concurrent {
+                // The next hit's value before is what memory holds once all stopped.
+                self.points.watchpoints.set_last(w.id, memory.clone());
+            }
             if report.is_none() {
                 let mut r = WatchReport {
                     id: hit.id,
@@ -285,6 +291,7 @@ impl Session {
                     old: hit.old,
                     new: hit.new,
                     racy: racy && hit.is_write,
+                    concurrent: (concurrent && hit.is_write).then_some(memory),
                     ..WatchReport::default()
                 };
                 if let Some(ty) = &w.ty {
@@ -303,6 +310,37 @@ impl Session {
             }
         }
         Ok(report)
+    }
+
+    /// Whether thread `tid`'s hit on a watchpoint of registers `slots` came with other
+    /// threads' hits on it: one waits to be reported now, or this one waited behind an
+    /// earlier report. Threads' traps reach scry in no set order, so which write came first,
+    /// and so the value before each, is not known (3 threads incrementing one counter gave
+    /// `3 -> 2` and `471 -> 2` where every write was old + 1).
+    fn concurrent_write(&mut self, tid: Tid, slots: &[usize]) -> bool {
+        let mask = slots.iter().fold(0u8, |m, &s| m | (1 << s));
+        let queued: Vec<Tid> = match self.targets.live() {
+            Ok(t) => t
+                .queued_watch_hits()
+                .into_iter()
+                .filter(|&(_, fired)| fired & mask != 0)
+                .map(|(t, _)| t)
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        let late = match self.late_watch_hits.iter().position(|&t| t == tid) {
+            Some(i) => {
+                self.late_watch_hits.swap_remove(i);
+                true
+            }
+            None => false,
+        };
+        for t in &queued {
+            if !self.late_watch_hits.contains(t) {
+                self.late_watch_hits.push(*t);
+            }
+        }
+        late || !queued.is_empty()
     }
 
     /// Watched bytes as the type they were set as: the text a hit shows and, for a number,

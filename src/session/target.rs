@@ -32,6 +32,11 @@ pub(crate) trait Target: ProcessView {
     fn is_dead(&self) -> bool;
     /// Stops are queued to be reported before the process's end.
     fn has_queued(&self) -> bool;
+    /// The watchpoint hits of other threads waiting to be reported (thread, fired registers):
+    /// writes made at about the same time as the one being reported.
+    fn queued_watch_hits(&self) -> Vec<(Tid, u8)> {
+        Vec::new()
+    }
     /// The process still exists (a held one may be killed from outside).
     fn still_there(&self) -> bool;
     fn thread_count(&self) -> usize;
@@ -288,6 +293,9 @@ impl Target for Inferior {
     }
     fn has_queued(&self) -> bool {
         Inferior::has_queued(self)
+    }
+    fn queued_watch_hits(&self) -> Vec<(Tid, u8)> {
+        Inferior::queued_watch_hits(self)
     }
     fn still_there(&self) -> bool {
         Inferior::still_there(self)

@@ -209,8 +209,13 @@ fn watch_fields<'js>(ctx: &Ctx<'js>, o: &Object<'js>, w: &WatchReport) -> rquick
         o.put("deleted", why.as_str())?;
         return Ok(());
     }
-    if w.is_write {
+    if w.is_write && w.concurrent.is_none() {
         o.put("old", watched(&w.old, &w.old_shown)?)?;
+    }
+    if let Some(memory) = &w.concurrent {
+        // Which of several threads' writes came first is not known: no value before.
+        o.put("concurrent", true)?;
+        o.put("now", watched(memory, &None)?)?;
     }
     o.put("new", watched(&w.new, &w.new_shown)?)?;
     if w.racy {
