@@ -288,10 +288,11 @@ impl Session {
                     is_write: hit.is_write,
                     addr: w.addr,
                     len: w.len,
-                    old: hit.old,
+                    // Concurrent: no value before is known; what memory holds in its place.
+                    old: if concurrent { memory } else { hit.old },
                     new: hit.new,
                     racy: racy && hit.is_write,
-                    concurrent: (concurrent && hit.is_write).then_some(memory),
+                    concurrent: concurrent && hit.is_write,
                     ..WatchReport::default()
                 };
                 if let Some(ty) = &w.ty {

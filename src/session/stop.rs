@@ -227,8 +227,8 @@ pub struct WatchReport {
     /// (they may have written since).
     pub racy: bool,
     /// Other threads wrote it at about the same time: the value before this write is not
-    /// known (`old` is not given); what memory holds once all stopped.
-    pub concurrent: Option<Vec<u8>>,
+    /// known, and `old` holds instead what memory holds once all stopped.
+    pub concurrent: bool,
     /// The watchpoint ended at this stop: the frame holding what it watched returned (why,
     /// in words). Nothing was read or written of the variable.
     pub scope_ended: Option<String>,
@@ -366,11 +366,10 @@ impl StopInfo {
                 } else if w.is_write {
                     let _ = write!(s, " {kind} {:#x}", w.addr);
                     let (old, new) = (shown(&w.old, &w.old_shown), shown(&w.new, &w.new_shown));
-                    if let Some(memory) = &w.concurrent {
+                    if w.concurrent {
                         let _ = write!(
                             s,
-                            " ? -> {new} (other threads wrote it at about the same time: which came first, so the value before, is not known; it holds {} now)",
-                            watched_text(memory)
+                            " ? -> {new} (other threads wrote it at about the same time: which came first, so the value before, is not known; it holds {old} now)"
                         );
                     } else {
                         let _ = write!(s, " {old} -> {new}");

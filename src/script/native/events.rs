@@ -209,13 +209,14 @@ fn watch_fields<'js>(ctx: &Ctx<'js>, o: &Object<'js>, w: &WatchReport) -> rquick
         o.put("deleted", why.as_str())?;
         return Ok(());
     }
-    if w.is_write && w.concurrent.is_none() {
+    if w.is_write && !w.concurrent {
         o.put("old", watched(&w.old, &w.old_shown)?)?;
     }
-    if let Some(memory) = &w.concurrent {
-        // Which of several threads' writes came first is not known: no value before.
+    if w.concurrent {
+        // Which of several threads' writes came first is not known: no value before, and
+        // what memory holds once all stopped in its place.
         o.put("concurrent", true)?;
-        o.put("now", watched(memory, &None)?)?;
+        o.put("now", watched(&w.old, &w.old_shown)?)?;
     }
     o.put("new", watched(&w.new, &w.new_shown)?)?;
     if w.racy {
