@@ -468,3 +468,35 @@ fn concurrent_writes_by_several_threads_never_get_a_false_value_before() {
         );
     }
 }
+
+/// A packed struct's unaligned uint32 is watched whole (it was cut to its first byte and
+/// reported `0 -> 144` for 250000), and a bit-field by the bytes that hold its bits, its hits
+/// showing its own value and its neighbours' writes passing (it was refused: "not in memory
+/// here"), as gdb's `watch g.kind`.
+#[test]
+fn unaligned_and_bit_field_members_are_watched_as_themselves() {
+    let exe = common::fixture_with("watch_fields", &["-g", "-O0"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("watchpoint.set('w.seq')");
+    assert_eq!(scry.num("watchpoint.list()[0].len"), 4);
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let s = scry.ok("const s = cont(); `${s.old} ${s.new}`");
+        seen.push(s);
+    }
+    assert_eq!(seen, ["0 250000", "250000 251000", "251000 252000"]);
+    scry.ok("watchpoint.remove(1)");
+    scry.ok("watchpoint.set('g.kind')");
+    let first = scry.ok("cont()");
+    assert!(
+        first.contains(" write ") && first.contains(" 0 -> 1 "),
+        "{first}"
+    );
+    // refs and hot are written in between: not hits of kind.
+    let second = scry.ok("cont()");
+    assert!(second.contains(" 1 -> 2 "), "{second}");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    let truth = common::truth(&mut scry);
+    assert_eq!(truth["kind"], "2");
+    assert_eq!(truth["refs"], "1");
+}

@@ -254,6 +254,17 @@ impl Session {
                 continue;
             }
             let memory = now.clone();
+            // A bit-field's bytes hold its neighbours too: a write that left the field's own
+            // bits as they were is not its hit (gdb's `watch s.field` likewise).
+            if let Some(ty) = w.ty.as_ref().filter(|t| t.value.bits.is_some()) {
+                let unchanged = w.kind == WatchKind::Write
+                    && self.watched_as(ty, w.addr, &now).scalar
+                        == self.watched_as(ty, w.addr, &w.last).scalar;
+                if unchanged {
+                    self.points.watchpoints.set_last(w.id, now);
+                    continue;
+                }
+            }
             // Other threads ran between this thread's trap and the stop of them all: what
             // memory holds now may be theirs. The instruction says what this one stored
             // where it can (a mov from a register or an immediate); else the report says
@@ -352,7 +363,8 @@ impl Session {
             value: Value {
                 ty: ty.value.ty,
                 place: Place::copied(addr, bytes.to_vec()),
-                bits: None,
+                // A bit-field's bits within the watched bytes.
+                bits: ty.value.bits,
             },
         };
         Shown {

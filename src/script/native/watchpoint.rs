@@ -66,9 +66,13 @@ fn set<'js>(
                     .and_then(|s| h.session_ref(&ctx).ok()?.symbol_size(&s)),
             };
             // The whole variable where the debug registers can cover it (a 16-byte
-            // struct is two); else the largest aligned piece at its start.
-            let covered =
-                |size: u64| crate::session::watch_pieces(addr, size).is_ok_and(|p| p.len() <= 2);
+            // struct is two; a scalar at an unaligned address, a packed struct's field, up
+            // to all four: it is never cut to its first byte); else the largest aligned
+            // piece at its start.
+            let covered = |size: u64| {
+                let most = if size <= 8 { 4 } else { 2 };
+                crate::session::watch_pieces(addr, size).is_ok_and(|p| p.len() <= most)
+            };
             match sized {
                 Some(size) if covered(size) => size,
                 _ => [8u64, 4, 2, 1]
@@ -123,6 +127,17 @@ fn watched_value<'js>(
         return Ok(None);
     }
     let what = said.map_or_else(|| "the value".to_string(), |s| format!("'{s}'"));
+    // A bit-field is watched by the bytes that hold its bits; its hits show its own value.
+    if let (Some((off, width)), crate::symbols::dwarf::Place::Memory(base)) =
+        (tv.value.bits, &tv.value.place)
+    {
+        let start = base.wrapping_add(off / 8);
+        let len = (off % 8 + width).div_ceil(8).max(1);
+        let mut field = tv.clone();
+        field.value.place = crate::symbols::dwarf::Place::Memory(start);
+        field.value.bits = Some((off % 8, width));
+        return Ok(Some((field, start, len)));
+    }
     let Some(addr) = tv.value.address() else {
         return Err(throw(
             ctx,
