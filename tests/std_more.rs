@@ -192,6 +192,11 @@ fn cxx_any_path_iterators_atomics_and_debug_containers_print_what_they_hold() {
         .map(|(path, key)| (scry.ok(path), key))
         .collect();
         assert_eq!(scry.ok("state.var('tg', 1).value.d"), "-0.125");
+        // A cast of a reference casts its referent: a smart pointer is no pointer (it gave
+        // the unique_ptr's own address, and the fields of whatever lay there).
+        let err = scry.err("state.value('(Pt*)upr', 1)");
+        assert!(err.contains("only a pointer or an integer becomes a pointer"), "{err}");
+        assert_eq!(scry.num("state.value('((Pt*)&*upr)->x', 1)"), 5);
         let err = scry.err("state.var('dm', 1).at('alpha')");
         assert!(
             err.contains("map(2) is a map: read an entry with get(key)"),

@@ -78,6 +78,11 @@ impl Session {
             .and_then(|d| d.tree.strip(ty))
             .is_some_and(|t| matches!(t.kind, Kind::Pointer(_)));
         let value = if to_pointer {
+            // A reference is its referent, as in C++: `(D *)r` of a `B &r` casts the object,
+            // which is no pointer; the reference's own address (the object's) read as the
+            // pointer gave `(FillEvent *)ev` of a `unique_ptr<Event> &ev` the unique_ptr's
+            // address and the fields of whatever lay there.
+            let v = &self.referent(v);
             let addr = match self.value_scalar(v)? {
                 // C++'s derived-to-base conversion: the base part's address (gdb's
                 // `(B *)&mi` too), never the derived object's read as the base.
@@ -86,7 +91,7 @@ impl Session {
                 Some(Scalar::Signed(i)) | Some(Scalar::Enum(i)) => i as u64,
                 _ => {
                     return Err(SessionError::Invalid(format!(
-                        "cannot cast {} to {spec}: only a pointer or an integer becomes a pointer",
+                        "cannot cast {} to {spec}: only a pointer or an integer becomes a pointer (cast its address: ({spec})&x; what a smart pointer holds: ({spec})&*x)",
                         self.value_type_name(v)
                     )))
                 }
