@@ -195,8 +195,17 @@ fn cxx_any_path_iterators_atomics_and_debug_containers_print_what_they_hold() {
         // A cast of a reference casts its referent: a smart pointer is no pointer (it gave
         // the unique_ptr's own address, and the fields of whatever lay there).
         let err = scry.err("state.value('(Pt*)upr', 1)");
-        assert!(err.contains("only a pointer or an integer becomes a pointer"), "{err}");
+        assert!(
+            err.contains("only a pointer or an integer becomes a pointer"),
+            "{err}"
+        );
         assert_eq!(scry.num("state.value('((Pt*)&*upr)->x', 1)"), 5);
+        // A smart pointer lends the members of what it holds, those named like helpers too
+        // (`ub.size` was the unique_ptr's own 8 bytes).
+        assert_eq!(
+            scry.ok("const u = state.var('ub', 1); `${u.size} ${u.kind} ${u.value} ${u.$size}`"),
+            "7 3 11 8"
+        );
         let err = scry.err("state.var('dm', 1).at('alpha')");
         assert!(
             err.contains("map(2) is a map: read an entry with get(key)"),

@@ -342,6 +342,17 @@
     // Through wrappers of wrappers too (Arc<Mutex<Vec>>): the held value's own `$length`.
     return x.$length === undefined ? undefined : x;
   }
+  // What a wrapper holds when it is a typed value (not an empty wrapper's, not a printer's
+  // plain number).
+  function heldOrNothing(p) {
+    let x;
+    try {
+      x = p.held();
+    } catch {
+      return undefined;
+    }
+    return x !== null && typeof x === 'object' && x[HANDLE] !== undefined ? x : undefined;
+  }
   function* elementsOf(h, raw) {
     const p = printedOf(h, raw);
     if (p) {
@@ -431,9 +442,15 @@
         if (k === 'then') return undefined;
         const members = N.val_keys(h);
         if (members.includes(k)) return wrap(N.val_member(h, k), raw);
-        if (hasOwn(HELPERS, k)) return HELPERS[k](h);
-        // A smart pointer or wrapper lends the members of what it holds (`sp.x`, `rc.len`).
+        // A smart pointer or wrapper lends the members of what it holds (`sp.x`, `rc.len`),
+        // a member named like a helper too (`up.size` of a Box with a `size` is the member,
+        // as `up->size` is; it was the unique_ptr's own 8 bytes).
         const p = printedOf(h, raw);
+        if (hasOwn(HELPERS, k)) {
+          const held = p && p.holds() && p.r.empty !== true ? heldOrNothing(p) : undefined;
+          if (held !== undefined && N.val_keys(held[HANDLE]).includes(k)) return held[k];
+          return HELPERS[k](h);
+        }
         if (p && p.holds()) return p.held()[k];
         try {
           return wrap(N.val_member(h, k), raw);
