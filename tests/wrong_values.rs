@@ -104,7 +104,15 @@ fn a_pointer_to_an_object_in_registers_dereferences() {
     assert_eq!(scry.ok("String(state.value('*p'))"), "{x: 3, y: 4}");
     assert_eq!(scry.ok("state.value('p->y')"), "4");
     assert_eq!(scry.ok("state.var('p').x + state.var('p').y"), "7");
-    assert!(scry.ok("Number.isNaN(Number(state.var('p')))") == "true");
+    // It has no number either: arithmetic and comparisons with it are errors marked
+    // noValue, never a NaN that makes `p == 0` silently false (a condition that never
+    // fired).
+    let err = scry.err("Number(state.var('p'))");
+    assert!(err.contains("<synthetic pointer>"), "{err}");
+    assert_eq!(
+        scry.ok("try { state.var('p') == 0; 'no error' } catch (e) { String(e.noValue) }"),
+        "true"
+    );
     scry.ok("breakpoint.remove(1)");
     scry.ok("cont()");
     assert!(scry.ok("output()").contains("truth f=14"));

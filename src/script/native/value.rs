@@ -289,7 +289,13 @@ fn primitive_at<'js>(
     }
     let scalar = match session.value_scalar(v) {
         Ok(s) => s,
-        // No value (optimized out, unreadable): what prints says why.
+        // A value with none here in arithmetic or a comparison (`v == 2` in a condition):
+        // an error marked noValue, as gdb's "value has been optimized out", never a NaN
+        // that makes every comparison false (a condition that never fired, silently).
+        Err(e @ crate::session::SessionError::NoValue(_)) if hint != "string" => {
+            return Err(throw(ctx, e))
+        }
+        // Unreadable: what prints says why.
         Err(_) if hint == "number" => return Ok(Value::new_number(ctx.clone(), f64::NAN)),
         Err(_) => return text(&session),
     };
