@@ -42,6 +42,9 @@ const RUST: &[(&str, &str, &str)] = &[
     ("point", "(3, -4)", "[3,-4]"),
     ("res", "Ok(443)", r#"{"Ok":443}"#),
     ("both", "Some((1, 2))", r#"{"Some":[1,2]}"#),
+    // A trait object with more bounds (`Box<(dyn Debug + Send)>`) by its vtable too (it was
+    // its raw pointer and vtable words).
+    ("sendable", "Box<u16> -> 42", "42"),
 ];
 
 #[test]

@@ -196,12 +196,14 @@
   // A trait object (`Box<dyn Shape>`, `&dyn Shape`): a data pointer and a vtable, whose
   // DWARF variable (`<colls::Square as colls::Shape>::{vtable}`) names the concrete type.
   // Anchored: a `Vec<Box<dyn Shape>>` holds trait objects but is none.
-  def(/^(alloc::boxed::)?Box<dyn |^&(mut )?dyn /, (h, name) => {
+  // With more bounds rustc parenthesizes it: `Box<(dyn ledger::Pricing + core::marker::Send)>`,
+  // `&(dyn Shape + Sync)`.
+  def(/^(alloc::boxed::)?Box<\(?dyn |^&(mut )?\(?dyn /, (h, name) => {
     const keys = N.val_keys(h);
     if (!keys.includes('pointer') || !keys.includes('vtable')) invalid(`${name} has no data pointer and vtable`);
     const data = inner(h, 'pointer');
     // `Box<colls::Square>`, `&colls::Square`, `&mut colls::Square`.
-    const spell = name.startsWith('&') ? (t) => `${name.slice(0, name.indexOf('dyn '))}${t}` : (t) => `Box<${t}>`;
+    const spell = name.startsWith('&') ? (t) => `${name.slice(0, name.indexOf('dyn ')).replace(/\($/, '')}${t}` : (t) => `Box<${t}>`;
     let vtable;
     try {
       vtable = inner(h, 'vtable');
