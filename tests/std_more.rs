@@ -68,6 +68,14 @@ fn rust_fat_pointers_guards_atomics_and_lists_print_what_they_hold() {
         assert_eq!(scry.num("state.var('rc_str', 1).length"), 9);
         assert_eq!(scry.ok("String(state.var('list', 1)[1])"), r#""one""#);
         assert_eq!(scry.num("state.var('b1', 1)[0]"), 9);
+        // A Vec whose fields cannot be a live one says so (it printed `[… 140737219919873
+        // elements]`), and has no plain data.
+        let bogus = scry.ok("String(state.var('bogus', 1))");
+        assert!(
+            bogus.contains("cannot be (a stale or corrupt value)"),
+            "{bogus}"
+        );
+        scry.err("state.var('bogus', 1).value");
         // Errors that teach: an enum's members are its variant's fields; state.var takes
         // names, and says where paths go.
         let err = scry.err("state.value('opt_pt.x', 1)");

@@ -111,6 +111,14 @@ impl InfoTree {
                 .iter()
                 .find(|(n, _)| n == "T")
                 .and_then(|(_, ty)| *ty);
+            // A live Vec's elements fit in memory at their alignment: one that does not is
+            // said to be impossible, not printed as `[… 93824992279437 elements]`.
+            let size = self.size_of(elem).unwrap_or(1).max(1);
+            let align = self.align_of(elem).unwrap_or(1).max(1);
+            let span = n.checked_mul(size);
+            if n > 0 && (span.is_none_or(|s| s > 1 << 40) || p % align != 0 || p == 0) {
+                return Err(ValueError::ImpossibleSequence { len: n, ptr: p });
+            }
             Ok((elem, p, n))
         })();
         Some(result)

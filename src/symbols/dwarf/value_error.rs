@@ -73,6 +73,12 @@ pub(crate) enum ValueError {
     },
     /// A Rust `Vec` without the field (`len`, `buf`) its layout has.
     NoField(&'static str),
+    /// A Rust sequence whose fields cannot be a live one (a length past any memory, a data
+    /// pointer misaligned for its elements): a stale or corrupt value.
+    ImpossibleSequence {
+        len: u64,
+        ptr: u64,
+    },
     NoDataPointer,
 }
 
@@ -150,6 +156,10 @@ impl std::fmt::Display for ValueError {
                 write!(f, "optimized out: length {len}, the elements' address")
             }
             ValueError::NoField(name) => write!(f, "no {name}"),
+            ValueError::ImpossibleSequence { len, ptr } => write!(
+                f,
+                "invalid: {len} elements at {ptr:#x} cannot be (a stale or corrupt value)"
+            ),
             ValueError::NoDataPointer => write!(f, "no data pointer"),
         }
     }
