@@ -242,3 +242,46 @@ fn a_header_function_inlined_in_several_units_stops_in_each() {
     let truth = common::truth(&mut scry);
     assert_eq!(truth["calls"], "3");
 }
+
+/// C++ member functions -O2 inlines into every caller and keeps no copy of (`Acc::add`,
+/// `calc::Scaler::apply`: no ELF symbol, only abstract instances whose names are their
+/// declarations' in the class) stop at their inlined copies as gdb's `break Acc::add` does;
+/// they were pending forever ("no loaded module has 'Acc::add' yet"). Hits counted against
+/// the loop's own count, frame 0 the inlined member.
+#[test]
+fn an_inline_only_member_function_stops_at_its_copies() {
+    let exe = common::fixture_from(
+        "inline_member-O2",
+        "g++",
+        &["-g", "-O2"],
+        &["inline_member.cpp"],
+    );
+    let mut scry = Scry::spawn(&exe, &[]);
+    for f in ["Acc::add", "calc::Scaler::apply"] {
+        let set = scry.ok(&format!("breakpoint.set('{f}')"));
+        assert!(!set.contains("pending"), "{f}: {set}");
+        // gdb finds it too (its location count is its own business).
+        if let Some(n) = gdb_locations(&exe, f) {
+            assert!(n >= 1, "{f}");
+        }
+    }
+    let mut adds = 0;
+    let mut applies = 0;
+    for _ in 0..20 {
+        let stop = scry.ok("cont()");
+        if !stop.starts_with("breakpoint ") {
+            assert!(stop.starts_with("exited with code 0"), "{stop}");
+            break;
+        }
+        let top = scry.ok("String(state.unwind()[0])");
+        if top.contains("[inlined] Acc::add") {
+            adds += 1;
+        } else if top.contains("[inlined] calc::Scaler::apply") {
+            applies += 1;
+        } else {
+            panic!("{stop}: frame 0 {top}");
+        }
+    }
+    // argc 1: the loop runs four times.
+    assert_eq!((adds, applies), (4, 4));
+}

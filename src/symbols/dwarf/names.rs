@@ -207,6 +207,7 @@ fn build(info: &InfoTree, pass: Pass) -> ByName {
     if threads < 2 {
         let mut index = walk(&starts);
         name_by_origin(info, &mut index);
+        name_by_specification(info, &mut index);
         return index;
     }
     let chunk = starts.len().div_ceil(threads);
@@ -228,11 +229,45 @@ fn build(info: &InfoTree, pass: Pass) -> ByName {
         }
     }
     name_by_origin(info, &mut index);
+    name_by_specification(info, &mut index);
     index
 }
 
 /// Where the walk keeps a nameless definition under its abstract origin's offset.
 const ORIGIN_KEY: char = '\u{1}';
+/// Where the walk keeps a nameless inline function under its declaration's offset.
+const SPEC_KEY: char = '\u{2}';
+
+/// Files the inline functions known only by their declaration in a class (`SPEC_KEY`
+/// entries) under its name and its qualified name (`add`, `Acc::add`).
+fn name_by_specification(info: &InfoTree, index: &mut ByName) {
+    let pending: Vec<String> = index
+        .keys()
+        .filter(|k| k.starts_with(SPEC_KEY))
+        .cloned()
+        .collect();
+    for key in pending {
+        let Some(dies) = index.remove(&key) else {
+            continue;
+        };
+        let Some(spec) = key[SPEC_KEY.len_utf8()..].parse::<usize>().ok() else {
+            continue;
+        };
+        let Some((unit, entry)) = info.entry(spec) else {
+            continue;
+        };
+        let Some(name) = unit.string(&entry, gimli::DW_AT_name) else {
+            continue;
+        };
+        if let Some(scope) = info.scope_path(super::types::TypeId(spec)) {
+            index
+                .entry(format!("{scope}::{name}"))
+                .or_default()
+                .extend(dies.iter().copied());
+        }
+        index.entry(name).or_default().extend(dies);
+    }
+}
 
 /// Files the definitions the walk could not name (`ORIGIN_KEY` entries) under their
 /// abstract origin's name, read now that every unit is reachable.
@@ -310,6 +345,12 @@ impl Walk<'_> {
                 {
                     if let Some(n) = unit.string(die, gimli::DW_AT_name) {
                         add(self.index, &self.scopes, &n, global);
+                    } else if let Some(spec) = unit.reference(die, gimli::DW_AT_specification) {
+                        // A member function defined outside its class (`Acc::add` inlined
+                        // everywhere at -O2): named by its declaration in the class, once
+                        // every unit is reachable.
+                        let key = format!("{SPEC_KEY}{spec}");
+                        self.index.entry(key).or_default().push(global);
                     }
                 }
                 // Complete named types: the Types pass takes aggregates and enums (what a

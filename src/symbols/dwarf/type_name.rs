@@ -223,8 +223,9 @@ impl InfoTree {
         }
     }
 
-    /// The namespaces and classes a C++ type is declared in (`std`), if any.
-    fn scope_path(&self, id: TypeId) -> Option<String> {
+    /// The namespaces and classes a C++ type (or member function declaration) is declared
+    /// in (`std`), if any.
+    pub(super) fn scope_path(&self, id: TypeId) -> Option<String> {
         let unit = self.unit_of(id.0)?;
         let key = unit.start();
         let cached = self
@@ -280,7 +281,10 @@ fn record_scopes(
                 die.tag(),
                 gimli::DW_TAG_enumeration_type | gimli::DW_TAG_typedef
             );
-        if is_type && !path.is_empty() && map.len() < MAX_PREFIXED {
+        // A member function's declaration too: an inline-only one (`Acc::add` at -O2) is
+        // named from it (see `names`).
+        let member_fn = die.tag() == gimli::DW_TAG_subprogram;
+        if (is_type || member_fn) && !path.is_empty() && map.len() < MAX_PREFIXED {
             map.insert(unit.global(die.offset()), path.join("::"));
         }
         if scope && die.has_children() && path.len() < MAX_DEPTH {
