@@ -445,3 +445,28 @@ fn the_present_is_made_only_where_the_kernel_can_follow() {
     assert!(err.contains("scry wrote into the program"), "{err}");
     assert_eq!(scry.ok("record.status().recording"), "false");
 }
+
+/// history.writes takes what watchpoint.set takes: a local by name, a path, a typed value
+/// (its storage, not its value read as an address). A local and a path were "unknown
+/// symbol", and a typed value's value was taken for an address ("cannot read 1 byte at 0x1").
+#[test]
+fn history_writes_takes_locals_paths_and_typed_values() {
+    let exe = common::fixture("history_paths");
+    let line = common::line_of(include_str!("../fixtures/history_paths.c"), "printf(");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('main'); cont()");
+    scry.ok(&format!(
+        "record.start(); breakpoint.set('history_paths.c:{line}'); cont()"
+    ));
+    let values = |scry: &mut Scry, what: &str| {
+        scry.ok(&format!(
+            "history.writes({what}).map(w => `${{w.old}}>${{w.new}}`).join(' ')"
+        ))
+    };
+    let need = "0>16 16>11 11>6 6>1";
+    assert_eq!(values(&mut scry, "'need'"), need);
+    assert_eq!(values(&mut scry, "state.var('need')"), need);
+    let updated = "0>1 1>2 2>3";
+    assert_eq!(values(&mut scry, "'g_stats.updated'"), updated);
+    assert_eq!(values(&mut scry, "state.value('g_stats.updated')"), updated);
+}

@@ -1237,7 +1237,9 @@
   define('history', guard('history', {
     writes(at, len) {
       if (at === undefined) throw new ScryError("history.writes(addr | 'symbol', len?) needs an address");
-      const rows = N.hist_writes(at, len);
+      // As watchpoint.set: a typed value is its storage, not the number it converts to.
+      const h = at !== null && typeof at === 'object' ? at[HANDLE] : undefined;
+      const rows = N.hist_writes(h ?? at, len);
       for (const r of rows) {
         hidden(r, LINE, own(r, 'line'));
         delete r.line;

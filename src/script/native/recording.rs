@@ -93,29 +93,32 @@ fn bytes_text(bytes: &[u8]) -> String {
 }
 
 fn writes<'js>(h: &Host, ctx: Ctx<'js>, at: Value<'js>, len: Opt<Value<'js>>) -> R<'js> {
-    let addr = address(&ctx, h, &at)?;
+    // What watchpoint.set takes: a variable or path by name (a local, `g_stats.updated`), a
+    // typed value (its storage, not its value as an address), else a symbol or an address.
+    let watched = super::watchpoint::watched_value(&ctx, h, &at)?;
+    let addr = match &watched {
+        Some((_, addr, _)) => *addr,
+        None => address(&ctx, h, &at)?,
+    };
     let len = match len.0.filter(|v| !v.is_undefined() && !v.is_null()) {
         Some(v) => values::to_count(&ctx, &v, 1 << 32, "history.writes len").or_throw(&ctx)?,
-        None => at
-            .as_string()
-            .and_then(|s| s.to_string().ok())
-            .and_then(|s| h.session_ref(&ctx).ok()?.symbol_size(&s))
-            .unwrap_or(1),
+        None => match &watched {
+            Some((_, _, size)) => *size,
+            None => at
+                .as_string()
+                .and_then(|s| s.to_string().ok())
+                .and_then(|s| h.session_ref(&ctx).ok()?.symbol_size(&s))
+                .unwrap_or(1),
+        },
     };
     let (found, left_out) = h
         .session_mut(&ctx)?
         .history_writes(addr, len.max(1))
         .or_throw(&ctx)?;
-    // A variable by name: its old and new values typed, as `state.var()` shows it.
-    let typed = at
-        .as_string()
-        .and_then(|s| s.to_string().ok())
-        .and_then(|name| {
-            let mut session = h.session_mut(&ctx).ok()?;
-            let v = session.lookup_var(&name, 0).ok()?;
-            let fits = v.value.address() == Some(addr) && session.value_size(&v) == Some(len);
-            fits.then_some(v)
-        });
+    // A variable: its old and new values typed, as `state.var()` shows it.
+    let typed = watched.and_then(|(v, at, size)| {
+        (at == addr && size == len && v.value.bits.is_none()).then_some(v)
+    });
     let as_typed = |bytes: &[u8]| -> Option<crate::session::TypedValue> {
         let mut v = typed.clone()?;
         v.value.place = crate::symbols::dwarf::Place::Bytes {

@@ -98,7 +98,7 @@ fn set<'js>(
 /// What `at` names as a value: a typed value, or a variable or path (`'p->next'`,
 /// `'nodes[2].count'`) in the selected frame, with the address and size of its storage
 /// (a reference's referent). `None` for a symbol expression (`'main+4'`) or an address.
-fn watched_value<'js>(
+pub(super) fn watched_value<'js>(
     ctx: &Ctx<'js>,
     h: &Host,
     at: &Value<'js>,
