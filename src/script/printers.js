@@ -394,14 +394,21 @@
   }
   // Elements of `h`'s template parameter 0 from the pointer `first` up to address `end`,
   // storage up to `cap` (a vector, either library's).
-  function contiguous(h, first, end, cap, kind) {
+  function contiguous(h, first, endH, capH, kind) {
     const s = num(first);
+    const [end, cap] = [num(endH), num(capH)];
     const size = N.val_param_size(h, 0);
-    if (end < s || cap < end) invalid(`start ${s}, end ${end}, end of storage ${cap}`);
+    // Said exactly, in hex: a corrupt pointer is past 2^53 (a Number rounds it).
+    if (end < s || cap < end) invalid(`start ${hexOf(first)}, end ${hexOf(endH)}, end of storage ${hexOf(capH)}`);
     if (size === 0 || (end - s) % size !== 0) invalid(`span ${end - s} is not a multiple of ${size}`);
     const n = count((end - s) / size, 'length');
     const c = (cap - s) / size;
     return { summary: c === n ? `${kind}(${n})` : `${kind}(${n}, capacity ${c})`, ...run(first, n) };
+  }
+  // A pointer's or integer's exact value in hex (a BigInt past 2^53, never a rounded Number).
+  function hexOf(h) {
+    const v = N.val_prim(h, 'number', true, true);
+    return typeof v === 'bigint' ? `0x${v.toString(16)}` : Number.isSafeInteger(v) ? `0x${v.toString(16)}` : String(v);
   }
   // A counted pointer (shared_ptr, weak_ptr) once its counts are read: `use` owners, `weak`
   // weak pointers, `ptr` the object's pointer handle.

@@ -49,7 +49,7 @@
     };
     return { summary: `vector<bool>(${n})`, ...seq(n, bit) };
   });
-  def(STD('vector'), (h) => contiguous(h, mem(h, '__begin_'), num(mem(h, '__end_')), num(first(h, '__end_cap_')), 'vector'));
+  def(STD('vector'), (h) => contiguous(h, mem(h, '__begin_'), mem(h, '__end_'), first(h, '__end_cap_'), 'vector'));
   def(STD('array'), (h) => {
     let n = 0;
     let elems;

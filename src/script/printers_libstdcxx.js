@@ -32,7 +32,7 @@
   });
   def(STD('vector'), (h) => {
     const impl = mem(h, '_M_impl');
-    return contiguous(h, mem(impl, '_M_start'), num(mem(impl, '_M_finish')), num(mem(impl, '_M_end_of_storage')), 'vector');
+    return contiguous(h, mem(impl, '_M_start'), mem(impl, '_M_finish'), mem(impl, '_M_end_of_storage'), 'vector');
   });
   def(/^std::array</, (h) => {
     const elems = mem(h, '_M_elems');
