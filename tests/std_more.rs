@@ -203,6 +203,9 @@ fn cxx_any_path_iterators_atomics_and_debug_containers_print_what_they_hold() {
         .map(|(path, key)| (scry.ok(path), key))
         .collect();
         assert_eq!(scry.ok("state.var('tg', 1).value.d"), "-0.125");
+        // A frame past the stack's end says so (it said "no variable").
+        let err = scry.err("state.var('a_int', 99)");
+        assert!(err.contains("no frame 99: the stack has"), "{err}");
         // A cast of a reference casts its referent: a smart pointer is no pointer (it gave
         // the unique_ptr's own address, and the fields of whatever lay there).
         let err = scry.err("state.value('(Pt*)upr', 1)");

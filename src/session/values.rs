@@ -328,6 +328,10 @@ impl Session {
                 ))),
             };
         }
+        // A frame past the stack's end says so, not "no variable" (nor a global's value).
+        if n > 0 {
+            self.frame_row(n)?;
+        }
         // `this` of the row, read with its variables (no second walk of them for a member).
         let mut this = None;
         if !name.contains("::") {
