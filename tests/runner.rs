@@ -218,3 +218,58 @@ fn next_into_enters_calls_with_lines_as_gdbs_step() {
     );
     assert!(scry.ok("cont()").starts_with("exited with code 3"));
 }
+
+/// next() over a call that throws, and finish() out of it, end in the caller's catch
+/// handler in the same loop turn (`i` still 3, `rejected` not yet counted); they ran on to
+/// the next turn as if nothing had been thrown (gdb 13's next does too), and finish()'s
+/// stop says the function did not return.
+#[test]
+fn next_and_finish_over_a_throw_end_in_the_handler_that_catches_it() {
+    let src = include_str!("../fixtures/throw_catch.cpp");
+    let call = common::line_of(src, "// the call");
+    let handler = common::line_of(src, "// the handler");
+    for opt in ["-O0", "-O2"] {
+        let exe = common::fixture_from(
+            &format!("throw_catch{opt}"),
+            "g++",
+            &["-g", opt],
+            &["throw_catch.cpp"],
+        );
+        let mut scry = Scry::spawn(&exe, &[]);
+        scry.ok(&format!(
+            "breakpoint.set('throw_catch.cpp:{call}', {{if: e => e.state.var('i') == 3}})"
+        ));
+        assert!(scry.ok("cont()").starts_with("breakpoint 1 at "));
+        let stop = scry.ok("next()");
+        let line = stop
+            .rsplit_once("throw_catch.cpp:")
+            .and_then(|(_, l)| l.split_whitespace().next())
+            .and_then(|l| l.parse::<usize>().ok())
+            .unwrap_or(0);
+        // The handler: its `catch` line (binding `e`) or its first statement.
+        assert!(line == handler || line == handler - 1, "{opt}: {stop}");
+        assert_eq!(scry.num("state.var('i')"), 3, "{opt}: {stop}");
+        assert_eq!(scry.num("state.var('rejected')"), 0, "{opt}");
+        scry.ok("breakpoint.remove(1)");
+        assert!(scry.ok("cont()").starts_with("exited with code 0"));
+        let truth = common::truth(&mut scry);
+        assert_eq!(truth["rejected"], "1");
+    }
+    // finish() out of the function that throws.
+    let exe = common::fixture_from(
+        "throw_catch-O0",
+        "g++",
+        &["-g", "-O0"],
+        &["throw_catch.cpp"],
+    );
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('check', {if: e => e.state.var('v') == 3})");
+    scry.ok("cont()");
+    let stop = scry.ok("finish()");
+    assert!(
+        stop.contains("the function did not return: an exception it let out is caught here"),
+        "{stop}"
+    );
+    assert_eq!(scry.num("state.var('i')"), 3, "{stop}");
+    assert_eq!(scry.num("state.var('rejected')"), 0);
+}

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use super::{finish_run, EndAs, Front, Run, RunEnd, RunError, RunResult, Stepped};
+use super::{finish_run, Caught, EndAs, Front, Run, RunEnd, RunError, RunResult, Stepped};
 use crate::session::{Reason, SessionError};
 
 /// Runs the selected thread's function to its return, recursion-safe: the return must leave
@@ -35,6 +35,11 @@ pub(crate) fn finish<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd
     let mut run = Run::begin(front, deadline)?;
     let ended = (|| {
         run.temp_site(ret)?;
+        // A C++ exception the function lets out never returns to `ret`: the finish ends in
+        // the handler of the caller (or an outer frame) that catches it, and says so.
+        if let Some(c) = run.catch_site()? {
+            run.temp_site(c)?;
+        }
         loop {
             let mut stop = run.cont()?;
             if stop.reason() == Reason::Breakpoint && stop.pc == Some(ret) {
@@ -47,6 +52,21 @@ pub(crate) fn finish<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd
                     // A deeper call, or another thread, returning there.
                     continue;
                 }
+            }
+            // The caller's frame is at least a return address above where the finish began.
+            match run.caught(&stop, tid, sp0.wrapping_add(8))? {
+                Caught::Handler => {
+                    run.front.session(|s| {
+                        s.carry_note(
+                            "finish(): the function did not return: an exception it let out is caught here"
+                                .into(),
+                        )
+                    })?;
+                    return Ok((run.latest(), EndAs::Step(None)));
+                }
+                Caught::Ended(stop) => return Ok((*stop, EndAs::Plain)),
+                Caught::Deeper if stop.breakpoint_id().is_none() => continue,
+                Caught::Deeper | Caught::No => {}
             }
             if !run.keep_going(&mut stop)? {
                 return Ok((stop, EndAs::Plain));

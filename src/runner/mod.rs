@@ -153,6 +153,18 @@ enum EndAs {
     FinishInlined(Option<usize>),
 }
 
+/// What a stop at the catch site was to a run over a call (see [`Run::caught`]).
+enum Caught {
+    /// Not at the catch site.
+    No,
+    /// Another thread's handler, or one inside the call: the run goes on.
+    Deeper,
+    /// The exception was caught in the frame or an outer one: now in its handler.
+    Handler,
+    /// Another stop ended the run on the way into the handler.
+    Ended(Box<StopInfo>),
+}
+
 /// What one instruction of a line stepper did.
 enum Stepped {
     /// The instruction ran (a call as a whole, to its return).
@@ -167,6 +179,8 @@ struct Run<'f, F: Front> {
     deadline: Instant,
     /// scry's own breakpoints in the target for this run (return addresses).
     temp_sites: Vec<u64>,
+    /// Where C++ catch handlers begin (see [`catch_site`](Self::catch_site)), once looked up.
+    catch_site: Option<Option<u64>>,
 }
 
 impl<'f, F: Front> Run<'f, F> {
@@ -177,6 +191,7 @@ impl<'f, F: Front> Run<'f, F> {
             front,
             deadline,
             temp_sites: Vec::new(),
+            catch_site: None,
         })
     }
 
@@ -323,10 +338,78 @@ impl<'f, F: Front> Run<'f, F> {
     fn over_call(&mut self, ret: u64) -> RunResult<Option<StopInfo>> {
         let sp_call = self.sp()?;
         let tid = self.front.call(|s| s.selected_tid())?;
-        // Another thread returning there is not this call returning, nor is a deeper call.
-        self.run_until_site(ret, |run, stop| {
-            Ok(stop.tid == Some(tid) && run.sp()? >= sp_call)
-        })
+        // A C++ exception the call throws and this frame (or an outer one) catches never
+        // comes back to `ret`: the call is over where its handler begins. Without this,
+        // next() over a call that threw ran on through the handler to the loop's next turn,
+        // as if nothing had been thrown.
+        let catch = self.catch_site()?;
+        if let Some(c) = catch {
+            self.temp_site(c)?;
+        }
+        self.temp_site(ret)?;
+        let outcome = (|| loop {
+            let mut stop = self.cont()?;
+            if stop.reason() == Reason::Breakpoint && stop.pc == Some(ret) {
+                // Another thread returning there is not this call returning, nor is a
+                // deeper call.
+                if stop.tid == Some(tid) && self.sp()? >= sp_call {
+                    return Ok(None);
+                }
+                if stop.breakpoint_id().is_none() {
+                    continue;
+                }
+            }
+            match self.caught(&stop, tid, sp_call)? {
+                Caught::Handler => return Ok(None),
+                Caught::Ended(stop) => return Ok(Some(*stop)),
+                Caught::Deeper if stop.breakpoint_id().is_none() => continue,
+                Caught::Deeper | Caught::No => {}
+            }
+            if !self.keep_going(&mut stop)? {
+                return Ok(Some(stop));
+            }
+        })();
+        self.drop_temp_site(ret);
+        if let Some(c) = catch {
+            self.drop_temp_site(c);
+        }
+        outcome
+    }
+
+    /// Where C++ catch handlers begin: libstdc++'s `__cxa_begin_catch`, which every handler
+    /// calls first (looked up once a run; `None` in a program without it).
+    fn catch_site(&mut self) -> RunResult<Option<u64>> {
+        if let Some(c) = self.catch_site {
+            return Ok(c);
+        }
+        let c = self
+            .front
+            .session(|s| s.resolve("__cxa_begin_catch").ok())?;
+        self.catch_site = Some(c);
+        Ok(c)
+    }
+
+    /// A stop at the catch site: thread `tid` entering a handler in the frame whose stack
+    /// pointer is `sp_frame` or an outer one (an exception thrown below it is caught there)
+    /// is run out of `__cxa_begin_catch`, into the handler.
+    fn caught(&mut self, stop: &StopInfo, tid: i32, sp_frame: u64) -> RunResult<Caught> {
+        let Some(Some(c)) = self.catch_site else {
+            return Ok(Caught::No);
+        };
+        if stop.reason() != Reason::Breakpoint || stop.pc != Some(c) {
+            return Ok(Caught::No);
+        }
+        let sp = self.sp()?;
+        // At its entry the handler's frame is just above the return address.
+        if stop.tid != Some(tid) || sp.wrapping_add(8) < sp_frame {
+            return Ok(Caught::Deeper);
+        }
+        let back = self.front.call(|s| s.read_memory(sp, 8))?;
+        let ret = u64::from_le_bytes(back.try_into().unwrap_or([0; 8]));
+        match self.run_until_site(ret, |run, st| Ok(st.tid == Some(tid) && run.sp()? > sp))? {
+            None => Ok(Caught::Handler),
+            Some(other) => Ok(Caught::Ended(Box::new(other))),
+        }
     }
 
     /// Runs the selected thread to `addr` (a function's body, from its entry): `None` once
