@@ -203,6 +203,16 @@ fn cxx_any_path_iterators_atomics_and_debug_containers_print_what_they_hold() {
         .map(|(path, key)| (scry.ok(path), key))
         .collect();
         assert_eq!(scry.ok("state.var('tg', 1).value.d"), "-0.125");
+        // A map's keys() are its keys (they were its members: `_M_t`).
+        assert_eq!(
+            scry.ok("state.var('dm', 1).keys().map(Number).join(',')"),
+            "1,2"
+        );
+        // gdb's register syntax in a path says where registers are.
+        let err = scry.err("state.value('(Pt*)$rdi')");
+        assert!(err.contains("read it with state.registers.rdi"), "{err}");
+        let err = scry.err("state.value('$rdi')");
+        assert!(err.contains("read it with state.registers.rdi"), "{err}");
         // A frame past the stack's end says so (it said "no variable").
         let err = scry.err("state.var('a_int', 99)");
         assert!(err.contains("no frame 99: the stack has"), "{err}");

@@ -409,7 +409,11 @@
       const p = printedOf(h, raw);
       return p && p.keyed() ? [...p.iterate()] : [...elementsOf(h, raw)].map((x, i) => [i, x]);
     },
-    keys: (h) => () => N.val_keys(h),
+    // A map's keys (a std::map's, a HashMap's: what `get(key)` takes); else the members.
+    keys: (h) => () => {
+      const p = printedOf(h, raw);
+      return p && p.keyed() ? [...p.iterate()].map(([k]) => k) : N.val_keys(h);
+    },
     // The base-class part whose type name is or starts with `name` (how to read a member
     // two bases both have).
     base: (h) => (name) => {

@@ -530,7 +530,9 @@ impl Session {
         let path = name.contains(['.', '[', '(', '*', '&']) || name.contains("->");
         Err(SessionError::Invalid(format!(
             "no variable '{name}' in this frame or among the globals (DWARF, -g){}",
-            if path {
+            if let Some(reg) = name.strip_prefix('$') {
+                format!("; '{name}' is gdb's register syntax: read it with state.registers.{reg}")
+            } else if path {
                 format!("; state.var takes a name: a path is state.value('{name}')")
             } else if near.is_empty() {
                 String::new()

@@ -31,6 +31,10 @@ pub enum Path {
 /// Why a text is no path: what was wrong, and where (columns count from 1).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PathError {
+    /// gdb's `$rdi` in a path: a register, read through `state.registers`.
+    Register {
+        name: String,
+    },
     TooLong,
     TooDeep,
     /// Text left after a whole path (`a + b`): the character and the path, to point at it.
@@ -117,6 +121,10 @@ impl std::fmt::Display for PathError {
             PathError::UnclosedQuote { column } => write!(f, "unclosed quote at column {column}"),
             PathError::UnclosedString { column } => write!(f, "unclosed string at column {column}"),
             PathError::BadNumber(text) => write!(f, "bad number '{text}'"),
+            PathError::Register { name } => write!(
+                f,
+                "'${name}' is a register, which a path has none of: read it with state.registers.{name} (what it points at: state.typed(state.registers.{name}, 'T'))"
+            ),
         }
     }
 }
@@ -124,6 +132,24 @@ impl std::fmt::Display for PathError {
 impl std::error::Error for PathError {}
 
 pub fn parse(text: &str) -> Result<Path, PathError> {
+    // gdb's `$rdi`: registers are no part of a path, and the error says where they are.
+    parse_path(text).map_err(|e| match register_in(text) {
+        Some(name) => PathError::Register { name },
+        None => e,
+    })
+}
+
+/// The register a path names gdb's way (`$rdi`), if it does.
+fn register_in(text: &str) -> Option<String> {
+    let at = text.find('$')?;
+    let name: String = text[at + 1..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+fn parse_path(text: &str) -> Result<Path, PathError> {
     if text.len() > MAX_LEN {
         return Err(PathError::TooLong);
     }
