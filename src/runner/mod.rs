@@ -382,9 +382,13 @@ impl<'f, F: Front> Run<'f, F> {
         if let Some(c) = self.catch_site {
             return Ok(c);
         }
-        let c = self
-            .front
-            .session(|s| s.resolve("__cxa_begin_catch").ok())?;
+        // An ABI name, looked up raw: no demangling, no module list read again on a miss
+        // (a C program asks at every next()).
+        let c = self.front.session(|s| {
+            s.symbol_store()
+                .lookup_raw("__cxa_begin_catch")
+                .map(|a| a.0)
+        })?;
         self.catch_site = Some(c);
         Ok(c)
     }
