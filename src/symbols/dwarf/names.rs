@@ -241,18 +241,7 @@ const SPEC_KEY: char = '\u{2}';
 /// Files the inline functions known only by their declaration in a class (`SPEC_KEY`
 /// entries) under its name and its qualified name (`add`, `Acc::add`).
 fn name_by_specification(info: &InfoTree, index: &mut ByName) {
-    let pending: Vec<String> = index
-        .keys()
-        .filter(|k| k.starts_with(SPEC_KEY))
-        .cloned()
-        .collect();
-    for key in pending {
-        let Some(dies) = index.remove(&key) else {
-            continue;
-        };
-        let Some(spec) = key[SPEC_KEY.len_utf8()..].parse::<usize>().ok() else {
-            continue;
-        };
+    for (spec, dies) in take_pending(index, SPEC_KEY) {
         let Some((unit, entry)) = info.entry(spec) else {
             continue;
         };
@@ -269,21 +258,28 @@ fn name_by_specification(info: &InfoTree, index: &mut ByName) {
     }
 }
 
+/// The DIEs the walk kept under `key` and an offset (a DIE that names them), by that
+/// offset, taken out of the index.
+fn take_pending(index: &mut ByName, key: char) -> Vec<(usize, Vec<usize>)> {
+    let pending: Vec<String> = index
+        .keys()
+        .filter(|k| k.starts_with(key))
+        .cloned()
+        .collect();
+    pending
+        .into_iter()
+        .filter_map(|k| {
+            let dies = index.remove(&k)?;
+            let at = k[key.len_utf8()..].parse::<usize>().ok()?;
+            Some((at, dies))
+        })
+        .collect()
+}
+
 /// Files the definitions the walk could not name (`ORIGIN_KEY` entries) under their
 /// abstract origin's name, read now that every unit is reachable.
 fn name_by_origin(info: &InfoTree, index: &mut ByName) {
-    let pending: Vec<String> = index
-        .keys()
-        .filter(|k| k.starts_with(ORIGIN_KEY))
-        .cloned()
-        .collect();
-    for key in pending {
-        let Some(dies) = index.remove(&key) else {
-            continue;
-        };
-        let Some(origin) = key[ORIGIN_KEY.len_utf8()..].parse::<usize>().ok() else {
-            continue;
-        };
+    for (origin, dies) in take_pending(index, ORIGIN_KEY) {
         let Some((unit, entry)) = info.entry(origin) else {
             continue;
         };
