@@ -357,7 +357,7 @@ fn watched_variables_keep_their_type_their_field_and_their_frame() {
     let mut scry = Scry::spawn(&fixture("watch_scope"), &[]);
     scry.ok(
         "watchpoint.set('ratio'); watchpoint.set('scale');
-         ctx.seen = []; addEventListener('watchpoint', e => { ctx.seen.push(e.deleted ? 'gone' : `${e.old}>${e.new}`); })",
+         ctx.seen = []; addEventListener('watchpoint', e => { ctx.seen.push(e.deleted ? 'gone:' + e.access_type : `${e.old}>${e.new}`); })",
     );
     // Numbers as the variables' types: 1 -> 2.5, not 0x3f800000 -> 0x40200000.
     let stop = scry.ok("cont()");
@@ -396,7 +396,11 @@ fn watched_variables_keep_their_type_their_field_and_their_frame() {
         }
     }
     // Listeners hear the end too (`e.deleted` says why; no old or new value).
-    assert_eq!(scry.ok("ctx.seen.join(' ')"), "0>0 0>1 1>3 3>6 6>10 gone");
+    // The end is no access of the variable: no access type (it said 'read').
+    assert_eq!(
+        scry.ok("ctx.seen.join(' ')"),
+        "0>0 0>1 1>3 3>6 6>10 gone:deleted"
+    );
     assert!(
         last.contains("deleted: the frame of accumulate that held 'total' returned"),
         "{last}"

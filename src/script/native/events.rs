@@ -186,7 +186,14 @@ fn watch_fields<'js>(ctx: &Ctx<'js>, o: &Object<'js>, w: &WatchReport) -> rquick
     if let Some(name) = &w.name {
         o.put("watchpoint_name", name.as_str())?;
     }
-    o.put("access_type", if w.is_write { "write" } else { "read" })?;
+    // A watchpoint that ended with its frame saw no access of the variable: it has no
+    // access type (it said 'read', of a write into the reused stack).
+    let access = match (&w.scope_ended, w.is_write) {
+        (Some(_), _) => "deleted",
+        (None, true) => "write",
+        (None, false) => "read",
+    };
+    o.put("access_type", access)?;
     o.put("addr", u64_to_js(ctx, w.addr)?)?;
     // Up to 8 bytes a number; a wider watch its bytes as hex (memory order), never a
     // number cut to 64 bits.
