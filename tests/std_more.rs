@@ -230,6 +230,14 @@ fn cxx_any_path_iterators_atomics_and_debug_containers_print_what_they_hold() {
             scry.ok("const u = state.var('ub', 1); `${u.size} ${u.kind} ${u.value} ${u.$size}`"),
             "7 3 11 8"
         );
+        // In a path too, and a member it lacks is named as the pointee's (it was "the
+        // printer gave no typed value here").
+        assert_eq!(scry.num("state.value('ub->kind', 1)"), 3);
+        let err = scry.err("state.value('up->type', 1)");
+        assert!(
+            err.contains("Pt has no member 'type'; members: x y"),
+            "{err}"
+        );
         let err = scry.err("state.var('dm', 1).at('alpha')");
         assert!(
             err.contains("map(2) is a map: read an entry with get(key)"),

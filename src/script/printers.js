@@ -200,6 +200,10 @@
     }
   };
 
+  // The names a typed value answers as helpers (`v.size`, `v.kind`): in a path they are
+  // members like any other.
+  const HELPER_NAMES = new Set(['addr', 'type', 'size', 'value', 'length', 'kind', 'deref', 'ref', 'member', 'at', 'get', 'entries', 'keys', 'base', 'raw', 'text', 'toString', 'valueOf', 'toJSON']);
+
   // ---- what the renderer calls (fixed before any user code) ------------------------------
   const childOf = (x) => {
     if (x !== null && typeof x === 'object') {
@@ -267,7 +271,10 @@
     let x;
     if (op === 'member') {
       if (N.val_keys(h).includes(arg) || !p.holds()) return undefined;
-      x = p.held()[arg];
+      const held = p.held();
+      // A path names the program's members only: `ev->kind` is a member `kind` (or the
+      // error naming the members there), never the `kind` helper of a typed value.
+      x = HELPER_NAMES.has(arg) && held !== null && typeof held === 'object' ? held.$member(arg) : held[arg];
     } else if (op === 'index') x = p.keyed() ? p.get(arg) : p.at(arg);
     else if (op === 'key') {
       if (!p.keyed()) throw new ScryError(`${p.summary || p.type} has no keys (index it with [i])`);
