@@ -227,6 +227,18 @@ pub(super) fn string_literal(
     let mut s = String::new();
     let mut shown = 0;
     let mut truncated = false;
+    // A NUL right before an octal digit is written `\000`, as C reads it (`"\05"` would
+    // be the one character 5 to a C reader; the bytes were 0 then '5').
+    let nul_before = |s: &str| {
+        s.ends_with("\\0")
+            && s[..s.len() - 1]
+                .bytes()
+                .rev()
+                .take_while(|&c| c == b'\\')
+                .count()
+                % 2
+                == 1
+    };
     let push = |s: &mut String, ch: Option<char>, raw: u32| match ch {
         Some('"') => s.push_str("\\\""),
         Some('\\') => s.push_str("\\\\"),
@@ -234,6 +246,10 @@ pub(super) fn string_literal(
         Some('\t') => s.push_str("\\t"),
         Some('\r') => s.push_str("\\r"),
         Some('\0') => s.push_str("\\0"),
+        Some(c @ '0'..='7') if nul_before(s) => {
+            s.push_str("00");
+            s.push(c);
+        }
         Some(c) if !c.is_control() => s.push(c),
         _ if raw < 0x100 => s.push_str(&format!("\\x{raw:02x}")),
         _ => s.push_str(&format!("\\u{{{raw:x}}}")),
@@ -331,7 +347,14 @@ pub(super) fn unquote(lit: &str) -> String {
             Some('n') => out.push('\n'),
             Some('t') => out.push('\t'),
             Some('r') => out.push('\r'),
-            Some('0') => out.push('\0'),
+            Some('0') => {
+                out.push('\0');
+                // `\000`: the NUL written before a digit.
+                if chars.as_str().starts_with("00") {
+                    chars.next();
+                    chars.next();
+                }
+            }
             Some('x') => {
                 let h: String = chars.by_ref().take(2).collect();
                 // A byte past ASCII escaped is one that is no UTF-8 (valid text is shown as
@@ -410,6 +433,10 @@ mod tests {
             "u\"six\""
         );
         assert_eq!(unquote("\"a\\n\\\"b\\x41\""), "a\n\"bA");
+        // A NUL before an octal digit is C's three-digit escape, and reads back.
+        let lit = string_literal(b"\0\x005@\0x", Text::Narrow, 100, true, false);
+        assert_eq!(lit, "\"\\0\\0005@\\0x\"");
+        assert_eq!(unquote(&lit), "\0\u{0}5@\0x");
         // Bytes that are no UTF-8 are replaced, never read as Latin-1 letters.
         assert_eq!(unquote("\"\\xe9\\xc0z\""), "\u{fffd}\u{fffd}z");
     }
