@@ -338,42 +338,16 @@ impl<'f, F: Front> Run<'f, F> {
     fn over_call(&mut self, ret: u64) -> RunResult<Option<StopInfo>> {
         let sp_call = self.sp()?;
         let tid = self.front.call(|s| s.selected_tid())?;
+        // Another thread returning there is not this call returning, nor is a deeper call.
         // A C++ exception the call throws and this frame (or an outer one) catches never
-        // comes back to `ret`: the call is over where its handler begins. Without this,
+        // comes back to `ret`: the call is over where its handler begins. Without that,
         // next() over a call that threw ran on through the handler to the loop's next turn,
         // as if nothing had been thrown.
-        let catch = self.catch_site()?;
-        if let Some(c) = catch {
-            self.temp_site(c)?;
-        }
-        self.temp_site(ret)?;
-        let outcome = (|| loop {
-            let mut stop = self.cont()?;
-            if stop.reason() == Reason::Breakpoint && stop.pc == Some(ret) {
-                // Another thread returning there is not this call returning, nor is a
-                // deeper call.
-                if stop.tid == Some(tid) && self.sp()? >= sp_call {
-                    return Ok(None);
-                }
-                if stop.breakpoint_id().is_none() {
-                    continue;
-                }
-            }
-            match self.caught(&stop, tid, sp_call)? {
-                Caught::Handler => return Ok(None),
-                Caught::Ended(stop) => return Ok(Some(*stop)),
-                Caught::Deeper if stop.breakpoint_id().is_none() => continue,
-                Caught::Deeper | Caught::No => {}
-            }
-            if !self.keep_going(&mut stop)? {
-                return Ok(Some(stop));
-            }
-        })();
-        self.drop_temp_site(ret);
-        if let Some(c) = catch {
-            self.drop_temp_site(c);
-        }
-        outcome
+        self.run_until_site_or_catch(
+            ret,
+            |run, stop| Ok(stop.tid == Some(tid) && run.sp()? >= sp_call),
+            Some((tid, sp_call)),
+        )
     }
 
     /// Where C++ catch handlers begin: libstdc++'s `__cxa_begin_catch`, which every handler
@@ -435,6 +409,25 @@ impl<'f, F: Front> Run<'f, F> {
         addr: u64,
         arrived: impl Fn(&Self, &StopInfo) -> RunResult<bool>,
     ) -> RunResult<Option<StopInfo>> {
+        self.run_until_site_or_catch(addr, arrived, None)
+    }
+
+    /// [`run_until_site`](Self::run_until_site), and with `catch` (a thread and its frame's
+    /// stack pointer) also until a C++ exception is caught in that frame or an outer one:
+    /// `None` then too, the thread in the handler (see [`caught`](Self::caught)).
+    fn run_until_site_or_catch(
+        &mut self,
+        addr: u64,
+        arrived: impl Fn(&Self, &StopInfo) -> RunResult<bool>,
+        catch: Option<(i32, u64)>,
+    ) -> RunResult<Option<StopInfo>> {
+        let handlers = match catch {
+            Some(_) => self.catch_site()?,
+            None => None,
+        };
+        if let Some(c) = handlers {
+            self.temp_site(c)?;
+        }
         self.temp_site(addr)?;
         let outcome = (|| loop {
             let mut stop = self.cont()?;
@@ -446,11 +439,22 @@ impl<'f, F: Front> Run<'f, F> {
                     continue;
                 }
             }
+            if let Some((tid, sp_frame)) = catch {
+                match self.caught(&stop, tid, sp_frame)? {
+                    Caught::Handler => return Ok(None),
+                    Caught::Ended(stop) => return Ok(Some(*stop)),
+                    Caught::Deeper if stop.breakpoint_id().is_none() => continue,
+                    Caught::Deeper | Caught::No => {}
+                }
+            }
             if !self.keep_going(&mut stop)? {
                 return Ok(Some(stop));
             }
         })();
         self.drop_temp_site(addr);
+        if let Some(c) = handlers {
+            self.drop_temp_site(c);
+        }
         outcome
     }
 

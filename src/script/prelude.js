@@ -430,6 +430,8 @@
     // here is its `<optimized out>` text there, where `.value` is an error.
     toJSON: (h) => () => N.val_plain(h, raw, true),
   });
+  // The helpers' names, for the printers' path steps (a path names members only).
+  N.HELPER_NAMES = new Set(Object.keys(helpers(false)));
   const INDEX = /^(0|[1-9][0-9]*)$/;
   const makeHandler = (raw) => {
     const HELPERS = helpers(raw);

@@ -200,10 +200,6 @@
     }
   };
 
-  // The names a typed value answers as helpers (`v.size`, `v.kind`): in a path they are
-  // members like any other.
-  const HELPER_NAMES = new Set(['addr', 'type', 'size', 'value', 'length', 'kind', 'deref', 'ref', 'member', 'at', 'get', 'entries', 'keys', 'base', 'raw', 'text', 'toString', 'valueOf', 'toJSON']);
-
   // ---- what the renderer calls (fixed before any user code) ------------------------------
   const childOf = (x) => {
     if (x !== null && typeof x === 'object') {
@@ -274,7 +270,7 @@
       const held = p.held();
       // A path names the program's members only: `ev->kind` is a member `kind` (or the
       // error naming the members there), never the `kind` helper of a typed value.
-      x = HELPER_NAMES.has(arg) && held !== null && typeof held === 'object' ? held.$member(arg) : held[arg];
+      x = N.HELPER_NAMES.has(arg) && held !== null && typeof held === 'object' ? held.$member(arg) : held[arg];
     } else if (op === 'index') x = p.keyed() ? p.get(arg) : p.at(arg);
     else if (op === 'key') {
       if (!p.keyed()) throw new ScryError(`${p.summary || p.type} has no keys (index it with [i])`);
@@ -415,7 +411,7 @@
   // A pointer's or integer's exact value in hex (a BigInt past 2^53, never a rounded Number).
   function hexOf(h) {
     const v = N.val_prim(h, 'number', true, true);
-    return typeof v === 'bigint' ? `0x${v.toString(16)}` : Number.isSafeInteger(v) ? `0x${v.toString(16)}` : String(v);
+    return typeof v === 'bigint' || Number.isSafeInteger(v) ? `0x${v.toString(16)}` : String(v);
   }
   // A counted pointer (shared_ptr, weak_ptr) once its counts are read: `use` owners, `weak`
   // weak pointers, `ptr` the object's pointer handle.

@@ -332,12 +332,18 @@
 
   // -D_GLIBCXX_DEBUG: std::__debug::vector (list, deque, forward_list) is checked bookkeeping
   // around the plain container, its base std::__cxx1998::vector: printed as that.
+  // The printed form of `h`'s first base whose type name starts with one of `prefixes`.
+  const asBase = (h, prefixes, what) => {
+    for (const prefix of prefixes) {
+      const plain = base(h, prefix);
+      const inner = plain === undefined ? null : N.printedOf(plain);
+      if (inner) return inner.r;
+    }
+    invalid(`no ${what} in it`);
+  };
   def(/^std::__debug::(vector|list|deque|forward_list)</, (h, name) => {
     const kind = /^std::__debug::(\w+)</.exec(name)[1];
-    const plain = base(h, `std::__cxx1998::${kind}<`) ?? base(h, `std::__cxx1998::__cxx11::${kind}<`);
-    const inner = plain === undefined ? null : N.printedOf(plain);
-    if (!inner) invalid(`no std::__cxx1998::${kind} in it`);
-    return inner.r;
+    return asBase(h, [`std::__cxx1998::${kind}<`, `std::__cxx1998::__cxx11::${kind}<`], `std::__cxx1998::${kind}`);
   });
 
   // Iterators print as what they refer to, as gdb's printers show them (`iterator -> 12`,
@@ -356,14 +362,7 @@
   // -D_GLIBCXX_DEBUG's checked iterators wrap the plain one, a base (through the
   // _Safe_iterator of each iterator category): printed as it.
   const PLAIN_ITERATORS = ['__gnu_cxx::__normal_iterator<', 'std::_Deque_iterator<', 'std::_List_iterator<', 'std::_List_const_iterator<', 'std::_Fwd_list_iterator<', 'std::_Fwd_list_const_iterator<', 'std::_Rb_tree_iterator<', 'std::_Rb_tree_const_iterator<', 'std::__detail::_Node_iterator<', 'std::__detail::_Node_const_iterator<'];
-  def(/^__gnu_debug::_Safe_(local_)?iterator</, (h) => {
-    for (const prefix of PLAIN_ITERATORS) {
-      const plain = base(h, prefix);
-      const inner = plain === undefined ? null : N.printedOf(plain);
-      if (inner) return inner.r;
-    }
-    invalid('no plain iterator in it');
-  });
+  def(/^__gnu_debug::_Safe_(local_)?iterator</, (h) => asBase(h, PLAIN_ITERATORS, 'plain iterator'));
   // Node iterators: the value follows the node's links (a list's two, a forward_list's one,
   // a tree's colour and three, a hash node's next pointer), at the value's alignment.
   const nodeIterator = (field, links) => (h) => {

@@ -12,16 +12,19 @@
   const RS = (path) => new RegExp(`^${path}<`);
   // A number through single-field wrappers (a `Cell<usize>` is `{value: {value: 2}}`).
   const inner = (h, ...names) => num(mem(h, ...names));
+  // `n` bytes of text at `addr` (UTF-8 where it is), byte i the typed value `byte(i)`.
+  function textAt(addr, n, byte, prefix = '') {
+    const at = (i) => {
+      if (i >= n) throw new ScryError(`index ${i} is out of bounds (${n} bytes)`);
+      return typed(byte(i));
+    };
+    return { summary: `${prefix}${N.val_literal(addr, n, 1, 200)}`, text: () => N.val_chars(addr, n, 1), length: n, at };
+  }
   // The bytes of a `Vec<u8>` as text.
   function bytesText(vec) {
     const n = count(N.val_len(vec) ?? 0, 'length');
     if (n === 0) return { summary: '""', text: '', length: 0 };
-    const addr = N.val_addr(at(vec, 0));
-    const byte = (i) => {
-      if (i >= n) throw new ScryError(`index ${i} is out of bounds (${n} bytes)`);
-      return typed(at(vec, i));
-    };
-    return { summary: N.val_literal(addr, n, 1, 200), text: () => N.val_chars(addr, n, 1), length: n, at: byte };
+    return textAt(N.val_addr(at(vec, 0)), n, (i) => at(vec, i));
   }
   // hashbrown's table: buckets lie below the control bytes, bucket i at ctrl - (i+1) * size;
   // a control byte with its top bit clear marks a full bucket.
@@ -146,13 +149,7 @@
       const addr = N.val_addr(first);
       const size = N.val_size(first);
       if (addr === undefined || !(size > 0)) invalid(`the elements of ${name} are in no memory`);
-      if (/^[\w:]+<str[,>]/.test(name)) {
-        const byte = (i) => {
-          if (i >= n) throw new ScryError(`index ${i} is out of bounds (${n} bytes)`);
-          return typed(N.val_as(first, addr + i));
-        };
-        return { summary: `${counts} ${N.val_literal(addr, n, 1, 200)}`, text: () => N.val_chars(addr, n, 1), length: n, at: byte };
-      }
+      if (/^[\w:]+<str[,>]/.test(name)) return textAt(addr, n, (i) => N.val_as(first, addr + i), `${counts} `);
       return { summary: `${counts} [${n}]`, ...seq(n, (i) => typed(N.val_as(first, addr + i * size))) };
     }
     if (fat === 'dyn') {

@@ -304,6 +304,8 @@ impl Session {
     pub(super) fn forget_process(&mut self) {
         self.points.breakpoints.disarm_all();
         self.points.watchpoints.disarm_all();
+        // Threads of that process whose watch hits waited: none will be reported.
+        self.late_watch_hits.clear();
         // The recording was this process's: another one (or a new image) must never have
         // the log written into it.
         if let Some(rec) = &mut self.recording {

@@ -204,7 +204,7 @@ pub struct Session {
     image_sites: tree_sites::ImageSites,
     /// A tree run's other processes still run from the last leg, with these breakpoints in
     /// them (see `tree_nonstop`).
-    tree_running: Option<tree_nonstop::TreeRunning>,
+    tree_running: Option<tree_nonstop::TreeSignature>,
     /// The selected process became current by a hit of a non-stop tree run, not through the
     /// full selection (done when everything stops).
     swapped_in: bool,

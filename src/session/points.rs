@@ -257,9 +257,11 @@ impl Session {
             // A bit-field's bytes hold its neighbours too: a write that left the field's own
             // bits as they were is not its hit (gdb's `watch s.field` likewise).
             if let Some(ty) = w.ty.as_ref().filter(|t| t.value.bits.is_some()) {
-                let unchanged = w.kind == WatchKind::Write
-                    && self.watched_as(ty, w.addr, &now).scalar
-                        == self.watched_as(ty, w.addr, &w.last).scalar;
+                let field = |bytes: &[u8]| {
+                    let v = watched_value(ty, w.addr, bytes);
+                    self.value_scalar(&v).ok().flatten()
+                };
+                let unchanged = w.kind == WatchKind::Write && field(&now) == field(&w.last);
                 if unchanged {
                     self.points.watchpoints.set_last(w.id, now);
                     continue;
@@ -358,15 +360,7 @@ impl Session {
     /// Watched bytes as the type they were set as: the text a hit shows and, for a number,
     /// the number.
     fn watched_as(&self, ty: &TypedValue, addr: u64, bytes: &[u8]) -> Shown {
-        let v = TypedValue {
-            file: ty.file.clone(),
-            value: Value {
-                ty: ty.value.ty,
-                place: Place::copied(addr, bytes.to_vec()),
-                // A bit-field's bits within the watched bytes.
-                bits: ty.value.bits,
-            },
-        };
+        let v = watched_value(ty, addr, bytes);
         Shown {
             text: self.value_text(&v, &Limits::default(), None).ok(),
             scalar: self.value_scalar(&v).ok().flatten(),
@@ -683,4 +677,17 @@ pub(super) fn register_value(regs: &RawRegs, r: iced_x86::Register) -> Option<u6
         X::ES | X::CS | X::SS | X::DS => 0,
         _ => return None,
     })
+}
+
+/// Watched bytes at `addr` as a value of the type `ty` was set as (a bit-field's bits
+/// within them).
+fn watched_value(ty: &TypedValue, addr: u64, bytes: &[u8]) -> TypedValue {
+    TypedValue {
+        file: ty.file.clone(),
+        value: Value {
+            ty: ty.value.ty,
+            place: Place::copied(addr, bytes.to_vec()),
+            bits: ty.value.bits,
+        },
+    }
 }

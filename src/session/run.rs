@@ -27,17 +27,16 @@ impl Session {
         Ok(())
     }
 
-    /// Ends a run: every thread is stopped again (a listener may have let the others run).
     /// A note for the next stop shown (a run's own account of how it ended).
     pub(crate) fn carry_note(&mut self, note: String) {
         self.carried_notes.push(note);
     }
 
+    /// Ends a run: every thread is stopped again (a listener may have let the others run).
     pub fn disarm(&mut self) {
         // A tree run that left processes running ends with all of them stopped.
         if let Err(e) = self.settle_tree() {
-            self.carried_notes
-                .push(format!("stopping the process tree: {e}"));
+            self.carry_note(format!("stopping the process tree: {e}"));
         }
         let pass = self.pass_fn();
         if let Some(t) = &mut self.targets.live {

@@ -15,7 +15,6 @@
 //! `step`.
 
 use super::target::Target;
-use super::tree_nonstop::TreeRunning;
 use super::*;
 use crate::inferior::{tree, WatchSlot};
 use crate::os::debugregs;
@@ -58,7 +57,7 @@ impl Session {
         let first = match self.tree_running.take() {
             // The others run on from the last leg: the process that stopped goes on, and any
             // that joined the tree meanwhile (a fork child kept) starts.
-            Some(running) if running.sites == self.tree_signature() && self.targets.is_live() => {
+            Some(running) if running == self.tree_signature() && self.targets.is_live() => {
                 self.tree_running = Some(running);
                 self.tree_go_on(deadline, &pass)?
             }
@@ -80,9 +79,7 @@ impl Session {
             if let From::Held(i) = from {
                 self.swap_selection(i);
             }
-            self.tree_running = Some(TreeRunning {
-                sites: self.tree_signature(),
-            });
+            self.tree_running = Some(self.tree_signature());
             return Ok(stop);
         }
         // The run ends here, or the stop is one everything stops for: the processes still
@@ -103,12 +100,7 @@ impl Session {
                 (from, stop) = (From::Selected, end);
             }
         }
-        for h in &mut self.targets.held {
-            if h.process.still_there() {
-                h.process.disarm(&pass);
-                let _ = h.process.hold(&pass);
-            }
-        }
+        self.hold_every_held(&pass);
         if matches!(stop, Stop::Timeout { .. } | Stop::Interrupted { .. }) {
             let when = if matches!(stop, Stop::Timeout { .. }) {
                 "at the deadline"
@@ -186,6 +178,17 @@ impl Session {
             }
         }
         Ok(None)
+    }
+
+    /// Every held process stopped (those a tree run left running too) and cleaned of the
+    /// run's breakpoints and debug registers.
+    pub(super) fn hold_every_held(&mut self, pass: &dyn Fn(i32) -> bool) {
+        for h in &mut self.targets.held {
+            if h.process.still_there() {
+                h.process.disarm(pass);
+                let _ = h.process.hold(pass);
+            }
+        }
     }
 
     /// Tracepoints probe the selected process only: the held processes that run in a tree

@@ -16,15 +16,10 @@
 use super::*;
 
 /// What the running processes of a tree have in them: the breakpoints' addresses, by id.
+/// (Which processes run, each knows: `Target::is_launched`; one that joined since, a fork
+/// child kept, does not.)
 #[derive(Clone, PartialEq, Eq)]
 pub(super) struct TreeSignature(Vec<(u32, u64)>);
-
-/// A tree run's processes left running by the last leg (which they are, each process
-/// knows: `Target::is_launched`; one that joined since, a fork child kept, is not).
-pub(super) struct TreeRunning {
-    /// The breakpoints they run with.
-    pub(super) sites: TreeSignature,
-}
 
 impl Session {
     pub(super) fn tree_signature(&self) -> TreeSignature {
@@ -109,12 +104,7 @@ impl Session {
         if let Some(t) = self.targets.live.as_mut().filter(|t| !t.process.is_dead()) {
             t.process.all_stop(&pass)?;
         }
-        for h in &mut self.targets.held {
-            if h.process.still_there() {
-                h.process.disarm(&pass);
-                let _ = h.process.hold(&pass);
-            }
-        }
+        self.hold_every_held(&pass);
         if std::mem::take(&mut self.swapped_in) {
             self.select_swapped_in()?;
         }

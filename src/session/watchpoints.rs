@@ -179,10 +179,6 @@ impl WatchTable {
         &self.list
     }
 
-    /// Books a hit on `slot` given the bytes there now and, when the instruction that made
-    /// the access says, whether it wrote them. `None` when the access is not one the
-    /// watchpoint reports (a write on a read watch). Without the instruction's word, a
-    /// changed value counts as a write and an unchanged one as a read.
     /// What watchpoint `id`'s next hit takes as the value before.
     pub(crate) fn set_last(&mut self, id: u32, bytes: Vec<u8>) {
         if let Some(w) = self.list.iter_mut().find(|w| w.id == id) {
@@ -190,6 +186,10 @@ impl WatchTable {
         }
     }
 
+    /// Books a hit on `slot` given the bytes there now and, when the instruction that made
+    /// the access says, whether it wrote them. `None` when the access is not one the
+    /// watchpoint reports (a write on a read watch). Without the instruction's word, a
+    /// changed value counts as a write and an unchanged one as a read.
     pub(crate) fn hit(&mut self, slot: usize, now: Vec<u8>, wrote: Option<bool>) -> Option<Hit> {
         let w = self.by_slot_mut(slot)?;
         let changed = now != w.last;

@@ -285,6 +285,23 @@ pub fn is_rust_ref(ty: &Type) -> bool {
     ty.rust && ty.name.as_deref().is_some_and(|n| n.starts_with('&'))
 }
 
+/// A Rust tuple or tuple struct (`(1, "two")`, `Point(3, 4)`, a variant's payload): every
+/// member a positional field.
+pub fn is_rust_tuple(ty: &Type) -> bool {
+    let Kind::Aggregate {
+        members, statics, ..
+    } = &ty.kind
+    else {
+        return false;
+    };
+    ty.rust
+        && statics.is_empty()
+        && !members.is_empty()
+        && members
+            .iter()
+            .all(|m| !m.base && m.name.as_deref().is_some_and(is_tuple_field))
+}
+
 /// Whether a member name is a tuple field (`__0`, `__1`).
 pub fn is_tuple_field(name: &str) -> bool {
     name.strip_prefix("__")

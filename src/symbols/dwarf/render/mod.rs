@@ -17,7 +17,7 @@ mod text;
 
 use super::fields::{fields_in_order, Field, Seen, SHOWN_ABOVE};
 use super::location::Place;
-use super::rust::{is_rust_ref, is_tuple_field, RustSeq};
+use super::rust::{is_rust_ref, is_rust_tuple, is_tuple_field, RustSeq};
 use super::target::Target;
 use super::tree::InfoTree;
 use super::types::{AggKind, Encoding, Kind, Type, TypeId};
@@ -365,7 +365,6 @@ impl InfoTree {
     ) {
         let Kind::Aggregate {
             kind,
-            members,
             variants,
             declaration,
             ..
@@ -443,11 +442,7 @@ impl InfoTree {
             }
             return;
         }
-        let tuple = ty.rust
-            && !members.is_empty()
-            && members
-                .iter()
-                .all(|m| m.name.as_deref().is_some_and(is_tuple_field));
+        let tuple = is_rust_tuple(ty);
         let _ = kind == &AggKind::Union;
         self.write_fields(v, ty, t, lim, depth, out, tuple);
     }

@@ -6,7 +6,7 @@
 
 use crate::symbols::dwarf::fields::{fields_in_order, Field, Seen};
 use crate::symbols::dwarf::location::Place;
-use crate::symbols::dwarf::rust::{is_rust_ref, is_tuple_field, RustSeq};
+use crate::symbols::dwarf::rust::{is_rust_ref, is_rust_tuple, RustSeq};
 use crate::symbols::dwarf::target::{PageCache, Target};
 use crate::symbols::dwarf::tree::InfoTree;
 use crate::symbols::dwarf::types::{Kind, Type};
@@ -230,7 +230,10 @@ impl InfoTree {
                         Plain::Obj(fields) if fields.is_empty() => Plain::Str(name),
                         // A variant holding one value is that value (`{"Some": 5}`), as
                         // serde writes a newtype variant; several are a list.
-                        Plain::List(mut one) if one.len() == 1 && self.is_rust_tuple(&inner) => {
+                        Plain::List(mut one)
+                            if one.len() == 1
+                                && self.strip(inner.ty).is_some_and(|t| is_rust_tuple(&t)) =>
+                        {
                             Plain::Obj(vec![(name, one.remove(0))])
                         }
                         other => Plain::Obj(vec![(name, other)]),
@@ -242,13 +245,7 @@ impl InfoTree {
         }
         // A Rust tuple or tuple struct (`(1, "two")`, `Point(3, 4)`) is positional: a list,
         // as serde writes it, not an object of `__0`, `__1`.
-        if ty.rust
-            && statics.is_empty()
-            && !members.is_empty()
-            && members
-                .iter()
-                .all(|m| !m.base && m.name.as_deref().is_some_and(is_tuple_field))
-        {
+        if is_rust_tuple(ty) {
             return Plain::List(
                 members
                     .iter()
@@ -288,22 +285,6 @@ impl InfoTree {
             fields.push((name, value));
         }
         Plain::Obj(fields)
-    }
-}
-
-impl InfoTree {
-    /// Whether `v` is of a Rust tuple type (every member a positional `__N`).
-    fn is_rust_tuple(&self, v: &Value) -> bool {
-        self.strip(v.ty).is_some_and(|ty| match &ty.kind {
-            Kind::Aggregate { members, .. } => {
-                ty.rust
-                    && !members.is_empty()
-                    && members
-                        .iter()
-                        .all(|m| m.name.as_deref().is_some_and(is_tuple_field))
-            }
-            _ => false,
-        })
     }
 }
 
