@@ -25,18 +25,18 @@ impl Session {
     fn returned(&mut self, fn_pc: u64, returned: &mut ReturnValue) -> Option<TypedValue> {
         // The function's return type, looked up once: where DWARF does not say, rax.
         let returns = self.return_type(fn_pc);
-        if returns.as_ref().is_some_and(|(_, ty)| ty.is_none()) {
+        if returns.as_ref().is_some_and(|r| r.ty.is_none()) {
             return None;
         }
         returned.rax = self.regs().ok().map(|r| r.rax);
-        let (file, ty) = returns?;
+        let Returns { file, ty, rust_fn } = returns?;
         returned.float = self.float_return(&file, ty);
         if returned.float.is_some() {
             return None;
         }
         let value = self
             .returned_complex(&file, ty)
-            .or_else(|| self.returned_aggregate(&file, ty))
+            .or_else(|| self.returned_aggregate(&file, ty, rust_fn))
             .or_else(|| self.returned_scalar(&file, ty));
         if value.is_none() {
             // A type whose value none of the rules read: rax is no value of it.
@@ -76,13 +76,18 @@ impl Session {
     /// The file of the function at `fn_pc` and its DWARF return type (`None` inside: `void`,
     /// no return type on its DIE or the declaration it completes); `None` where DWARF does
     /// not describe the function.
-    fn return_type(&self, fn_pc: u64) -> Option<(Arc<ModuleFile>, Option<TypeId>)> {
+    fn return_type(&self, fn_pc: u64) -> Option<Returns> {
         let module = self.symbols.module_at(RuntimeAddr(fn_pc))?;
         let dwarf = module.file.dwarf()?;
         let chain = dwarf.scopes_at(module.bias.to_file(RuntimeAddr(fn_pc)))?;
         let (unit, die) = dwarf.tree.entry(chain.function)?;
         let (_, ty) = dwarf.tree.name_and_type(&unit, &die);
-        Some((module.file.clone(), ty))
+        let rust_fn = crate::symbols::dwarf::mangled_by_rustc(&unit, &die);
+        Some(Returns {
+            file: module.file.clone(),
+            ty,
+            rust_fn,
+        })
     }
 
     /// What a function returned when its return type `ty` is an integer, `bool`, `char`,
@@ -137,35 +142,45 @@ impl Session {
         &mut self,
         file: &Arc<ModuleFile>,
         ty: Option<TypeId>,
+        rust_fn: bool,
     ) -> Option<TypedValue> {
-        let how = file.dwarf()?.tree.returned_aggregate(ty)?;
+        let how = file.dwarf()?.tree.returned_aggregate(ty, rust_fn)?;
         let regs = self.regs().ok()?;
         let place = match how {
             Returned::Memory => Place::Memory(regs.rax),
-            Returned::Registers(classes) => {
-                let fpu = if classes.contains(&Eightbyte::Sse) {
+            Returned::Registers(pieces) => {
+                let fpu = if pieces.iter().any(|p| p.class == Eightbyte::Sse) {
                     Some(self.selected_fp_regs()?)
                 } else {
                     None
                 };
                 let (mut ints, mut sses) = ([regs.rax, regs.rdx].into_iter(), 0..2);
-                let mut bytes = Vec::with_capacity(classes.len() * 8);
-                for c in classes {
-                    match c {
-                        Eightbyte::Integer => bytes.extend(ints.next()?.to_le_bytes()),
-                        Eightbyte::Sse => {
-                            let xmm = fpu.as_ref()?.xmm(sses.next()?)?;
-                            bytes.extend(&xmm[..8]);
-                        }
-                    }
-                }
                 let size = file.dwarf()?.tree.size_of(ty)? as usize;
-                bytes.truncate(size);
+                let mut bytes = vec![0u8; size];
+                for p in pieces {
+                    let reg = match p.class {
+                        Eightbyte::Integer => ints.next()?.to_le_bytes(),
+                        Eightbyte::Sse => fpu.as_ref()?.xmm(sses.next()?)?[..8].try_into().ok()?,
+                    };
+                    let at = p.offset as usize;
+                    let end = (at + p.size as usize).min(size);
+                    let dst = bytes.get_mut(at..end)?;
+                    dst.copy_from_slice(reg.get(..dst.len())?);
+                }
                 Place::bytes(bytes)
             }
         };
         Some(returned_in(file, ty, place))
     }
+}
+
+/// What DWARF says a function returns.
+struct Returns {
+    file: Arc<ModuleFile>,
+    /// `None`: `void`.
+    ty: Option<TypeId>,
+    /// A mangled Rust function: rustc's own ABI.
+    rust_fn: bool,
 }
 
 /// The value of type `ty` (of `file`'s DWARF) a function returned, where it is.

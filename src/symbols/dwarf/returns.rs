@@ -2,8 +2,8 @@
 //! buffer, whose address comes back in rax) or in registers, one class per eightbyte
 //! (INTEGER: rax then rdx; SSE: xmm0 then xmm1). Pure: types in, an answer out; the session
 //! reads the registers. Where the rule cannot be applied with certainty (x87 `long double`
-//! members, bit-fields, a Rust aggregate of 16 bytes or less: rustc's own ABI returns small
-//! aggregates its own way) the answer is `None`, never a guess.
+//! members, bit-fields) the answer is `None`, never a guess. rustc's own ABI for small
+//! aggregates is `rust_returns.rs`'s.
 
 use super::tree::InfoTree;
 use super::types::{Encoding, Kind, TypeId};
@@ -23,18 +23,30 @@ pub(crate) enum Eightbyte {
     Sse,
 }
 
+/// Bytes `offset..offset + size` of a returned value: the low bytes of the next register of
+/// `class` (INTEGER: rax, then rdx; SSE: xmm0, then xmm1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Piece {
+    pub offset: u64,
+    pub size: u64,
+    pub class: Eightbyte,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Returned {
     /// In the caller's buffer; rax holds its address on return.
     Memory,
-    /// In registers, eightbyte by eightbyte.
-    Registers(Vec<Eightbyte>),
+    /// In registers, piece by piece, in order of offset (the psABI: one per eightbyte).
+    Registers(Vec<Piece>),
 }
 
 impl InfoTree {
     /// How a function returning a value of aggregate type `ty` (struct, class, union or
     /// array) hands it back; `None` for other types and where the rule is uncertain.
-    pub(crate) fn returned_aggregate(&self, ty: Option<TypeId>) -> Option<Returned> {
+    /// `rust_fn`: the function is a mangled Rust function, so a tuple or an array it
+    /// returns comes back by rustc's own ABI (an `extern "C"` one returning them is
+    /// not FFI-safe, and rustc warns).
+    pub(crate) fn returned_aggregate(&self, ty: Option<TypeId>, rust_fn: bool) -> Option<Returned> {
         let t = self.strip(ty)?;
         if !matches!(t.kind, Kind::Aggregate { .. } | Kind::Array { .. }) {
             return None;
@@ -50,17 +62,23 @@ impl InfoTree {
         if size > MAX_IN_REGISTERS || by_reference {
             return Some(Returned::Memory);
         }
-        // rustc's own ABI is not the psABI for small aggregates: a pair of scalars comes
-        // back in rax and rdx each (`{a: u32, b: u32}` is not the bytes of rax), floats
-        // sometimes in memory. Only the large case is certain.
-        if size == 0 || t.rust {
+        if size == 0 {
             return None;
+        }
+        if t.rust {
+            return self.rust_returned(&t, size, rust_fn);
         }
         let mut classes: Vec<Option<Eightbyte>> = vec![None; size.div_ceil(8) as usize];
         let mut leaves = 0;
         self.classify(ty, 0, &mut classes, &mut leaves, 0)?;
-        let classes: Option<Vec<Eightbyte>> = classes.into_iter().collect();
-        Some(Returned::Registers(classes?))
+        let pieces = (0..).step_by(8).zip(classes).map(|(offset, class)| {
+            Some(Piece {
+                offset,
+                size: 8,
+                class: class?,
+            })
+        });
+        Some(Returned::Registers(pieces.collect::<Option<_>>()?))
     }
 
     /// Whether a C++ class cannot be copied as bytes (the Itanium ABI then passes and
