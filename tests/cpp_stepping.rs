@@ -116,3 +116,36 @@ fn finish_shows_the_callers_line_not_an_inlined_destructor_about_to_run() {
     let top = scry.ok("state.unwind()[0].symbol");
     assert!(top.starts_with("main"), "{top}");
 }
+
+/// A `file:line` breakpoint on a line whose only row shares its address with the next
+/// line's inlined calls (`int total = 0;` kept in a register at -O2) stops on the next line
+/// in main, its calls not entered; before, the stop was named `stl_tree.h:995`, six calls
+/// deep in `m.begin()`. The program runs on to its own answer.
+#[test]
+fn a_line_without_code_of_its_own_stops_on_the_next_line_in_its_function() {
+    let exe = common::fixture_from(
+        "line_without_code-O2",
+        "g++",
+        &["-g", "-O2"],
+        &["line_without_code.cpp"],
+    );
+    let src = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/line_without_code.cpp"),
+    )
+    .unwrap();
+    let asked = common::line_of(&src, "// no code of its own");
+    let next = common::line_of(&src, "// the loop");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok(&format!("breakpoint.set('line_without_code.cpp:{asked}')"));
+    let stop = scry.ok("cont()");
+    assert!(
+        stop.ends_with(&format!(" line_without_code.cpp:{next}")),
+        "{stop}"
+    );
+    let row0 = scry.ok(
+        "const f = state.unwind()[0]; [f.file.split('/').pop(), f.line, !!f.inlined].join(' ')",
+    );
+    assert_eq!(row0, format!("line_without_code.cpp {next} false"));
+    scry.ok("breakpoint.remove(1); cont()");
+    assert_eq!(common::truth(&mut scry)["total"], "30");
+}

@@ -355,24 +355,32 @@ impl Session {
         info.notes.extend(self.tree_notes.take(tree));
     }
 
-    /// Books a stop: its reason and pc, breakpoint hit counts, watchpoint values.
     /// How many of the innermost calls inlined at `pc` to pass over to reach the row of
-    /// `file:line`: each must begin exactly at `pc` (a call already under way is entered);
-    /// 0 when no such row is reached so.
+    /// `file:line`: each must begin exactly at `pc` (a call already under way is entered).
+    /// A line whose only row here is followed by another line's at the same address (no
+    /// code of its own: `int total = 0;` kept in a register at -O2) is the outermost
+    /// call's line when that is in the same file: the code there is that line's, whose
+    /// inlined calls have not begun (before, the stop was named `stl_tree.h:995`, six
+    /// calls deep in the next line's `m.begin()`). 0 when no such row is reached so.
     pub(super) fn hidden_at_line(&self, pc: u64, file: &str, line: u32) -> usize {
         let entered = self.symbols.inlined_entries_at(RuntimeAddr(pc), "");
         let locations = self.symbols.locations(RuntimeAddr(pc));
-        let wanted = |l: &crate::symbols::Location| {
-            l.line == Some(line)
-                && l.file.as_deref().is_some_and(|f| {
-                    f == file || f.ends_with(&format!("/{}", file.trim_start_matches("./")))
-                })
+        let in_file = |l: &crate::symbols::Location| {
+            l.file.as_deref().is_some_and(|f| {
+                f == file || f.ends_with(&format!("/{}", file.trim_start_matches("./")))
+            })
         };
-        match locations.iter().position(wanted) {
+        match locations
+            .iter()
+            .position(|l| l.line == Some(line) && in_file(l))
+        {
             Some(i) if i <= entered => i,
+            None if locations.get(entered).is_some_and(in_file) => entered,
             _ => 0,
         }
     }
+
+    /// Books a stop: its reason and pc, breakpoint hit counts, watchpoint values.
 
     pub fn book_stop(&mut self, stop: Stop) -> Result<StopInfo> {
         self.note_stop_for_gcore(&stop);
