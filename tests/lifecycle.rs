@@ -277,3 +277,21 @@ fn a_program_rebuilt_between_spawns_is_read_anew() {
     assert!(stop.contains("alpha") && stop.contains("one.c:1"), "{stop}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A spawned program that scry detached from writes on after scry has exited: its stdout is
+/// scry's capture pipe, which the keeper reads from then on (before, the write found no
+/// reader and SIGPIPE killed the program silently).
+#[test]
+fn a_detached_program_writes_on_after_scry_exits() {
+    let program = fixture("writes_after_detach");
+    let result = common::temp_path("writes_after_detach.out");
+    let _ = std::fs::remove_file(&result);
+    let mut scry = Scry::spawn(&program, &[result.to_str().unwrap()]);
+    scry.ok("breakpoint.set('here')");
+    scry.ok("cont()");
+    assert_eq!(scry.ok("detach()"), "detached");
+    assert!(scry.finish().success());
+    let text = common::wait_for_file(&result, std::time::Duration::from_secs(10));
+    assert_eq!(text, "printf 13 fflush 0 errno Success\n");
+    let _ = std::fs::remove_file(&result);
+}

@@ -8,6 +8,10 @@
 //! when scry is gone and every process it answers for has exited (the listener then reports
 //! POLLHUP).
 //!
+//! The keeper also reads, and drops, the output of programs scry started and let go: their
+//! stdout and stderr are scry's pipes (or terminal), and with no reader left once scry
+//! exits, the program's next write would kill it with SIGPIPE (a terminal would hang up).
+//!
 //! The keeper is scry's own binary started again in keeper mode (`scry-keeper --keeper`),
 //! so it holds none of scry's memory; one serves up to [`PER_KEEPER`] listeners, then the
 //! next is started.
@@ -110,22 +114,34 @@ pub(crate) fn ready() -> Result<(), OsError> {
 /// Gives a seccomp listener to the keeper (started if none runs, or if it died); returns
 /// the keeper's process id.
 pub(crate) fn hand_over(listener: OwnedFd) -> Result<Tid, OsError> {
+    send(&listener).map_err(|()| {
+        OsError::Keeper("could not hand the seccomp listener to a keeper process".into())
+    })
+}
+
+/// Gives the read end of a program's output pipe (or its terminal's master side) to the
+/// keeper, which reads it until every writer has closed it and drops what it reads.
+pub(crate) fn keep_reading(output: OwnedFd) -> Result<Tid, OsError> {
+    send(&output).map_err(|()| {
+        OsError::Keeper("could not hand the program's output to a keeper process".into())
+    })
+}
+
+fn send(fd: &OwnedFd) -> Result<Tid, ()> {
     let mut keeper = KEEPER.lock().unwrap_or_else(|e| e.into_inner());
     for _ in 0..2 {
         if keeper.as_ref().is_none_or(|k| k.served >= PER_KEEPER) {
-            *keeper = Some(start()?);
+            *keeper = Some(start().map_err(drop)?);
         }
         let k = keeper.as_mut().expect("just started");
-        if send_fd(k.socket.as_raw_fd(), listener.as_raw_fd()).is_ok() {
+        if send_fd(k.socket.as_raw_fd(), fd.as_raw_fd()).is_ok() {
             k.served += 1;
             return Ok(k.pid);
         }
         // The keeper is gone (killed?): start another one.
         *keeper = None;
     }
-    Err(OsError::Keeper(
-        "could not hand the seccomp listener to a keeper process".into(),
-    ))
+    Err(())
 }
 
 fn send_fd(socket: RawFd, fd: RawFd) -> Result<(), nix::Error> {
@@ -282,14 +298,16 @@ fn read_pid(socket: &OwnedFd) -> Option<Tid> {
     }
 }
 
-/// The keeper's main loop: receive listeners from scry, answer every notification with
-/// "continue", drop listeners whose processes are all gone; exit when scry has closed its
-/// end and no listener is left. Returns the exit code.
+/// The keeper's main loop: receive listeners and outputs from scry, answer every
+/// notification with "continue", read outputs, drop listeners whose processes are all gone
+/// and outputs no process writes to any more; exit when scry has closed its end and none is
+/// left. Returns the exit code.
 pub(crate) fn serve() -> i32 {
     // SAFETY: the fd scry's start() put there for us.
     let socket = unsafe { OwnedFd::from_raw_fd(SOCKET_FD) };
     let mut scry_open = true;
-    let mut listeners: Vec<OwnedFd> = Vec::new();
+    // Each with whether it is a program's output (else a seccomp listener).
+    let mut listeners: Vec<(OwnedFd, bool)> = Vec::new();
     // SAFETY: naming this process for ps; the name is a static NUL-terminated string.
     unsafe { libc::prctl(libc::PR_SET_NAME, ARGV0.as_ptr()) };
     // Programs depend on it for as long as they live: a `pkill scry` or a terminal's hang-up
@@ -320,7 +338,7 @@ pub(crate) fn serve() -> i32 {
             events: libc::POLLIN,
             revents: 0,
         });
-        fds.extend(listeners.iter().map(|l| libc::pollfd {
+        fds.extend(listeners.iter().map(|(l, _)| libc::pollfd {
             fd: l.as_raw_fd(),
             events: libc::POLLIN,
             revents: 0,
@@ -335,15 +353,24 @@ pub(crate) fn serve() -> i32 {
         }
         if fds[0].revents != 0 {
             match receive_fd(socket.as_raw_fd()) {
-                Some(fd) => listeners.push(fd),
+                Some(fd) => {
+                    let output = is_output(fd.as_raw_fd());
+                    listeners.push((fd, output));
+                }
                 None => scry_open = false,
             }
         }
         let mut gone = Vec::new();
-        for (i, p) in fds[1..].iter().enumerate() {
-            if p.revents & libc::POLLIN != 0 {
+        for (i, (p, (_, output))) in fds[1..].iter().zip(&listeners).enumerate() {
+            let hung_up = p.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0;
+            if *output {
+                // Read (and dropped) until no writer is left: EOF, or EIO from a terminal.
+                if (p.revents & libc::POLLIN != 0 || hung_up) && !drain(p.fd) {
+                    gone.push(i);
+                }
+            } else if p.revents & libc::POLLIN != 0 {
                 answer(p.fd);
-            } else if p.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+            } else if hung_up {
                 gone.push(i);
             }
         }
@@ -385,6 +412,33 @@ fn receive_fd(socket: RawFd) -> Option<OwnedFd> {
         }
         let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>());
         Some(OwnedFd::from_raw_fd(fd))
+    }
+}
+
+/// Whether `fd` is a program's output (a pipe or a terminal's master side), not a seccomp
+/// listener (an anonymous inode).
+fn is_output(fd: RawFd) -> bool {
+    // SAFETY: fstat fills the zeroed struct we own.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return false;
+    }
+    matches!(st.st_mode & libc::S_IFMT, libc::S_IFIFO | libc::S_IFCHR)
+}
+
+/// Reads what is waiting in `fd` and drops it; false once no writer is left.
+fn drain(fd: RawFd) -> bool {
+    let mut buf = [0u8; 16384];
+    loop {
+        // SAFETY: reads into the buffer we own.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n > 0 {
+            return true;
+        }
+        if n < 0 && nix::Error::last() == nix::Error::EINTR {
+            continue;
+        }
+        return false;
     }
 }
 

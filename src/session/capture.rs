@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::OwnedFd;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use crate::os::pipe::{is_hung_up, pending_bytes, readable_within, wait_readable};
 
@@ -206,6 +206,9 @@ impl Pump {
 pub(crate) struct ProgramOutput {
     capture: SharedCapture,
     pumps: Vec<Pump>,
+    /// Every pipe and terminal pumped in this session: an earlier process's pump runs on
+    /// until its writers have closed it (a detached program writes on).
+    pumped: Vec<Weak<File>>,
 }
 
 impl ProgramOutput {
@@ -213,6 +216,7 @@ impl ProgramOutput {
         ProgramOutput {
             capture: Arc::new(Mutex::new(Capture::new(limit))),
             pumps: Vec::new(),
+            pumped: Vec::new(),
         }
     }
 
@@ -232,13 +236,39 @@ impl ProgramOutput {
 
     /// Starts pumping the program's output pipe.
     pub(crate) fn pump_pipe(&mut self, fd: OwnedFd) {
-        self.pumps.push(Pump::start(fd, self.capture.clone()));
+        self.add(Pump::start(fd, self.capture.clone()));
+    }
+
+    fn add(&mut self, pump: Pump) {
+        self.pumped.retain(|p| p.strong_count() > 0);
+        self.pumped.push(Arc::downgrade(&pump.file));
+        self.pumps.push(pump);
+    }
+
+    /// The end of the session: every pipe or terminal a process still writes to (a
+    /// detached program, a daemon it started) goes to the keeper, which reads it from now
+    /// on. Without a reader, the program's next write would kill it with SIGPIPE once scry
+    /// exits (a terminal would hang up). What they write from now on is dropped: nobody is
+    /// left to read it. Nothing is captured after this.
+    pub(crate) fn leave_to_keeper(&mut self) {
+        // A terminal's own hold on its other end goes first, so a program gone is a hang-up.
+        self.pumps.clear();
+        for file in std::mem::take(&mut self.pumped) {
+            let Some(file) = file.upgrade() else {
+                continue;
+            };
+            if is_hung_up(&*file) {
+                continue;
+            }
+            if let Ok(fd) = file.try_clone() {
+                let _ = crate::os::keeper::keep_reading(fd.into());
+            }
+        }
     }
 
     /// Starts pumping the program's terminal (`hold` keeps its slave side open).
     pub(crate) fn pump_terminal(&mut self, master: OwnedFd, hold: OwnedFd) {
-        self.pumps
-            .push(Pump::start_terminal(master, hold, self.capture.clone()));
+        self.add(Pump::start_terminal(master, hold, self.capture.clone()));
     }
 
     /// Lets the pumps catch up with what the stopped program has written.

@@ -529,6 +529,7 @@ impl Session {
             };
         }
         self.release_held(false);
+        self.output.leave_to_keeper();
     }
 }
 
