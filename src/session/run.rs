@@ -381,7 +381,6 @@ impl Session {
     }
 
     /// Books a stop: its reason and pc, breakpoint hit counts, watchpoint values.
-
     pub fn book_stop(&mut self, stop: Stop) -> Result<StopInfo> {
         self.note_stop_for_gcore(&stop);
         self.ran_since_maps_refresh = true;
