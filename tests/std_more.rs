@@ -24,6 +24,9 @@ const RUST: &[(&str, &str, &str)] = &[
     ("dangling", "Weak(dangling)", "null"),
     ("ri", "5..=5 (exhausted)", r#""5..=5 (exhausted)""#),
     ("from", "5..", r#""5..""#),
+    // Not iterated to its end: no "(exhausted)" (every one said it, its false read as true).
+    ("live", "1..=4", r#""1..=4""#),
+    ("cnt", "Cell(3)", "3"),
     ("b1", "Ref -> [9, 8, 7]", "[9,8,7]"),
     ("bm", r#"RefMut -> "mut-borrowed!""#, r#""mut-borrowed!""#),
     ("rg", "RwLockReadGuard -> 17", "17"),
@@ -63,6 +66,14 @@ fn rust_fat_pointers_guards_atomics_and_lists_print_what_they_hold() {
                 "-O{opt} {name}"
             );
         }
+        // `.value` of a wrapper whose own member is named `value` (Cell, RefCell, Ref) is its
+        // plain data, as a member of a struct shows it (it was that member: `{"value":3}`,
+        // `{"pointer":...}`); the member is `$raw.value`.
+        for (name, plain) in [("cnt", "3"), ("b1", "[9,8,7]"), ("bm", r#""mut-borrowed!""#)] {
+            let v = format!("state.var('{name}', 1)");
+            assert_eq!(scry.ok(&format!("JSON.stringify({v}.value)")), plain, "{name}");
+        }
+        assert_eq!(scry.ok("JSON.stringify(state.var('cnt', 1).$raw.value.value)"), "3");
         // Indexing and lengths go through the fat pointers and the list.
         assert_eq!(scry.ok("String(state.var('arc_sl', 1)[2])"), "33");
         assert_eq!(scry.num("state.var('rc_str', 1).length"), 9);

@@ -447,12 +447,16 @@
         if (k.startsWith('$') && hasOwn(HELPERS, k.slice(1))) return HELPERS[k.slice(1)](h);
         if (k === 'then') return undefined;
         const members = N.val_keys(h);
-        if (members.includes(k)) return wrap(N.val_member(h, k), raw);
+        const helper = hasOwn(HELPERS, k);
+        // A member named like a helper is the member (the program's names are what a path
+        // means), but not in a value a printer shows: a `Cell`'s or a `Ref`'s `value` is the
+        // library's inner workings (`v.$raw.value`), and `.value` its plain data.
+        if (members.includes(k) && !(helper && printedOf(h, raw))) return wrap(N.val_member(h, k), raw);
         // A smart pointer or wrapper lends the members of what it holds (`sp.x`, `rc.len`),
         // a member named like a helper too (`up.size` of a Box with a `size` is the member,
         // as `up->size` is; it was the unique_ptr's own 8 bytes).
         const p = printedOf(h, raw);
-        if (hasOwn(HELPERS, k)) {
+        if (helper) {
           const held = p && p.holds() && p.r.empty !== true ? heldOrNothing(p) : undefined;
           if (held !== undefined && N.val_keys(held[HANDLE]).includes(k)) return held[k];
           return HELPERS[k](h);

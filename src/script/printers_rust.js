@@ -230,7 +230,7 @@
     const dots = kind.endsWith('Inclusive') ? '..=' : '..';
     const start = kind === 'To' || kind === 'ToInclusive' ? '' : N.val_text(mem(h, 'start'));
     const end = kind === 'From' ? '' : N.val_text(mem(h, 'end'));
-    const exhausted = kind === 'Inclusive' && N.val_keys(h).includes('exhausted') && num(mem(h, 'exhausted')) !== 0;
+    const exhausted = kind === 'Inclusive' && N.val_keys(h).includes('exhausted') && Boolean(num(mem(h, 'exhausted')));
     return `${start}${dots}${end}${exhausted ? ' (exhausted)' : ''}`;
   });
   // Borrows and guards hold what they lend: `Ref`, `RefMut` and a read guard a pointer to
