@@ -69,11 +69,36 @@ fn rust_fat_pointers_guards_atomics_and_lists_print_what_they_hold() {
         // `.value` of a wrapper whose own member is named `value` (Cell, RefCell, Ref) is its
         // plain data, as a member of a struct shows it (it was that member: `{"value":3}`,
         // `{"pointer":...}`); the member is `$raw.value`.
-        for (name, plain) in [("cnt", "3"), ("b1", "[9,8,7]"), ("bm", r#""mut-borrowed!""#)] {
+        for (name, plain) in [
+            ("cnt", "3"),
+            ("b1", "[9,8,7]"),
+            ("bm", r#""mut-borrowed!""#),
+        ] {
             let v = format!("state.var('{name}', 1)");
-            assert_eq!(scry.ok(&format!("JSON.stringify({v}.value)")), plain, "{name}");
+            assert_eq!(
+                scry.ok(&format!("JSON.stringify({v}.value)")),
+                plain,
+                "{name}"
+            );
         }
-        assert_eq!(scry.ok("JSON.stringify(state.var('cnt', 1).$raw.value.value)"), "3");
+        assert_eq!(
+            scry.ok("JSON.stringify(state.var('cnt', 1).$raw.value.value)"),
+            "3"
+        );
+        // A Weak back to the parent is a link, not followed around the cycle (the value was
+        // refused as "more than 32 aggregates nested").
+        let root = scry.ok("JSON.stringify(state.var('root', 1).value)");
+        assert!(
+            root.starts_with(
+                r#"{"name":"root","kids":[{"name":"kid","kids":[],"up":"<a link back to 0x"#
+            ) && root.ends_with(r#", which holds this value>"}],"up":null}"#),
+            "{root}"
+        );
+        let kid = scry.ok("JSON.stringify(state.var('kid', 1).value)");
+        assert!(
+            kid.starts_with(r#"{"name":"kid","kids":[],"up":{"name":"root","kids":["<a link back"#),
+            "{kid}"
+        );
         // Indexing and lengths go through the fat pointers and the list.
         assert_eq!(scry.ok("String(state.var('arc_sl', 1)[2])"), "33");
         assert_eq!(scry.num("state.var('rc_str', 1).length"), 9);

@@ -458,7 +458,7 @@
         const p = printedOf(h, raw);
         if (helper) {
           const held = p && p.holds() && p.r.empty !== true ? heldOrNothing(p) : undefined;
-          if (held !== undefined && N.val_keys(held[HANDLE]).includes(k)) return held[k];
+          if (held !== undefined && N.val_keys(held[HANDLE]).includes(k) && !printedOf(held[HANDLE], raw)) return held[k];
           return HELPERS[k](h);
         }
         if (p && p.holds()) return p.held()[k];

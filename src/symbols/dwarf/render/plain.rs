@@ -37,6 +37,7 @@ impl InfoTree {
         let mut budget = Budget {
             left: MAX_VALUES,
             seen: Seen::default(),
+            held: Vec::new(),
             cut: None,
         };
         let p = self.plain_at(&v, t, 0, &mut budget);
@@ -293,6 +294,9 @@ impl InfoTree {
 pub(super) struct Budget {
     left: usize,
     seen: Seen,
+    /// Where the values that smart pointers hold on the way down to this one are: one met
+    /// again is a link back (a Weak to a parent, an Rc cycle), never followed.
+    pub(super) held: Vec<u64>,
     cut: Option<String>,
 }
 

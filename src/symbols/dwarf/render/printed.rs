@@ -153,7 +153,23 @@ impl InfoTree {
         Some(match p.shape {
             Shape::Summary => Plain::Str(p.text.unwrap_or(p.summary)),
             Shape::List => Plain::List(p.items.iter().map(|(_, v)| plain(v, budget)).collect()),
-            Shape::Pointer | Shape::Value => match p.items.first() {
+            Shape::Pointer => match p.items.first() {
+                Some((_, Child::Value(c))) if c.address().is_some() => {
+                    let at = c.address().unwrap_or_default();
+                    if budget.held.contains(&at) {
+                        return Some(Plain::Missing(format!(
+                            "<a link back to {at:#x}, which holds this value>"
+                        )));
+                    }
+                    budget.held.push(at);
+                    let p = plain(&Child::Value(c.clone()), budget);
+                    budget.held.pop();
+                    p
+                }
+                Some((_, v)) => plain(v, budget),
+                None => Plain::Null,
+            },
+            Shape::Value => match p.items.first() {
                 Some((_, v)) => plain(v, budget),
                 None => Plain::Null,
             },
