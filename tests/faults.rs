@@ -418,3 +418,36 @@ fn a_general_protection_fault_names_its_address_never_null() {
     );
     let _ = std::fs::remove_file(&core);
 }
+
+/// `next()` while a timer's signal keeps arriving: the handler runs through during the
+/// steps, which stay on main's loop lines, as gdb's do (they stopped inside `on_alarm`,
+/// then in `__restore_rt` with no line, and every next() after was an error). A breakpoint
+/// inside the handler still stops there.
+#[test]
+fn next_runs_a_signal_handler_through_and_stays_on_its_lines() {
+    let exe = fixture("next_signal");
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/next_signal.c"
+    ))
+    .unwrap();
+    let head = common::line_of(&src, "// loop head");
+    let body = common::line_of(&src, "// loop body");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok(&format!("breakpoint.set('next_signal.c:{body}'); cont()"));
+    scry.ok("breakpoint.remove(1)");
+    let lines = scry.ok(
+        "const seen = new Set(); for (let i = 0; i < 400; i++) { const s = next(); seen.add(s.symbol.split('+')[0] + ':' + s.line) } [...seen].sort().join(' ')",
+    );
+    assert_eq!(lines, format!("main:{head} main:{body}"));
+    // The handler ran meanwhile (the steps took long enough for many alarms).
+    assert!(scry.num("+state.var('ticks')") > 0);
+    scry.ok("breakpoint.set('on_alarm')");
+    let stop = scry.ok("next()");
+    assert!(
+        stop.starts_with("breakpoint 2 at ") && stop.contains(" on_alarm"),
+        "{stop}"
+    );
+    scry.ok("breakpoint.remove(2); cont({timeout: 60})");
+    assert_eq!(common::truth(&mut scry)["ticked"], "1");
+}

@@ -5,6 +5,7 @@ mod catch;
 mod displaced;
 mod events;
 mod follow;
+mod handlers;
 mod hold;
 mod inject;
 mod lifecycle;
@@ -267,6 +268,9 @@ pub(crate) struct Inferior {
     syscall_gadget: Option<u64>,
     /// The program's SIGTRAP disposition to keep during this run (see `sigtrap`).
     trap_guard: Option<sigtrap::TrapGuard>,
+    /// A step that delivers a signal the program handles runs the handler through first
+    /// (see `handlers`): stepping by lines.
+    pub(crate) run_handlers: bool,
     /// The program's own SIGTRAP actions, followed as it sets them (see `sigtrap`).
     sigaction: sigtrap::SigactionWatch,
     /// A stop was reported with only its own thread stopped (the others run on while
@@ -334,6 +338,7 @@ impl Inferior {
             pinning: None,
             syscall_gadget: None,
             trap_guard: None,
+            run_handlers: false,
             sigaction: Default::default(),
             partial: None,
             launched: false,

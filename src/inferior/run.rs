@@ -103,20 +103,23 @@ impl Inferior {
             return Ok(None);
         }
         self.insert_site(addr)?;
-        let ran = self.run_alone_to(tid, addr, deadline, pass);
+        let ran = self.run_alone_to(tid, addr, 0, deadline, pass);
         let _ = self.remove_site(addr);
         let stop = ran?;
         self.settle(stop, pass).map(Some)
     }
 
-    fn run_alone_to(
+    /// Resumes `tid` alone, delivering `sig` (0: none), until it reaches `addr` (a site is
+    /// there): `Stop::Step` then, or the stop that came first.
+    pub(super) fn run_alone_to(
         &mut self,
         tid: Tid,
         addr: u64,
+        sig: i32,
         deadline: Instant,
         pass: PassFn,
     ) -> Result<Stop, OsError> {
-        self.resume_request(tid, 0)?;
+        self.resume_request(tid, sig)?;
         self.mark(tid, RunState::Running, StopKind::Event);
         loop {
             let event = match self.event_of(tid, deadline, pass)? {
@@ -551,7 +554,15 @@ impl Inferior {
     ) -> Result<Stop, OsError> {
         let from = self.pc(tid)?;
         let sigaction = self.sigaction_in_step(tid);
-        let sig = self.take_signal(tid);
+        let mut sig = self.take_signal(tid);
+        if sig != 0 && self.run_handlers {
+            if let Some(ran) = self.run_handler_through(tid, sig, from, lifted, deadline, pass) {
+                match ran? {
+                    Some(stop) => return Ok(stop),
+                    None => sig = 0,
+                }
+            }
+        }
         self.single_step(tid, sig)?;
         self.mark(tid, RunState::Running, StopKind::Event);
         // A passing signal that arrives while the int3 is out waits until the instruction
@@ -651,6 +662,25 @@ impl Inferior {
                     self.single_step(tid, 0)?;
                 }
                 WaitEvent::Signal { signal, .. } if pass(signal) => {
+                    // Stepping by lines, a handler of the program's runs through to where
+                    // the signal came (the instruction not run yet, or run: a system call).
+                    if self.run_handlers {
+                        self.mark(tid, RunState::Stopped, StopKind::Event);
+                        let at = self.pc(tid)?;
+                        if let Some(ran) =
+                            self.run_handler_through(tid, signal, at, false, deadline, pass)
+                        {
+                            if let Some(stop) = ran? {
+                                return Ok(stop);
+                            }
+                            if at != from {
+                                return Ok(Stop::Step { tid });
+                            }
+                            self.single_step(tid, 0)?;
+                            self.mark(tid, RunState::Running, StopKind::Event);
+                            continue;
+                        }
+                    }
                     // Delivered as part of this step: the step ends at the handler's entry.
                     self.single_step(tid, signal)?;
                     if signal == libc::SIGTRAP {

@@ -201,6 +201,12 @@ impl<'f, F: Front> Run<'f, F> {
         self.leg(|s| s.step(deadline))
     }
 
+    /// One instruction of a step by lines: a signal handler it would enter runs through.
+    fn line_step(&self) -> RunResult<StopInfo> {
+        let deadline = self.deadline;
+        self.leg(|s| s.line_step(deadline))
+    }
+
     /// Runs to the next event. While tracepoints' probes are in the program, the wait gives
     /// way every few milliseconds and their records go to the listeners, the program
     /// running on; a listener that asks for a stop ends the leg with every thread stopped.
@@ -324,7 +330,7 @@ impl<'f, F: Front> Run<'f, F> {
                 return Ok(Stepped::Ended(Box::new(stop)));
             }
         } else {
-            let mut stop = self.step()?;
+            let mut stop = self.line_step()?;
             if stop.reason() != Reason::Step && !self.keep_going(&mut stop)? {
                 return Ok(Stepped::Ended(Box::new(stop)));
             }

@@ -266,7 +266,7 @@ impl Stepper {
             return Ok(Advanced::Stepped(run.step_over_insn(insn)?));
         }
         let ret = insn.addr + insn.len as u64;
-        let mut stop = run.step()?;
+        let mut stop = run.line_step()?;
         if stop.reason() != Reason::Step && !run.keep_going(&mut stop)? {
             return Ok(Advanced::Stepped(Stepped::Ended(Box::new(stop))));
         }

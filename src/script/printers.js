@@ -231,7 +231,8 @@
       // Plain data of elements laid out one after another (a vector's storage) is read by
       // the renderer from the first one, without a call back here per element.
       const run = p.r[RUN];
-      if (whole && p.shape === 'list' && run !== undefined) return [p.summary, p.shape, [], undefined, false, undefined, run, false, false];
+      // Elements in no memory (a std::array kept in registers at -O2) are read one by one.
+      if (whole && p.shape === 'list' && run !== undefined && N.val_addr(run[0]) !== undefined) return [p.summary, p.shape, [], undefined, false, undefined, run, false, false];
       if (p.shape !== 'summary') {
         for (const x of p.iterate()) {
           if (items.length >= Math.max(want, p.holds() ? 1 : 0)) {

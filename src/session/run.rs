@@ -179,6 +179,25 @@ impl Session {
         self.book_stop(stop)
     }
 
+    /// One step of a step by lines (`next()`): a signal it delivers to a handler of the
+    /// program's runs the handler through first (see `inferior::handlers`), as gdb's
+    /// `next` does. A recording records every instruction, handlers too.
+    pub fn line_step(&mut self, deadline: Instant) -> Result<StopInfo> {
+        let by_lines = !self.along_recording() && !self.recording_live();
+        if by_lines {
+            if let Ok(t) = self.targets.live_for_run() {
+                t.steps_by_lines(true);
+            }
+        }
+        let stop = self.step(deadline);
+        if by_lines {
+            if let Ok(t) = self.targets.live_for_run() {
+                t.steps_by_lines(false);
+            }
+        }
+        stop
+    }
+
     pub fn cont(&mut self, deadline: Instant) -> Result<StopInfo> {
         loop {
             if let Leg::Stop(stop) = self.cont_leg(deadline)? {

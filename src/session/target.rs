@@ -61,6 +61,9 @@ pub(crate) trait Target: ProcessView {
     fn cont(&mut self, deadline: Instant, pass: PassFn, nonstop: NonStop) -> Result<Stop, OsError>;
     /// One instruction of the selected thread.
     fn step(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError>;
+    /// Steps by lines from now on (`on`) or by instructions: a step that delivers a signal
+    /// the program handles runs the handler through first where the backend can.
+    fn steps_by_lines(&mut self, _on: bool) {}
     /// Runs the selected thread alone to `addr` (a `rep` string instruction in one go):
     /// `Step` when it got there, another stop if one came first, `None` when the backend
     /// cannot (the caller steps instead).
@@ -341,6 +344,9 @@ impl Target for Inferior {
     }
     fn step(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
         Inferior::step(self, deadline, pass)
+    }
+    fn steps_by_lines(&mut self, on: bool) {
+        self.run_handlers = on;
     }
     fn is_launched(&self) -> bool {
         Inferior::is_launched(self)
