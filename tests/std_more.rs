@@ -287,3 +287,28 @@ fn cxx_any_path_iterators_atomics_and_debug_containers_print_what_they_hold() {
         assert_eq!(truth["at_d"], "-1.75");
     }
 }
+
+/// A std::array that -O2 keeps in registers has plain data, read element by element (it
+/// was "the printer's elements are in no memory", though it printed).
+#[test]
+fn a_std_array_in_registers_has_plain_data() {
+    let exe = common::fixture_from(
+        "array_in_registers-O2",
+        "g++",
+        &["-g", "-O2"],
+        &["array_in_registers.cpp"],
+    );
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('array_in_registers.cpp:10'); cont()");
+    assert_eq!(
+        scry.ok("String(state.var('w').addr)"),
+        "undefined",
+        "in registers"
+    );
+    assert_eq!(
+        scry.ok("JSON.stringify(state.var('w').value)"),
+        "[0.5,1.25,-3,1e-7]"
+    );
+    scry.ok("breakpoint.remove(1); cont()");
+    assert_eq!(common::truth(&mut scry)["w"], "0.5,1.25,-3,1e-07");
+}
