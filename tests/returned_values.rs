@@ -157,6 +157,8 @@ fn finish_reads_a_returned_scalar_as_its_type() {
             ("hue", "BLUE"),
             ("slot", "<table+0x8>"),
             ("shrink", "-4463"),
+            // A float's digits, as gdb shows a float (it was 0.6666666865348816).
+            ("third", "returned 0.6666667"),
         ];
         for (f, _) in cases {
             scry.ok(&format!("breakpoint.set('{f}')"));
@@ -164,18 +166,18 @@ fn finish_reads_a_returned_scalar_as_its_type() {
         for (f, want) in cases {
             let stop = scry.ok("cont()");
             assert!(stop.contains(&format!(" {f}")), "{opt}: {stop}");
-            let fin = scry.ok("ctx.fin = finish()");
+            let fin = scry.ok(&format!("ctx.fin = ctx.{f} = finish()"));
             assert!(
                 fin.contains(" returned ") && fin.contains(want),
                 "{opt} {f}: {fin}"
             );
         }
-        assert_eq!(scry.ok("ctx.fin.returned + 1"), "-4462", "{opt}");
-        assert_eq!(scry.ok("ctx.fin.returned < 0"), "true", "{opt}");
+        assert_eq!(scry.ok("ctx.shrink.returned + 1"), "-4462", "{opt}");
+        assert_eq!(scry.ok("ctx.shrink.returned < 0"), "true", "{opt}");
         assert!(scry.ok("cont()").starts_with("exited with code 0"));
         assert!(scry
             .ok("output()")
-            .contains("n=-183 c=c b=1 h=2 p=30 s=-4463"));
+            .contains("n=-183 c=c b=1 h=2 p=30 s=-4463 t=0.6666667"));
     }
 }
 

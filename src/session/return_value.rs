@@ -31,6 +31,7 @@ impl Session {
         returned.rax = self.regs().ok().map(|r| r.rax);
         let Returns { file, ty, rust_fn } = returns?;
         returned.float = self.float_return(&file, ty);
+        returned.single = file.dwarf().is_some_and(|d| d.tree.size_of(ty) == Some(4));
         if returned.float.is_some() {
             return None;
         }

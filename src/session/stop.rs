@@ -129,6 +129,9 @@ pub struct ReturnValue {
     /// A function whose DWARF return type is floating point: the value it returned in xmm0
     /// (st0 for `long double`), shown instead of rax.
     pub float: Option<f64>,
+    /// That float is a `float`: shown with the digits a `float` has (`0.6666667`, not
+    /// its double expansion `0.6666666865348816`).
+    pub single: bool,
     /// A function returning an aggregate: the value as it prints (a string, a struct),
     /// shown instead of rax.
     pub text: Option<String>,
@@ -415,7 +418,7 @@ impl StopInfo {
             if let Some(t) = &r.text {
                 let _ = write!(s, " returned {t}");
             } else if let Some(f) = r.float {
-                let _ = write!(s, " returned {}", float_text(f, false));
+                let _ = write!(s, " returned {}", float_text(f, r.single));
             } else if let (Some(ty), Some(v)) = (&r.unread, r.rax) {
                 let _ = write!(
                     s,
