@@ -284,7 +284,44 @@ impl Parser<'_> {
                 found: self.rest_char(),
             },
         })?;
+        let name = self.with_template_args(name);
         Ok(Path::Name(self.qualified(name)?))
+    }
+
+    /// `name<args>` when `::` follows the arguments (`Ring<int, 4>::instances`, a static
+    /// member of a class template), spelled as GCC and clang name the class (one space
+    /// after each comma, none inside the brackets); else `name` as it was, the `<` left.
+    fn with_template_args(&mut self, mut name: String) -> String {
+        if self.s.get(self.at) != Some(&b'<') {
+            return name;
+        }
+        let mut depth = 0usize;
+        let mut end = None;
+        for (i, &b) in self.s.iter().enumerate().skip(self.at) {
+            match b {
+                b'<' | b'(' => depth += 1,
+                b'>' | b')' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        end = Some(i + 1);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end.filter(|&e| self.s[e..].starts_with(b"::")) else {
+            return name;
+        };
+        let args = String::from_utf8_lossy(&self.s[self.at..end]);
+        let words: Vec<&str> = args.split_whitespace().collect();
+        let mut spelled = words.join(" ");
+        for (from, to) in [(" ,", ","), (",", ", "), ("<  ", "<"), ("< ", "<"), (" >", ">"), ("  ", " ")] {
+            spelled = spelled.replace(from, to);
+        }
+        name.push_str(&spelled);
+        self.at = end;
+        name
     }
 
     /// `(T)x`: parentheses followed by the start of another operand (a name, a number,
@@ -352,6 +389,7 @@ impl Parser<'_> {
                 .ok_or_else(|| self.expected(Expected::NameAfterScope))?;
             name.push_str("::");
             name.push_str(&part);
+            name = self.with_template_args(name);
         }
         Ok(name)
     }
@@ -532,6 +570,15 @@ mod tests {
             parse("'(anonymous namespace)::counter'.hits").unwrap(),
             Path::Member(name("(anonymous namespace)::counter"), "hits".into())
         );
+        // A class template's static member, spelled as the compilers name the class.
+        for spelled in ["Ring<int, 4>::instances", "Ring<int,4>::instances", "Ring< int ,4 >::instances"] {
+            assert_eq!(parse(spelled).unwrap(), *name("Ring<int, 4>::instances"), "{spelled}");
+        }
+        assert_eq!(
+            parse("ns::Box<std::pair<int, char>>::made.n").unwrap(),
+            Path::Member(name("ns::Box<std::pair<int, char>>::made"), "n".into())
+        );
+        assert!(parse("a<b").is_err());
         assert_eq!(
             parse("a[b->c]").unwrap(),
             Path::Index(name("a"), Box::new(Path::Member(name("b"), "c".into())))
