@@ -164,3 +164,34 @@ fn static_members_are_read_by_path_and_member_dwarf4() {
 fn static_members_are_read_by_path_and_member_dwarf5() {
     navigates(5);
 }
+
+/// A static member named as the code names it under `using namespace shop;`
+/// (`Till::opened`) is found, as gdb finds it through the directive (it was "no variable");
+/// a name two namespaces could complete is an error naming both, never one of them.
+#[test]
+fn a_static_member_named_under_using_namespace_is_found() {
+    let exe = fixture_from(
+        "using_namespace",
+        "g++",
+        &["-g", "-O0"],
+        &["using_namespace.cpp"],
+    );
+    let src = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/using_namespace.cpp"),
+    )
+    .unwrap();
+    let line = common::line_of(&src, "// report");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok(&format!(
+        "breakpoint.set('using_namespace.cpp:{line}'); cont()"
+    ));
+    assert_eq!(scry.num("state.value('Till::opened')"), 3);
+    assert_eq!(scry.num("state.value('shop::Till::opened')"), 3);
+    let both = scry.err("state.value('Cfg::level')");
+    assert!(
+        both.contains("a::Cfg::level") && both.contains("b::Cfg::level"),
+        "{both}"
+    );
+    scry.ok("cont()");
+    assert_eq!(truth(&mut scry)["opened"], "3");
+}

@@ -510,6 +510,31 @@ impl Session {
                 return Ok(v);
             }
         }
+        // `Worker::created` under `using namespace sched;`: the one global of the program
+        // (or of the running module) whose qualified name ends so, as gdb finds it through
+        // the using-directive. Two or more are named in the error, never one picked.
+        let mut outer: Vec<String> = Vec::new();
+        if name.contains("::") && !name.starts_with("::") {
+            for module in store.modules().iter().filter(|m| m.is_exe || is_here(m)) {
+                if let Some(d) = module.file.dwarf() {
+                    for k in d.tree.globals_ending_with(name, 4) {
+                        if !outer.contains(&k) {
+                            outer.push(k);
+                        }
+                    }
+                }
+            }
+        }
+        if let [one] = outer.as_slice() {
+            let one = one.clone();
+            return self.lookup_global(&one);
+        }
+        if outer.len() > 1 {
+            return Err(SessionError::Invalid(format!(
+                "no variable '{name}' in this frame or among the globals; it could be any of {} (name one in full)",
+                outer.join(", ")
+            )));
+        }
         let mut near: Vec<String> = Vec::new();
         for module in store.modules() {
             if let Some(d) = module.file.dwarf() {

@@ -167,6 +167,18 @@ impl InfoTree {
             .collect()
     }
 
+    /// The globals and static members whose qualified name ends with `::name` (`Worker::
+    /// created` of `sched::Worker::created`), at most `max`.
+    pub(crate) fn globals_ending_with(&self, name: &str, max: usize) -> Vec<String> {
+        let tail = format!("::{name}");
+        self.vars()
+            .keys()
+            .filter(|k| k.ends_with(&tail))
+            .take(max)
+            .cloned()
+            .collect()
+    }
+
     pub(crate) fn similar_globals(&self, name: &str, max: usize) -> Vec<String> {
         let limit = fuzzy::max_distance(name);
         let scored: Vec<(usize, String)> = self

@@ -316,7 +316,14 @@ impl Parser<'_> {
         let args = String::from_utf8_lossy(&self.s[self.at..end]);
         let words: Vec<&str> = args.split_whitespace().collect();
         let mut spelled = words.join(" ");
-        for (from, to) in [(" ,", ","), (",", ", "), ("<  ", "<"), ("< ", "<"), (" >", ">"), ("  ", " ")] {
+        for (from, to) in [
+            (" ,", ","),
+            (",", ", "),
+            ("<  ", "<"),
+            ("< ", "<"),
+            (" >", ">"),
+            ("  ", " "),
+        ] {
             spelled = spelled.replace(from, to);
         }
         name.push_str(&spelled);
@@ -571,8 +578,16 @@ mod tests {
             Path::Member(name("(anonymous namespace)::counter"), "hits".into())
         );
         // A class template's static member, spelled as the compilers name the class.
-        for spelled in ["Ring<int, 4>::instances", "Ring<int,4>::instances", "Ring< int ,4 >::instances"] {
-            assert_eq!(parse(spelled).unwrap(), *name("Ring<int, 4>::instances"), "{spelled}");
+        for spelled in [
+            "Ring<int, 4>::instances",
+            "Ring<int,4>::instances",
+            "Ring< int ,4 >::instances",
+        ] {
+            assert_eq!(
+                parse(spelled).unwrap(),
+                *name("Ring<int, 4>::instances"),
+                "{spelled}"
+            );
         }
         assert_eq!(
             parse("ns::Box<std::pair<int, char>>::made.n").unwrap(),
