@@ -273,3 +273,45 @@ fn next_and_finish_over_a_throw_end_in_the_handler_that_catches_it() {
     assert_eq!(scry.num("state.var('i')"), 3, "{stop}");
     assert_eq!(scry.num("state.var('rejected')"), 0);
 }
+
+/// `next()` in a function without line information (`apply`, built without -g, calling
+/// back into the program) runs it to its return and steps on in the caller to its next
+/// line, as gdb's "single stepping until exit" (it was an error: "no line information at
+/// pc; use step()").
+#[test]
+fn next_without_line_information_runs_to_the_caller() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("no_line_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let object = dir.join("no_line_apply.o");
+    let built = |cmd: &mut std::process::Command| cmd.status().unwrap().success();
+    assert!(built(
+        std::process::Command::new("cc")
+            .args(["-O1", "-c", "-o"])
+            .arg(&object)
+            .arg(src.join("no_line_apply.c"))
+    ));
+    let exe = dir.join("no_line_caller");
+    assert!(built(
+        std::process::Command::new("cc")
+            .args(["-g", "-O0", "-o"])
+            .arg(&exe)
+            .arg(src.join("no_line_caller.c"))
+            .arg(&object)
+    ));
+    let text = std::fs::read_to_string(src.join("no_line_caller.c")).unwrap();
+    let after = common::line_of(&text, "// after");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('cb'); cont()");
+    assert!(scry.ok("finish()").contains(" apply+"));
+    let stop = scry.ok("next()");
+    assert!(
+        stop.starts_with("step at ") && stop.contains(&format!(" no_line_caller.c:{after}")),
+        "{stop}"
+    );
+    assert!(stop.contains("no line information in apply"), "{stop}");
+    scry.ok("cont()");
+    assert_eq!(common::truth(&mut scry)["a"], "10");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -30,14 +30,12 @@ impl Stepping {
 pub(crate) fn next<F: Front>(front: &F, into: bool, deadline: Instant) -> RunResult<RunEnd> {
     let first = front.call(|s| s.line_frames())?;
     let level = (first.lines.len() as isize) - 1 - first.hidden as isize;
-    let start = usize::try_from(level)
+    let Some(start) = usize::try_from(level)
         .ok()
         .and_then(|l| first.lines[l].clone())
-        .ok_or_else(|| {
-            RunError::Session(SessionError::Invalid(
-                "next(): no line information at pc; use step()".into(),
-            ))
-        })?;
+    else {
+        return next_from_no_line(front, into, deadline);
+    };
     let level = level as usize;
     let stepper = Stepper {
         level,
@@ -51,6 +49,41 @@ pub(crate) fn next<F: Front>(front: &F, into: bool, deadline: Instant) -> RunRes
     let mut run = Run::begin(front, deadline)?;
     let ended = stepper.go(&mut run);
     finish_run(run, ended)
+}
+
+/// `next()` in a function without line information (a callback's caller in a stripped
+/// library): gdb's "single stepping until exit": the function runs to its return, and in a
+/// caller with lines the step goes on to that line's end there. It was an error.
+fn next_from_no_line<F: Front>(front: &F, into: bool, deadline: Instant) -> RunResult<RunEnd> {
+    let no_line = || {
+        RunError::Session(SessionError::Invalid(
+            "next(): no line information here, and no caller to return to; use step()".into(),
+        ))
+    };
+    let name = front
+        .call(|s| s.pc().map(|pc| s.symbolize(pc)))?
+        .map_or_else(
+            || "this function".to_string(),
+            |n| n.split('+').next().unwrap_or(&n).to_string(),
+        );
+    let out = super::finish::finish(front, deadline).map_err(|e| match e {
+        RunError::Session(SessionError::Invalid(_)) => no_line(),
+        e => e,
+    })?;
+    if out.stop.reason() != Reason::Finish {
+        return Ok(out);
+    }
+    let note = format!("next(): no line information in {name}; ran it to its return");
+    let caller = front.call(|s| s.line_frames())?;
+    let level = (caller.lines.len() as isize) - 1 - caller.hidden as isize;
+    let has_line = usize::try_from(level)
+        .ok()
+        .is_some_and(|l| caller.lines[l].is_some());
+    front.session(|s| s.carry_note(note))?;
+    if !has_line {
+        return Ok(out);
+    }
+    next(front, into, deadline)
 }
 
 /// Where a `next()` is: the frame and line it steps.
