@@ -181,7 +181,7 @@ fn another_thread_at_the_return_address_is_no_return() {
 /// `next({into: true})` is gdb's `step`: a call to a function with lines is entered and the
 /// step ends at its first line past the prologue; a return mid-line runs the rest of the
 /// caller's line (here, the loop's next call, entered again); a call through the PLT (printf)
-/// is run over. The same lines as gdb's `step` on the same program; an option a run does not
+/// is run over (a library of the program's own is entered). The same lines as gdb's `step` on the same program; an option a run does not
 /// take is an error naming the ones it does.
 #[test]
 fn next_into_enters_calls_with_lines_as_gdbs_step() {
@@ -208,6 +208,8 @@ fn next_into_enters_calls_with_lines_as_gdbs_step() {
     );
     let print = line_of(src, "printf(");
     scry.ok(&format!("breakpoint.set('loop.c:{print}'); cont()"));
+    // Through the PLT into libc: run over, even with libc6-dbg's lines (gdb's step enters
+    // `__printf` at printf.c:28); a library of the program's own is entered.
     assert_eq!(scry.ok("next({into: true}).line"), (print + 1).to_string());
     let e = scry.err("step({into: true})");
     assert!(e.contains("next({into: true})"), "{e}");
@@ -313,5 +315,54 @@ fn next_without_line_information_runs_to_the_caller() {
     assert!(stop.contains("no line information in apply"), "{stop}");
     scry.ok("cont()");
     assert_eq!(common::truth(&mut scry)["a"], "10");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `next({into: true})` at a call through the PLT into a library with lines enters the
+/// library's function (through the loader's resolver on the first, lazily bound call),
+/// as gdb's `step` does; it ran over the call as over a function without lines.
+#[test]
+fn next_into_enters_a_library_function_through_the_plt() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("plt_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let built = |cmd: &mut std::process::Command| cmd.status().unwrap().success();
+    assert!(built(
+        std::process::Command::new("cc")
+            .args(["-g", "-O0", "-shared", "-fPIC", "-o"])
+            .arg(dir.join("libplt.so"))
+            .arg(src.join("plt_lib.c"))
+    ));
+    let exe = dir.join("plt_host");
+    assert!(built(
+        std::process::Command::new("cc")
+            .args(["-g", "-O0", "-Wl,-z,lazy", "-o"])
+            .arg(&exe)
+            .arg(src.join("plt_host.c"))
+            .arg(format!("-L{}", dir.display()))
+            .arg("-lplt")
+            .arg(format!("-Wl,-rpath,{}", dir.display()))
+    ));
+    let lib = std::fs::read_to_string(src.join("plt_lib.c")).unwrap();
+    let body = common::line_of(&lib, "// libfn body");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('main'); cont()");
+    for call in ["first", "second"] {
+        let stop = scry.ok("next({into: true})");
+        assert!(
+            stop.contains(" libfn+") && stop.ends_with(&format!(" plt_lib.c:{body}")),
+            "{call}: {stop}"
+        );
+        assert_eq!(
+            scry.num("+state.var('x')"),
+            if call == "first" { 3 } else { 4 }
+        );
+        scry.ok("finish()");
+        scry.ok("next()");
+    }
+    scry.ok("cont()");
+    let t = common::truth(&mut scry);
+    assert_eq!((t["a"].as_str(), t["b"].as_str()), ("7", "9"));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -316,10 +316,70 @@ impl Stepper {
                 }
                 Ok(Advanced::Entered(Box::new(run.latest())))
             }
-            None => match run.over_call(ret)? {
-                Some(stop) => Ok(Advanced::Stepped(Stepped::Ended(Box::new(stop)))),
-                None => Ok(Advanced::Stepped(Stepped::On(insn))),
-            },
+            None => {
+                let plt = run.front.call(|s| s.pc().map(|pc| s.plt_target(pc)))?;
+                if let Some(entry) = plt {
+                    return self.through_plt(run, entry, ret, insn);
+                }
+                match run.over_call(ret)? {
+                    Some(stop) => Ok(Advanced::Stepped(Stepped::Ended(Box::new(stop)))),
+                    None => Ok(Advanced::Stepped(Stepped::On(insn))),
+                }
+            }
+        }
+    }
+
+    /// Stepping into a call through a PLT stub: on to the function it leads to, `entry`
+    /// (through the loader's resolver on the first call), and to its body, as gdb's `step`
+    /// goes through the stub; or over the call when it returns to `ret` without arriving
+    /// there (an IFUNC resolved elsewhere). It ran over the call, as into a function
+    /// without lines.
+    fn through_plt<F: Front>(
+        &mut self,
+        run: &mut Run<'_, F>,
+        entry: u64,
+        ret: u64,
+        insn: crate::symbols::Insn,
+    ) -> RunResult<Advanced> {
+        let tid = run.front.call(|s| s.selected_tid())?;
+        // At the stub, the return address just pushed: the function's entry sees this stack.
+        let sp_stub = run.sp()?;
+        run.temp_site(entry)?;
+        run.temp_site(ret)?;
+        let arrived: RunResult<Result<(), Option<StopInfo>>> = (|| loop {
+            let mut stop = run.cont()?;
+            if stop.reason() == Reason::Breakpoint && stop.tid == Some(tid) {
+                let sp = run.sp()?;
+                if stop.pc == Some(entry) && sp == sp_stub {
+                    return Ok(Ok(()));
+                }
+                if stop.pc == Some(ret) && sp > sp_stub {
+                    return Ok(Err(None));
+                }
+            }
+            if stop.reason() == Reason::Breakpoint && stop.breakpoint_id().is_none() {
+                continue;
+            }
+            if !run.keep_going(&mut stop)? {
+                return Ok(Err(Some(stop)));
+            }
+        })();
+        run.drop_temp_site(entry);
+        run.drop_temp_site(ret);
+        match arrived? {
+            Ok(()) => {
+                let body = run
+                    .front
+                    .call(|s| s.pc().map(|pc| s.body_of_function_at(pc)))?;
+                if let Some(body) = body {
+                    if let Some(stop) = run.run_to(body)? {
+                        return Ok(Advanced::Stepped(Stepped::Ended(Box::new(stop))));
+                    }
+                }
+                Ok(Advanced::Entered(Box::new(run.latest())))
+            }
+            Err(None) => Ok(Advanced::Stepped(Stepped::On(insn))),
+            Err(Some(stop)) => Ok(Advanced::Stepped(Stepped::Ended(Box::new(stop)))),
         }
     }
 

@@ -364,6 +364,31 @@ impl Session {
         Some(module.bias.to_runtime(body).0)
     }
 
+    /// At a PLT stub (`libfn@plt`, the first instruction of a call into another module):
+    /// the entry of the function it leads to, where that has source lines and is the
+    /// program's own (a library outside the system's directories: libc's printf with
+    /// libc6-dbg's lines is run over, see SPEC); `None` elsewhere. The stub jumps there,
+    /// through the loader's resolver the first time.
+    pub fn plt_target(&mut self, pc: u64) -> Option<u64> {
+        let name = self.symbolize_known(pc)?;
+        let function = name.strip_suffix("@plt")?;
+        let entry = self.resolve(function).ok().filter(|&a| a != pc)?;
+        let module = self.symbols.module_at(RuntimeAddr(entry))?;
+        let system = [
+            "/lib/",
+            "/lib64/",
+            "/usr/lib/",
+            "/usr/lib64/",
+            "/usr/local/lib/",
+        ]
+        .iter()
+        .any(|dir| module.path.starts_with(dir));
+        if system {
+            return None;
+        }
+        self.body_of_function_at(entry).map(|_| entry)
+    }
+
     /// The selected thread's frames at its pc as a line stepper sees them (see `LineFrames`).
     pub fn line_frames(&mut self) -> Result<Arc<LineFrames>> {
         let pc = self.pc()?;
