@@ -504,3 +504,20 @@ fn unaligned_and_bit_field_members_are_watched_as_themselves() {
     assert_eq!(truth["kind"], "2");
     assert_eq!(truth["refs"], "1");
 }
+
+/// A watched stack slot written by a call's push of its return address stops at the called
+/// function's first instruction, and no instruction is named as the writer: the bytes
+/// before it are another function's (it said `by marked: ret`, and in threads decoded
+/// `add [rsi-0x70],ah` from the middle of one).
+#[test]
+fn a_write_by_a_calls_push_names_no_instruction_before_the_callee() {
+    let exe = common::fixture_with("watch_call_push", &["-g", "-O1"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('marked'); cont()");
+    let hit = scry.ok("watchpoint.set(+state.var('slot'), 'w', 'slot', {len: 8}); cont()");
+    assert!(
+        hit.starts_with("watchpoint 1 (slot) write ") && hit.contains(" target "),
+        "{hit}"
+    );
+    assert!(!hit.contains(" by "), "{hit}");
+}

@@ -396,6 +396,17 @@ impl Session {
     pub(super) fn culprit(&mut self, tid: Tid, addr: u64, len: u64) -> Result<Option<Culprit>> {
         let regs = self.targets.live()?.regs(tid)?;
         let pc = regs.rip;
+        // At a function's first instruction the thread came by a call or a jump (the
+        // write was most likely the call's push of its return address): the bytes before
+        // are another function's, and decoding them named an instruction that never ran
+        // (`add [rsi-0x70], ah` from the middle of one).
+        if self
+            .symbols
+            .symbol_at(RuntimeAddr(pc))
+            .is_some_and(|(_, s, off)| off == 0 && s.size > 0)
+        {
+            return Ok(None);
+        }
         let reg = |r: iced_x86::Register| register_value(&regs, r);
         let boundary = self
             .symbols
