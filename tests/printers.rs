@@ -305,6 +305,10 @@ fn values_read_through(exe: &Path, start: &str) {
     assert_eq!(scry.ok("Number(state.var('nothing', 1))"), "NaN");
     let e = scry.err("state.var('nothing', 1).$deref()");
     assert!(e.contains("nullopt holds nothing to dereference"), "{e}");
+    // A path's `*` says the same (it said "cannot dereference std::optional<int>: not a
+    // pointer").
+    let e = scry.err("state.value('*nothing', 1)");
+    assert!(e.contains("nullopt holds nothing to dereference"), "{e}");
     // What holds nothing is null as data, never its summary's words.
     assert_eq!(
         scry.ok("['nothing', 'none_up', 'empty_sp', 'opt'].map(n => JSON.stringify(state.var(n, 1))).join(' ')"),

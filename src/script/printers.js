@@ -277,6 +277,9 @@
       if (!p.keyed()) throw new ScryError(`${p.summary || p.type} has no keys (index it with [i])`);
       x = p.get(arg);
     } else if (op === 'deref') {
+      // `*opt` of an empty optional (a null unique_ptr): what `$deref()` says, not "not a
+      // pointer".
+      if (p.r.empty === true) throw new ScryError(`${p.summary || p.type} holds nothing to dereference`);
       if (!p.holds()) return undefined;
       x = p.held();
     }
