@@ -13,6 +13,7 @@
 use std::time::Instant;
 
 use super::sites::INT3;
+use super::thread::{RunState, StopKind};
 use super::{Inferior, PassFn, Stop};
 use crate::os::{procfs, ptrace, OsError, Tid};
 
@@ -74,6 +75,41 @@ impl Inferior {
         let mut regs = *self.regs(tid)?;
         regs.eflags &= !super::points::RF;
         self.set_regs(tid, &regs)
+    }
+
+    /// `signal` arrived for `tid` while it steps the instruction at `from`: stepping by
+    /// lines, its handler runs through to where it came (the instruction not run yet, or
+    /// run: a system call). `Some(Ok(None))`: the step goes on (resumed); `Some(Ok(Some))`:
+    /// it ends with that stop; `None`: not stepping by lines, or no handler to run through,
+    /// and the step delivers the signal.
+    pub(super) fn signal_in_line_step(
+        &mut self,
+        tid: Tid,
+        signal: i32,
+        from: u64,
+        deadline: Instant,
+        pass: PassFn,
+    ) -> Option<Result<Option<Stop>, OsError>> {
+        if !self.run_handlers {
+            return None;
+        }
+        self.mark(tid, RunState::Stopped, StopKind::Event);
+        let at = match self.pc(tid) {
+            Ok(at) => at,
+            Err(e) => return Some(Err(e)),
+        };
+        let ran = self.run_handler_through(tid, signal, at, false, deadline, pass)?;
+        Some((|| {
+            if let Some(stop) = ran? {
+                return Ok(Some(stop));
+            }
+            if at != from {
+                return Ok(Some(Stop::Step { tid }));
+            }
+            self.single_step(tid, 0)?;
+            self.mark(tid, RunState::Running, StopKind::Event);
+            Ok(None)
+        })())
     }
 
     /// Whether delivering `sig` to `tid` now runs a handler of the program's: caught

@@ -13,6 +13,7 @@ mod pinning;
 mod points;
 mod probes;
 mod run;
+mod run_alone;
 mod sigtrap;
 pub(crate) mod sites;
 mod stop_all;

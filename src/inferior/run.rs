@@ -82,73 +82,6 @@ impl Inferior {
         stop
     }
 
-    /// Runs the selected thread alone (every other one stays stopped) until it reaches
-    /// `addr`, where scry puts a site of its own for the while: a recorder runs a `rep`
-    /// string instruction so in one go (single-stepped, the CPU traps after every element).
-    /// `None` when the thread cannot start so (it rests on a site, or has a signal to take):
-    /// the caller steps instead.
-    pub(crate) fn run_thread_to(
-        &mut self,
-        addr: u64,
-        deadline: Instant,
-        pass: PassFn,
-    ) -> Result<Option<Stop>, OsError> {
-        self.all_stop(pass)?;
-        if self.has_queued() {
-            return Ok(self.next_queued());
-        }
-        let tid = self.selected;
-        let pc = self.pc(tid)?;
-        if self.has_site(pc) || self.pending_signal(tid) != 0 || self.has_site(addr) {
-            return Ok(None);
-        }
-        self.insert_site(addr)?;
-        let ran = self.run_alone_to(tid, addr, 0, deadline, pass);
-        let _ = self.remove_site(addr);
-        let stop = ran?;
-        self.settle(stop, pass).map(Some)
-    }
-
-    /// Resumes `tid` alone, delivering `sig` (0: none), until it reaches `addr` (a site is
-    /// there): `Stop::Step` then, or the stop that came first.
-    pub(super) fn run_alone_to(
-        &mut self,
-        tid: Tid,
-        addr: u64,
-        sig: i32,
-        deadline: Instant,
-        pass: PassFn,
-    ) -> Result<Stop, OsError> {
-        self.resume_request(tid, sig)?;
-        self.mark(tid, RunState::Running, StopKind::Event);
-        loop {
-            let event = match self.event_of(tid, deadline, pass)? {
-                Ok(event) => event,
-                Err(stop) => return Ok(stop),
-            };
-            let mine = event.tid() == tid;
-            match self.handle(event, Mode::Hold, pass)? {
-                Some(Stop::Breakpoint { tid: t, addr: at }) if t == tid && at == addr => {
-                    return Ok(Stop::Step { tid });
-                }
-                Some(stop) if mine || stop.is_final() => return Ok(stop),
-                Some(stop) => self.hold_stop(stop),
-                None if !self.threads.contains_key(&tid) => return Ok(Stop::ThreadExit { tid }),
-                // Let through (a stale interrupt, a passing event): on it goes.
-                None if mine
-                    && self
-                        .threads
-                        .get(&tid)
-                        .is_some_and(|t| t.state != RunState::Running) =>
-                {
-                    self.resume_request(tid, 0)?;
-                    self.mark(tid, RunState::Running, StopKind::Event);
-                }
-                None => {}
-            }
-        }
-    }
-
     fn step_within(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
         self.all_stop(pass)?;
         if let Some(stop) = self.next_queued() {
@@ -184,7 +117,7 @@ impl Inferior {
 
     /// Ends a run on `stop`: every other thread stopped, the stopping thread selected, and a
     /// thread at a reported breakpoint marked as parked there.
-    fn settle(&mut self, stop: Stop, pass: PassFn) -> Result<Stop, OsError> {
+    pub(super) fn settle(&mut self, stop: Stop, pass: PassFn) -> Result<Stop, OsError> {
         if self.dead {
             return Ok(stop);
         }
@@ -195,7 +128,7 @@ impl Inferior {
 
     /// The oldest stop kept while everything was stopped, its thread selected: what is read
     /// at a stop (registers, the instruction of a watch hit) is that thread's.
-    fn next_queued(&mut self) -> Option<Stop> {
+    pub(super) fn next_queued(&mut self) -> Option<Stop> {
         let stop = self.queued.pop_front()?;
         self.mark_event_thread(&stop);
         Some(stop)
@@ -664,21 +597,10 @@ impl Inferior {
                 WaitEvent::Signal { signal, .. } if pass(signal) => {
                     // Stepping by lines, a handler of the program's runs through to where
                     // the signal came (the instruction not run yet, or run: a system call).
-                    if self.run_handlers {
-                        self.mark(tid, RunState::Stopped, StopKind::Event);
-                        let at = self.pc(tid)?;
-                        if let Some(ran) =
-                            self.run_handler_through(tid, signal, at, false, deadline, pass)
-                        {
-                            if let Some(stop) = ran? {
-                                return Ok(stop);
-                            }
-                            if at != from {
-                                return Ok(Stop::Step { tid });
-                            }
-                            self.single_step(tid, 0)?;
-                            self.mark(tid, RunState::Running, StopKind::Event);
-                            continue;
+                    if let Some(ran) = self.signal_in_line_step(tid, signal, from, deadline, pass) {
+                        match ran? {
+                            Some(stop) => return Ok(stop),
+                            None => continue,
                         }
                     }
                     // Delivered as part of this step: the step ends at the handler's entry.

@@ -43,6 +43,7 @@ mod typed_value;
 mod typed_views;
 mod value_ops;
 mod values;
+mod watch_culprit;
 pub(crate) mod watchpoints;
 
 use std::path::PathBuf;
