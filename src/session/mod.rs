@@ -73,7 +73,9 @@ pub(crate) use overview::Overview;
 pub(crate) use recording::DEFAULT_LIMIT as DEFAULT_RECORD_LIMIT;
 pub(crate) use run::Leg;
 use snapshot::Snapshot;
-pub(crate) use stop::{BreakpointHit, Reason, ReturnValue, Shown, StopInfo, StopKind, WatchReport};
+pub(crate) use stop::{
+    short_file, BreakpointHit, Reason, ReturnValue, Shown, StopInfo, StopKind, WatchReport,
+};
 use target::Target;
 use targets::{Live, Targets};
 pub(crate) use threads::FrameRow;

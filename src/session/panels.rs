@@ -110,7 +110,7 @@ impl Session {
                         symbol: r.symbol.unwrap_or_else(|| "??".into()),
                         location: match (&r.file, r.line) {
                             (Some(f), Some(n)) => {
-                                format!("{}:{n}", f.rsplit('/').next().unwrap_or(f))
+                                format!("{}:{n}", super::stop::short_file(f))
                             }
                             _ => String::new(),
                         },

@@ -249,6 +249,21 @@ pub struct Shown {
 }
 
 /// Little-endian bytes as an integer (watched values are 1 to 8 bytes).
+/// A source file as a stop line names it: its last component (`loop.c`), and its
+/// directory's too where the name alone says nothing (Rust's `mod.rs` and `lib.rs`:
+/// `vec/mod.rs`, not one of a hundred `mod.rs` in std).
+pub(crate) fn short_file(path: &str) -> &str {
+    let mut parts = path.rsplitn(3, '/');
+    let name = parts.next().unwrap_or(path);
+    if !matches!(name, "mod.rs" | "lib.rs") {
+        return name;
+    }
+    match parts.next() {
+        Some(dir) if !dir.is_empty() => &path[path.len() - name.len() - dir.len() - 1..],
+        _ => name,
+    }
+}
+
 pub(crate) fn le_value(bytes: &[u8]) -> u64 {
     let mut raw = [0u8; 8];
     let n = bytes.len().min(8);
@@ -482,6 +497,22 @@ impl StopInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_files_keep_the_directory_of_a_rust_module_file() {
+        assert_eq!(short_file("/tmp/x/loop.c"), "loop.c");
+        assert_eq!(
+            short_file("/rustc/1234/library/alloc/src/vec/mod.rs"),
+            "vec/mod.rs"
+        );
+        assert_eq!(
+            short_file("/rustc/1234/library/core/src/lib.rs"),
+            "src/lib.rs"
+        );
+        assert_eq!(short_file("mod.rs"), "mod.rs");
+        assert_eq!(short_file("/mod.rs"), "mod.rs");
+        assert_eq!(short_file("/work/app/src/main.rs"), "main.rs");
+    }
 
     #[test]
     fn renders_one_line() {

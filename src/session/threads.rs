@@ -326,7 +326,7 @@ impl Session {
         let locations = self.symbols.locations(RuntimeAddr(pc));
         let loc = locations.get(hidden)?;
         let file = loc.file.as_deref()?;
-        let short = file.rsplit('/').next().unwrap_or(file);
+        let short = super::stop::short_file(file);
         Some(match loc.line {
             Some(n) => format!("{short}:{n}"),
             None => short.to_string(),
@@ -337,7 +337,7 @@ impl Session {
     pub fn source_position(&self, pc: u64) -> Option<String> {
         let loc = self.symbols.line_at(RuntimeAddr(pc))?;
         let file = loc.file?;
-        let short = file.rsplit('/').next().unwrap_or(&file).to_string();
+        let short = super::stop::short_file(&file).to_string();
         Some(match loc.line {
             Some(n) => format!("{short}:{n}"),
             None => short,

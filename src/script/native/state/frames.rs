@@ -132,7 +132,7 @@ fn frame_line(f: &crate::session::FrameRow, trampoline: bool, args: Option<&str>
     if let Some(file) = &f.file {
         // Absolute paths add bytes, not information a reader needs to find the line.
         let short = if file.starts_with('/') {
-            file.rsplit('/').next().unwrap_or(file)
+            crate::session::short_file(file)
         } else {
             file
         };
