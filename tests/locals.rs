@@ -98,8 +98,11 @@ fn float_parameters_take_their_entry_values_from_the_call_site() {
         scry.ok(
             "try { state.var('argv', 2).value } catch (e) { [e.message, e.noValue].join(' ') }"
         ),
-        "<optimized out> true"
+        "argv: <optimized out> true"
     );
+    // Arithmetic on it names it too (the error said only "<optimized out>").
+    let e = scry.err("state.var('argv', 2) + 1");
+    assert!(e.contains("argv: <optimized out>"), "{e}");
     // JSON is a rendering: there it is its text, so a listing still stringifies.
     assert_eq!(
         scry.ok("JSON.stringify(state.var('argv', 2))"),

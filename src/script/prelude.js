@@ -368,12 +368,35 @@
     if (n === undefined) throw new ScryError(`${N.val_type(h)} is not iterable (it has no elements)`);
     for (let i = 0; i < n; i++) yield wrap(N.val_index(h, i), raw);
   }
+  // What a value was asked for by (`state.var('argv')`, `state.value('r->port')`, and
+  // members read from those): a value with none here names it in its error (`argv:
+  // <optimized out>`), where the error alone named nothing.
+  const NAMES = new WeakMap();
+  const named = (h, read) => {
+    try {
+      return read();
+    } catch (e) {
+      const name = NAMES.get(h);
+      if (name !== undefined && e && e.noValue === true && typeof e.message === 'string' && !e.message.startsWith(`${name}: `)) {
+        try {
+          e.message = `${name}: ${e.message}`;
+        } catch (_) {
+          // A frozen error keeps its words.
+        }
+      }
+      throw e;
+    }
+  };
+  const nameAs = (h, name) => {
+    if (h !== null && typeof h === 'object') NAMES.set(h, name);
+    return h;
+  };
   const helpers = (raw) => ({
     __proto__: null,
     addr: (h) => N.val_addr(h),
     type: (h) => N.val_type(h),
     size: (h) => N.val_size(h),
-    value: (h) => N.val_plain(h, raw),
+    value: (h) => named(h, () => N.val_plain(h, raw)),
     length: (h) => {
       const p = printedOf(h, raw);
       if (!p) return N.val_len(h);
@@ -440,7 +463,7 @@
       get(h, k) {
         if (k === LINE) return N.val_text(h, raw);
         if (k === HANDLE) return h;
-        if (k === Symbol.toPrimitive) return (hint) => N.val_prim(h, hint, raw);
+        if (k === Symbol.toPrimitive) return (hint) => named(h, () => N.val_prim(h, hint, raw));
         if (k === Symbol.iterator) return () => elementsOf(h, raw);
         if (typeof k === 'symbol') return undefined;
         if (INDEX.test(k)) return HELPERS.at(h)(Number(k));
@@ -451,7 +474,12 @@
         // A member named like a helper is the member (the program's names are what a path
         // means), but not in a value a printer shows: a `Cell`'s or a `Ref`'s `value` is the
         // library's inner workings (`v.$raw.value`), and `.value` its plain data.
-        if (members.includes(k) && !(helper && printedOf(h, raw))) return wrap(N.val_member(h, k), raw);
+        if (members.includes(k) && !(helper && printedOf(h, raw))) {
+          const m = N.val_member(h, k);
+          const parent = NAMES.get(h);
+          if (parent !== undefined) nameAs(m, `${parent}.${k}`);
+          return wrap(m, raw);
+        }
         // A smart pointer or wrapper lends the members of what it holds (`sp.x`, `rc.len`),
         // a member named like a helper too (`up.size` of a Box with a `size` is the member,
         // as `up->size` is; it was the unique_ptr's own 8 bytes).
@@ -577,11 +605,11 @@
     },
     var(name, frame) {
       if (typeof name !== 'string') throw new ScryError('state.var(name, frame=0) needs a variable name');
-      return typed(N.var(name, frame));
+      return typed(nameAs(N.var(name, frame), name));
     },
     value(path, frame) {
       if (typeof path !== 'string') throw new ScryError("state.value(path, frame=0) needs a path such as 'r->target->port'");
-      return typed(N.path(path, frame));
+      return typed(nameAs(N.path(path, frame), path));
     },
     typed(addr, type) {
       if (addr === undefined || typeof type !== 'string') throw new ScryError("state.typed(addr, type) needs an address and a type such as 'struct foo' or 'PyObject *'");
