@@ -187,6 +187,17 @@ fn a_static_member_named_under_using_namespace_is_found() {
     ));
     assert_eq!(scry.num("state.value('Till::opened')"), 3);
     assert_eq!(scry.num("state.value('shop::Till::opened')"), 3);
+    // A template's static member as GCC spells it, and as clang and a user write it.
+    for spelled in [
+        "Box<std::pair<int, char> >::made",
+        "Box<std::pair<int, char>>::made",
+    ] {
+        assert_eq!(
+            scry.num(&format!("state.value('{spelled}')")),
+            4,
+            "{spelled}"
+        );
+    }
     let both = scry.err("state.value('Cfg::level')");
     assert!(
         both.contains("a::Cfg::level") && both.contains("b::Cfg::level"),

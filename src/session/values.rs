@@ -512,13 +512,15 @@ impl Session {
         }
         // `Worker::created` under `using namespace sched;`: the one global of the program
         // (or of the running module) whose qualified name ends so, as gdb finds it through
-        // the using-directive. Two or more are named in the error, never one picked.
+        // the using-directive; a template's spelled with other spaces (`char>>` for GCC's
+        // `char> >`). Two or more are named in the error, never one picked.
         let mut outer: Vec<String> = Vec::new();
-        if name.contains("::") && !name.starts_with("::") {
+        if (name.contains("::") && !name.starts_with("::")) || name.contains('<') {
             for module in store.modules().iter().filter(|m| m.is_exe || is_here(m)) {
                 if let Some(d) = module.file.dwarf() {
-                    for k in d.tree.globals_ending_with(name, 4) {
-                        if !outer.contains(&k) {
+                    for k in d.tree.globals_like(name, 4) {
+                        // The name itself was looked up above (and had no value).
+                        if k != name && !outer.contains(&k) {
                             outer.push(k);
                         }
                     }

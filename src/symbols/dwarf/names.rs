@@ -167,13 +167,28 @@ impl InfoTree {
             .collect()
     }
 
-    /// The globals and static members whose qualified name ends with `::name` (`Worker::
-    /// created` of `sched::Worker::created`), at most `max`.
-    pub(crate) fn globals_ending_with(&self, name: &str, max: usize) -> Vec<String> {
-        let tail = format!("::{name}");
+    /// The globals and static members whose qualified name is `name` but for spaces
+    /// (GCC names `Box<std::pair<int, char> >` what clang and a user write `...char>>`) or
+    /// ends with `::name` so (`Worker::created` of `sched::Worker::created`, written under
+    /// `using namespace sched;`), at most `max`. A scan of the index: asked only when the
+    /// exact name is none.
+    pub(crate) fn globals_like(&self, name: &str, max: usize) -> Vec<String> {
+        let spaced = |c: &char| !c.is_whitespace();
+        let bare: Vec<char> = name.chars().filter(spaced).collect();
         self.vars()
             .keys()
-            .filter(|k| k.ends_with(&tail))
+            .filter(|k| {
+                let mut back = k.chars().rev().filter(spaced);
+                if !bare.iter().rev().all(|c| back.next() == Some(*c)) {
+                    return false;
+                }
+                // All of it, or a whole scope's worth more.
+                match back.next() {
+                    None => true,
+                    Some(':') => back.next() == Some(':'),
+                    Some(_) => false,
+                }
+            })
             .take(max)
             .cloned()
             .collect()
