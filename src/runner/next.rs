@@ -29,17 +29,12 @@ impl Stepping {
 /// and stops where the next one begins, showing the line that makes it).
 pub(crate) fn next<F: Front>(front: &F, into: bool, deadline: Instant) -> RunResult<RunEnd> {
     let first = front.call(|s| s.line_frames())?;
-    let level = (first.lines.len() as isize) - 1 - first.hidden as isize;
-    let Some(start) = usize::try_from(level)
-        .ok()
-        .and_then(|l| first.lines[l].clone())
-    else {
+    let Some((level, start)) = first.stepped() else {
         return next_from_no_line(front, into, deadline);
     };
-    let level = level as usize;
     let stepper = Stepper {
         level,
-        start: Stepping::Line(start),
+        start: Stepping::Line(start.to_string()),
         start_fn: first.functions[level].clone(),
         sp0: front.call(|s| s.regs().map(|r| r.rsp))?,
         row: front.call(|s| s.pc().map(|pc| s.step_range(pc, first.hidden)))?,
@@ -55,11 +50,6 @@ pub(crate) fn next<F: Front>(front: &F, into: bool, deadline: Instant) -> RunRes
 /// library): gdb's "single stepping until exit": the function runs to its return, and in a
 /// caller with lines the step goes on to that line's end there. It was an error.
 fn next_from_no_line<F: Front>(front: &F, into: bool, deadline: Instant) -> RunResult<RunEnd> {
-    let no_line = || {
-        RunError::Session(SessionError::Invalid(
-            "next(): no line information here, and no caller to return to; use step()".into(),
-        ))
-    };
     let name = front
         .call(|s| s.pc().map(|pc| s.symbolize(pc)))?
         .map_or_else(
@@ -67,18 +57,16 @@ fn next_from_no_line<F: Front>(front: &F, into: bool, deadline: Instant) -> RunR
             |n| n.split('+').next().unwrap_or(&n).to_string(),
         );
     let out = super::finish::finish(front, deadline).map_err(|e| match e {
-        RunError::Session(SessionError::Invalid(_)) => no_line(),
+        RunError::Session(SessionError::Invalid(why)) => RunError::Session(SessionError::Invalid(
+            format!("next(): no line information here, and it cannot run to a return: {why}; use step()"),
+        )),
         e => e,
     })?;
     if out.stop.reason() != Reason::Finish {
         return Ok(out);
     }
     let note = format!("next(): no line information in {name}; ran it to its return");
-    let caller = front.call(|s| s.line_frames())?;
-    let level = (caller.lines.len() as isize) - 1 - caller.hidden as isize;
-    let has_line = usize::try_from(level)
-        .ok()
-        .is_some_and(|l| caller.lines[l].is_some());
+    let has_line = front.call(|s| s.line_frames())?.stepped().is_some();
     front.session(|s| s.carry_note(note))?;
     if !has_line {
         return Ok(out);

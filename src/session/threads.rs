@@ -609,3 +609,12 @@ pub struct LineFrames {
     /// pc is in "line 0" code (see `SymbolStore::in_line_zero`): no line of its own.
     pub zero: bool,
 }
+
+impl LineFrames {
+    /// The frame a step by lines steps (the innermost one the stop does not hide; 0 the
+    /// outermost) and its line; `None` where it has no line information.
+    pub fn stepped(&self) -> Option<(usize, &str)> {
+        let level = self.lines.len().checked_sub(1 + self.hidden)?;
+        Some((level, self.lines[level].as_deref()?))
+    }
+}
