@@ -31,8 +31,8 @@ impl Session {
         returned.rax = self.regs().ok().map(|r| r.rax);
         let Returns { file, ty, rust_fn } = returns?;
         returned.float = self.float_return(&file, ty);
-        returned.single = file.dwarf().is_some_and(|d| d.tree.size_of(ty) == Some(4));
         if returned.float.is_some() {
+            returned.single = file.dwarf().is_some_and(|d| d.tree.size_of(ty) == Some(4));
             return None;
         }
         let value = self

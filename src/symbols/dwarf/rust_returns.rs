@@ -49,7 +49,9 @@ impl InfoTree {
             size: p.size,
             class: p.class,
         };
-        let non_ffi = rust_fn && (is_rust_tuple(t) || parts.array);
+        // The returned type itself, not a part of it: a repr(C) struct holding an array
+        // can come from an `extern "C"` function.
+        let non_ffi = rust_fn && (is_rust_tuple(t) || matches!(t.kind, Kind::Array { .. }));
         match s.as_slice() {
             // A newtype: the scalar itself (both ABIs).
             [one] if !parts.array && one.offset == 0 && one.size == size => {
