@@ -31,6 +31,11 @@ pub(super) struct LoaderWatch {
     waiting: std::collections::VecDeque<LibraryChange>,
     /// Scripts listen for `library` events (else changes are scry's business alone).
     reporting: bool,
+    /// When the module list was last read from the process's mappings.
+    pub(super) maps_read_at: Option<std::time::Instant>,
+    /// The process has run (and may have mapped memory: a heap, a thread's stack) since the
+    /// module list was last read.
+    pub(super) ran_since_maps: bool,
 }
 
 impl LoaderWatch {

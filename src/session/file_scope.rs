@@ -2,7 +2,6 @@
 //! two files define the same name.
 
 use super::typed_value::TypedValue;
-use super::values::{function_static_at, global_value};
 use super::*;
 use crate::symbols::elf::{demangle, SymKind};
 
@@ -10,8 +9,9 @@ impl Session {
     /// The variable `name` defined in a unit compiling the source file `file` names (whole
     /// trailing path components: `other.c`, `src/other.c`), in any module.
     pub fn lookup_in_file(&mut self, file: &str, name: &str) -> Result<TypedValue> {
-        let fs_base = self.regs().map(|r| r.fs_base).unwrap_or(0);
-        let (inferior, store) = self.live_parts()?;
+        let fs_base = self.thread_pointer();
+        let ins = self.inspect(fs_base)?;
+        let store = ins.store;
         for module in store.modules() {
             let Some(debug) = module.file.dwarf().map(|d| &d.tree) else {
                 continue;
@@ -23,7 +23,7 @@ impl Session {
                 if !debug.unit_compiles(&unit, file) {
                     continue;
                 }
-                if let Some(v) = global_value(inferior, store, module, die, fs_base) {
+                if let Some(v) = ins.global_value(module, die) {
                     return Ok(v);
                 }
             }
@@ -32,7 +32,7 @@ impl Session {
         // files may each have a static `func`).
         if let Some((func, var)) = name.rsplit_once("::") {
             for addr in functions_in_file(store, file, func) {
-                if let Some(v) = function_static_at(inferior, store, fs_base, addr, var) {
+                if let Some(v) = ins.function_static_at(addr, var) {
                     return Ok(v);
                 }
             }

@@ -9,8 +9,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::backend::ProcessView;
-use super::tls::tls_block;
+use super::inspection::Inspection;
 use super::typed_value::TypedValue;
 use super::*;
 use crate::os::fpregs::FpRegs;
@@ -35,8 +34,8 @@ const RSP: u16 = 7;
 /// One frame as location expressions see it.
 #[derive(Clone, Copy)]
 pub(super) struct FrameView<'a> {
-    pub process: &'a dyn ProcessView,
-    pub store: &'a SymbolStore,
+    /// The process, its symbols and the thread pointer.
+    pub ins: Inspection<'a>,
     pub frames: &'a [unwind::Frame],
     /// The physical frame.
     pub index: usize,
@@ -44,10 +43,9 @@ pub(super) struct FrameView<'a> {
     /// and its caller, counted outwards.
     pub tail: usize,
     pub bias: u64,
-    /// The module whose TLS block `DW_OP_form_tls_address` means, and the selected thread's
-    /// thread pointer; the block is found only when a variable needs it.
+    /// The module whose TLS block `DW_OP_form_tls_address` means; the block is found only
+    /// when a variable needs it.
     pub tls_module: Option<&'a LoadedModule>,
-    pub fs_base: u64,
     /// pc is the first instruction of the function (registers still hold the arguments).
     pub at_entry: bool,
     pub depth: usize,
@@ -67,21 +65,14 @@ pub(super) struct EntryMemo(RefCell<HashMap<(usize, usize, Passed), Option<u64>>
 impl<'a> FrameView<'a> {
     /// A view with no frame behind it: only what needs no register (a fixed address, a
     /// thread-local) can be read through it.
-    pub(super) fn frameless(
-        process: &'a dyn ProcessView,
-        store: &'a SymbolStore,
-        module: &'a LoadedModule,
-        fs_base: u64,
-    ) -> FrameView<'a> {
+    pub(super) fn frameless(ins: Inspection<'a>, module: &'a LoadedModule) -> FrameView<'a> {
         FrameView {
-            process,
-            store,
+            ins,
             frames: &[],
             index: 0,
             tail: 0,
             bias: module.bias.0,
             tls_module: Some(module),
-            fs_base,
             at_entry: false,
             depth: 0,
             fpu: None,
@@ -113,7 +104,7 @@ impl<'a> FrameView<'a> {
     /// Where the function of the physical frame begins, in runtime addresses.
     fn function_entry(&self) -> Option<u64> {
         let frame = self.frames.get(self.index)?;
-        let (_, _, off) = self.store.symbol_at(RuntimeAddr(frame.lookup_pc()))?;
+        let (_, _, off) = self.ins.store.symbol_at(RuntimeAddr(frame.lookup_pc()))?;
         frame.lookup_pc().checked_sub(off)
     }
 
@@ -136,7 +127,7 @@ impl<'a> FrameView<'a> {
         if self.depth >= MAX_ENTRY_DEPTH {
             return None;
         }
-        let erased = tail_frames(self.store, self.frames, self.index);
+        let erased = tail_frames(self.ins.store, self.frames, self.index);
         if let Some(outer) = erased.get(self.tail) {
             let after = outer.lookup != outer.pc;
             return self.call_site_entry(
@@ -182,7 +173,7 @@ impl<'a> FrameView<'a> {
         tail: usize,
         callee: Option<u64>,
     ) -> Option<u64> {
-        let module = self.store.module_at(RuntimeAddr(lookup))?;
+        let module = self.ins.store.module_at(RuntimeAddr(lookup))?;
         let dwarf = module.file.dwarf()?;
         let lookup_file = module.bias.to_file(RuntimeAddr(lookup)).0;
         let site_file = module.bias.to_file(RuntimeAddr(site_pc)).0;
@@ -236,7 +227,7 @@ impl<'a> FrameView<'a> {
                 }
                 let (Some(name), Some(there)) = (
                     dwarf.declared_name(die),
-                    self.store.module_at(RuntimeAddr(callee)),
+                    self.ins.store.module_at(RuntimeAddr(callee)),
                 ) else {
                     return false;
                 };
@@ -286,11 +277,11 @@ impl FrameAccess for FrameView<'_> {
     }
 
     fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
-        self.process.read_memory(addr, buf).is_ok()
+        self.ins.read(addr, buf)
     }
 
     fn tls(&self, offset: u64) -> Option<u64> {
-        let block = tls_block(self.process, self.store, self.tls_module?, self.fs_base)?;
+        let block = self.ins.tls_block(self.tls_module?)?;
         Some(block.wrapping_add(offset))
     }
 

@@ -63,7 +63,7 @@ impl Session {
     /// Notes the stop the process is in, for the NT_SIGINFO of a later `gcore()`: a signal
     /// stop's signal, else none.
     pub(super) fn note_stop_for_gcore(&mut self, stop: &Stop) {
-        self.last_signal = match *stop {
+        self.at_stop.last_signal = match *stop {
             Stop::Signal {
                 tid,
                 signal,
@@ -142,7 +142,7 @@ impl Session {
         // moved since (before, selecting another thread lost the crash from the core);
         // with no signal, the selected thread.
         let mut tids = self.targets.view()?.thread_ids();
-        let first = match self.last_signal.map(|(tid, _)| tid) {
+        let first = match self.at_stop.last_signal.map(|(tid, _)| tid) {
             Some(tid) if tids.contains(&tid) => tid,
             _ => self.targets.view()?.selected(),
         };
@@ -165,6 +165,7 @@ impl Session {
             });
         }
         let signal = self
+            .at_stop
             .last_signal
             .filter(|(tid, _)| threads.first().is_some_and(|t| t.tid == *tid))
             .map(|(_, s)| s);

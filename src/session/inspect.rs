@@ -14,7 +14,7 @@ impl Session {
         let process = self.targets.view()?;
         let tid = process.selected();
         let regs = process.regs(tid)?;
-        self.snapshot.note_regs(&regs);
+        self.at_stop.snapshot.note_regs(&regs);
         Ok(regs)
     }
 
@@ -54,7 +54,7 @@ impl Session {
         let inferior = self.targets.live()?;
         let tid = inferior.selected();
         let kept = inferior.set_regs_read_back(tid, &raw)?;
-        self.snapshot.note_regs(&kept);
+        self.at_stop.snapshot.note_regs(&kept);
         self.wrote_into_program("a register");
         Ok(())
     }
@@ -62,7 +62,7 @@ impl Session {
     pub fn read_memory(&mut self, addr: u64, len: usize) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; len];
         self.targets.view()?.read_memory(addr, &mut buf)?;
-        self.snapshot.note_memory(addr, &buf);
+        self.at_stop.snapshot.note_memory(addr, &buf);
         Ok(buf)
     }
 
@@ -105,13 +105,13 @@ impl Session {
     /// scry changed the program (a register, memory): steps recorded before no longer lead
     /// back from here, so the recording becomes history to read, not to move along.
     pub(super) fn wrote_into_program(&mut self, what: &str) {
-        if let Some(rec) = &mut self.recording {
+        if let Some(rec) = &mut self.timeline.recording {
             if rec.stale.is_none() {
                 rec.stale = Some(format!(
                     "scry wrote into the program ({what}) after it was recorded"
                 ));
                 rec.active = false;
-                self.carried_notes.push(format!(
+                self.at_stop.carried_notes.push(format!(
                     "the recording ended and can no longer be moved along: scry wrote into the program ({what})"
                 ));
             }
@@ -119,11 +119,11 @@ impl Session {
     }
 
     pub fn prev_regs(&self) -> Option<&RawRegs> {
-        self.snapshot.prev_regs()
+        self.at_stop.snapshot.prev_regs()
     }
 
     pub fn prev_memory(&self, addr: u64, len: usize) -> Option<Vec<u8>> {
-        self.snapshot.prev_memory(addr, len)
+        self.at_stop.snapshot.prev_memory(addr, len)
     }
 
     pub fn output(&mut self) -> String {

@@ -41,8 +41,8 @@ impl Session {
                 t.exe_base = base;
             }
         }
-        self.last_maps_refresh = Some(Instant::now());
-        self.ran_since_maps_refresh = false;
+        self.loader.maps_read_at = Some(Instant::now());
+        self.loader.ran_since_maps = false;
     }
 
     /// Sets the directories searched for separate debug files (`config.debug_dirs`), each
@@ -59,9 +59,10 @@ impl Session {
     /// (the process may have mapped memory while it ran: a heap made by its first malloc
     /// is new at the first breakpoint), else at most twice a second.
     pub(super) fn refresh_symbols_on_miss(&mut self) -> bool {
-        let stale = self.ran_since_maps_refresh
+        let stale = self.loader.ran_since_maps
             || self
-                .last_maps_refresh
+                .loader
+                .maps_read_at
                 .is_none_or(|t| t.elapsed() > Duration::from_millis(500));
         if stale && self.is_live() {
             self.refresh_symbols();
@@ -305,10 +306,10 @@ impl Session {
         self.points.breakpoints.disarm_all();
         self.points.watchpoints.disarm_all();
         // Threads of that process whose watch hits waited: none will be reported.
-        self.late_watch_hits.clear();
+        self.at_stop.late_watch_hits.clear();
         // The recording was this process's: another one (or a new image) must never have
         // the log written into it.
-        if let Some(rec) = &mut self.recording {
+        if let Some(rec) = &mut self.timeline.recording {
             rec.active = false;
             rec.stale.get_or_insert_with(|| {
                 "the process it recorded is no longer the one debugged (it ended, was detached, ran exec or another was selected)".into()

@@ -12,7 +12,9 @@ mod file_scope;
 mod fpu;
 mod frame_view;
 mod gcore;
+mod globals;
 mod inspect;
+mod inspection;
 mod lookup;
 mod overview;
 mod panels;
@@ -25,9 +27,11 @@ mod recording;
 mod replay;
 mod return_value;
 mod run;
+mod signal_policy;
 mod snapshot;
 pub(crate) mod stack;
 pub(crate) mod stop;
+mod stop_state;
 mod supported;
 pub(crate) mod syscalls;
 mod tailcalls;
@@ -39,6 +43,7 @@ mod tracepoints;
 mod tree;
 mod tree_nonstop;
 mod tree_sites;
+mod tree_state;
 mod typed_value;
 mod typed_views;
 mod value_ops;
@@ -72,7 +77,7 @@ pub(crate) use lookup::check_debug_dirs;
 pub(crate) use overview::Overview;
 pub(crate) use recording::DEFAULT_LIMIT as DEFAULT_RECORD_LIMIT;
 pub(crate) use run::Leg;
-use snapshot::Snapshot;
+pub(crate) use signal_policy::SignalMode;
 pub(crate) use stop::{
     short_file, BreakpointHit, Reason, ReturnValue, Shown, StopInfo, StopKind, WatchReport,
 };
@@ -134,15 +139,6 @@ pub(crate) fn source_line_expr(expr: &str) -> Option<(&str, u32)> {
     (file.contains('.') || file.contains('/')).then_some((file, line))
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SignalMode {
-    Stop,
-    Pass,
-    /// The default for signals that stop: a stop, unless the program ignores the signal
-    /// (SIG_IGN), when it has no effect on the program and passes without one.
-    StopUnlessIgnored,
-}
-
 /// What the user asked to stop at, kept across processes (each new image gets them armed
 /// again): one owner, so a process that starts, execs or is selected finds them in one place.
 #[derive(Default)]
@@ -158,61 +154,27 @@ pub struct Session {
     /// The live process or the core, the fork children held, how the last process ended.
     targets: Targets,
     symbols: SymbolStore,
-    last_maps_refresh: Option<Instant>,
-    /// The process has run (and may have mapped memory: a heap, a thread's stack) since the
-    /// module list was last read.
-    ran_since_maps_refresh: bool,
     /// What the user asked to stop at: breakpoints, watchpoints, caught system calls.
     points: Points,
     /// The program's output: the buffer `output()` reads and the pumps that fill it.
     output: ProgramOutput,
-    /// Where the latest step started (see `stepped_from`).
-    stepped_from: Option<u64>,
-    snapshot: Snapshot,
-    /// The signal of the stop the process is in, for `gcore()`'s NT_SIGINFO.
-    last_signal: Option<(Tid, crate::corefile::SigInfo)>,
-    /// Notes about something that happened once (a followed fork child, a child that could
-    /// not be handed over), kept until a stop is shown to the user: the event they came
-    /// with may be one that listeners let go, whose line nobody sees.
-    carried_notes: Vec<String>,
-    /// A stop at a breakpoint on a function by name: (thread, pc, calls inlined at pc to
-    /// hide, counted when first needed). Calls inlined into the function that begin at its
-    /// breakpoint are not entered yet: the stop is in the function itself, as in gdb.
-    /// The name is the breakpoint's function (a call of it is never hidden) or its
-    /// `file:line` (the calls before that line's row are hidden).
-    entry_inlines: Option<(Tid, u64, String, Option<usize>)>,
-    /// The run under way is a user's `cont()`, which runs the whole tree (see `tree`).
-    whole_tree: bool,
-    /// The process selected when the user's `cont()` began: its end stops the tree, the
-    /// end of any other while processes remain is a note.
-    tree_anchor: Option<Tid>,
-    signal_modes: [SignalMode; 65],
-    thread_events: bool,
+    /// What is known of the stop the process is in: what scripts read (for `prev`), where
+    /// the step began, its signal, the notes waiting for a stop to be shown.
+    at_stop: stop_state::StopState,
+    /// A run of the whole process tree: its anchor, its notes, the other images' sites,
+    /// what runs on between legs.
+    tree: tree_state::TreeRun,
+    /// Which signals stop and whether thread events do.
+    signals: signal_policy::SignalPolicy,
     /// Stops listeners decide on: reported with only their thread stopped.
     nonstop: NonStop,
-    /// The loader followed: its `_r_debug` and the library changes waiting for listeners.
+    /// The loader followed (its `_r_debug`, the library changes waiting for listeners) and
+    /// when the module list was last read.
     loader: dynamic::LoaderWatch,
-    /// Children kept and processes ended since the last reported stop, for its notes.
-    tree_notes: processes::TreeNotes,
-    /// The recording of the selected thread's execution, and where the process is along it.
-    recording: Option<recording::Recording>,
-    /// Runs go backwards along the recording (`reverse_step`, `reverse_cont`).
-    reverse: bool,
-    /// A backwards run ends where the stack pointer is this high (`reverse_finish`: the
-    /// call of the current function).
-    reverse_until: Option<(Tid, u64)>,
+    /// The recording, where the process is along it, and which way runs go.
+    timeline: recording::Timeline,
     /// Tracepoints, and the records read from them (see `tracepoints`).
     tracing: tracepoints::Tracing,
-    /// The breakpoint addresses of held processes that run another image (see `tree_sites`).
-    image_sites: tree_sites::ImageSites,
-    /// A tree run's other processes still run from the last leg, with these breakpoints in
-    /// them (see `tree_nonstop`).
-    tree_running: Option<tree_nonstop::TreeSignature>,
-    /// The selected process became current by a hit of a non-stop tree run, not through the
-    /// full selection (done when everything stops).
-    swapped_in: bool,
-    /// Threads whose watchpoint hits wait behind an earlier report (see `concurrent_write`).
-    late_watch_hits: Vec<Tid>,
 }
 
 /// The os layer's read-only mapping, as the symbol layer reads files (it maps none itself).
@@ -239,40 +201,19 @@ impl Session {
         // which a session touches a fraction).
         crate::symbols::elf::install_file_opener(map_file);
         let output = ProgramOutput::new(config.capture_limit);
-        let mut signal_modes = [SignalMode::StopUnlessIgnored; 65];
-        for (sig, mode) in signal_modes.iter_mut().enumerate() {
-            if signals::passes_silently(sig as i32) {
-                *mode = SignalMode::Pass;
-            }
-        }
         Session {
             config,
             targets: Targets::default(),
             symbols: SymbolStore::new(),
-            last_maps_refresh: None,
-            ran_since_maps_refresh: false,
             points: Points::default(),
             output,
-            stepped_from: None,
-            snapshot: Snapshot::default(),
-            last_signal: None,
-            carried_notes: Vec::new(),
-            entry_inlines: None,
-            whole_tree: false,
-            tree_anchor: None,
-            signal_modes,
-            thread_events: false,
+            at_stop: Default::default(),
+            tree: Default::default(),
+            signals: Default::default(),
             nonstop: NonStop::default(),
             loader: Default::default(),
-            tree_notes: Default::default(),
-            recording: None,
-            reverse: false,
-            reverse_until: None,
+            timeline: Default::default(),
             tracing: Default::default(),
-            image_sites: Default::default(),
-            tree_running: None,
-            swapped_in: false,
-            late_watch_hits: Vec::new(),
         }
     }
 
@@ -442,7 +383,7 @@ impl Session {
         self.targets.live = Some(Live::new(process, program));
         self.targets.core = None;
         self.targets.ended = None;
-        self.snapshot = Snapshot::default();
+        self.at_stop.snapshot = Default::default();
         self.symbols = self.symbols.renewed();
         self.loader.forget_changes();
         self.refresh_symbols();

@@ -62,9 +62,9 @@ impl Session {
             return p;
         }
         // Reading registers notes them for `prev`; the view is not a script reading them.
-        let noted = self.snapshot.noted_regs();
+        let noted = self.at_stop.snapshot.noted_regs();
         self.fill_live(&mut p);
-        self.snapshot.set_noted_regs(noted);
+        self.at_stop.snapshot.set_noted_regs(noted);
         p
     }
 

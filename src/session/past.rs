@@ -60,7 +60,7 @@ impl Session {
             ),
             e => e,
         })?;
-        let rec = self.recording.as_ref().ok_or_else(|| {
+        let rec = self.timeline.recording.as_ref().ok_or_else(|| {
             SessionError::Invalid("no recording: record.start() records from here on".into())
         })?;
         for k in rec.at..rec.log.end() {
@@ -120,7 +120,7 @@ impl Session {
         from: Option<u64>,
         to: Option<u64>,
     ) -> Result<Vec<(u64, Tid, u64)>> {
-        let rec = self.recording.as_ref().ok_or_else(|| {
+        let rec = self.timeline.recording.as_ref().ok_or_else(|| {
             SessionError::Invalid("no recording: record.start() records from here on".into())
         })?;
         let (first, end) = (rec.log.first(), rec.log.end());
@@ -137,7 +137,7 @@ impl Session {
     }
 
     pub(crate) fn record_status(&self) -> Option<RecordStatus> {
-        let rec = self.recording.as_ref()?;
+        let rec = self.timeline.recording.as_ref()?;
         Some(RecordStatus {
             active: rec.active,
             steps: rec.log.len(),

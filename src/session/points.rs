@@ -342,16 +342,16 @@ impl Session {
                 .collect(),
             Err(_) => Vec::new(),
         };
-        let late = match self.late_watch_hits.iter().position(|&t| t == tid) {
+        let late = match self.at_stop.late_watch_hits.iter().position(|&t| t == tid) {
             Some(i) => {
-                self.late_watch_hits.swap_remove(i);
+                self.at_stop.late_watch_hits.swap_remove(i);
                 true
             }
             None => false,
         };
         for t in &queued {
-            if !self.late_watch_hits.contains(t) {
-                self.late_watch_hits.push(*t);
+            if !self.at_stop.late_watch_hits.contains(t) {
+                self.at_stop.late_watch_hits.push(*t);
             }
         }
         late || !queued.is_empty()

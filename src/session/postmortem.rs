@@ -82,7 +82,7 @@ impl Session {
             program_arg: program.map(str::to_string),
         });
         self.targets.ended = None;
-        self.snapshot = Snapshot::default();
+        self.at_stop.snapshot = Default::default();
         self.symbols = SymbolStore::new();
         self.refresh_symbols();
         Ok(self.core_stop())

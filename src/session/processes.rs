@@ -156,11 +156,11 @@ impl Session {
         let parent = t.process.pid();
         let (program, exe_base) = (t.program.clone(), t.exe_base);
         for (child, why) in t.process.take_let_go() {
-            self.tree_notes.let_go(child, parent, why);
+            self.tree.notes.let_go(child, parent, why);
         }
         for child in t.process.take_forked() {
             let pid = child.pid();
-            self.tree_notes.forked(pid, parent);
+            self.tree.notes.forked(pid, parent);
             self.targets.kept_children = true;
             // A fork child's address space is a copy of its parent's.
             self.targets.held.push(Live {
@@ -215,7 +215,7 @@ impl Session {
         for t in &self.targets.held {
             let there = t.process.still_there();
             // A non-stop tree run's other processes run on while a listener looks at one.
-            let running = if self.tree_running.is_some() {
+            let running = if self.tree.running.is_some() {
                 "running"
             } else if self.config.schedule_all {
                 "stopped"
@@ -303,7 +303,7 @@ impl Session {
         if let Some(t) = self.targets.live.as_ref().filter(|t| !t.process.is_dead()) {
             self.points.watchpoints.stash_values(t.process.pid());
             let notes = self.lift_tracepoints();
-            self.carried_notes.extend(notes);
+            self.at_stop.carried_notes.extend(notes);
         }
         let incoming = self.targets.held.remove(index);
         if let Some(mut current) = self.targets.live.take() {
@@ -325,12 +325,12 @@ impl Session {
         self.targets.last_process = Some((incoming.process.pid(), incoming.program.clone()));
         self.targets.live = Some(incoming);
         if let Some(t) = &mut self.targets.live {
-            t.process.set_report_threads(self.thread_events);
+            t.process.set_report_threads(self.signals.thread_events);
         }
         self.targets.ended = None;
-        self.snapshot = Snapshot::default();
-        self.last_signal = None;
-        self.stepped_from = None;
+        self.at_stop.snapshot = Default::default();
+        self.at_stop.last_signal = None;
+        self.at_stop.stepped_from = None;
         self.symbols = self.symbols.renewed();
         self.loader.forget_changes();
         if self.targets.is_live() {

@@ -46,25 +46,30 @@ impl Session {
         if on {
             self.movable()?;
         }
-        self.reverse = on;
-        self.reverse_until = None;
+        self.timeline.reverse = on;
+        self.timeline.reverse_until = None;
         self.forget_told();
         Ok(())
     }
 
     /// The backwards run ends once thread `tid`'s stack pointer is at least `sp`.
     pub fn set_reverse_until(&mut self, tid: Tid, sp: u64) {
-        self.reverse_until = Some((tid, sp));
+        self.timeline.reverse_until = Some((tid, sp));
     }
 
     /// Runs go along the recording instead of live: backwards, or forwards from the past.
     pub(super) fn along_recording(&self) -> bool {
-        self.reverse || self.recording.as_ref().is_some_and(Recording::in_past)
+        self.timeline.reverse
+            || self
+                .timeline
+                .recording
+                .as_ref()
+                .is_some_and(Recording::in_past)
     }
 
     /// The recording, if the process can be moved along it.
     fn movable(&self) -> Result<&Recording> {
-        let rec = self.recording.as_ref().ok_or_else(|| {
+        let rec = self.timeline.recording.as_ref().ok_or_else(|| {
             SessionError::Invalid("no recording: record.start() records from here on".into())
         })?;
         if let Some(why) = &rec.stale {
@@ -83,29 +88,34 @@ impl Session {
     /// Back to the present before the program is let go: run on from the past, it would
     /// meet a kernel that already did what the recording holds (files read, time passed).
     pub(super) fn return_to_present(&mut self) -> Result<()> {
-        while self.recording.as_ref().is_some_and(Recording::in_past) {
+        while self
+            .timeline
+            .recording
+            .as_ref()
+            .is_some_and(Recording::in_past)
+        {
             self.redo()?;
         }
-        if let Some(rec) = &mut self.recording {
+        if let Some(rec) = &mut self.timeline.recording {
             rec.told.clear();
         }
-        self.reverse = false;
+        self.timeline.reverse = false;
         Ok(())
     }
 
     /// Where along the recording the process is, when in the past: (position, end).
     pub(super) fn replay_position(&self) -> Option<(u64, u64)> {
-        let rec = self.recording.as_ref()?;
+        let rec = self.timeline.recording.as_ref()?;
         rec.in_past().then(|| (rec.at, rec.log.end()))
     }
 
     /// One step along the recording in the run's direction.
     pub(super) fn replay_step(&mut self) -> Result<Stop> {
         self.movable()?;
-        self.snapshot.rotate();
+        self.at_stop.snapshot.rotate();
         // Nothing executed: no instruction for `e.executed`.
-        self.stepped_from = None;
-        let moved = if self.reverse {
+        self.at_stop.stepped_from = None;
+        let moved = if self.timeline.reverse {
             match self.undo()? {
                 Ok(tid) => tid,
                 Err(why) => return self.history_end(why),
@@ -123,7 +133,7 @@ impl Session {
     /// A run along the recording, to the next stop in its direction.
     pub(super) fn replay_cont(&mut self, deadline: Instant) -> Result<Replayed> {
         self.movable()?;
-        self.snapshot.rotate();
+        self.at_stop.snapshot.rotate();
         self.forget_told();
         let mut n = 0u64;
         loop {
@@ -132,10 +142,10 @@ impl Session {
                 let tid = self.targets.live()?.selected();
                 return Ok(Replayed::Stop(Stop::Timeout { tid }));
             }
-            let Some(rec) = &self.recording else {
+            let Some(rec) = &self.timeline.recording else {
                 return Ok(Replayed::Present);
             };
-            let reverse = self.reverse;
+            let reverse = self.timeline.reverse;
             if !reverse && !rec.in_past() {
                 return Ok(Replayed::Present);
             }
@@ -147,6 +157,7 @@ impl Session {
             let watched = self.watch_in_step(k);
             // A step that left rip where it was (a `rep` element) arrives nowhere.
             let stayed = self
+                .timeline
                 .recording
                 .as_ref()
                 .and_then(|r| r.log.step(k))
@@ -170,7 +181,10 @@ impl Session {
             let Some(tid) = moved else {
                 continue;
             };
-            let until = self.reverse_until.filter(|(t, _)| reverse && *t == tid);
+            let until = self
+                .timeline
+                .reverse_until
+                .filter(|(t, _)| reverse && *t == tid);
             let process = self.targets.live()?;
             if let Some((_, sp)) = until {
                 if process.regs(tid)?.rsp >= sp {
@@ -187,7 +201,7 @@ impl Session {
 
     /// A run going back reached what it cannot pass: a stop that says why.
     fn history_end(&mut self, why: String) -> Result<Stop> {
-        self.carried_notes.push(why);
+        self.at_stop.carried_notes.push(why);
         let tid = self.targets.live()?.selected();
         Ok(Stop::HistoryEnd { tid })
     }
@@ -227,7 +241,7 @@ impl Session {
                 process.select(next);
                 turn = 0;
             }
-            if let Some(rec) = &mut self.recording {
+            if let Some(rec) = &mut self.timeline.recording {
                 rec.shared = shared;
                 rec.patient = patient;
             }
@@ -237,7 +251,7 @@ impl Session {
                 process.pc(t).ok()
             };
             let stop = self.recorded_step(deadline)?;
-            if let Some(b) = self.recording.as_ref().and_then(|r| r.blocked) {
+            if let Some(b) = self.timeline.recording.as_ref().and_then(|r| r.blocked) {
                 blocked.retain(|(t, _)| *t != b.0);
                 blocked.push(b);
                 turn = SLICE;
@@ -249,7 +263,9 @@ impl Session {
             let tid = match stop {
                 Stop::Step { tid } => tid,
                 // Threads come and go unreported unless listened for, as in a live run.
-                Stop::ThreadStart { .. } | Stop::ThreadExit { .. } if !self.thread_events => {
+                Stop::ThreadStart { .. } | Stop::ThreadExit { .. }
+                    if !self.signals.thread_events =>
+                {
                     // The next turn is another thread's (this one may be gone).
                     turn = SLICE;
                     continue;
@@ -273,7 +289,7 @@ impl Session {
                 return Ok(Stop::Timeout { tid });
             }
         })();
-        if let Some(rec) = &mut self.recording {
+        if let Some(rec) = &mut self.timeline.recording {
             rec.shared = false;
             rec.patient = false;
         }
@@ -298,19 +314,19 @@ impl Session {
                 )));
             }
         }
-        self.snapshot.rotate();
+        self.at_stop.snapshot.rotate();
         self.forget_told();
         let mut tid = self.targets.live()?.selected();
-        while self.recording.as_ref().is_some_and(|r| r.at > k) {
+        while self.timeline.recording.as_ref().is_some_and(|r| r.at > k) {
             match self.undo()? {
                 Ok(t) => tid = t.unwrap_or(tid),
                 Err(why) => {
-                    self.carried_notes.push(why);
+                    self.at_stop.carried_notes.push(why);
                     break;
                 }
             }
         }
-        while self.recording.as_ref().is_some_and(|r| r.at < k) {
+        while self.timeline.recording.as_ref().is_some_and(|r| r.at < k) {
             tid = self.redo()?.unwrap_or(tid);
         }
         let mut info = self.book_stop(Stop::Step { tid })?;
@@ -320,7 +336,7 @@ impl Session {
 
     /// Takes back the step before the position: `Err(why)` when it cannot be.
     fn undo(&mut self) -> Result<std::result::Result<Option<Tid>, String>> {
-        let Some(rec) = &self.recording else {
+        let Some(rec) = &self.timeline.recording else {
             return Ok(Err("no recording".into()));
         };
         let first = rec.log.first();
@@ -347,10 +363,11 @@ impl Session {
             Err(e) => return Ok(Err(format!("step {k} cannot be taken back: {e}"))),
         };
         let created = self
+            .timeline
             .recording
             .as_ref()
             .and_then(|r| r.created.get(&k).copied());
-        if let Some(rec) = &mut self.recording {
+        if let Some(rec) = &mut self.timeline.recording {
             rec.at = k;
         }
         if let Some(child) = created.filter(|c| self.thread_alive(*c)) {
@@ -369,19 +386,19 @@ impl Session {
 
     /// A new run along the recording says its notes anew.
     fn forget_told(&mut self) {
-        if let Some(rec) = &mut self.recording {
+        if let Some(rec) = &mut self.timeline.recording {
             rec.told.clear();
         }
     }
 
     /// A note said once a run (per thread) while moving along the recording.
     fn tell_once(&mut self, tid: Tid, note: String) {
-        let Some(rec) = &mut self.recording else {
+        let Some(rec) = &mut self.timeline.recording else {
             return;
         };
         if !rec.told.contains(&tid) {
             rec.told.push(tid);
-            self.carried_notes.push(note);
+            self.at_stop.carried_notes.push(note);
         }
     }
 
@@ -401,6 +418,7 @@ impl Session {
     /// Replays the step at the position.
     fn redo(&mut self) -> Result<Option<Tid>> {
         let rec = self
+            .timeline
             .recording
             .as_ref()
             .ok_or_else(|| SessionError::Invalid("no recording".into()))?;
@@ -411,7 +429,7 @@ impl Session {
             .map(|s| change_of(&s, true))
             .ok_or_else(|| SessionError::Invalid(format!("no step {k} in the recording")))?;
         let alive = self.apply(&change)?;
-        if let Some(rec) = &mut self.recording {
+        if let Some(rec) = &mut self.timeline.recording {
             rec.at = k + 1;
         }
         Ok(self.moved(change.tid, alive))
@@ -421,7 +439,7 @@ impl Session {
     /// back the ones before it, so the process is left as it was), then registers.
     fn apply(&mut self, change: &Change) -> Result<bool> {
         if !change.unmapped.is_empty() {
-            self.ran_since_maps_refresh = true;
+            self.loader.ran_since_maps = true;
         }
         let process = self.targets.live()?;
         let alive = process.regs(change.tid).is_ok();
@@ -457,7 +475,7 @@ impl Session {
     /// The watchpoint a recorded step stores into, if any (x86 cannot tell loads, so only
     /// writes stop a run along the recording).
     fn watch_in_step(&self, k: u64) -> Option<u32> {
-        let step = self.recording.as_ref()?.log.step(k)?;
+        let step = self.timeline.recording.as_ref()?.log.step(k)?;
         self.points
             .watchpoints
             .list()
@@ -482,8 +500,8 @@ impl Session {
         };
         let now = self.read_memory(w.addr, w.len as usize)?;
         let mut other = now.clone();
-        let reverse = self.reverse;
-        let pc = match self.recording.as_ref().and_then(|r| r.log.step(k)) {
+        let reverse = self.timeline.reverse;
+        let pc = match self.timeline.recording.as_ref().and_then(|r| r.log.step(k)) {
             Some(step) => {
                 for s in step.stores() {
                     let bytes = if reverse { s.new } else { s.old };

@@ -29,7 +29,7 @@ impl Session {
 
     /// A note for the next stop shown (a run's own account of how it ended).
     pub(crate) fn carry_note(&mut self, note: String) {
-        self.carried_notes.push(note);
+        self.at_stop.carried_notes.push(note);
     }
 
     /// Ends a run: every thread is stopped again (a listener may have let the others run).
@@ -49,28 +49,6 @@ impl Session {
             let _ = self.leave_probes();
         }
         self.drain_traces(true);
-    }
-
-    /// Which signals pass without a stop, as the inferior asks.
-    pub(super) fn pass_fn(&self) -> impl Fn(i32) -> bool {
-        let modes = self.signal_modes;
-        // Another machine's process: its ignored signals are not this kernel's to read, so
-        // such a signal stops (SPEC: remote targets).
-        let pid = self
-            .targets
-            .live
-            .as_ref()
-            .filter(|t| t.process.is_local())
-            .map(|t| t.process.pid());
-        move |sig: i32| match modes.get(sig as usize) {
-            Some(SignalMode::Pass) => true,
-            // Read only when such a signal comes (one status read per signal).
-            Some(SignalMode::StopUnlessIgnored) => pid
-                .and_then(procfs::status_text)
-                .and_then(|s| procfs::signal_set(&s, "SigIgn"))
-                .is_some_and(|ign| (1..=64).contains(&sig) && ign & (1 << (sig - 1)) != 0),
-            _ => false,
-        }
     }
 
     /// Stops every thread if only the last event's thread is stopped (inside a listener of a
@@ -123,7 +101,7 @@ impl Session {
             return Ok(None);
         };
         self.after_raw(stop);
-        self.stepped_from = from;
+        self.at_stop.stepped_from = from;
         Ok(Some(stop))
     }
 
@@ -163,13 +141,13 @@ impl Session {
             }
         }
         self.after_raw(stop);
-        self.stepped_from = from;
+        self.at_stop.stepped_from = from;
         Ok(stop)
     }
 
     /// The address of the instruction the latest step executed (`None` after a continue).
     pub fn stepped_from(&self) -> Option<u64> {
-        self.stepped_from
+        self.at_stop.stepped_from
     }
 
     /// One step, booked but not described (see [`describe`](Self::describe)): per-event
@@ -211,7 +189,7 @@ impl Session {
     pub(crate) fn cont_leg(&mut self, deadline: Instant) -> Result<Leg> {
         let pass = self.pass_fn();
         self.resume_in_probes();
-        if self.stepped_from.take().is_some() {
+        if self.at_stop.stepped_from.take().is_some() {
             // A thread stepped onto a trap tracepoint's site runs it without trapping (the
             // continue steps it over first): its hit is collected here.
             if let (Ok(tid), Ok(pc)) = (self.selected_tid(), self.pc()) {
@@ -227,7 +205,7 @@ impl Session {
                 return Ok(Leg::Stop(Box::new(self.library_stop(change))));
             }
             let nonstop = self.nonstop;
-            let tree = self.whole_tree
+            let tree = self.tree.whole
                 && self.config.schedule_all
                 && self.config.follow_fork == FollowFork::Both;
             if let Some(t) = &mut self.targets.live {
@@ -303,13 +281,13 @@ impl Session {
 
     /// Bookkeeping every stop needs, even one nobody looks at: the snapshot rotates.
     pub(super) fn after_raw(&mut self, stop: Stop) {
-        self.snapshot.rotate();
+        self.at_stop.snapshot.rotate();
         self.collect_forked();
         if let Stop::Exec { .. } = stop {
             // The old image is gone with every int3 and debug register in it.
             self.forget_process();
             if let Some(note) = self.forget_tracepoints() {
-                self.carried_notes.push(note);
+                self.at_stop.carried_notes.push(note);
             }
             self.symbols = self.symbols.renewed();
             self.loader.forget_changes();
@@ -368,10 +346,10 @@ impl Session {
         self.output.settle();
         info.unread_output = self.output.unread();
         // Shown once, with the first stop someone reads.
-        info.notes.append(&mut self.carried_notes);
+        info.notes.append(&mut self.at_stop.carried_notes);
         // What the tree did since the last stop shown, summed up over the stops listeners let go.
         let tree = self.config.schedule_all;
-        info.notes.extend(self.tree_notes.take(tree));
+        info.notes.extend(self.tree.notes.take(tree));
     }
 
     /// How many of the innermost calls inlined at `pc` to pass over to reach the row of
@@ -402,10 +380,10 @@ impl Session {
     /// Books a stop: its reason and pc, breakpoint hit counts, watchpoint values.
     pub fn book_stop(&mut self, stop: Stop) -> Result<StopInfo> {
         self.note_stop_for_gcore(&stop);
-        self.ran_since_maps_refresh = true;
+        self.loader.ran_since_maps = true;
         let tid = stop.tid();
         let mut notes = Vec::new();
-        self.entry_inlines = None;
+        self.at_stop.entry_inlines = None;
         let kind = match stop {
             // Never booked: the run reads the rings and goes on.
             Stop::Tick => StopKind::Here,
@@ -448,7 +426,7 @@ impl Session {
                         source_line_expr(&bp.spec).map(|_| bp.spec.clone())
                     };
                     if let (Some(named), Some(tid)) = (named, tid) {
-                        self.entry_inlines = Some((tid, addr, named, None));
+                        self.at_stop.entry_inlines = Some((tid, addr, named, None));
                     }
                 }
                 StopKind::Breakpoint(hit)
@@ -493,12 +471,14 @@ impl Session {
             replay: self.replay_position().map(|(at, end)| super::stop::Replay {
                 at,
                 end,
-                reverse: self.reverse,
+                reverse: self.timeline.reverse,
             }),
             ..StopInfo::new(kind)
         };
         if let Some(t) = &mut self.targets.live {
-            self.carried_notes.extend(t.process.take_syscall_warnings());
+            self.at_stop
+                .carried_notes
+                .extend(t.process.take_syscall_warnings());
         }
 
         // A process can die while its other threads are being stopped: the stops before its
@@ -534,12 +514,12 @@ impl Session {
                 let tid = process.selected();
                 info.pc = Some(process.pc(tid)?);
                 if let Some(regs) = process.regs_read(tid) {
-                    self.snapshot.note_regs(&regs);
+                    self.at_stop.snapshot.note_regs(&regs);
                 }
             }
             if let Some((parent, child)) = self.targets.live().ok().and_then(|i| i.take_followed())
             {
-                self.carried_notes.push(format!(
+                self.at_stop.carried_notes.push(format!(
                     "followed fork child {child}; parent {parent} runs on untraced"
                 ));
             }
@@ -559,24 +539,6 @@ impl Session {
         let inferior = self.targets.live()?;
         let tid = inferior.selected();
         inferior.clear_pending_signal(tid);
-        Ok(())
-    }
-
-    /// Thread creation and exit become stops during `cont()` (for `thread` listeners).
-    pub fn set_thread_events(&mut self, on: bool) {
-        self.thread_events = on;
-        if let Some(t) = &mut self.targets.live {
-            t.process.set_report_threads(on);
-        }
-    }
-
-    pub fn signal_mode(&mut self, signal: i32, mode: SignalMode) -> Result<()> {
-        let slot = self
-            .signal_modes
-            .get_mut(signal as usize)
-            .filter(|_| signal > 0)
-            .ok_or_else(|| SessionError::Invalid(format!("no signal {signal}")))?;
-        *slot = mode;
         Ok(())
     }
 }

@@ -3,6 +3,7 @@
 
 use super::error::guarded;
 use super::frame_view::{tail_frames, EntryMemo, FrameVarRow, FrameView};
+use super::inspection::Inspection;
 use super::*;
 use crate::symbols::dwarf::{Gone, Place};
 
@@ -66,66 +67,65 @@ impl Session {
         }
         out
     }
+}
 
-    /// The variables of an erased frame at its tail-jumping instruction, as its location
-    /// lists place them there: in the callee-saved registers it handed on, in memory
-    /// outside the stack the callees reused, or as entry values through the call sites
-    /// (see `FrameView`). Everything else is `<optimized out>`.
-    pub(super) fn erased_row_vars(
-        &self,
-        frames: &[unwind::Frame],
-        row: &FrameRow,
-        fs_base: u64,
-        memo: &EntryMemo,
-    ) -> Result<Vec<FrameVarRow>> {
-        let (inferior, store) = self.live_parts()?;
-        let erased = tail_frames(store, frames, row.physical);
-        let Some(t) = erased.iter().position(|t| t.pc.0 == row.pc) else {
-            return Ok(Vec::new());
-        };
-        let lookup = erased[t].lookup;
-        let Some(module) = store.module_at(lookup) else {
-            return Ok(Vec::new());
-        };
-        let file = module.file.clone();
-        let Some(dwarf) = file.dwarf() else {
-            return Ok(Vec::new());
-        };
-        let pc_file = module.bias.to_file(lookup);
-        let Some(chain) = dwarf.scopes_at(pc_file) else {
-            return Ok(Vec::new());
-        };
-        let view = FrameView {
-            frames,
-            index: row.physical,
-            tail: t + 1,
-            memo: Some(memo),
-            ..FrameView::frameless(inferior, store, module, fs_base)
-        };
-        // The stack from the innermost frame up to the physical frame's CFA is the callees'
-        // now: what the erased frame kept there is overwritten.
-        let reused = frames
-            .first()
-            .map(|f| f.sp.saturating_sub(RED_ZONE))
-            .zip(frames.get(row.physical + 1).map(|f| f.sp));
-        let level = row.level;
-        let vars = guarded(|| {
-            dwarf
-                .tree
-                .frame_vars(&chain, level, pc_file.0, &view, false)
-        })?;
-        Ok(vars
-            .into_iter()
-            .map(|mut v| {
-                if let (Place::Memory(a), Some((low, high))) = (&v.value.place, reused) {
-                    if (low..high).contains(a) {
-                        v.value.place = Place::Gone(Gone::Unavailable(
-                            "its stack was reused after the tail call".into(),
-                        ));
-                    }
+/// The variables of an erased frame at its tail-jumping instruction, as its location
+/// lists place them there: in the callee-saved registers it handed on, in memory
+/// outside the stack the callees reused, or as entry values through the call sites
+/// (see `FrameView`). Everything else is `<optimized out>`.
+pub(super) fn erased_row_vars(
+    ins: Inspection<'_>,
+    frames: &[unwind::Frame],
+    row: &FrameRow,
+    memo: &EntryMemo,
+) -> Result<Vec<FrameVarRow>> {
+    let store = ins.store;
+    let erased = tail_frames(store, frames, row.physical);
+    let Some(t) = erased.iter().position(|t| t.pc.0 == row.pc) else {
+        return Ok(Vec::new());
+    };
+    let lookup = erased[t].lookup;
+    let Some(module) = store.module_at(lookup) else {
+        return Ok(Vec::new());
+    };
+    let file = module.file.clone();
+    let Some(dwarf) = file.dwarf() else {
+        return Ok(Vec::new());
+    };
+    let pc_file = module.bias.to_file(lookup);
+    let Some(chain) = dwarf.scopes_at(pc_file) else {
+        return Ok(Vec::new());
+    };
+    let view = FrameView {
+        frames,
+        index: row.physical,
+        tail: t + 1,
+        memo: Some(memo),
+        ..ins.frameless(module)
+    };
+    // The stack from the innermost frame up to the physical frame's CFA is the callees'
+    // now: what the erased frame kept there is overwritten.
+    let reused = frames
+        .first()
+        .map(|f| f.sp.saturating_sub(RED_ZONE))
+        .zip(frames.get(row.physical + 1).map(|f| f.sp));
+    let level = row.level;
+    let vars = guarded(|| {
+        dwarf
+            .tree
+            .frame_vars(&chain, level, pc_file.0, &view, false)
+    })?;
+    Ok(vars
+        .into_iter()
+        .map(|mut v| {
+            if let (Place::Memory(a), Some((low, high))) = (&v.value.place, reused) {
+                if (low..high).contains(a) {
+                    v.value.place = Place::Gone(Gone::Unavailable(
+                        "its stack was reused after the tail call".into(),
+                    ));
                 }
-                FrameVarRow::of(v, &file)
-            })
-            .collect())
-    }
+            }
+            FrameVarRow::of(v, &file)
+        })
+        .collect())
 }

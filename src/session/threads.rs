@@ -1,4 +1,4 @@
-//! Threads, stacks, thread-locals, unwinding and source lines.
+//! Threads, stacks, unwinding and source lines.
 
 use super::*;
 use crate::symbols::dwarf::Location;
@@ -179,34 +179,6 @@ impl Session {
         Ok(stack::refine_top(&bounds, &on_stack, outermost, fs_base))
     }
 
-    /// Address and size of thread-local `name` in the selected thread.
-    pub fn thread_local(&mut self, name: &str) -> Result<(u64, u64)> {
-        if self.symbols.tls_symbol(name).is_none() {
-            self.refresh_symbols_on_miss();
-        }
-        if self.symbols.tls_symbol(name).is_none() {
-            return Err(SessionError::Invalid(format!(
-                "no thread-local variable '{name}' in the executable or its libraries"
-            )));
-        }
-        if let Some(unknown) = self.register_unknown("fs_base") {
-            return Err(unknown);
-        }
-        let fs_base = self.regs()?.fs_base;
-        let tid = self.selected_tid()?;
-        let (inferior, store) = self.live_parts()?;
-        let (module, sym) = store
-            .tls_symbol(name)
-            .ok_or_else(|| SessionError::Invalid(format!("no thread-local variable '{name}'")))?;
-        match super::tls::tls_block(inferior, store, module, fs_base) {
-            Some(block) => Ok((block + sym.addr.0, sym.size)),
-            None => Err(SessionError::Invalid(format!(
-                "the TLS block of {} is not allocated in thread {tid} yet (glibc gives a library loaded with dlopen its block in a thread when that thread first uses one of its thread-locals)",
-                module.path
-            ))),
-        }
-    }
-
     /// The selected thread's call stack from CFI (frame-pointer fallback), innermost first,
     /// with inlined calls as frames of their own; and why it ended early, if it did.
     /// Like a debugger's backtrace, the listing ends at `main` unless `past_main`: the C
@@ -297,7 +269,7 @@ impl Session {
     /// breakpoint on a function by name, the calls inlined into it that begin right there
     /// (gdb shows the function, not a callee it has not started); 0 at any other stop.
     pub(super) fn hidden_inlines(&mut self, pc: u64) -> Result<usize> {
-        let Some((tid, at, named, known)) = self.entry_inlines.clone() else {
+        let Some((tid, at, named, known)) = self.at_stop.entry_inlines.clone() else {
             return Ok(0);
         };
         if at != pc || self.selected_tid()? != tid {
@@ -312,7 +284,7 @@ impl Session {
             Some((file, line)) => self.hidden_at_line(pc, file, line),
             None => self.symbols.inlined_entries_at(RuntimeAddr(pc), &named),
         };
-        self.entry_inlines = Some((tid, at, named, Some(n)));
+        self.at_stop.entry_inlines = Some((tid, at, named, Some(n)));
         Ok(n)
     }
 
@@ -423,7 +395,7 @@ impl Session {
     pub fn hide_inlines(&mut self, n: usize) -> Result<()> {
         let tid = self.selected_tid()?;
         let pc = self.pc()?;
-        self.entry_inlines = Some((tid, pc, String::new(), Some(n)));
+        self.at_stop.entry_inlines = Some((tid, pc, String::new(), Some(n)));
         Ok(())
     }
 
@@ -567,32 +539,9 @@ impl Session {
         max_frames: usize,
     ) -> Result<(Vec<unwind::Frame>, Option<String>)> {
         let regs = self.regs()?;
-        let mut frame0 = UnwindRegs::default();
-        let values = [
-            regs.rax, regs.rdx, regs.rcx, regs.rbx, regs.rsi, regs.rdi, regs.rbp, regs.rsp,
-            regs.r8, regs.r9, regs.r10, regs.r11, regs.r12, regs.r13, regs.r14, regs.r15, regs.rip,
-        ];
-        // The order above is DWARF's register numbering (0 = rax, 1 = rdx, ...).
-        for (dwarf, value) in values.into_iter().enumerate() {
-            frame0.set_at(dwarf as u16, value, unwind::Loc::Live);
-        }
-        let process = self.targets.view_ref()?;
-        let read = |addr: u64, buf: &mut [u8]| process.read_memory(addr, buf).is_ok();
-        let (mut frames, mut stopped) =
-            unwind::unwind(&self.symbols, &frame0, &read, &UnwindLimits { max_frames });
-        // A makecontext stack begins at glibc's trampoline: what lies past it is no caller
-        // (the walk would read the task's unused stack as frames). The stack ends there, as
-        // a thread's ends at its start routine: cleanly, no note.
-        let bottom = frames.iter().skip(1).position(|f| {
-            self.symbols
-                .symbol_at(RuntimeAddr(f.pc))
-                .is_some_and(|(_, s, off)| off == 0 && &*s.name == "__start_context")
-        });
-        if let Some(i) = bottom {
-            frames.truncate(i + 2);
-            stopped = None;
-        }
-        Ok((frames, stopped))
+        Ok(self
+            .inspect(regs.fs_base)?
+            .physical_frames(&regs, max_frames))
     }
 }
 

@@ -3,7 +3,51 @@
 //! TLS block in this thread. Module ids are given in link-map order to modules with a PT_TLS.
 
 use super::backend::ProcessView;
+use super::typed_value::TypedValue;
+use super::{Result, Session, SessionError};
 use crate::symbols::{LoadedModule, SymbolStore};
+
+impl Session {
+    /// Address and size of thread-local `name` in the selected thread.
+    pub fn thread_local(&mut self, name: &str) -> Result<(u64, u64)> {
+        if self.symbols.tls_symbol(name).is_none() {
+            self.refresh_symbols_on_miss();
+        }
+        if self.symbols.tls_symbol(name).is_none() {
+            return Err(SessionError::Invalid(format!(
+                "no thread-local variable '{name}' in the executable or its libraries"
+            )));
+        }
+        if let Some(unknown) = self.register_unknown("fs_base") {
+            return Err(unknown);
+        }
+        let fs_base = self.regs()?.fs_base;
+        let tid = self.selected_tid()?;
+        let ins = self.inspect(fs_base)?;
+        let (module, sym) = ins
+            .store
+            .tls_symbol(name)
+            .ok_or_else(|| SessionError::Invalid(format!("no thread-local variable '{name}'")))?;
+        match ins.tls_block(module) {
+            Some(block) => Ok((block + sym.addr.0, sym.size)),
+            None => Err(SessionError::Invalid(format!(
+                "the TLS block of {} is not allocated in thread {tid} yet (glibc gives a library loaded with dlopen its block in a thread when that thread first uses one of its thread-locals)",
+                module.path
+            ))),
+        }
+    }
+
+    /// A thread-local variable with its DWARF type, when DWARF describes it.
+    pub fn thread_local_typed(&mut self, name: &str) -> Result<Option<TypedValue>> {
+        if self.symbols.tls_symbol(name).is_none() {
+            return Ok(None);
+        }
+        match self.lookup_global(name) {
+            Ok(v) => Ok(Some(v)),
+            Err(_) => Ok(None),
+        }
+    }
+}
 
 /// Byte offset of the DTV pointer in glibc's `tcbhead_t` (`tcb`, then `dtv`).
 pub(crate) const TCB_DTV_OFFSET: u64 = 8;

@@ -30,19 +30,19 @@ impl Session {
     /// A `cont()` runs every process: the user's continue, the tree scheduled as one, and a
     /// held process alive to run.
     pub(super) fn runs_tree(&self) -> bool {
-        self.whole_tree
+        self.tree.whole
             && self.config.schedule_all
             && self.targets.held.iter().any(|t| t.process.still_there())
     }
 
     /// Marks the runs to come as a user's `cont()` (the only runs of the whole tree).
     pub fn set_whole_tree(&mut self, on: bool) {
-        self.whole_tree = on;
+        self.tree.whole = on;
         if on {
             // The ends the last stop noted are not listed any more.
             self.targets.ended_in_run.clear();
         }
-        self.tree_anchor = on
+        self.tree.anchor = on
             .then(|| self.targets.live.as_ref().map(|t| t.process.pid()))
             .flatten();
     }
@@ -54,18 +54,18 @@ impl Session {
     pub(super) fn tree_leg(&mut self, deadline: Instant) -> Result<Stop> {
         let pass = self.pass_fn();
         let mut watched = HeldWatches::default();
-        let first = match self.tree_running.take() {
+        let first = match self.tree.running.take() {
             // The others run on from the last leg: the process that stopped goes on, and any
             // that joined the tree meanwhile (a fork child kept) starts.
             Some(running) if running == self.tree_signature() && self.targets.is_live() => {
-                self.tree_running = Some(running);
+                self.tree.running = Some(running);
                 self.tree_go_on(deadline, &pass)?
             }
             running => {
                 if running.is_some() {
                     // What the running processes have in them changed (a listener set a
                     // breakpoint, say): everything stops, and the leg starts afresh.
-                    self.tree_running = running;
+                    self.tree.running = running;
                     self.settle_tree()?;
                 }
                 self.tree_launch(deadline, &pass, &mut watched)?
@@ -79,12 +79,12 @@ impl Session {
             if let From::Held(i) = from {
                 self.swap_selection(i);
             }
-            self.tree_running = Some(self.tree_signature());
+            self.tree.running = Some(self.tree_signature());
             return Ok(stop);
         }
         // The run ends here, or the stop is one everything stops for: the processes still
         // running from earlier legs stop too.
-        self.tree_running = None;
+        self.tree.running = None;
         // Every other process stopped; the held ones cleaned of the run's breakpoints.
         if let Some(t) = &mut self.targets.live {
             if !t.process.is_dead() {
@@ -108,9 +108,9 @@ impl Session {
                 "when interrupted"
             };
             let note = format!("{when}: {}", self.tree_doings());
-            self.carried_notes.push(note);
+            self.at_stop.carried_notes.push(note);
         }
-        self.carried_notes.append(&mut watched.notes);
+        self.at_stop.carried_notes.append(&mut watched.notes);
         if let From::Held(i) = from {
             // The fired registers are the selected program's layout, which the selection
             // re-makes: the hit is carried over by watchpoint.
@@ -119,7 +119,7 @@ impl Session {
                 _ => Vec::new(),
             };
             self.select_held(i)?;
-            self.swapped_in = false;
+            self.tree.swapped_in = false;
             if let Some(t) = &mut self.targets.live {
                 t.process.arm(deadline);
             }
@@ -130,7 +130,7 @@ impl Session {
                 });
             }
         }
-        if std::mem::take(&mut self.swapped_in) {
+        if std::mem::take(&mut self.tree.swapped_in) {
             self.select_swapped_in()?;
             if let Some(t) = &mut self.targets.live {
                 t.process.arm(deadline);
@@ -208,8 +208,8 @@ impl Session {
         let note = format!(
             "tracepoints probe the selected process {pid} only: the tree's other processes ran unprobed, their calls not in the counts (process.select(pid) probes another)"
         );
-        if !self.carried_notes.contains(&note) {
-            self.carried_notes.push(note);
+        if !self.at_stop.carried_notes.contains(&note) {
+            self.at_stop.carried_notes.push(note);
         }
     }
 
@@ -291,7 +291,7 @@ impl Session {
     /// are dropped with it, as for any process that ends.
     fn anchor_end(&mut self, pass: &dyn Fn(i32) -> bool) -> Option<Stop> {
         let t = self.targets.live.as_mut()?;
-        if !t.process.is_dead() || Some(t.process.pid()) != self.tree_anchor {
+        if !t.process.is_dead() || Some(t.process.pid()) != self.tree.anchor {
             return None;
         }
         queued_end(t.process.as_mut(), pass)
@@ -413,7 +413,7 @@ impl Session {
             .enumerate()
             .any(|(j, h)| !matches!(from, From::Held(i) if i == j) && h.process.still_there())
             || (matches!(from, From::Held(_)) && self.targets.is_live());
-        if !others_alive || pid.is_none() || pid == self.tree_anchor {
+        if !others_alive || pid.is_none() || pid == self.tree.anchor {
             return Some((from, stop));
         }
         let gone = match from {
@@ -432,7 +432,7 @@ impl Session {
     /// `process.list()` until the next `cont()`.
     fn note_end(&mut self, pid: Tid, program: String, end: String) {
         self.points.watchpoints.forget_values(pid);
-        self.tree_notes.ended(pid, &end);
+        self.tree.notes.ended(pid, &end);
         self.targets.ended_in_run.push((pid, program, end));
     }
 

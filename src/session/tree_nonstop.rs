@@ -60,7 +60,7 @@ impl Session {
         same_image
             && !self.points.watchpoints.list().iter().any(|w| w.armed)
             && !self.has_probes()
-            && self.recording.is_none()
+            && self.timeline.recording.is_none()
     }
 
     /// Makes held process `i` (stopped at a hit; the others running) the current one without
@@ -72,7 +72,7 @@ impl Session {
         if let Some(outgoing) = self.targets.live.replace(incoming) {
             self.targets.held.push(outgoing);
         }
-        self.swapped_in = true;
+        self.tree.swapped_in = true;
     }
 
     /// Selects the process a non-stop hit made current through the full path, everything
@@ -97,7 +97,7 @@ impl Session {
     /// Stops every process a non-stop tree run left running, cleans the held ones, and
     /// selects the current one through the full path: the state every run ends in.
     pub(super) fn settle_tree(&mut self) -> Result<()> {
-        if self.tree_running.take().is_none() {
+        if self.tree.running.take().is_none() {
             return Ok(());
         }
         let pass = self.pass_fn();
@@ -105,7 +105,7 @@ impl Session {
             t.process.all_stop(&pass)?;
         }
         self.hold_every_held(&pass);
-        if std::mem::take(&mut self.swapped_in) {
+        if std::mem::take(&mut self.tree.swapped_in) {
             self.select_swapped_in()?;
         }
         Ok(())

@@ -57,12 +57,12 @@ impl Session {
             .map(|b| b.id)
             .collect();
         let h = &self.targets.held[i];
-        if let Some(sites) = self.image_sites.find(&h.program, h.exe_base, &ids) {
+        if let Some(sites) = self.tree.sites.find(&h.program, h.exe_base, &ids) {
             return sites.to_vec();
         }
         let sites = self.resolve_in_held(i);
         let h = &self.targets.held[i];
-        self.image_sites.keep(ImageEntry {
+        self.tree.sites.keep(ImageEntry {
             program: h.program.clone(),
             exe_base: h.exe_base,
             ids,
@@ -78,7 +78,7 @@ impl Session {
     fn resolve_in_held(&mut self, i: usize) -> Vec<u64> {
         let store = self.symbols.renewed();
         let selected_symbols = std::mem::replace(&mut self.symbols, store);
-        let refreshed = (self.last_maps_refresh, self.ran_since_maps_refresh);
+        let refreshed = (self.loader.maps_read_at, self.loader.ran_since_maps);
         let held = self.targets.held.remove(i);
         let selected = self.targets.live.replace(held);
         self.refresh_symbols();
@@ -101,7 +101,7 @@ impl Session {
             self.targets.held.insert(i, held);
         }
         self.symbols = selected_symbols;
-        (self.last_maps_refresh, self.ran_since_maps_refresh) = refreshed;
+        (self.loader.maps_read_at, self.loader.ran_since_maps) = refreshed;
         sites
     }
 }

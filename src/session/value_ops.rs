@@ -4,7 +4,6 @@
 
 use super::error::guarded;
 use super::typed_value::TypedValue;
-use super::values::MemTarget;
 use super::*;
 use crate::symbols::dwarf::pretty::Pretty;
 use crate::symbols::dwarf::tree::InfoTree;
@@ -38,24 +37,18 @@ impl Session {
         pretty: Option<&dyn Pretty>,
         f: impl FnOnce(&InfoTree, &dyn Target) -> T,
     ) -> Result<T> {
-        let (inferior, store) = self.live_parts()?;
         let debug = v
             .tree()
             .ok_or_else(|| SessionError::Invalid("the value's module has no DWARF".into()))?;
-        let module = store
+        // The registers read at this stop (a value was looked up through them); only a
+        // thread-local static member needs fs_base.
+        let ins = self.inspect(self.at_stop.snapshot.noted_regs().map_or(0, |r| r.fs_base))?;
+        let module = ins
+            .store
             .modules()
             .iter()
             .find(|m| Arc::ptr_eq(&m.file, &v.file));
-        // The registers read at this stop (a value was looked up through them); only a
-        // thread-local static member needs fs_base.
-        let fs_base = self.snapshot.noted_regs().map_or(0, |r| r.fs_base);
-        let target = MemTarget {
-            process: inferior,
-            store,
-            module,
-            fs_base,
-            pretty,
-        };
+        let target = ins.values(module, pretty);
         guarded(|| f(debug, &target))
     }
 

@@ -4,162 +4,29 @@
 //! `value_ops`). The DWARF work is in `symbols::dwarf`; this file gives it the frame's
 //! registers, the process's memory and the thread's TLS block.
 
-use super::backend::ProcessView;
 use super::error::guarded;
 use super::frame_view::{EntryMemo, FrameParam, FrameVarRow, FrameView, MAX_ENTRY_DEPTH};
-use super::tls::tls_block;
+use super::inspection::Inspection;
+use super::tailcalls::erased_row_vars;
 use super::typed_value::TypedValue;
 use super::*;
 use crate::os::fpregs::FpRegs;
 use crate::symbols::dwarf::path::{self, Path};
-use crate::symbols::dwarf::pretty::Pretty;
-use crate::symbols::dwarf::{FrameVar, Limits, Place, Target, Value};
-use crate::symbols::{FileAddr, LoadedModule, ModuleFile, SymKind};
-
-/// Target memory and names, as values read them; with the module whose DWARF describes the
-/// value, where its static members are stored.
-pub(super) struct MemTarget<'a> {
-    pub(super) process: &'a dyn ProcessView,
-    pub(super) store: &'a SymbolStore,
-    pub(super) module: Option<&'a LoadedModule>,
-    pub(super) fs_base: u64,
-    pub(super) pretty: Option<&'a dyn Pretty>,
-}
-
-impl Target for MemTarget<'_> {
-    fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
-        self.process.read_memory(addr, buf).is_ok()
-    }
-
-    fn symbolize(&self, addr: u64) -> Option<String> {
-        // Symbols only: `<[stack]+0x20818>` after a pointer says nothing its value does not.
-        self.store.symbol_name(RuntimeAddr(addr))
-    }
-
-    fn load_bias(&self) -> Option<u64> {
-        self.module.map(|m| m.bias.0)
-    }
-
-    fn tls_address(&self, offset: u64) -> Option<u64> {
-        let block = tls_block(self.process, self.store, self.module?, self.fs_base)?;
-        Some(block.wrapping_add(offset))
-    }
-
-    fn pretty(&self) -> Option<&dyn Pretty> {
-        self.pretty
-    }
-}
-
-/// A static variable declared in the body of function `func` (not in an inner block): the
-/// function's variables at its entry, those that live at a fixed address.
-fn function_static(
-    inferior: &dyn ProcessView,
-    store: &SymbolStore,
-    fs_base: u64,
-    func: &str,
-    var: &str,
-) -> Option<TypedValue> {
-    let addr = store.resolve(func).ok()?;
-    function_static_at(inferior, store, fs_base, addr, var)
-}
-
-/// `function_static` of the function whose code starts at `addr`.
-pub(super) fn function_static_at(
-    inferior: &dyn ProcessView,
-    store: &SymbolStore,
-    fs_base: u64,
-    addr: RuntimeAddr,
-    var: &str,
-) -> Option<TypedValue> {
-    let module = store.module_at(addr)?;
-    let dwarf = module.file.dwarf()?;
-    let pc = module.bias.to_file(addr);
-    let chain = dwarf.scopes_at(pc)?;
-    // No frame: only what needs no register (a fixed address) can be read.
-    let view = FrameView::frameless(inferior, store, module, fs_base);
-    let vars = guarded(|| dwarf.tree.frame_vars(&chain, 0, pc.0, &view, false)).ok()?;
-    let found = vars
-        .into_iter()
-        .find(|v| !v.param && v.name == var && matches!(v.value.place, Place::Memory(_)))?;
-    Some(TypedValue {
-        file: module.file.clone(),
-        value: found.value,
-    })
-}
-
-/// The global or static variable whose DIE is `die` in `module`; `None` when it has no
-/// place (a declaration).
-pub(super) fn global_value(
-    inferior: &dyn ProcessView,
-    store: &SymbolStore,
-    module: &LoadedModule,
-    die: usize,
-    fs_base: u64,
-) -> Option<TypedValue> {
-    global_value_or_gone(inferior, store, module, die, fs_base)
-        .filter(|v| !matches!(v.value.place, Place::Gone(_)))
-}
-
-/// A global's value, `<optimized out>` included (a definition the optimizer dropped).
-pub(super) fn global_value_or_gone(
-    inferior: &dyn ProcessView,
-    store: &SymbolStore,
-    module: &LoadedModule,
-    die: usize,
-    fs_base: u64,
-) -> Option<TypedValue> {
-    let debug = &module.file.dwarf()?.tree;
-    let (unit, entry) = debug.entry(die)?;
-    let (_, ty) = debug.name_and_type(&unit, &entry);
-    let size = debug.size_of(ty).unwrap_or(8);
-    let view = FrameView::frameless(inferior, store, module, fs_base);
-    let mut place = debug.var_place(&unit, &entry, ty, size, 0, &view, false, || None);
-    if let Place::Memory(_) = place {
-        if !module.is_exe && debug.is_external(&unit, &entry) {
-            let (name, _) = debug.name_and_type(&unit, &entry);
-            if let Some(copy) = name.and_then(|n| executable_copy(store, &n)) {
-                place = Place::Memory(copy.0);
-            }
-        }
-    }
-    Some(TypedValue {
-        file: module.file.clone(),
-        value: Value {
-            ty,
-            place,
-            bits: None,
-        },
-    })
-}
+use crate::symbols::dwarf::{FrameVar, Limits};
+use crate::symbols::{FileAddr, LoadedModule, ModuleFile};
 
 /// Inlined calls nested in one physical frame searched at most for a name.
 const MAX_INLINE_ROWS: usize = 16;
 
-/// Where the executable keeps its own copy of a library's exported variable: a program
-/// that uses `optind` or `__progname` gets a copy in its own data (an `R_X86_64_COPY`
-/// relocation, or any definition of the same name, which interposes on the library's), and
-/// the library's code reads and writes that copy through its GOT, never its original. As gdb
-/// does, the copy is the variable.
-fn executable_copy(store: &SymbolStore, name: &str) -> Option<RuntimeAddr> {
-    let exe = store.modules().iter().find(|m| m.is_exe)?;
-    let sym = exe.file.image.symbols.lookup_name_raw(name)?;
-    let defined = sym.global && sym.kind == SymKind::Object && sym.addr.0 != 0;
-    defined.then(|| exe.bias.to_runtime(sym.addr))
-}
-
 impl Session {
-    /// What values read: the process (live or a core) and its symbols.
-    pub(super) fn live_parts(&self) -> Result<(&dyn ProcessView, &SymbolStore)> {
-        Ok((self.targets.view_ref()?, &self.symbols))
-    }
-
     /// The variables of unwind row `n` (parameters first, in declaration order), each with
     /// its value or the reason there is none.
     pub fn frame_vars(&mut self, n: usize) -> Result<Vec<FrameVarRow>> {
         let (frames, row) = self.frame_row(n)?;
         let fs_base = self.regs()?.fs_base;
         let fpu = self.selected_fp_regs();
-        self.row_vars(&frames, &row, fs_base, fpu.as_ref(), &EntryMemo::default())
+        let ins = self.inspect(fs_base)?;
+        row_vars(ins, &frames, &row, fpu.as_ref(), &EntryMemo::default())
     }
 
     /// The selected thread's vector registers, when they can be read (a core may lack them).
@@ -169,66 +36,6 @@ impl Session {
         process.fp_regs(tid).ok()
     }
 
-    /// The variables of one unwind row, given the physical frames (at least one past it).
-    fn row_vars(
-        &self,
-        frames: &[unwind::Frame],
-        row: &FrameRow,
-        fs_base: u64,
-        fpu: Option<&FpRegs>,
-        memo: &EntryMemo,
-    ) -> Result<Vec<FrameVarRow>> {
-        if row.tail_call {
-            return self.erased_row_vars(frames, row, fs_base, memo);
-        }
-        let (inferior, store) = self.live_parts()?;
-        let Some(frame) = frames.get(row.physical) else {
-            return Ok(Vec::new());
-        };
-        let pc = frame.lookup_pc();
-        let Some(module) = store.module_at(RuntimeAddr(pc)) else {
-            return Ok(Vec::new());
-        };
-        let file = module.file.clone();
-        let pc_file = module.bias.to_file(RuntimeAddr(pc));
-        let Some(dwarf) = file.dwarf() else {
-            return Ok(Vec::new());
-        };
-        let Some(chain) = dwarf.scopes_at(pc_file) else {
-            return Ok(Vec::new());
-        };
-        let exact = matches!(frame.source, FrameSource::Regs | FrameSource::SignalFrame);
-        let low = dwarf.function_start(&chain);
-        let view = FrameView {
-            process: inferior,
-            store,
-            frames,
-            index: row.physical,
-            bias: module.bias.0,
-            tail: 0,
-            tls_module: Some(module),
-            fs_base,
-            at_entry: exact && low == Some(pc_file),
-            depth: 0,
-            fpu,
-            memo: Some(memo),
-        };
-        let in_prologue =
-            exact && low.is_some_and(|lo| pc_file >= lo && pc_file < body_start(&file, lo));
-        // The inline chain may be shorter than the rows where line tables and scopes
-        // disagree; the deepest scope known stands in.
-        let level = row.level.min(chain.chain.len().saturating_sub(1));
-        let vars: Vec<FrameVar> = guarded(|| {
-            dwarf
-                .tree
-                .frame_vars(&chain, level, pc_file.0, &view, in_prologue)
-        })?;
-        Ok(vars
-            .into_iter()
-            .map(|v| FrameVarRow::of(v, &file))
-            .collect())
-    }
-
     /// The parameters of each row, to be shown by `frame_args_text`. `None` for a row
     /// DWARF does not describe.
     pub fn frame_params(&mut self, rows: &[FrameRow]) -> Vec<Option<Vec<FrameParam>>> {
@@ -236,14 +43,15 @@ impl Session {
         let Ok((frames, _)) = self.physical_frames(deepest + 2 + MAX_ENTRY_DEPTH) else {
             return vec![None; rows.len()];
         };
-        let fs_base = self.regs().map(|r| r.fs_base).unwrap_or(0);
+        let fs_base = self.thread_pointer();
         let fpu = self.selected_fp_regs();
         let memo = EntryMemo::default();
+        let Ok(ins) = self.inspect(fs_base) else {
+            return vec![None; rows.len()];
+        };
         rows.iter()
             .map(|row| {
-                let vars = self
-                    .row_vars(&frames, row, fs_base, fpu.as_ref(), &memo)
-                    .ok()?;
+                let vars = row_vars(ins, &frames, row, fpu.as_ref(), &memo).ok()?;
                 if vars.is_empty() {
                     return None;
                 }
@@ -427,9 +235,10 @@ impl Session {
 
     /// A global or static variable by name.
     pub fn lookup_global(&mut self, name: &str) -> Result<TypedValue> {
-        let fs_base = self.regs().map(|r| r.fs_base).unwrap_or(0);
+        let fs_base = self.thread_pointer();
         let pc = self.pc().unwrap_or(0);
-        let (inferior, store) = self.live_parts()?;
+        let ins = self.inspect(fs_base)?;
+        let store = ins.store;
         let here = store.module_at(RuntimeAddr(pc));
         // The unit whose code is running: its own statics come first.
         let here_unit = here.and_then(|m| {
@@ -438,13 +247,12 @@ impl Session {
                 .unit_for_pc(m.bias.to_file(RuntimeAddr(pc)).0)
                 .map(|u| u.start())
         });
-        let read =
-            |module: &LoadedModule, die: usize| global_value(inferior, store, module, die, fs_base);
+        let read = |module, die| ins.global_value(module, die);
         // The first definition found without a value: the answer when no other has one.
         let mut gone: Option<TypedValue> = None;
         let mut note_gone = |module: &LoadedModule, die: usize| {
             if gone.is_none() {
-                gone = global_value_or_gone(inferior, store, module, die, fs_base);
+                gone = ins.global_value_or_gone(module, die);
             }
         };
         // gdb's order: the running unit's statics and its module's globals (external
@@ -506,7 +314,7 @@ impl Session {
         }
         // `chain::visits`: a static local of a function, as gdb reads `function::variable`.
         if let Some((func, var)) = name.rsplit_once("::") {
-            if let Some(v) = function_static(inferior, store, fs_base, func, var) {
+            if let Some(v) = ins.function_static(func, var) {
                 return Ok(v);
             }
         }
@@ -587,21 +395,67 @@ impl Session {
             )),
         }
     }
-
-    /// A thread-local variable with its DWARF type, when DWARF describes it.
-    pub fn thread_local_typed(&mut self, name: &str) -> Result<Option<TypedValue>> {
-        if self.symbols.tls_symbol(name).is_none() {
-            return Ok(None);
-        }
-        match self.lookup_global(name) {
-            Ok(v) => Ok(Some(v)),
-            Err(_) => Ok(None),
-        }
-    }
 }
 
 /// Where the body of the function starting at `func` begins (after its prologue); the
 /// function's start when DWARF does not say.
 pub(super) fn body_start(file: &ModuleFile, func: FileAddr) -> FileAddr {
     file.body_start(func)
+}
+
+/// The variables of one unwind row, given the physical frames (at least one past it).
+fn row_vars(
+    ins: Inspection<'_>,
+    frames: &[unwind::Frame],
+    row: &FrameRow,
+    fpu: Option<&FpRegs>,
+    memo: &EntryMemo,
+) -> Result<Vec<FrameVarRow>> {
+    if row.tail_call {
+        return erased_row_vars(ins, frames, row, memo);
+    }
+    let store = ins.store;
+    let Some(frame) = frames.get(row.physical) else {
+        return Ok(Vec::new());
+    };
+    let pc = frame.lookup_pc();
+    let Some(module) = store.module_at(RuntimeAddr(pc)) else {
+        return Ok(Vec::new());
+    };
+    let file = module.file.clone();
+    let pc_file = module.bias.to_file(RuntimeAddr(pc));
+    let Some(dwarf) = file.dwarf() else {
+        return Ok(Vec::new());
+    };
+    let Some(chain) = dwarf.scopes_at(pc_file) else {
+        return Ok(Vec::new());
+    };
+    let exact = matches!(frame.source, FrameSource::Regs | FrameSource::SignalFrame);
+    let low = dwarf.function_start(&chain);
+    let view = FrameView {
+        ins,
+        frames,
+        index: row.physical,
+        bias: module.bias.0,
+        tail: 0,
+        tls_module: Some(module),
+        at_entry: exact && low == Some(pc_file),
+        depth: 0,
+        fpu,
+        memo: Some(memo),
+    };
+    let in_prologue =
+        exact && low.is_some_and(|lo| pc_file >= lo && pc_file < body_start(&file, lo));
+    // The inline chain may be shorter than the rows where line tables and scopes
+    // disagree; the deepest scope known stands in.
+    let level = row.level.min(chain.chain.len().saturating_sub(1));
+    let vars: Vec<FrameVar> = guarded(|| {
+        dwarf
+            .tree
+            .frame_vars(&chain, level, pc_file.0, &view, in_prologue)
+    })?;
+    Ok(vars
+        .into_iter()
+        .map(|v| FrameVarRow::of(v, &file))
+        .collect())
 }

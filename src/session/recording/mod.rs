@@ -46,6 +46,18 @@ const CLONE_PARENT_SETTID: u64 = 0x0010_0000;
 const CLONE_CHILD_CLEARTID: u64 = 0x0020_0000;
 const CLONE_CHILD_SETTID: u64 = 0x0100_0000;
 
+/// The session's place in time: the recording if any, and which way runs go along it.
+#[derive(Default)]
+pub(in crate::session) struct Timeline {
+    /// The recording of the selected thread's execution, and where the process is along it.
+    pub(in crate::session) recording: Option<Recording>,
+    /// Runs go backwards along the recording (`reverse_step`, `reverse_cont`).
+    pub(in crate::session) reverse: bool,
+    /// A backwards run ends where the stack pointer is this high (`reverse_finish`: the
+    /// call of the current function).
+    pub(in crate::session) reverse_until: Option<(Tid, u64)>,
+}
+
 /// A recording and where the process is along it.
 pub(super) struct Recording {
     pub(super) log: Log,
@@ -152,20 +164,25 @@ impl Session {
     /// Starts recording the selected thread from here.
     pub fn record_start(&mut self, limit: u64, ring: bool) -> Result<()> {
         // Recording writes nothing (a read-only session records; only moving writes).
-        if self.recording.as_ref().is_some_and(|r| r.in_past()) {
+        if self
+            .timeline
+            .recording
+            .as_ref()
+            .is_some_and(|r| r.in_past())
+        {
             return Err(self.past_refusal("start a new recording"));
         }
         let process = self.targets.live()?;
         let tid = process.selected();
         let size = process.fp_regs(tid).map_or(512, |f| f.area().len() as u32);
-        self.recording = Some(Recording::new(limit, ring, size));
+        self.timeline.recording = Some(Recording::new(limit, ring, size));
         Ok(())
     }
 
     /// Ends the recording. In the past, the present becomes here: the steps after it are
     /// dropped (they will not happen now). The log stays readable.
     pub fn record_stop(&mut self) -> Result<()> {
-        let rec = self.recording.as_mut().ok_or_else(|| {
+        let rec = self.timeline.recording.as_mut().ok_or_else(|| {
             SessionError::Invalid("no recording (record.start() makes one)".into())
         })?;
         if rec.in_past() {
@@ -184,14 +201,15 @@ impl Session {
 
     /// Whether the next steps of the selected thread are recorded.
     pub(super) fn recording_live(&self) -> bool {
-        self.recording
+        self.timeline
+            .recording
             .as_ref()
             .is_some_and(|r| r.active && !r.in_past() && r.stale.is_none())
     }
 
     /// The program runs on unrecorded: the log no longer leads to the present.
     pub(super) fn recording_left_behind(&mut self) {
-        if let Some(rec) = &mut self.recording {
+        if let Some(rec) = &mut self.timeline.recording {
             if !rec.active && rec.stale.is_none() {
                 rec.stale =
                     Some("the program ran on unrecorded (after record.stop() or the limit)".into());
@@ -201,7 +219,7 @@ impl Session {
 
     /// One recorded instruction of the selected thread.
     pub(super) fn recorded_step(&mut self, deadline: Instant) -> Result<Stop> {
-        let Some(mut rec) = self.recording.take() else {
+        let Some(mut rec) = self.timeline.recording.take() else {
             return self.live_step(deadline);
         };
         let pass = self.pass_fn();
@@ -217,7 +235,7 @@ impl Session {
                 out => break out,
             }
         };
-        self.recording = Some(rec);
+        self.timeline.recording = Some(rec);
         out
     }
 
@@ -271,7 +289,7 @@ impl Session {
             // A caught call stops inside its step, where the recorder cannot follow it.
             rec.active = false;
             rec.stale = Some("a caught system call stopped inside a recorded step (syscall.catch and record.start do not mix yet)".into());
-            self.carried_notes.push("the recording ended: a caught system call stopped inside a recorded step (syscall.catch and record.start do not mix yet)".into());
+            self.at_stop.carried_notes.push("the recording ended: a caught system call stopped inside a recorded step (syscall.catch and record.start do not mix yet)".into());
             return Ok(stop);
         }
         if stop.is_final() {
@@ -399,7 +417,7 @@ impl Session {
             rec.active = false;
             rec.full = true;
             let limit = rec.log.limit();
-            self.carried_notes.push(format!(
+            self.at_stop.carried_notes.push(format!(
                 "the recording stopped at its limit of {limit} instructions (record.start({{limit}}) sets it; {{ring: true}} keeps the latest instead)"
             ));
         }
@@ -527,6 +545,7 @@ impl Session {
     /// Why something that changes the program is refused while in the past.
     pub(super) fn past_refusal(&self, what: &str) -> SessionError {
         let (at, end) = self
+            .timeline
             .recording
             .as_ref()
             .map_or((0, 0), |r| (r.at, r.log.end()));

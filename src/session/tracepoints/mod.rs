@@ -346,7 +346,7 @@ impl Session {
                 let note = format!("tracepoint {} ({}) is a probe now (jump)", tp.id, tp.spec);
                 self.tracing.list.insert(i, tp);
                 if matches!(now, Ok(true)) {
-                    self.carried_notes.push(note);
+                    self.at_stop.carried_notes.push(note);
                 }
                 continue;
             }
@@ -372,7 +372,7 @@ impl Session {
             );
             self.tracing.list.insert(i, tp);
             if placed.is_ok() {
-                self.carried_notes.push(note);
+                self.at_stop.carried_notes.push(note);
             }
         }
         self.sync_trace_flags();
@@ -647,7 +647,7 @@ impl Session {
                 tp.spec,
                 tp.hits()
             );
-            self.carried_notes.push(note);
+            self.at_stop.carried_notes.push(note);
         }
     }
 

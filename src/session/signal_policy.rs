@@ -1,0 +1,81 @@
+//! Which signals stop the program and which pass to it unseen, and whether threads'
+//! creation and exit are stops: the user's policy (`signal.mode()`, `thread` listeners),
+//! asked by every resume.
+
+use super::*;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SignalMode {
+    Stop,
+    Pass,
+    /// The default for signals that stop: a stop, unless the program ignores the signal
+    /// (SIG_IGN), when it has no effect on the program and passes without one.
+    StopUnlessIgnored,
+}
+
+/// The policy: a mode for each signal number (0 unused) and whether thread events stop.
+#[derive(Clone, Copy)]
+pub(super) struct SignalPolicy {
+    pub(super) modes: [SignalMode; 65],
+    pub(super) thread_events: bool,
+}
+
+impl Default for SignalPolicy {
+    /// Every signal stops unless ignored, except those that pass silently (SIGCHLD,
+    /// SIGWINCH and the like: `signals::passes_silently`).
+    fn default() -> Self {
+        let mut modes = [SignalMode::StopUnlessIgnored; 65];
+        for (sig, mode) in modes.iter_mut().enumerate() {
+            if signals::passes_silently(sig as i32) {
+                *mode = SignalMode::Pass;
+            }
+        }
+        SignalPolicy {
+            modes,
+            thread_events: false,
+        }
+    }
+}
+
+impl Session {
+    /// Which signals pass without a stop, as the inferior asks.
+    pub(super) fn pass_fn(&self) -> impl Fn(i32) -> bool {
+        let modes = self.signals.modes;
+        // Another machine's process: its ignored signals are not this kernel's to read, so
+        // such a signal stops (SPEC: remote targets).
+        let pid = self
+            .targets
+            .live
+            .as_ref()
+            .filter(|t| t.process.is_local())
+            .map(|t| t.process.pid());
+        move |sig: i32| match modes.get(sig as usize) {
+            Some(SignalMode::Pass) => true,
+            // Read only when such a signal comes (one status read per signal).
+            Some(SignalMode::StopUnlessIgnored) => pid
+                .and_then(procfs::status_text)
+                .and_then(|s| procfs::signal_set(&s, "SigIgn"))
+                .is_some_and(|ign| (1..=64).contains(&sig) && ign & (1 << (sig - 1)) != 0),
+            _ => false,
+        }
+    }
+
+    /// Thread creation and exit become stops during `cont()` (for `thread` listeners).
+    pub fn set_thread_events(&mut self, on: bool) {
+        self.signals.thread_events = on;
+        if let Some(t) = &mut self.targets.live {
+            t.process.set_report_threads(on);
+        }
+    }
+
+    pub(crate) fn signal_mode(&mut self, signal: i32, mode: SignalMode) -> Result<()> {
+        let slot = self
+            .signals
+            .modes
+            .get_mut(signal as usize)
+            .filter(|_| signal > 0)
+            .ok_or_else(|| SessionError::Invalid(format!("no signal {signal}")))?;
+        *slot = mode;
+        Ok(())
+    }
+}
