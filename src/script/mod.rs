@@ -25,7 +25,17 @@ use rquickjs::{Context, Ctx, Function, Persistent, Runtime, Value};
 use crate::session::Session;
 use host::Host;
 
-const PRELUDE: &str = include_str!("prelude.js");
+/// The public API: one function's body, split by topic over `prelude/` (see its base.js).
+const PRELUDE: &str = concat!(
+    include_str!("prelude/base.js"),
+    include_str!("prelude/machine.js"),
+    include_str!("prelude/values.js"),
+    include_str!("prelude/state.js"),
+    include_str!("prelude/events.js"),
+    include_str!("prelude/runs.js"),
+    include_str!("prelude/points.js"),
+    include_str!("prelude/time.js"),
+);
 /// `dom` and `view()`, built on the same native object after the prelude.
 const DOM_PRELUDE: &str = include_str!("dom.js");
 /// `printers` (the registry), then scry's own printers, built on the same native object

@@ -1,6 +1,22 @@
-//! The session: the facade the script layer calls. It owns the inferior, the symbol store,
-//! the user's breakpoints and the captured output, turns raw stops into [`StopInfo`]s, and
-//! keeps the per-stop snapshot that scripts see as `prev`.
+//! The session: the facade the script layer calls. It turns raw stops into [`StopInfo`]s
+//! and answers every question about the target, made of owned parts, each a type of its own:
+//!
+//! | part | type (file) | owns |
+//! |---|---|---|
+//! | `targets` | `Targets` (targets.rs) | the live process or the core, held fork children, how the last one ended |
+//! | `symbols` | `SymbolStore` (symbols) | the modules' ELF and DWARF |
+//! | `points` | `Points` (breakpoints.rs, watchpoints.rs, syscalls.rs) | what the user asked to stop at |
+//! | `output` | `ProgramOutput` (capture.rs) | the program's output and its pumps |
+//! | `at_stop` | `StopState` (stop_state.rs) | what scripts read here (`prev`), the step's start, the stop's signal, notes waiting |
+//! | `tree` | `TreeRun` (tree_state.rs) | a run of the whole process tree |
+//! | `signals` | `SignalPolicy` (signal_policy.rs) | which signals stop, thread events |
+//! | `loader` | `LoaderWatch` (dynamic.rs) | the dynamic loader followed, the module list's freshness |
+//! | `timeline` | `Timeline` (recording/) | the recording and the direction of runs |
+//! | `tracing` | `Tracing` (tracepoints/) | tracepoints' probes and their records |
+//!
+//! Reading (values, frames, globals, thread-locals, unwinding) goes through one borrow of
+//! the process and its symbols, [`inspection::Inspection`]; running, through the backend's
+//! [`target::Target`].
 
 pub(crate) mod backend;
 pub(crate) mod breakpoints;

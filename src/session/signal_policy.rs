@@ -37,19 +37,12 @@ impl Default for SignalPolicy {
     }
 }
 
-impl Session {
-    /// Which signals pass without a stop, as the inferior asks.
-    pub(super) fn pass_fn(&self) -> impl Fn(i32) -> bool {
-        let modes = self.signals.modes;
-        // Another machine's process: its ignored signals are not this kernel's to read, so
-        // such a signal stops (SPEC: remote targets).
-        let pid = self
-            .targets
-            .live
-            .as_ref()
-            .filter(|t| t.process.is_local())
-            .map(|t| t.process.pid());
-        move |sig: i32| match modes.get(sig as usize) {
+impl SignalPolicy {
+    /// Whether `sig` passes to the program without a stop. `pid`: the local process whose
+    /// ignored signals (SIG_IGN) pass too; `None` for another machine's, whose dispositions
+    /// this kernel cannot read (such a signal stops: SPEC, remote targets).
+    fn passes(modes: &[SignalMode; 65], pid: Option<Tid>, sig: i32) -> bool {
+        match modes.get(sig as usize) {
             Some(SignalMode::Pass) => true,
             // Read only when such a signal comes (one status read per signal).
             Some(SignalMode::StopUnlessIgnored) => pid
@@ -58,6 +51,31 @@ impl Session {
                 .is_some_and(|ign| (1..=64).contains(&sig) && ign & (1 << (sig - 1)) != 0),
             _ => false,
         }
+    }
+
+    /// Sets how `signal` is handled; an error for a number that is no signal.
+    fn set(&mut self, signal: i32, mode: SignalMode) -> Result<()> {
+        let slot = self
+            .modes
+            .get_mut(signal as usize)
+            .filter(|_| signal > 0)
+            .ok_or_else(|| SessionError::Invalid(format!("no signal {signal}")))?;
+        *slot = mode;
+        Ok(())
+    }
+}
+
+impl Session {
+    /// Which signals pass without a stop, as the inferior asks.
+    pub(super) fn pass_fn(&self) -> impl Fn(i32) -> bool {
+        let modes = self.signals.modes;
+        let pid = self
+            .targets
+            .live
+            .as_ref()
+            .filter(|t| t.process.is_local())
+            .map(|t| t.process.pid());
+        move |sig: i32| SignalPolicy::passes(&modes, pid, sig)
     }
 
     /// Thread creation and exit become stops during `cont()` (for `thread` listeners).
@@ -69,13 +87,6 @@ impl Session {
     }
 
     pub(crate) fn signal_mode(&mut self, signal: i32, mode: SignalMode) -> Result<()> {
-        let slot = self
-            .signals
-            .modes
-            .get_mut(signal as usize)
-            .filter(|_| signal > 0)
-            .ok_or_else(|| SessionError::Invalid(format!("no signal {signal}")))?;
-        *slot = mode;
-        Ok(())
+        self.signals.set(signal, mode)
     }
 }
