@@ -810,3 +810,22 @@ fn passed_signals_cost_no_round_trip_over_gdbserver() {
     let stops = trace.matches("remote -> T14").count();
     assert_eq!(stops, 0, "stop replies for SIGCHLD");
 }
+
+/// A signal the remote program ignores does nothing to it, so it passes without a stop, as
+/// locally: the target's own `/proc/PID/status` (through the stub's vFile) says SIG_IGN.
+/// The one raised after a handler is set stops, with the ignored ones behind it.
+#[test]
+fn a_signal_the_remote_program_ignores_passes_without_a_stop() {
+    let program = fixture("remote_ignored");
+    let Some(mut stub) = Stub::start(&program, &[]) else {
+        return;
+    };
+    let mut scry = remote(&stub, &program);
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("signal SIGUSR1"), "{stop}");
+    assert_eq!(scry.ok("print(state.var('phase'))"), "1");
+    assert_eq!(scry.ok("cont()"), "exited with code 0");
+    scry.finish();
+    let out = stub.wait_end();
+    assert!(out.contains("truth phase=1 handled=1"), "{out}");
+}

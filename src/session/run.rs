@@ -269,6 +269,9 @@ impl Session {
                 Some(false) => continue,
                 None => {}
             }
+            if self.ignored_remotely(&stop) {
+                continue;
+            }
             self.after_raw(stop);
             let info = self.book_stop(stop)?;
             // A watch hit nobody reports (a write on a read watch) is not a stop.

@@ -89,4 +89,30 @@ impl Session {
     pub(crate) fn signal_mode(&mut self, signal: i32, mode: SignalMode) -> Result<()> {
         self.signals.set(signal, mode)
     }
+
+    /// A remote stub reported `stop`, a signal that stops unless the program ignores it,
+    /// and the program does ignore it: the target's own `/proc/PID/status` (read through
+    /// the stub, gdbserver's `vFile`) says SIG_IGN. The stub holds the signal for the next
+    /// resume, where it does nothing, as it would have done alone. A local process's were
+    /// passed by the backend already; a stub that cannot read the target's files leaves
+    /// the stop as it is.
+    pub(super) fn ignored_remotely(&self, stop: &Stop) -> bool {
+        let Stop::Signal { signal, .. } = *stop else {
+            return false;
+        };
+        let stops_unless_ignored = self.signals.modes.get(signal as usize)
+            == Some(&SignalMode::StopUnlessIgnored);
+        // SIGTRAP is the debugger's; SIGKILL and SIGSTOP cannot be ignored.
+        if !stops_unless_ignored || matches!(signal, 5 | 9 | 19) || !(1..=64).contains(&signal) {
+            return false;
+        }
+        let Some(live) = self.targets.live.as_ref().filter(|t| !t.process.is_local()) else {
+            return false;
+        };
+        live.process
+            .proc_file("status")
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .and_then(|s| procfs::signal_set(&s, "SigIgn"))
+            .is_some_and(|ign| ign & (1 << (signal - 1)) != 0)
+    }
 }
