@@ -89,3 +89,37 @@ fn a_cloned_function_is_found_by_its_source_name() {
     assert_eq!(n_here, field("n"));
     assert_eq!(factor, "4");
 }
+
+/// A function GCC split at -O2 (`take` and `take [clone .cold]`, the cold part in
+/// `.text.unlikely` below it) is stopped at by its own entry, never in the part only a
+/// throw runs: every call stops. A call site naming such a function (DWARF ranges, no low
+/// pc) gives its parameters' entry values, as gdb shows `c=c@entry=100`.
+#[test]
+fn a_function_split_into_a_cold_part_stops_at_its_entry() {
+    let exe = common::fixture_from("cold_split-O2", "g++", &["-g", "-O2"], &["cold_split.cpp"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('take'); breakpoint.set('Ledger::add')");
+    let list = scry.ok("breakpoint.list()");
+    assert!(!list.contains("cold"), "{list}");
+    for n in 0..3 {
+        let stop = scry.ok("cont()");
+        assert!(
+            stop.starts_with("breakpoint 1 ") && stop.contains("take"),
+            "{n}: {stop}"
+        );
+    }
+    for n in 0..3 {
+        let stop = scry.ok("cont()");
+        assert!(
+            stop.starts_with("breakpoint 2 ") && stop.contains("Ledger::add"),
+            "{n}: {stop}"
+        );
+        assert_eq!(
+            scry.ok("print(state.value('c@entry'))"),
+            (100 * (n + 1)).to_string()
+        );
+    }
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert_eq!(scry.ok("output()"), "s=54 total=6 ledger=600");
+    scry.finish();
+}

@@ -100,8 +100,8 @@ impl Session {
         let Stop::Signal { signal, .. } = *stop else {
             return false;
         };
-        let stops_unless_ignored = self.signals.modes.get(signal as usize)
-            == Some(&SignalMode::StopUnlessIgnored);
+        let stops_unless_ignored =
+            self.signals.modes.get(signal as usize) == Some(&SignalMode::StopUnlessIgnored);
         // SIGTRAP is the debugger's; SIGKILL and SIGSTOP cannot be ignored.
         if !stops_unless_ignored || matches!(signal, 5 | 9 | 19) || !(1..=64).contains(&signal) {
             return false;

@@ -225,6 +225,11 @@ impl DwarfInfo {
         if let Some(low) = address(&unit, &entry, gimli::DW_AT_low_pc) {
             return Some(low);
         }
+        // A function in two parts (GCC's `.cold` split: DW_AT_ranges, no low_pc) begins
+        // where its entry_pc or first listed range says, not at its lowest address.
+        if let Some((begin, _)) = self.tree.function_range(&unit, die) {
+            return Some(begin);
+        }
         let name = self.declared_name(die)?;
         entry_of(&name).map(|a| a.0)
     }

@@ -58,18 +58,37 @@ impl FullName {
 }
 
 /// Lower is better when one name has several definitions: a global function is almost
-/// always what the user means; then anything that is code; then things visible outside their
-/// object file; then ones with a known extent. The address makes the order total.
-fn preference(s: &Symbol) -> (bool, bool, bool, bool, bool, u64) {
+/// always what the user means; then the function itself before GCC's copies of it, and any
+/// copy before a `.cold` part split off one (`take(Inv&, int, int) [clone .cold]` is named
+/// `take` too once its signature is stripped, and GCC places `.text.unlikely` below `.text`:
+/// by address alone a breakpoint on `take` went into code only a throw runs); then
+/// anything that is code; then things visible outside their object file; then ones with a
+/// known extent. The address makes the order total.
+fn preference(s: &Symbol) -> (bool, u8, bool, bool, bool, bool, u64) {
     let func = s.kind == SymKind::Func;
     (
         !(func && s.global),
+        if func { copy_rank(&s.name) } else { 0 },
         !func,
         !s.global,
         s.kind == SymKind::Tls,
         s.size == 0,
         s.addr.0,
     )
+}
+
+/// 0 for a function's own code, 1 for a copy GCC made of it (`f.isra.0`, `f.constprop.1`,
+/// `f.part.0`: a raw name with a suffix after a dot), 2 for a part split off into
+/// `.text.unlikely` (`f.cold`, `f.part.0.cold`).
+fn copy_rank(raw: &str) -> u8 {
+    let Some((_, suffix)) = raw.split_once('.') else {
+        return 0;
+    };
+    if suffix == "cold" || suffix.ends_with(".cold") || suffix.contains(".cold.") {
+        2
+    } else {
+        1
+    }
 }
 
 /// FNV-1a over the name's bytes: fast, and good enough to spread symbol names (a collision
