@@ -453,3 +453,46 @@ fn wrong_first_tries_are_errors_that_teach() {
         "{e}"
     );
 }
+
+/// A member of the whole object reads through a base pointer in one call, as its vtable
+/// says (gdb's `set print object on`): `shapes[1]->w` of a Rect held as a Shape, through a
+/// second base at an offset too; a plain struct whose first word points at a vtable is no
+/// such object; a member neither has names the whole object's.
+#[test]
+fn a_member_of_the_whole_object_reads_through_its_base() {
+    let exe = common::fixture_from(
+        "dynamic_member",
+        "g++",
+        &["-g", "-O0"],
+        &["dynamic_member.cpp"],
+    );
+    let mut scry = Scry::spawn(&exe, &[]);
+    let line = common::line_of(
+        include_str!("../fixtures/dynamic_member.cpp"),
+        "// stop here",
+    );
+    scry.ok(&format!(
+        "breakpoint.set('dynamic_member.cpp:{line}'); cont()"
+    ));
+    assert_eq!(
+        scry.ok("state.value('shapes[1]->w') + state.value('shapes[1]->h')"),
+        "7"
+    );
+    assert_eq!(scry.ok("state.value('shapes[0]->r')"), "2");
+    assert_eq!(scry.ok("state.value('named->tag')"), "77");
+    assert_eq!(scry.ok("state.var('named').w"), "5");
+    assert_eq!(scry.ok("state.value('named->label')"), "\"named\"");
+    let e = scry.err("state.value('holder.w')");
+    assert!(
+        e.contains("Holder has no member 'w'") && !e.contains("vtable"),
+        "{e}"
+    );
+    let e = scry.err("state.value('named->zz')");
+    assert!(
+        e.contains("the whole object is a Tagged") && e.contains(" tag"),
+        "{e}"
+    );
+    scry.ok("cont()");
+    assert!(scry.ok("output()").contains("truth total=24 tag=77 q=9"));
+    scry.finish();
+}

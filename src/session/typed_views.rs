@@ -187,6 +187,58 @@ impl Session {
         Some((name, value))
     }
 
+    /// The whole C++ object `v` is a base-class part of, as its vtable says (gdb's `set
+    /// print object on`): `Rect` for the `Shape` a `unique_ptr<Shape>` holds. `None` when
+    /// `v` is no polymorphic object in memory, is its whole object already, or what its
+    /// first word points at is no vtable of a class that has `v`'s type as a base at `v`'s
+    /// very address (checked, so no word that merely looks like a vtable pointer passes).
+    pub(super) fn dynamic_object(&self, v: &TypedValue) -> Option<TypedValue> {
+        let addr = v.value.address()?;
+        let word = |a: u64| -> Option<u64> {
+            let bytes = self.peek_memory(a, 8).ok()?;
+            Some(u64::from_le_bytes(bytes.try_into().ok()?))
+        };
+        let vptr = word(addr)?;
+        let (_, sym, off) = self.symbols.symbol_at(RuntimeAddr(vptr))?;
+        let name = sym.display_name();
+        let class = name.strip_prefix("vtable for ")?;
+        // The address point is past offset-to-top and the typeinfo pointer.
+        if off < 16 {
+            return None;
+        }
+        let to_top = word(vptr - 16)? as i64;
+        let whole = addr.checked_add_signed(to_top)?;
+        let static_name = self.value_type_name(v);
+        if class == static_name && to_top == 0 {
+            return None;
+        }
+        let (file, ty) = self.type_named(class, Some(&v.file)).ok()?;
+        let object = TypedValue {
+            file,
+            value: Value::at(ty, whole),
+        };
+        // `v` must be a base part of it, at its own address, of its own type.
+        let mut parts = vec![object.clone()];
+        for _ in 0..8 {
+            let mut next = Vec::new();
+            for part in &parts {
+                for (_, base) in self.value_bases(part) {
+                    if base.value.address() == Some(addr)
+                        && self.value_type_name(&base) == static_name
+                    {
+                        return Some(object);
+                    }
+                    next.push(base);
+                }
+            }
+            if next.is_empty() {
+                return None;
+            }
+            parts = next;
+        }
+        None
+    }
+
     /// The base-class parts of a C++ object, with their type names.
     pub fn value_bases(&self, v: &TypedValue) -> Vec<(String, TypedValue)> {
         // A reference's bases are its referent's.

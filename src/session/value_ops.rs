@@ -7,6 +7,7 @@ use super::typed_value::TypedValue;
 use super::*;
 use crate::symbols::dwarf::pretty::Pretty;
 use crate::symbols::dwarf::tree::InfoTree;
+use crate::symbols::dwarf::value_error::ValueError;
 use crate::symbols::dwarf::{Limits, Plain, Scalar, Target, TooLarge, Value};
 
 impl Session {
@@ -64,8 +65,33 @@ impl Session {
         .map_err(Into::into)
     }
 
+    /// Member `name` of `v`; of a C++ object reached through a base (`shapes[1]->w` of a
+    /// `Rect` held as a `Shape`), also a member of the whole object its vtable names, as
+    /// gdb reads it with `set print object on`.
     pub fn value_member(&self, v: &TypedValue, name: &str) -> Result<TypedValue> {
         let r = self.with_value(v, |d, t| d.member(&v.value, name, t))?;
+        if let Err(ValueError::NoMember { .. }) = &r {
+            // `p->m` reads the member through the pointer (C's `->` is `.` here).
+            let object = match self.value_scalar(v) {
+                Ok(Some(Scalar::Pointer(_))) => self.value_deref(v).ok(),
+                _ => Some(self.referent(v)),
+            };
+            if let Some(whole) = object.and_then(|o| self.dynamic_object(&o)) {
+                if let Ok(Ok(m)) = self.with_value(&whole, |d, t| d.member(&whole.value, name, t)) {
+                    return Ok(TypedValue {
+                        file: whole.file.clone(),
+                        value: m,
+                    });
+                }
+                if let Err(e) = &r {
+                    return Err(SessionError::Invalid(format!(
+                        "{e}; the whole object is a {} (its vtable says), whose members are: {}",
+                        self.value_type_name(&whole),
+                        self.value_members(&whole).join(" ")
+                    )));
+                }
+            }
+        }
         self.derived(v, r)
     }
 
