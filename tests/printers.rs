@@ -746,3 +746,30 @@ fn adapters_and_bitsets_print_what_they_hold() {
         "70 true false true 2"
     );
 }
+
+/// A class no printer claims that derives from a container indexes, counts, iterates and
+/// looks keys up as that container, by path and in JS (gdb's `p p[1]` through the base):
+/// its own members stay its own.
+#[test]
+fn a_class_derived_from_a_container_reads_as_the_container() {
+    let exe = common::fixture_from(
+        "derived_container",
+        "g++",
+        &["-g", "-O0"],
+        &["derived_container.cpp"],
+    );
+    let line = common::line_of(include_str!("../fixtures/derived_container.cpp"), "// stop here");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok(&format!("breakpoint.set('derived_container.cpp:{line}'); cont()"));
+    assert_eq!(scry.ok("state.value('p[1]')"), "\"lib\"");
+    assert_eq!(scry.ok("state.value('r[\"b\"]')"), "2");
+    assert_eq!(scry.ok("state.value('s[1]') * 10"), "50");
+    assert_eq!(
+        scry.ok("const p = state.var('p'); print(p.length, [...p].map((x) => x.value).join('/'), state.var('r').get('a'), state.var('s').length)"),
+        "2 usr/lib 1 2"
+    );
+    assert_eq!(scry.ok("state.value('p.absolute')"), "true");
+    scry.ok("cont()");
+    assert!(scry.ok("output()").contains("truth p1=lib rb=2 ssize=2"));
+    scry.finish();
+}

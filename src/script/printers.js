@@ -200,6 +200,25 @@
     }
   };
 
+  // A class no printer claims that derives from a container (`struct Path :
+  // std::vector<std::string>`, `std::smatch`, a private `vector` base): the printed form of
+  // its first base part (depth-first) a printer reads as a sequence or a map, so that it
+  // indexes, counts, iterates and looks keys up as that container does, as in C++. Null
+  // for none.
+  function sequenceBase(h, depth = 0) {
+    if (depth > 3) return null;
+    for (const [, b] of N.val_bases(h)) {
+      const q = N.printedOf(b);
+      if (q && (q.shape === 'list' || q.shape === 'map' || typeof q.r.at === 'function')) return q;
+      if (!q) {
+        const inner = sequenceBase(b, depth + 1);
+        if (inner) return inner;
+      }
+    }
+    return null;
+  }
+  N.sequenceBase = sequenceBase;
+
   // ---- what the renderer calls (fixed before any user code) ------------------------------
   const childOf = (x) => {
     if (x !== null && typeof x === 'object') {
@@ -263,7 +282,8 @@
   // handle it leads to, or undefined where the layout answers (no printer, or a member the
   // type itself has).
   function step(h, op, arg) {
-    const p = N.printedOf(h);
+    let p = N.printedOf(h);
+    if (!p && (op === 'index' || op === 'key')) p = sequenceBase(h);
     if (!p) return undefined;
     let x;
     if (op === 'member') {

@@ -53,7 +53,14 @@
       return;
     }
     const n = N.val_len(h);
-    if (n === undefined) throw new ScryError(`${N.val_type(h)} is not iterable (it has no elements)`);
+    if (n === undefined) {
+      const q = raw ? null : N.sequenceBase(h);
+      if (q) {
+        yield* q.iterate();
+        return;
+      }
+      throw new ScryError(`${N.val_type(h)} is not iterable (it has no elements)`);
+    }
     for (let i = 0; i < n; i++) yield wrap(N.val_index(h, i), raw);
   }
   // What a value was asked for by (`state.var('argv')`, `state.value('r->port')`, and
@@ -87,7 +94,12 @@
     value: (h) => named(h, () => N.val_plain(h, raw)),
     length: (h) => {
       const p = printedOf(h, raw);
-      if (!p) return N.val_len(h);
+      if (!p) {
+        const n = N.val_len(h);
+        if (n !== undefined || raw) return n;
+        const q = N.sequenceBase(h);
+        return q ? q.length() : undefined;
+      }
       const inner = heldSequence(p);
       return inner !== undefined ? inner.length : p.length();
     },
@@ -108,11 +120,13 @@
         // A Rust tuple's field by position (`pair[1]` is `pair.__1`), asked for only when
         // indexing failed: an array's elements cost no extra call.
         if (N.val_keys(h).includes(`__${i}`)) return wrap(N.val_member(h, `__${i}`), raw);
+        const q = raw ? null : N.sequenceBase(h);
+        if (q) return q.keyed() ? q.get(i) : q.at(i);
         throw e;
       }
     },
     get: (h) => (key) => {
-      const p = printedOf(h, raw);
+      const p = printedOf(h, raw) ?? (raw ? null : N.sequenceBase(h));
       if (!p || !p.keyed()) throw new ScryError(`${N.val_type(h)} has no keys: get(key) is for maps (index a sequence with [i])`);
       return p.get(key);
     },
