@@ -758,9 +758,14 @@ fn a_class_derived_from_a_container_reads_as_the_container() {
         &["-g", "-O0"],
         &["derived_container.cpp"],
     );
-    let line = common::line_of(include_str!("../fixtures/derived_container.cpp"), "// stop here");
+    let line = common::line_of(
+        include_str!("../fixtures/derived_container.cpp"),
+        "// stop here",
+    );
     let mut scry = Scry::spawn(&exe, &[]);
-    scry.ok(&format!("breakpoint.set('derived_container.cpp:{line}'); cont()"));
+    scry.ok(&format!(
+        "breakpoint.set('derived_container.cpp:{line}'); cont()"
+    ));
     assert_eq!(scry.ok("state.value('p[1]')"), "\"lib\"");
     assert_eq!(scry.ok("state.value('r[\"b\"]')"), "2");
     assert_eq!(scry.ok("state.value('s[1]') * 10"), "50");

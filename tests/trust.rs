@@ -610,6 +610,24 @@ fn traps_the_program_makes_itself_reach_its_handler() {
 }
 
 #[test]
+fn the_mask_inside_the_programs_trap_handler_is_not_put_back_after_it() {
+    // The handler ran with SIGTRAP blocked and unblocked it on return; the thread made next
+    // brought a trap of scry's, after which scry blocked SIGTRAP again in the main thread
+    // (the mask it saw entering the handler). Alone, stopped at, and passed alike.
+    let bin = fixture("trap_handler_mask");
+    let expected = alone(&bin, &[]);
+    assert_eq!(expected, "truth hits=1 before=0 after=0\n");
+    let stopped = under_scry(&bin, &[], "cont()", "cont()");
+    assert_eq!(
+        stopped,
+        expected.trim_end(),
+        "the program's SIGTRAP stopped at"
+    );
+    let passed = under_scry(&bin, &[], "handle_signal('SIGTRAP', 'pass')", "cont()");
+    assert_eq!(passed, expected.trim_end(), "SIGTRAP passed");
+}
+
+#[test]
 fn the_programs_own_icebp_before_a_hardware_breakpoint_stays_its_own() {
     // icebp traps with an empty debug status, which is also what a hardware breakpoint's
     // hit looks like when the machine loses its status (seen under KVM, where scry takes it

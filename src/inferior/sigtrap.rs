@@ -138,13 +138,19 @@ impl Inferior {
         let action = guard.action;
         // A default disposition reset to the default is unchanged.
         let was_default = !guard.ignored && !guard.caught;
-        // A thread that blocked SIGTRAP since the run began (inside the program's handler):
-        // the kernel took the handler away, which says the signal was blocked there.
-        let blocked = guard.blocked.contains(&tid)
-            || (guard.caught
-                && procfs::status_text(self.pid)
-                    .and_then(|s| procfs::signal_set(&s, "SigCgt"))
-                    .is_some_and(|cgt| cgt & SIGTRAP_BIT == 0));
+        // With a handler, the kernel took it away exactly when SIGTRAP was blocked in
+        // `tid` (inside the program's handler, or blocked by the program): that says it,
+        // whatever the mask was when the run began or the handler was entered (a handler
+        // that has returned unblocked it again, and blocking it anew after a later trap of
+        // scry's left SIGTRAP blocked in a thread the program had it unblocked in). Without
+        // one, nothing tells, and the mask the run began with is taken.
+        let blocked = if guard.caught {
+            procfs::status_text(self.pid)
+                .and_then(|s| procfs::signal_set(&s, "SigCgt"))
+                .is_some_and(|cgt| cgt & SIGTRAP_BIT == 0)
+        } else {
+            guard.blocked.contains(&tid)
+        };
         let reset = guard.ignored || blocked;
         if blocked {
             if let Ok(mask) = ptrace::get_sigmask(tid) {
@@ -167,11 +173,13 @@ impl Inferior {
             } else {
                 "scry could not put it back"
             };
-            let note = format!(
-                "a trap of scry's in thread {tid} made the kernel reset the program's SIGTRAP disposition to the default (it was ignored or blocked there), and {why}"
-            );
-            if !self.catch.warnings.contains(&note) {
-                self.catch.warnings.push(note);
+            // Once per run, not once per trap or thread (a logpoint in twelve threads said
+            // it twelve times on one stop line).
+            const SAID: &str = "a trap of scry's in thread ";
+            if !self.catch.warnings.iter().any(|w| w.starts_with(SAID)) {
+                self.catch.warnings.push(format!(
+                    "{SAID}{tid} made the kernel reset the program's SIGTRAP disposition to the default (it was ignored or blocked there), and {why}"
+                ));
             }
         }
     }
