@@ -382,6 +382,19 @@ fn a_cut_response_keeps_its_error_and_its_limit() {
     // A response that succeeds stays within the limit with its note too.
     let r = scry.eval("for (let i = 0; i < 100; i++) print('line ' + i)");
     assert!(r.ok && r.body.len() <= 300, "{} bytes", r.body.len());
+    // Its value (a cont()'s stop line after thousands of log lines) comes after the note,
+    // not 19 `:more`s later; the printed lines cut go to `:more` without it.
+    let r = scry.eval("for (let i = 0; i < 100; i++) print('line ' + i); 'how it ended'");
+    let lines: Vec<&str> = r.body.lines().collect();
+    assert!(r.ok && r.body.len() <= 300, "{} bytes", r.body.len());
+    assert_eq!(lines.last(), Some(&"how it ended"), "{}", r.body);
+    assert!(lines[lines.len() - 2].starts_with("[scry: response cut after "));
+    let more = scry.eval(":more");
+    assert!(
+        more.body.starts_with("line ") && !more.body.contains("how it ended"),
+        "{}",
+        more.body
+    );
 }
 
 /// A non-canonical pointer faults with no address from the kernel (si_code SI_KERNEL, address

@@ -33,6 +33,19 @@ pub(super) fn error_tail(body: &str, max: usize) -> (&str, &str) {
     }
 }
 
+/// An ok chunk's body split into what it printed and its value (printed last, from
+/// `value_at`), when the value is at most `max` bytes and something comes before it.
+pub(super) fn value_tail(body: &str, value_at: Option<usize>, max: usize) -> (&str, &str) {
+    match value_at {
+        Some(i)
+            if i > 0 && i <= body.len() && body.is_char_boundary(i) && body.len() - i <= max =>
+        {
+            body.split_at(i)
+        }
+        _ => (body, ""),
+    }
+}
+
 pub(super) fn cut_note(shown: usize, rest: usize, marker: &str) -> String {
     let _ = marker;
     format!("[scry: response cut after {shown} bytes; {rest} more bytes: send :more to read them]")
@@ -51,6 +64,17 @@ mod tests {
         assert_eq!(error_tail("error: x\n", 100), ("", "error: x\n"));
         assert_eq!(error_tail("no error here\n", 100), ("no error here\n", ""));
         assert_eq!(error_tail("a\nerror: long\n", 3), ("a\nerror: long\n", ""));
+    }
+
+    #[test]
+    fn the_value_is_the_tail() {
+        assert_eq!(
+            value_tail("a\nb\nstop\n", Some(4), 100),
+            ("a\nb\n", "stop\n")
+        );
+        assert_eq!(value_tail("stop\n", Some(0), 100), ("stop\n", ""));
+        assert_eq!(value_tail("a\nlong\n", Some(2), 3), ("a\nlong\n", ""));
+        assert_eq!(value_tail("a\n", None, 100), ("a\n", ""));
     }
 
     #[test]

@@ -22,6 +22,8 @@ pub struct Repl {
 struct Response {
     body: String,
     ok: bool,
+    /// Where the chunk's value begins in `body` (see `ChunkResult::value_at`).
+    value_at: Option<usize>,
 }
 
 const META_HELP: &str = "\
@@ -59,6 +61,7 @@ impl Repl {
                 let response = Response {
                     body: format!("error: cannot read script {path}: {e}"),
                     ok: false,
+                    value_at: None,
                 };
                 self.write_framed(response, out)?;
                 return Ok(true);
@@ -133,7 +136,11 @@ impl Repl {
             if crate::session::termination().is_some() {
                 break;
             }
-            let body = escape::neutralize_controls(&self.capped(response.body, response.ok));
+            let body = escape::neutralize_controls(&self.capped(
+                response.body,
+                response.ok,
+                response.value_at,
+            ));
             if !body.is_empty() {
                 writeln!(out, "{}", body.trim_end_matches('\n'))?;
             }
@@ -155,7 +162,7 @@ impl Repl {
     fn respond_as(&mut self, chunk: &str, file: &str) -> Option<(String, bool)> {
         let response = self.handle(chunk, file)?;
         let ok = response.ok;
-        Some((self.finished_body(response.body, ok), ok))
+        Some((self.finished_body(response.body, ok, response.value_at), ok))
     }
 
     /// One chunk: a `:command` or JavaScript. `None` means quit.
@@ -172,17 +179,28 @@ impl Repl {
             mut text,
             ok,
             dropped,
+            value_at,
         } = self.engine.eval(source, file);
         if dropped > 0 {
             text.push_str(&format!(
                 "[scry: {dropped} further bytes of output were discarded: a response holds at most 8 MiB]\n"
             ));
         }
-        Response { body: text, ok }
+        Response {
+            body: text,
+            ok,
+            value_at,
+        }
     }
 
     fn meta(&mut self, command: &str) -> Option<Response> {
-        let ok = |body: String| Some(Response { body, ok: true });
+        let ok = |body: String| {
+            Some(Response {
+                body,
+                ok: true,
+                value_at: None,
+            })
+        };
         match command.split_whitespace().next().unwrap_or("") {
             ":quit" | ":q" | ":exit" => None,
             ":help" | ":h" => ok(format!("{META_HELP}\n")),
@@ -199,6 +217,7 @@ impl Repl {
                     "error: unknown command '{other}'; commands: :help :more :status :quit\n"
                 ),
                 ok: false,
+                value_at: None,
             }),
         }
     }
@@ -206,13 +225,15 @@ impl Repl {
     /// Applies the response cap, keeping the rest for `:more`. The whole answer, the note
     /// saying it was cut included, stays within the limit; the error that ended a failed
     /// chunk is never the part cut away.
-    fn capped(&mut self, body: String, ok: bool) -> String {
+    fn capped(&mut self, body: String, ok: bool, value_at: Option<usize>) -> String {
         let limit = self.engine.with_session(|s| s.config.output_limit);
         if body.len() <= limit {
             return body;
         }
         let (main, tail) = if ok {
-            (&body[..], "")
+            // The chunk's value (the stop line that says how a `cont()` ended) after the
+            // note, like a failed chunk's error: what it printed before is what is cut.
+            cap::value_tail(&body, value_at, limit / 2)
         } else {
             cap::error_tail(&body, limit / 2)
         };
@@ -234,8 +255,8 @@ impl Repl {
     /// A response body as it is sent: capped (the rest kept for `:more`, which is sent
     /// through here again), no line that passes for a status line, and ending in a newline
     /// unless empty.
-    fn finished_body(&mut self, body: String, ok: bool) -> String {
-        let body = self.capped(body, ok);
+    fn finished_body(&mut self, body: String, ok: bool, value_at: Option<usize>) -> String {
+        let body = self.capped(body, ok, value_at);
         let mut body = escape::guard_status_lines(&body, &self.marker);
         if !body.is_empty() && !body.ends_with('\n') {
             body.push('\n');
@@ -244,7 +265,7 @@ impl Repl {
     }
 
     fn write_framed(&mut self, response: Response, out: &mut impl Write) -> std::io::Result<()> {
-        let body = self.finished_body(response.body, response.ok);
+        let body = self.finished_body(response.body, response.ok, response.value_at);
         self.write_status(&body, response.ok, out)
     }
 

@@ -57,6 +57,9 @@ pub struct ChunkResult {
     pub ok: bool,
     /// Bytes `print` produced beyond the in-memory hard cap.
     pub dropped: u64,
+    /// Where the chunk's value (a `cont()`'s stop line) begins in `text`, when it printed
+    /// one: a response cut for size keeps it after the cut note.
+    pub value_at: Option<usize>,
 }
 
 pub struct Engine {
@@ -228,6 +231,7 @@ impl Engine {
             text: response.text,
             ok: outcome,
             dropped: response.dropped,
+            value_at: response.value_at,
         }
     }
 
@@ -271,7 +275,9 @@ impl Engine {
             let mut failure = match printed {
                 Ok(text) => {
                     if let Some(text) = text {
+                        let at = self.host.response.borrow().text.len();
                         self.host.print(&text);
+                        self.host.response.borrow_mut().value_at = Some(at);
                     }
                     None
                 }

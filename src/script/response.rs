@@ -6,6 +6,8 @@
 pub(super) struct Response {
     pub text: String,
     pub dropped: u64,
+    /// Where the chunk's value (its completion, printed last) begins in `text`.
+    pub value_at: Option<usize>,
 }
 
 pub(super) const RESPONSE_HARD_CAP: usize = 8 * 1024 * 1024;
