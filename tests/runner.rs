@@ -366,3 +366,30 @@ fn next_into_enters_a_library_function_through_the_plt() {
     assert_eq!((t["a"].as_str(), t["b"].as_str()), ("7", "9"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `next()` off the end of a signal handler goes through the trampoline that ends it
+/// (`__restore_rt`, which has no line) to the code the signal interrupted, in one call, as
+/// gdb's `next` does; it stopped in the trampoline, and the next `next()` skipped the
+/// interrupted frame.
+#[test]
+fn next_off_a_signal_handler_returns_to_the_interrupted_code() {
+    let exe = common::fixture_with("handler_return", &["-g", "-O0"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    let signal = scry.ok("cont()");
+    assert!(signal.starts_with("signal SIGUSR1 at "), "{signal}");
+    let interrupted = scry.ok("hex(state.pc)");
+    scry.ok("breakpoint.set('on_usr1')");
+    assert!(scry.ok("cont()").starts_with("breakpoint 1 "));
+    let line = common::line_of(
+        include_str!("../fixtures/handler_return.c"),
+        "// in the handler",
+    );
+    assert!(scry
+        .ok("next()")
+        .contains(&format!("handler_return.c:{}", line + 1)));
+    let back = scry.ok("next()");
+    assert!(!back.contains("__restore_rt"), "{back}");
+    assert_eq!(scry.ok("hex(state.pc)"), interrupted, "{back}");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    scry.finish();
+}

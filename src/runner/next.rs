@@ -168,6 +168,18 @@ impl Stepper {
             };
             let returned = insn.as_ref().is_some_and(|i| i.mnemonic.starts_with("ret"));
             if returned && run.sp()? > self.sp0 {
+                // Out of a signal handler, into the trampoline that ends it: through the
+                // rt_sigreturn to the code the signal interrupted, where the step ends, as
+                // gdb's (the trampoline has no line, and nothing past it is its caller).
+                if run.front.call(|s| s.pc().map(|pc| s.at_sigreturn(pc)))? {
+                    for _ in 0..2 {
+                        let mut stop = run.line_step()?;
+                        if stop.reason() != Reason::Step && !run.keep_going(&mut stop)? {
+                            return Ok((stop, EndAs::Plain));
+                        }
+                    }
+                    return Ok((run.latest(), EndAs::Step(None)));
+                }
                 // Returned into the caller. In the middle of one of its lines (after the call),
                 // the step goes on to that line's end, as gdb's does; at a line's start, or with
                 // no line known there, it ends here.

@@ -336,6 +336,15 @@ impl Session {
         Some(module.bias.to_runtime(body).0)
     }
 
+    /// `pc` is at a signal handler's return trampoline, glibc's `__restore_rt`
+    /// (`mov $15, %rax; syscall`: rt_sigreturn), where a handler returns to: the next two
+    /// instructions put back the interrupted code's registers.
+    pub fn at_sigreturn(&self, pc: u64) -> bool {
+        const RESTORE_RT: [u8; 9] = [0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05];
+        self.peek_memory(pc, RESTORE_RT.len())
+            .is_ok_and(|b| b == RESTORE_RT)
+    }
+
     /// At a PLT stub (`libfn@plt`, the first instruction of a call into another module):
     /// the entry of the function it leads to, where that has source lines and is the
     /// program's own (a library outside the system's directories: libc's printf with
