@@ -439,3 +439,32 @@ fn symbols_lead_with_the_name_typed_and_stay_short() {
     // Asking for more gives more.
     assert_eq!(scry.ok("symbols('', 120).length"), "120");
 }
+
+/// gdb's words typed at scry get the call that does it here, in one line: bare names
+/// (`bt`, `c()`), commands that are no JavaScript (`p x`, `info locals`, `x/4x $sp`),
+/// `delete 1` (valid JavaScript that deletes nothing: refused), and gdb's property names
+/// (`pc`, `breakpoint.delete`).
+#[test]
+fn gdb_words_are_answered_with_the_call_that_does_it() {
+    let mut scry = Scry::start(&[]);
+    let cases = [
+        ("bt", "did you mean state.unwind()?"),
+        ("c()", "did you mean cont()?"),
+        ("p x", "gdb's `p` is state.value('x')"),
+        ("info locals", "gdb's `info` is state.locals()"),
+        ("x/4x $sp", "gdb's `x` is state.memory(addr)"),
+        ("delete 1", "breakpoint.remove(1) removes breakpoint 1"),
+        ("state.registers.pc", "did you mean state.registers.rip?"),
+        ("breakpoint.delete(1)", "did you mean breakpoint.remove?"),
+    ];
+    for (typed, hint) in cases {
+        let e = scry.err(typed);
+        assert!(e.contains(hint), "{typed}: {e}");
+        assert_eq!(e.lines().count(), 1, "{typed}: {e}");
+    }
+    // JavaScript's own delete still works.
+    assert_eq!(
+        scry.ok("const o = {a: 1}; delete o.a; Object.keys(o).length"),
+        "0"
+    );
+}

@@ -91,6 +91,13 @@ pub(super) fn format_exception<'js>(
     head
 }
 
+/// The call that does what gdb's command `word` does (`info`: `state.locals(), ...`).
+pub(super) fn suggest_gdb_word(ctx: &Ctx<'_>, word: &str) -> Option<String> {
+    let f: Function = ctx.globals().get("__gdbWord").ok()?;
+    let v: Value = f.call((word,)).ok()?;
+    v.as_string()?.to_string().ok()
+}
+
 fn suggest_global(ctx: &Ctx<'_>, name: &str) -> Option<String> {
     let f: Function = ctx.globals().get("__suggestGlobal").ok()?;
     let v: Value = f.call((name,)).ok()?;

@@ -236,6 +236,10 @@ impl Engine {
     }
 
     fn eval_chunk(&self, source: &str, file: &str) -> bool {
+        if let Some(refusal) = gdb_delete(source) {
+            self.host.print(&refusal);
+            return false;
+        }
         let one_line = source.trim().lines().count() <= 1;
         let source = rewrite::rewrite_chunk(source);
         let budget = self.host.session.borrow().config.script_timeout;
@@ -281,7 +285,11 @@ impl Engine {
                     }
                     None
                 }
-                Err(e) => Some(self.describe_error(&ctx, e, file, one_line)),
+                Err(e) => Some(gdb_hint(
+                    &ctx,
+                    &source,
+                    self.describe_error(&ctx, e, file, one_line),
+                )),
             };
             if let Some((reason, count)) = self.unhandled.take(&ctx) {
                 if failure.is_none() {
@@ -425,4 +433,50 @@ fn js_error(ctx: &Ctx<'_>, e: rquickjs::Error) -> anyhow::Error {
         return anyhow::anyhow!("prelude failed: {text}");
     }
     anyhow::anyhow!("{e}")
+}
+
+/// A chunk that is a gdb command (`p x`, `info locals`, `b work`, `x/4x $sp`) fails to parse
+/// as JavaScript: its syntax error says which call does it here.
+fn gdb_hint(ctx: &Ctx<'_>, source: &str, error: String) -> String {
+    if !error.starts_with("error: SyntaxError") {
+        return error;
+    }
+    let text = source.trim_start();
+    let word: String = text
+        .chars()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .collect();
+    let next = text[word.len()..].chars().next();
+    if word.is_empty() || !matches!(next, Some(' ' | '/' | '\t')) {
+        return error;
+    }
+    let Some(call) = errors::suggest_gdb_word(ctx, &word) else {
+        return error;
+    };
+    let (first, rest) = error.split_once('\n').unwrap_or((&error, ""));
+    let mut out = format!("{first} (scry reads JavaScript: gdb's `{word}` is {call} here)");
+    if !rest.is_empty() {
+        out.push('\n');
+        out.push_str(rest);
+    }
+    out
+}
+
+/// `delete 1`, gdb's removal of breakpoint 1, is valid JavaScript (the delete operator on
+/// a number, `true`): an answer `true` would read as done. A chunk that is only that is
+/// refused, saying the call that removes a breakpoint.
+fn gdb_delete(source: &str) -> Option<String> {
+    let rest = source.trim().strip_prefix("delete")?;
+    let ids = rest.trim_start();
+    let spaced = rest.len() > ids.len();
+    let numbers = !ids.is_empty()
+        && ids
+            .split_whitespace()
+            .all(|w| w.chars().all(|c| c.is_ascii_digit()));
+    (spaced && numbers).then(|| {
+        let first = ids.split_whitespace().next().unwrap_or("1");
+        format!(
+            "error: `delete {ids}` is gdb's; in JavaScript it deletes nothing (the delete operator on a number is true): breakpoint.remove({first}) removes breakpoint {first}"
+        )
+    })
 }

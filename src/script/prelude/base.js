@@ -71,8 +71,16 @@
   // Unknown properties of scry's objects are errors that name the closest real one and the
   // help topic that lists them all.
   const TOPIC_OF = { state: 'state', prev: 'state', breakpoint: 'break', watchpoint: 'break', thread: 'run', config: 'util', syscall: 'syscalls' };
+  // What gdb (or another debugger) calls a property scry names otherwise, by object.
+  const ALIASES = {
+    __proto__: null,
+    'state.registers': { __proto__: null, pc: 'rip', ip: 'rip', sp: 'rsp', fp: 'rbp' },
+    breakpoint: { __proto__: null, delete: 'remove', del: 'remove', clear: 'remove', add: 'set', create: 'set', insert: 'set' },
+    watchpoint: { __proto__: null, delete: 'remove', del: 'remove', clear: 'remove', add: 'set', create: 'set', insert: 'set' },
+  };
   function unknownProperty(label, t, k) {
-    const near = nearest(k, keys(t));
+    const alias = ALIASES[label]?.[k];
+    const near = alias !== undefined && alias in t ? alias : nearest(k, keys(t));
     const topic = TOPIC_OF[label.split('.')[0]];
     const shown = k.length > 60 ? k.slice(0, 60) + '…' : k;
     return new ScryError(`${label} has no property '${shown}'` + (near ? `; did you mean ${label}.${near}?` : '') +
@@ -92,7 +100,23 @@
   }
   const globalNames = N.global_names();
   // An unknown global is often a state member written bare (`regs`, `pc`): suggest those too.
+  // gdb's commands typed as JavaScript names: the call that does it here.
+  const GDB_WORDS = {
+    __proto__: null,
+    bt: 'state.unwind()', backtrace: 'state.unwind()', where: 'state.unwind()',
+    c: 'cont()', run: 'cont()', r: 'cont()', start: 'cont()',
+    s: 'next({into: true}) (a line, into calls) or step() (one instruction)',
+    n: 'next()', si: 'step()', stepi: 'step()', ni: 'step()', nexti: 'step()', fin: 'finish()',
+    p: "state.value('x') or state.var('x')", info: 'state.locals(), state.registers or thread.list()',
+    b: "breakpoint.set('fn')", br: "breakpoint.set('fn')", tbreak: "breakpoint.set('fn')",
+    d: 'breakpoint.remove(id)', watch: "watchpoint.set('x')", x: 'state.memory(addr)',
+    disas: 'state.disasm()', disassemble: 'state.disasm()',
+    frame: 'state.frame(n)', f: 'state.frame(n)', up: 'state.frame(n)', down: 'state.frame(n)',
+    q: ':quit', quit: ':quit',
+  };
+  define('__gdbWord', (name) => GDB_WORDS[name] ?? (name === 'print' ? "print(state.value('x'))" : name === 'list' ? 'state.source()' : name === 'delete' ? 'breakpoint.remove(id)' : name === 'break' ? "breakpoint.set('fn')" : null));
   define('__suggestGlobal', (name) => {
+    if (GDB_WORDS[name] !== undefined) return GDB_WORDS[name];
     const global = nearest(name, globalNames.concat(Object.keys(g)));
     if (global) return global;
     const member = nearest(name, Object.keys(stateTarget));
