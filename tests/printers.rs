@@ -774,7 +774,16 @@ fn a_class_derived_from_a_container_reads_as_the_container() {
         "2 usr/lib 1 2"
     );
     assert_eq!(scry.ok("state.value('p.absolute')"), "true");
+    // A struct key by its fields; a miss names the key as written, not `[object Object]`.
+    assert_eq!(
+        scry.ok("state.var('releases').get({major: 1, minor: 10})"),
+        "\"mid\""
+    );
+    let e = scry.err("state.var('releases').get({major: 9, minor: 1})");
+    assert!(e.ends_with("has no key {\"major\":9,\"minor\":1}"), "{e}");
     scry.ok("cont()");
-    assert!(scry.ok("output()").contains("truth p1=lib rb=2 ssize=2"));
+    assert!(scry
+        .ok("output()")
+        .contains("truth p1=lib rb=2 ssize=2 rel=mid"));
     scry.finish();
 }

@@ -159,9 +159,16 @@
     }
     get(key) {
       if (typeof this.r.get === 'function') return this.r.get(key);
-      const want = typeof key === 'object' && key !== null ? String(key) : key;
+      // A typed value as the key is its text; a plain object, the fields of a struct key.
+      const want = typeof key === 'object' && key !== null && key[HANDLE] !== undefined ? String(key) : key;
       for (const [k, v] of this.iterate()) if (sameKey(k, want)) return v;
-      throw new ScryError(`${this.summary || this.type} has no key ${typeof key === 'string' ? JSON.stringify(key) : String(key)}`);
+      let shown;
+      try {
+        shown = typeof key === 'string' ? JSON.stringify(key) : typeof key === 'object' && key !== null && key[HANDLE] === undefined ? JSON.stringify(key) : String(key);
+      } catch {
+        shown = String(key);
+      }
+      throw new ScryError(`${this.summary || this.type} has no key ${shown}`);
     }
     holds() {
       return this.shape === 'pointer' || this.shape === 'value';
@@ -174,10 +181,18 @@
       return x;
     }
   }
+  // A struct key's plain data has every field `want` gives, each the same key
+  // (`releases.get({major: 1, minor: 10})`).
+  function sameFields(p, want) {
+    if (p === null || typeof p !== 'object') return false;
+    const fields = Object.keys(want);
+    return fields.length > 0 && fields.every((f) => Object.prototype.hasOwnProperty.call(p, f) && sameKey(p[f], want[f]));
+  }
   function sameKey(k, want) {
     if (k === want) return true;
-    const p = k !== null && typeof k === 'object' ? N.val_plain(k[HANDLE] ?? k) : k;
+    const p = k !== null && typeof k === 'object' ? (k[HANDLE] !== undefined ? N.val_plain(k[HANDLE]) : k) : k;
     if (p === want) return true;
+    if (want !== null && typeof want === 'object' && want[HANDLE] === undefined) return sameFields(p, want);
     if (typeof want === 'number' || typeof want === 'bigint') return typeof p !== 'object' && Number(p) === Number(want);
     return typeof p !== 'object' && String(p) === String(want);
   }
@@ -235,7 +250,8 @@
     // A part of the value that has no value here (`<optimized out>`) says so as it is: the
     // container is not corrupt, the compiler kept that part nowhere.
     if (e && e.noValue === true) return e.message;
-    if (e instanceof ScryError || (e && e.name === 'ScryError')) return `invalid: ${e.message}`;
+    // A nested value's own invalidity comes already said (`invalid: iterators out of order`).
+    if (e instanceof ScryError || (e && e.name === 'ScryError')) return String(e.message).startsWith('invalid: ') ? e.message : `invalid: ${e.message}`;
     return `printer error: ${e && e.message !== undefined ? e.message : String(e)}`;
   };
   // The value as the renderer asks: at most `want` children; with `whole`, a text-like
