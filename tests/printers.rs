@@ -787,3 +787,29 @@ fn a_class_derived_from_a_container_reads_as_the_container() {
         .contains("truth p1=lib rb=2 ssize=2 rel=mid"));
     scry.finish();
 }
+
+/// An enumerator by its qualified name is a value of its enum (gdb's `p Kind::Key`), in
+/// paths and as a map's index; a map keyed by an enum looks a key up by its name too.
+#[test]
+fn enumerators_by_name_are_values_and_keys() {
+    let exe = common::fixture_from("enum_keys", "g++", &["-g", "-O0"], &["enum_keys.cpp"]);
+    let line = common::line_of(include_str!("../fixtures/enum_keys.cpp"), "// stop here");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok(&format!("breakpoint.set('enum_keys.cpp:{line}'); cont()"));
+    assert_eq!(scry.ok("state.value('Kind::Key')"), "Kind::Key");
+    assert_eq!(
+        scry.ok("Number(state.value('Kind::Key')) + Number(state.value('Color::GREEN'))"),
+        "12"
+    );
+    assert_eq!(scry.ok("state.value('names[Kind::Key]')"), "\"press\"");
+    assert_eq!(
+        scry.ok("state.var('names').get('Kind::Mouse')"),
+        "\"click\""
+    );
+    assert_eq!(scry.ok("state.var('paint').get('GREEN')"), "2");
+    let e = scry.err("state.value('Kind::Nope')");
+    assert!(e.contains("no variable 'Kind::Nope'"), "{e}");
+    scry.ok("cont()");
+    assert!(scry.ok("output()").contains("truth key=press green=2"));
+    scry.finish();
+}

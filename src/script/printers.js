@@ -194,7 +194,14 @@
     if (p === want) return true;
     if (want !== null && typeof want === 'object' && want[HANDLE] === undefined) return sameFields(p, want);
     if (typeof want === 'number' || typeof want === 'bigint') return typeof p !== 'object' && Number(p) === Number(want);
-    return typeof p !== 'object' && String(p) === String(want);
+    if (typeof p !== 'object' && String(p) === String(want)) return true;
+    // An enum key by its enumerator's name (`names.get('Kind::Key')`, or `'Key'`): its
+    // plain value is its number, its text the name.
+    if (typeof want === 'string' && typeof p === 'number' && k !== null && typeof k === 'object' && k[HANDLE] !== undefined && N.val_kind(k[HANDLE]) === 'enum') {
+      const text = N.val_text(k[HANDLE], false);
+      return text === want || text.endsWith('::' + want);
+    }
+    return false;
   }
 
   // The printed form of the value behind handle `h`, or null when no printer claims it.

@@ -187,6 +187,32 @@ impl Session {
         Some((name, value))
     }
 
+    /// The enumerator `Kind::Key` (an `enum class`'s, or an enum's named through its type)
+    /// as a value of its enum type, as gdb's `p Kind::Key` reads it. `None` when `name`
+    /// names no enum's enumerator.
+    pub(super) fn enumerator(&self, name: &str) -> Option<TypedValue> {
+        let (scope, item) = name.trim().rsplit_once("::")?;
+        let (file, ty) = self
+            .type_named(scope, None)
+            .or_else(|_| self.type_named(&format!("enum {scope}"), None))
+            .ok()?;
+        let t = file.dwarf()?.tree.strip(ty)?;
+        let Kind::Enum { enumerators, .. } = &t.kind else {
+            return None;
+        };
+        let (_, value) = enumerators.iter().find(|(n, _)| n == item)?;
+        let size = t.size.unwrap_or(4).clamp(1, 16) as usize;
+        let bytes = value.to_le_bytes()[..size].to_vec();
+        Some(TypedValue {
+            file,
+            value: Value {
+                ty,
+                place: Place::bytes(bytes),
+                bits: None,
+            },
+        })
+    }
+
     /// The whole C++ object `v` is a base-class part of, as its vtable says (gdb's `set
     /// print object on`): `Rect` for the `Shape` a `unique_ptr<Shape>` holds. `None` when
     /// `v` is no polymorphic object in memory, is its whole object already, or what its

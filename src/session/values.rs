@@ -335,6 +335,12 @@ impl Session {
                 }
             }
         }
+        // `Kind::Key`: an enumerator, as gdb reads one.
+        if name.contains("::") {
+            if let Some(v) = self.enumerator(name) {
+                return Ok(v);
+            }
+        }
         if let [one] = outer.as_slice() {
             let one = one.clone();
             return self.lookup_global(&one);
