@@ -121,7 +121,7 @@ fn one_instruction_object_everywhere_and_the_one_a_step_executed() {
     );
     scry.ok("ctx.w = null; addEventListener('watchpoint', e => { ctx.w = e.insn; return 'stop' })");
     let stop = scry.ok("ctx.stop = cont()");
-    assert!(stop.starts_with("watchpoint 1 write "), "{stop}");
+    assert!(stop.starts_with("watchpoint 1 (counter) write "), "{stop}");
     let text = scry.ok("state.disasm(1, ctx.stop.insn_addr)[0].text");
     assert_eq!(scry.ok("ctx.w.text"), text);
     assert_eq!(scry.ok("ctx.stop.insn.text"), text);

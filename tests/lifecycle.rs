@@ -32,7 +32,8 @@ fn breakpoints_wait_for_the_next_process_and_rearm() {
     );
     assert!(scry.ok("cont()").starts_with("breakpoint 1 (add)"));
     assert!(
-        scry.ok("cont()").starts_with("watchpoint 1 write"),
+        scry.ok("cont()")
+            .starts_with("watchpoint 1 (counter) write"),
         "the watchpoint is armed again"
     );
     scry.ok("breakpoint.remove('add'); watchpoint.remove(1)");

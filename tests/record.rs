@@ -69,7 +69,7 @@ fn going_back_to_a_watched_write_shows_the_program_as_it_was() {
     );
     let back = scry.ok("reverse_cont()");
     assert!(
-        back.starts_with("watchpoint 1 write ")
+        back.starts_with("watchpoint 1 (balance) write ")
             && back.contains(" 491 -> 492 ")
             && back.contains("[past: step "),
         "{back}"
@@ -89,7 +89,7 @@ fn going_back_to_a_watched_write_shows_the_program_as_it_was() {
     // Replaying the write forward stops after it, as a live watchpoint does.
     let fwd = scry.ok("cont()");
     assert!(
-        fwd.starts_with("watchpoint 1 write ") && fwd.contains(" 491 -> 492 "),
+        fwd.starts_with("watchpoint 1 (balance) write ") && fwd.contains(" 491 -> 492 "),
         "{fwd}"
     );
     assert_eq!(scry.ok("state.memory('balance').i32()"), "492");
@@ -274,7 +274,7 @@ fn every_thread_is_recorded_in_the_order_it_ran() {
     scry.ok("watchpoint.set('shared', 'w')");
     let last = scry.ok("ctx.b = reverse_cont(); String(ctx.b)");
     assert!(
-        last.starts_with("watchpoint 1 write ") && last.contains("by writer+"),
+        last.starts_with("watchpoint 1 (shared) write ") && last.contains("by writer+"),
         "{last}"
     );
     assert!(
@@ -374,7 +374,7 @@ fn going_back_past_a_munmap_gives_the_memory_back() {
     scry.ok("watchpoint.set('total', 'w')");
     let back = scry.ok("reverse_cont()");
     assert!(
-        back.starts_with("watchpoint 1 write ") && back.contains("2016 -> 2080"),
+        back.starts_with("watchpoint 1 (total) write ") && back.contains("2016 -> 2080"),
         "{back}"
     );
     assert_eq!(

@@ -374,7 +374,7 @@ fn a_crash_registers_memory_and_a_watchpoint_over_gdbserver() {
     assert_eq!(watch, "1");
     let hit = scry.ok("cont()");
     assert!(
-        hit.starts_with("watchpoint 1 write") && hit.contains("0 -> 1"),
+        hit.starts_with("watchpoint 1 (total) write") && hit.contains("0 -> 1"),
         "{hit}"
     );
     assert!(hit.contains("tally+"), "{hit}");

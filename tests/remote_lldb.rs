@@ -95,7 +95,7 @@ fn values_watchpoints_and_registers_over_lldb_server() {
     scry.ok("breakpoint.remove(1); watchpoint.set('total', 'w')");
     let hit = scry.ok("cont()");
     assert!(
-        hit.starts_with("watchpoint 1 write ") && hit.contains("0 -> 1"),
+        hit.starts_with("watchpoint 1 (total) write ") && hit.contains("0 -> 1"),
         "{hit}"
     );
     assert!(scry.ok("finish()").ends_with("returned 1"));

@@ -100,7 +100,10 @@ fn read_only_means_the_programs_memory_registers_and_life_are_untouched() {
     scry.ok("watchpoint.set('counter', 'w')");
     assert!(scry.ok("cont()").starts_with("breakpoint 1"));
     let watched = scry.ok("cont()");
-    assert!(watched.starts_with("watchpoint 1 write"), "{watched}");
+    assert!(
+        watched.starts_with("watchpoint 1 (counter) write"),
+        "{watched}"
+    );
     // Its life is its own: no kill, no core written.
     assert!(scry
         .err("kill()")

@@ -46,7 +46,7 @@ fn a_hit_names_value_thread_and_culprit_instruction() {
     let mut scry = Scry::spawn(&fixture("race"), &[]);
     scry.ok("watchpoint.set('shared', 'w')");
     let line = scry.ok("cont()");
-    assert!(line.starts_with("watchpoint 1 write "), "{line}");
+    assert!(line.starts_with("watchpoint 1 (shared) write "), "{line}");
     assert!(line.contains(" thread "), "{line}");
     // The culprit is the store to `shared`, and pc is the instruction after it.
     scry.ok("ctx.s = cont(); undefined");
@@ -107,7 +107,10 @@ fn watchpoint_fires_in_a_thread_created_after_it_was_set() {
     let pid = scry.target_pid();
     scry.ok("watchpoint.set('late_value', 'w')");
     let line = scry.ok("cont()");
-    assert!(line.starts_with("watchpoint 1 write"), "{line}");
+    assert!(
+        line.starts_with("watchpoint 1 (late_value) write"),
+        "{line}"
+    );
     let tid = scry.num("state.tid") as i32;
     assert_ne!(tid, pid, "the write happens in the late thread");
     assert_eq!(scry.num("state.memory('late_value').u32()"), 77);
@@ -166,7 +169,7 @@ fn detach_clears_debug_registers() {
     let mut scry = Scry::start(&["-p", &pid.to_string()]);
     scry.ok("watchpoint.set('ticks', 'w')");
     let hit = scry.ok("cont()");
-    assert!(hit.starts_with("watchpoint 1 write"), "{hit}");
+    assert!(hit.starts_with("watchpoint 1 (ticks) write"), "{hit}");
     scry.ok("detach()");
     let mut child = child;
     let status = child.wait().unwrap();
@@ -188,7 +191,7 @@ fn a_write_of_the_same_value_is_a_write_and_no_read_watch_hit() {
     scry.ok("watchpoint.set('v', 'r')");
     let stop = scry.ok("cont()");
     assert!(
-        stop.starts_with("watchpoint 1 read ")
+        stop.starts_with("watchpoint 1 (v) read ")
             && stop.contains(" read_it+")
             && stop.contains("by read_it: mov eax,"),
         "a read watch stops at the read only: {stop}"
@@ -198,7 +201,8 @@ fn a_write_of_the_same_value_is_a_write_and_no_read_watch_hit() {
     scry.ok("watchpoint.set('v', 'rw')");
     let first = scry.ok("ctx.s = cont()");
     assert!(
-        first.starts_with("watchpoint 1 write ") && first.contains("by write_same: mov dword ptr"),
+        first.starts_with("watchpoint 1 (v) write ")
+            && first.contains("by write_same: mov dword ptr"),
         "{first}"
     );
     assert_eq!(
@@ -208,7 +212,7 @@ fn a_write_of_the_same_value_is_a_write_and_no_read_watch_hit() {
         Some("write_same")
     );
     let second = scry.ok("cont()");
-    assert!(second.starts_with("watchpoint 1 read "), "{second}");
+    assert!(second.starts_with("watchpoint 1 (v) read "), "{second}");
 }
 
 #[test]
@@ -219,7 +223,7 @@ fn the_culprit_is_the_instruction_that_ends_at_pc() {
     let mut scry = Scry::spawn(&bin, &["jne"]);
     scry.ok("watchpoint.set('flag', 'w')");
     let stop = scry.ok("ctx.s = cont()");
-    assert!(stop.starts_with("watchpoint 1 write "), "{stop}");
+    assert!(stop.starts_with("watchpoint 1 (flag) write "), "{stop}");
     let bias = common::load_bias(scry.target_pid(), &bin);
     let insns = common::objdump_function(&bin, "store_after_jne");
     let jne = insns
@@ -434,7 +438,7 @@ fn a_thread_local_is_watched_in_the_selected_thread() {
     let stop = scry.ok("cont()");
     let pid = scry.target_pid();
     assert!(
-        stop.starts_with("watchpoint 1 write")
+        stop.starts_with("watchpoint 1 (tls_mark) write")
             && stop.contains(&format!(" 0 -> {} ", 7 * pid as i64 + 5)),
         "{stop}"
     );

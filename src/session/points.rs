@@ -239,7 +239,7 @@ impl Session {
                 if report.is_none() {
                     report = Some(WatchReport {
                         id: w.id,
-                        name: w.name.clone(),
+                        name: w.shown_name(),
                         addr: w.addr,
                         len: w.len,
                         scope_ended: Some(gone),
@@ -297,7 +297,7 @@ impl Session {
             if report.is_none() {
                 let mut r = WatchReport {
                     id: hit.id,
-                    name: w.name.clone(),
+                    name: w.shown_name(),
                     is_write: hit.is_write,
                     addr: w.addr,
                     len: w.len,

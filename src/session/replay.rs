@@ -528,7 +528,7 @@ impl Session {
         }
         let mut report = WatchReport {
             id,
-            name: w.name.clone(),
+            name: w.shown_name(),
             is_write: true,
             addr: w.addr,
             len: w.len,

@@ -67,6 +67,19 @@ pub struct Watchpoint {
     pub scope: Option<WatchScope>,
 }
 
+impl Watchpoint {
+    /// How a hit names it: the user's name, else what was watched when that is a name or a
+    /// path (`counter`, `t->count`), as gdb's `Hardware watchpoint 1: counter`; an address
+    /// says nothing its stop line does not.
+    pub(super) fn shown_name(&self) -> Option<String> {
+        self.name.clone().or_else(|| {
+            let spec = self.spec.trim();
+            let numeric = spec.starts_with(|c: char| c.is_ascii_digit());
+            (!spec.is_empty() && !numeric).then(|| spec.to_string())
+        })
+    }
+}
+
 /// A stack frame a watchpoint lives in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WatchScope {
