@@ -468,3 +468,19 @@ fn gdb_words_are_answered_with_the_call_that_does_it() {
         "0"
     );
 }
+
+/// A variable the selected frame lacks but a caller has: the error names the frame and the
+/// call that reads it, in one line.
+#[test]
+fn a_callers_variable_is_pointed_to() {
+    let mut scry = Scry::spawn(&fixture("caller_local"), &[]);
+    scry.ok("breakpoint.set('leaf'); cont()");
+    let e = scry.err("state.var('local')");
+    assert!(
+        e.ends_with("frame 1 (mid) has one: state.var('local', 1)"),
+        "{e}"
+    );
+    assert_eq!(scry.ok("state.var('local', 1)"), "21");
+    let e = scry.err("state.var('nowhere')");
+    assert!(!e.contains("has one"), "{e}");
+}

@@ -180,7 +180,35 @@ impl Session {
                  caller's call site says what it passed)"
             )));
         }
-        self.lookup_global(name)
+        match self.lookup_global(name) {
+            Err(SessionError::Invalid(msg)) if msg.starts_with("no variable '") => Err(
+                SessionError::Invalid(match self.outer_frame_with(name, n) {
+                    Some((k, function)) => {
+                        format!("{msg}; frame {k} ({function}) has one: state.var('{name}', {k})")
+                    }
+                    None => msg,
+                }),
+            ),
+            other => other,
+        }
+    }
+
+    /// The nearest frame outside row `n` (up to a few) with a parameter or local `name`, and
+    /// its function: where a name the selected frame lacks lives (a caller's local).
+    fn outer_frame_with(&mut self, name: &str, n: usize) -> Option<(usize, String)> {
+        const OUTER_FRAMES: usize = 8;
+        if name.contains(['.', '[', '(', '*', '&', ':', '$', '-']) {
+            return None;
+        }
+        let (rows, _) = self.unwind(n + OUTER_FRAMES + 1, true).ok()?;
+        for (k, row) in rows.iter().enumerate().skip(n + 1) {
+            if self.row_var(name, k).is_some() {
+                let function = row.symbol.clone().unwrap_or_else(|| "?".into());
+                let function = function.split('+').next().unwrap_or("?").to_string();
+                return Some((k, function));
+            }
+        }
+        None
     }
 
     /// Member `name` of the object `this` points to.
