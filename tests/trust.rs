@@ -788,7 +788,9 @@ fn breakpoints_take_debug_registers_then_int3_and_give_them_to_watchpoints() {
     scry.ok("for (let i = 1; i <= 5; i++) breakpoint.remove(i); breakpoint.set('add')");
     assert_eq!(scry.ok("breakpoint.list()[0].site"), "hw");
     assert!(scry.ok("cont()").starts_with("breakpoint 6 at "));
-    assert!(scry.ok("cont()").starts_with("watchpoint 1 (counter) write "));
+    assert!(scry
+        .ok("cont()")
+        .starts_with("watchpoint 1 (counter) write "));
     assert!(scry
         .err("breakpoint.set('main', {hardware: 1})")
         .contains("hardware must be true (a debug register) or false (an int3)"));
