@@ -466,7 +466,7 @@ fn gdb_hint(ctx: &Ctx<'_>, source: &str, error: String) -> String {
 /// a number, `true`): an answer `true` would read as done. A chunk that is only that is
 /// refused, saying the call that removes a breakpoint.
 fn gdb_delete(source: &str) -> Option<String> {
-    let rest = source.trim().strip_prefix("delete")?;
+    let rest = source.trim().trim_end_matches(';').strip_prefix("delete")?;
     let ids = rest.trim_start();
     let spaced = rest.len() > ids.len();
     let numbers = !ids.is_empty()

@@ -47,8 +47,7 @@ impl SignalPolicy {
             // Read only when such a signal comes (one status read per signal).
             Some(SignalMode::StopUnlessIgnored) => pid
                 .and_then(procfs::status_text)
-                .and_then(|s| procfs::signal_set(&s, "SigIgn"))
-                .is_some_and(|ign| (1..=64).contains(&sig) && ign & (1 << (sig - 1)) != 0),
+                .is_some_and(|status| ignores(&status, sig)),
             _ => false,
         }
     }
@@ -112,7 +111,12 @@ impl Session {
         live.process
             .proc_file("status")
             .and_then(|bytes| String::from_utf8(bytes).ok())
-            .and_then(|s| procfs::signal_set(&s, "SigIgn"))
-            .is_some_and(|ign| ign & (1 << (signal - 1)) != 0)
+            .is_some_and(|status| ignores(&status, signal))
     }
+}
+
+/// A process's `/proc/PID/status` text says it ignores `sig` (SIG_IGN, its `SigIgn` set).
+fn ignores(status: &str, sig: i32) -> bool {
+    procfs::signal_set(status, "SigIgn")
+        .is_some_and(|ign| (1..=64).contains(&sig) && ign & (1 << (sig - 1)) != 0)
 }
