@@ -829,3 +829,73 @@ fn a_signal_the_remote_program_ignores_passes_without_a_stop() {
     let out = stub.wait_end();
     assert!(out.contains("truth phase=1 handled=1"), "{out}");
 }
+
+/// An exec over gdbserver (`exec-events`) is a stop of its own, as locally: the old image's
+/// breakpoints went with it and are armed again in the new one. Before, the exec's SIGTRAP
+/// was a signal stop and the next resume passed it on, which killed the program.
+#[test]
+fn an_exec_over_gdbserver_is_a_stop_and_breakpoints_follow_it() {
+    let program = fixture("exec_self");
+    let Some(mut stub) = Stub::start(&program, &[]) else {
+        return;
+    };
+    let mut scry = remote(&stub, &program);
+    scry.ok("breakpoint.set('work')");
+    assert_eq!(scry.ok("cont(); state.var('x')"), "1");
+    let exec = scry.ok("cont()");
+    assert!(
+        exec.starts_with("exec ") && exec.contains("exec_self"),
+        "{exec}"
+    );
+    // The new image's work(), its caller the new main with its new argv.
+    assert_eq!(scry.ok("cont(); state.var('x')"), "21");
+    assert_eq!(scry.ok("state.var('argc', 1)"), "2");
+    assert_eq!(scry.ok("cont()"), "exited with code 5");
+    scry.finish();
+    let out = stub.wait_end();
+    assert!(
+        out.contains("parent 2") && out.contains("child 42"),
+        "{out}"
+    );
+}
+
+/// Fork and vfork children over gdbserver (`fork-events`): each is cleaned of scry's int3s
+/// before the stub lets it go (a child left with them was killed by SIGTRAP at its first
+/// call of work()), the vfork child's shared memory included; with `follow_fork = 'child'`
+/// the fork child is the process from then on and its parent runs on alone.
+#[test]
+fn fork_children_over_gdbserver_are_cleaned_or_followed() {
+    let program = fixture("remote_forks");
+    let Some(mut stub) = Stub::start(&program, &[]) else {
+        return;
+    };
+    let mut scry = remote(&stub, &program);
+    scry.ok("breakpoint.set('work', {hardware: false})");
+    assert_eq!(scry.ok("cont(); state.var('x')"), "1");
+    assert_eq!(scry.ok("cont()"), "exited with code 0");
+    scry.finish();
+    let out = stub.wait_end();
+    assert!(out.contains("vfork child exit=11"), "{out}");
+    assert!(out.contains("fork child exit=21"), "{out}");
+
+    let Some(mut stub) = Stub::start(&program, &[]) else {
+        return;
+    };
+    let mut scry = remote(&stub, &program);
+    scry.ok("config.follow_fork = 'child'; breakpoint.set('work', {hardware: false})");
+    let stop = scry.ok("cont()");
+    assert!(
+        stop.contains("a vfork child is not followed over the remote protocol")
+            && stop.contains("followed fork child"),
+        "{stop}"
+    );
+    assert_eq!(scry.ok("state.var('x')"), "20");
+    assert_eq!(scry.ok("cont()"), "exited with code 21");
+    scry.finish();
+    let out = stub.wait_end();
+    assert!(out.contains("vfork child exit=11"), "{out}");
+    assert!(
+        out.contains("fork child exit=21") && out.contains("parent 2"),
+        "{out}"
+    );
+}

@@ -168,3 +168,28 @@ fn logpoints_in_four_threads_over_lldb_server() {
     assert_eq!(scry.ok("ctx.n"), "2000");
     scry.finish();
 }
+
+/// lldb-server's exec stop (`reason:exec`) is an exec as gdbserver's is; it keeps its old
+/// breakpoints over the exec, so scry takes them out (said) and arms its own again: the new
+/// image's work() stops.
+#[test]
+fn an_exec_over_lldb_server_arms_breakpoints_in_the_new_image() {
+    let program = fixture("exec_self");
+    let Some(stub) = Lldb::start(&program, &[]) else {
+        return;
+    };
+    let mut scry = stub.scry(&program);
+    scry.ok("breakpoint.set('work')");
+    // lldb-server 14 reports no forks: a fork child would keep the int3 (said once).
+    let first = scry.ok("cont()");
+    assert!(first.contains("this stub reports no forks"), "{first}");
+    assert_eq!(scry.ok("state.var('x')"), "1");
+    let exec = scry.ok("cont()");
+    assert!(
+        exec.starts_with("exec ") && exec.contains("keeps its breakpoints over an exec"),
+        "{exec}"
+    );
+    assert_eq!(scry.ok("cont(); state.var('x')"), "21");
+    assert_eq!(scry.ok("cont()"), "exited with code 5");
+    scry.finish();
+}

@@ -6,13 +6,14 @@
 //! What it is not: a second stepping engine or stop policy. It resumes, stops, reads and
 //! writes as the protocol allows and reports raw [`Stop`]s; the session and the runner do
 //! the rest, as for the ptrace backend. It is all-stop only (the stub stops every thread at
-//! a stop), follows no fork child and catches no system call yet (both are refused by name).
+//! a stop); of a fork it keeps one process, the parent or a fork child (`forks`).
 //!
 //! Round trips are the cost of a remote stop, so: registers come in one `g` per thread per
 //! stop (cached until the next resume), memory in aligned blocks cached until the next
 //! resume or write, and the thread list is asked for only when someone needs it.
 
 mod conn;
+mod forks;
 mod memory;
 mod modules;
 mod packet;
@@ -60,6 +61,12 @@ struct Features {
     native_signals: bool,
     /// `QPassSignals`: signals the stub hands to the program itself, with no stop reply.
     pass_signals: bool,
+    /// `exec-events+`: an exec is a stop of its own (`exec:`), not a SIGTRAP.
+    exec_events: bool,
+    /// `fork-events+` and `vfork-events+`: the stub holds a child for scry to clean and
+    /// let go (else it lets it go with scry's breakpoints in it).
+    fork_events: bool,
+    vfork_events: bool,
 }
 
 impl Features {
@@ -79,6 +86,9 @@ impl Features {
                 b"QCatchSyscalls+" => f.catch_syscalls = true,
                 b"native-signals+" => f.native_signals = true,
                 b"QPassSignals+" => f.pass_signals = true,
+                b"exec-events+" => f.exec_events = true,
+                b"fork-events+" => f.fork_events = true,
+                b"vfork-events+" => f.vfork_events = true,
                 _ => {
                     if let Some(size) = item.strip_prefix(b"PacketSize=") {
                         // Bounded: a hostile stub's huge size would make huge requests.
@@ -152,6 +162,8 @@ pub(crate) struct Remote {
     catch: syscalls::RemoteCatch,
     /// The signals last given to `QPassSignals` (wire numbers, ascending).
     passing: Option<Vec<u8>>,
+    /// Which process a fork leaves under control, and what it did (see `forks`).
+    forks: forks::Forks,
 }
 
 /// What to connect to and how to stop first.
@@ -245,7 +257,7 @@ fn run_program(
 pub(crate) fn connect(how: &Connect) -> Result<(Box<dyn Target>, Stop), OsError> {
     let mut conn = Conn::connect(how.addr, CONNECT_WAIT)?;
     let supported = conn.request(
-        b"qSupported:multiprocess+;swbreak+;hwbreak+;vContSupported+;no-resumed+;xmlRegisters=i386",
+        b"qSupported:multiprocess+;swbreak+;hwbreak+;vContSupported+;no-resumed+;fork-events+;vfork-events+;exec-events+;xmlRegisters=i386",
     )?;
     let mut features = Features::parse(&supported);
     if features.no_ack && conn.request(b"QStartNoAckMode")? == b"OK" {
@@ -338,6 +350,7 @@ pub(crate) fn connect(how: &Connect) -> Result<(Box<dyn Target>, Stop), OsError>
         rf_passes: None,
         catch: Default::default(),
         passing: None,
+        forks: Default::default(),
         features,
     };
     remote.layout = remote.read_layout()?;

@@ -52,6 +52,14 @@ pub(crate) enum Why {
     SyscallReturn(u64),
     /// A library was loaded or unloaded.
     Library,
+    /// The process ran exec (`exec:` with the new image's path, lldb-server's `reason:exec`
+    /// without one): its old image, with every breakpoint in it, is gone.
+    Exec(Option<Vec<u8>>),
+    /// The thread forked (`fork:`) or vforked (`vfork:`): the child, held by the stub.
+    Fork(ThreadId),
+    Vfork(ThreadId),
+    /// The vfork child exec'd or exited: the parent's memory is its own again.
+    VforkDone,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,6 +107,10 @@ impl Reply {
                         b"syscall_entry" => why = Why::SyscallEntry(number(value)?),
                         b"syscall_return" => why = Why::SyscallReturn(number(value)?),
                         b"library" => why = Why::Library,
+                        b"exec" => why = Why::Exec(super::packet::unhex_all(value)),
+                        b"fork" => why = Why::Fork(ThreadId::parse(value)?),
+                        b"vfork" => why = Why::Vfork(ThreadId::parse(value)?),
+                        b"vforkdone" => why = Why::VforkDone,
                         // lldb-server's words for the same (`reason:watchpoint` with a
                         // `description` of hex text: "ADDR INDEX HIT").
                         b"reason" => reason = Some(value),
@@ -108,7 +120,7 @@ impl Reply {
                             let bytes = super::packet::unhex_all(value)?;
                             expedited.push((num, bytes));
                         }
-                        // core:, fork:, exec: and whatever a newer stub adds: not asked for.
+                        // core: and whatever a newer stub adds: not asked for.
                         _ => {}
                     }
                 }
@@ -146,6 +158,7 @@ impl Reply {
 fn lldb_why(reason: Option<&[u8]>, description: Option<&[u8]>) -> Option<Why> {
     match reason? {
         b"breakpoint" => Some(Why::SoftwareBreakpoint),
+        b"exec" => Some(Why::Exec(None)),
         b"watchpoint" => {
             let text = std::str::from_utf8(description?).ok()?;
             let addr = text.split_ascii_whitespace().next()?.parse().ok()?;
@@ -207,6 +220,23 @@ mod tests {
             panic!()
         };
         assert_eq!(why, Why::Watch(0x601040));
+        let Some(Reply::Stopped { why, .. }) = Reply::parse(b"T05exec:2f746d702f78;thread:p10.10;")
+        else {
+            panic!()
+        };
+        assert_eq!(why, Why::Exec(Some(b"/tmp/x".to_vec())));
+        let Some(Reply::Stopped { why, .. }) =
+            Reply::parse(b"T05fork:p2b.2b;thread:p10.10;core:1;")
+        else {
+            panic!()
+        };
+        assert_eq!(
+            why,
+            Why::Fork(ThreadId {
+                pid: Some(0x2b),
+                tid: 0x2b
+            })
+        );
         assert_eq!(Reply::parse(b"T5"), None);
         assert_eq!(Reply::parse(b"Tzz"), None);
         assert_eq!(Reply::parse(b"T05thread"), None);

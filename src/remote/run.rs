@@ -405,6 +405,16 @@ impl Remote {
             .map_or(self.selected, |t| t.tid as Tid);
         self.note_expedited_pc(tid, &expedited);
         self.selected = tid;
+        match why {
+            Why::Exec(path) => {
+                self.after_exec(tid, path);
+                return Ok(Event::Report(Stop::Exec { tid: self.pid }));
+            }
+            Why::Fork(child) => return self.on_fork(tid, child, false, step),
+            Why::Vfork(child) => return self.on_fork(tid, child, true, step),
+            Why::VforkDone => return self.on_vfork_done(tid),
+            _ => {}
+        }
         let signal = self.numbering().to_linux(wire).unwrap_or(0);
         if self.numbering().answers_interrupt(wire) {
             match interrupt {
@@ -452,6 +462,53 @@ impl Remote {
             code,
             fault_addr,
         }))
+    }
+
+    /// The process ran exec: the stub forgot the old image's breakpoints and watchpoints
+    /// with it (and the kernel emptied the debug registers), its threads but `tid` are gone,
+    /// and the program may be another file. The session arms what it has again.
+    fn after_exec(&mut self, tid: Tid, path: Option<Vec<u8>>) {
+        if path.is_none() {
+            self.drop_stale_sites();
+        }
+        self.sites.clear();
+        self.watches = Default::default();
+        self.rendezvous = None;
+        self.parked = None;
+        self.rf_fresh = None;
+        self.pending.clear();
+        self.forget_state();
+        *self.reading.borrow_mut() = None;
+        self.selected = tid;
+        self.local_files.borrow_mut().clear();
+        // The stub's process is a new one to it: what it was told to catch is told again.
+        self.catch.forget_sent();
+        let said = path.map(|p| std::path::PathBuf::from(String::from_utf8_lossy(&p).into_owned()));
+        self.exe = self.read_exe_path().or(said).or_else(|| self.exe.take());
+    }
+
+    /// lldb-server (14), whose exec stop names no file, keeps its software breakpoints over
+    /// an exec: one would never trap in the new image (a `Z0` there only counts it again) and
+    /// reads there would show the old image's byte. Each is taken out at the exec stop, which
+    /// writes that old byte back: the same byte when the new image is the same file, a
+    /// changed one where another program has other code there (said).
+    fn drop_stale_sites(&mut self) {
+        let stale: Vec<u64> = self
+            .sites
+            .iter()
+            .filter(|(_, s)| !s.hardware)
+            .map(|(&a, _)| a)
+            .collect();
+        for &addr in &stale {
+            let _ = self.request_ok(self.site_packet('z', addr, false).as_bytes());
+        }
+        if !stale.is_empty() {
+            let list: Vec<String> = stale.iter().map(|a| format!("{a:#x}")).collect();
+            self.warnings.push(format!(
+                "this stub keeps its breakpoints over an exec (lldb-server does): scry took out the ones from before it, at {}, which writes back the bytes the old image had there (the same when the program ran itself again; where a new program has other code there, it is changed)",
+                list.join(", ")
+            ));
+        }
     }
 
     /// The slots (bit n = slot n) of the watchpoints covering data address `data`.

@@ -34,6 +34,12 @@ impl RemoteCatch {
     pub(super) fn is_active(&self) -> bool {
         !self.entry.is_empty() || !self.exit.is_empty()
     }
+
+    /// The stub's process was made anew (exec): it knows nothing of what it was told.
+    pub(super) fn forget_sent(&mut self) {
+        self.sent = None;
+        self.inside.clear();
+    }
 }
 
 impl Remote {

@@ -1,6 +1,6 @@
 //! The remote process as the session sees every live backend ([`Target`], [`ProcessView`]).
 //! What the protocol client does not do yet is a typed error naming it, never a silent
-//! no-op: following fork children, holding a process of a tree, catching system calls.
+//! no-op: holding a process of a tree.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -19,7 +19,7 @@ use crate::session::backend::ProcessView;
 use crate::session::target::Target;
 
 /// The `Z`/`z` type of a watchpoint: 2 write, 4 access, 1 execute (a hardware breakpoint).
-fn watch_type(access: Access) -> u8 {
+pub(super) fn watch_type(access: Access) -> u8 {
     match access {
         Access::Write => 2,
         Access::ReadWrite => 4,
@@ -289,8 +289,8 @@ impl Target for Remote {
 
     fn set_report_threads(&mut self, _on: bool) {}
 
-    fn set_follow_fork(&mut self, _follow: FollowFork) {
-        // Fork events are not asked of the stub: it lets fork children go, as gdb's default.
+    fn set_follow_fork(&mut self, follow: FollowFork) {
+        self.forks.follow = follow;
     }
 
     fn set_process_limit(&mut self, _limit: usize) {}
@@ -348,7 +348,7 @@ impl Target for Remote {
     }
 
     fn take_followed(&mut self) -> Option<(Tid, Tid)> {
-        None
+        self.forks.followed.take()
     }
 
     fn take_forked(&mut self) -> Vec<Box<dyn Target>> {
@@ -484,7 +484,7 @@ impl Target for Remote {
             return Ok(());
         }
         let free = self.hw_slots_used() < HW_SLOTS;
-        match hardware {
+        let inserted = match hardware {
             Some(true) if !free => Err(OsError::DebugRegisters(format!(
                 "no free debug register for a breakpoint at {addr:#x} ({HW_SLOTS} in all, shared with watchpoints)"
             ))),
@@ -495,7 +495,11 @@ impl Target for Remote {
                 Err(e) => Err(e),
             },
             None => self.insert_site_packet(addr, self.read_only),
+        };
+        if inserted.is_ok() && self.sites.get(&addr).is_some_and(|s| !s.hardware) {
+            self.warn_unclean_forks();
         }
+        inserted
     }
 
     fn remove_site(&mut self, addr: u64) -> Result<(), OsError> {

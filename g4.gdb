@@ -1,0 +1,2 @@
+thread apply all bt
+p accA
