@@ -813,3 +813,28 @@ fn enumerators_by_name_are_values_and_keys() {
     assert!(scry.ok("output()").contains("truth key=press green=2"));
     scry.finish();
 }
+
+/// `(C *)pb` of a `B *pb` pointing at the B part of a C (multiple inheritance: 16 bytes in)
+/// is the C, as static_cast and gdb make it; it read the B part as a C (`c` 0, another
+/// object's bytes). Through a virtual base the cast is refused rather than guessed.
+#[test]
+fn a_cast_from_a_base_pointer_to_the_derived_class_moves_to_the_object() {
+    let exe = common::fixture_from("downcast", "g++", &["-g", "-O0"], &["downcast.cpp"]);
+    let line = common::line_of(include_str!("../fixtures/downcast.cpp"), "// stop here");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok(&format!("breakpoint.set('downcast.cpp:{line}'); cont()"));
+    assert_eq!(
+        scry.ok("[state.value('((C *)pb)->c'), state.value('((C *)pb)->a'), hex(state.value('(C *)pb')) == hex(state.value('&obj'))].join(' ')"),
+        "3 1 true"
+    );
+    // The other way keeps its adjustment: the B part of obj, which is where pb points.
+    assert_eq!(
+        scry.ok("hex(state.value('(B *)&obj')) == hex(state.var('pb'))"),
+        "true"
+    );
+    let e = scry.err("state.value('(W *)pv')");
+    assert!(e.contains("V is a virtual base of it"), "{e}");
+    scry.ok("cont()");
+    assert!(scry.ok("output()").contains("3 4"));
+    scry.finish();
+}

@@ -525,3 +525,40 @@ fn a_write_by_a_calls_push_names_no_instruction_before_the_callee() {
     );
     assert!(!hit.contains(" by "), "{hit}");
 }
+
+/// A variable wider than two debug registers is watched whole by default (a 24-byte struct:
+/// three), so a write to its last field stops and its frame's end is seen; one too wide for
+/// the four is refused, never cut to a part (it was cut to 8 bytes: the write to `t.c` was
+/// missed and the next call's stack was reported as `t`).
+#[test]
+fn a_wide_variable_is_watched_whole_or_refused() {
+    let exe = fixture("watch_whole");
+    let line = common::line_of(include_str!("../fixtures/watch_whole.c"), "// stop here");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok(&format!("breakpoint.set('watch_whole.c:{line}'); cont()"));
+    scry.ok("watchpoint.set('t')");
+    assert_eq!(scry.ok("watchpoint.list()[0].len"), "24");
+    let hit = scry.ok("cont()");
+    assert!(
+        hit.contains("(t) write") && hit.contains("{a: 1, b: 1, c: 1} -> {a: 1, b: 1, c: 2}"),
+        "{hit}"
+    );
+    let end = scry.ok("cont()");
+    assert!(
+        end.contains("deleted: the frame of f that held 't' returned"),
+        "{end}"
+    );
+    let e = scry.err("watchpoint.set('big')");
+    assert!(
+        e.contains("'big' is 48 bytes") && e.contains("watch a member of it"),
+        "{e}"
+    );
+    scry.ok("watchpoint.set('big.x[5]')");
+    let hit = scry.ok("cont()");
+    assert!(
+        hit.contains("(big.x[5]) write") && hit.contains("0 -> 8"),
+        "{hit}"
+    );
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert!(scry.ok("output()").contains("r=8"));
+}

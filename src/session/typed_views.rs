@@ -86,7 +86,10 @@ impl Session {
             let addr = match self.value_scalar(v)? {
                 // C++'s derived-to-base conversion: the base part's address (gdb's
                 // `(B *)&mi` too), never the derived object's read as the base.
-                Some(Scalar::Pointer(a)) => self.base_part_address(v, &file, ty).unwrap_or(a),
+                Some(Scalar::Pointer(a)) => match self.base_part_address(v, &file, ty) {
+                    Some(base) => base,
+                    None => self.derived_object_address(v, &file, ty, a, spec)?,
+                },
                 Some(Scalar::Unsigned(u)) => u as u64,
                 Some(Scalar::Signed(i)) | Some(Scalar::Enum(i)) => i as u64,
                 _ => {
@@ -141,6 +144,39 @@ impl Session {
             parts.extend(self.value_bases(&part));
         }
         None
+    }
+
+    /// C++'s base-to-derived conversion, `(C *)pb` of a `B *pb` where `B` is a base of `C`:
+    /// the address of the `C` object whose `B` part `pb` points at (gdb's and
+    /// `static_cast`'s), not `pb` read as a `C`, which shows another object's bytes where
+    /// the base is not at offset 0 (multiple inheritance). Refused through a virtual base,
+    /// whose place is the object's own; unrelated classes keep the address (a
+    /// reinterpretation, as C's cast).
+    fn derived_object_address(
+        &self,
+        v: &TypedValue,
+        file: &Arc<ModuleFile>,
+        to: Option<TypeId>,
+        addr: u64,
+        spec: &str,
+    ) -> Result<u64> {
+        let Some(tree) = file.dwarf().map(|d| &d.tree) else {
+            return Ok(addr);
+        };
+        let Some(Kind::Pointer(target)) = tree.strip(to).map(|t| t.kind.clone()) else {
+            return Ok(addr);
+        };
+        let Ok(object) = self.value_deref(v) else {
+            return Ok(addr);
+        };
+        let from = self.value_type_name(&object);
+        match tree.base_offset(target, &from) {
+            Some(Ok(offset)) => Ok(addr.wrapping_sub(offset)),
+            Some(Err(())) => Err(SessionError::Invalid(format!(
+                "cannot cast a {from} * to {spec}: {from} is a virtual base of it, whose place in each object only that object's vtable holds"
+            ))),
+            None => Ok(addr),
+        }
     }
 
     /// A value of the `i`th template parameter of `v`'s type (`T` of `vector<T>`) at

@@ -65,17 +65,28 @@ fn set<'js>(
                     .and_then(|s| s.to_string().ok())
                     .and_then(|s| h.session_ref(&ctx).ok()?.symbol_size(&s)),
             };
-            // The whole variable where the debug registers can cover it (a 16-byte
-            // struct is two; a scalar at an unaligned address, a packed struct's field, up
-            // to all four: it is never cut to its first byte); else the largest aligned
-            // piece at its start.
-            let covered = |size: u64| {
-                let most = if size <= 8 { 4 } else { 2 };
-                crate::session::watch_pieces(addr, size).is_ok_and(|p| p.len() <= most)
-            };
+            // The whole variable, in as many of the four debug registers as it takes (a
+            // 24-byte struct or a std::string is three or four). Never cut to a part of
+            // it: a watch on a part misses the writes to the rest and reads as "nobody
+            // writes it". One too wide for them is refused, naming the ways to watch a
+            // part. Without a size (an address), the largest aligned piece at it.
+            let fits =
+                |size: u64| crate::session::watch_pieces(addr, size).is_ok_and(|p| p.len() <= 4);
             match sized {
-                Some(size) if covered(size) => size,
-                _ => [8u64, 4, 2, 1]
+                Some(size) if fits(size) => size,
+                Some(size) => {
+                    let what = at
+                        .as_string()
+                        .and_then(|s| s.to_string().ok())
+                        .map_or_else(|| "the value".to_string(), |s| format!("'{s}'"));
+                    return Err(throw(
+                        &ctx,
+                        format!(
+                            "{what} is {size} bytes at {addr:#x}, more than the 4 debug registers watch at once (aligned pieces of 1 to 8 bytes, 32 at most): watch a member of it, or its first bytes with {{len: 8}} (up to 32)"
+                        ),
+                    ));
+                }
+                None => [8u64, 4, 2, 1]
                     .into_iter()
                     .find(|l| addr % l == 0)
                     .unwrap_or(1),

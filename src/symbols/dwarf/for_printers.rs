@@ -126,6 +126,37 @@ impl InfoTree {
             .map(|m| (self.type_name(m.ty), self.member_value_in(v, m, t)))
             .collect()
     }
+
+    /// Where the base class named `base` sits inside the class `derived`: its offset (bases
+    /// of bases summed), `Err(())` when the way to it passes a virtual base (whose place is
+    /// each object's own, in its vtable), `None` when it is no base of it. What C++'s
+    /// base-to-derived `static_cast` subtracts.
+    pub(crate) fn base_offset(
+        &self,
+        derived: Option<TypeId>,
+        base: &str,
+    ) -> Option<Result<u64, ()>> {
+        let mut queue = std::collections::VecDeque::from([(derived, 0u64, false)]);
+        // Bounded: a hostile file's bases may form a cycle.
+        for _ in 0..256 {
+            let (ty, at, through_virtual) = queue.pop_front()?;
+            let Some(t) = self.strip(ty) else {
+                continue;
+            };
+            let Kind::Aggregate { members, .. } = &self.complete(t).kind else {
+                continue;
+            };
+            for m in members.iter().filter(|m| m.base) {
+                let virtual_way = through_virtual || m.vbase.is_some();
+                let offset = at.wrapping_add(m.offset);
+                if self.type_name(m.ty) == base {
+                    return Some(if virtual_way { Err(()) } else { Ok(offset) });
+                }
+                queue.push_back((m.ty, offset, virtual_way));
+            }
+        }
+        None
+    }
 }
 
 /// `bytes` (code units of `unit` bytes: 1, 2 or 4) as a quoted string, at most `max`
