@@ -102,3 +102,36 @@ fn a_raw_slice_pointer_reads_as_its_elements() {
     assert!(scry.ok("cont()").starts_with("exited with code 0"));
     assert!(scry.ok("output()").contains("checksum len=4"));
 }
+
+/// A function rustc -O2 marks `DW_CC_nocall` (LLVM changed how it returns: bump's unused
+/// result dropped, tail's slice pointer kept by the caller) returns no value `finish()` can
+/// read: it says so, as gdb does, where it read rax as the value (`returned 93824992568888`,
+/// `returned []` for `[20, 30, 40]`).
+#[test]
+fn finish_of_a_function_that_breaks_the_calling_convention_says_so() {
+    let exe = common::rust_fixture("nocall", "2");
+    let info = Command::new("objdump")
+        .args(["--dwarf=info"])
+        .arg(&exe)
+        .output()
+        .expect("objdump runs");
+    if !String::from_utf8_lossy(&info.stdout).contains("(nocall)") {
+        eprintln!("this rustc marks no function nocall: skipping");
+        return;
+    }
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('nocall::bump'); breakpoint.set('nocall::tail')");
+    scry.ok("cont()");
+    for _ in 0..2 {
+        let back = scry.ok("ctx.r = finish(); ctx.r");
+        assert!(
+            back.contains(
+                "returned <unavailable: the function does not follow the calling convention"
+            ),
+            "{back}"
+        );
+        assert_eq!(scry.ok("String(ctx.r.returned)"), "undefined");
+        scry.ok("cont()");
+    }
+    assert!(scry.ok("output()").contains("c=42 t=[20, 30, 40]"));
+}

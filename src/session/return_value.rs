@@ -28,8 +28,17 @@ impl Session {
         if returns.as_ref().is_some_and(|r| r.ty.is_none()) {
             return None;
         }
+        if returns.as_ref().is_some_and(|r| r.nocall) {
+            // An optimizer changed how it returns (rustc -O2: a result nobody used
+            // dropped, a slice's pointer half kept in the caller): rax is no value of it.
+            returned.rax = self.regs().ok().map(|r| r.rax);
+            returned.nocall = true;
+            return None;
+        }
         returned.rax = self.regs().ok().map(|r| r.rax);
-        let Returns { file, ty, rust_fn } = returns?;
+        let Returns {
+            file, ty, rust_fn, ..
+        } = returns?;
         returned.float = self.float_return(&file, ty);
         if returned.float.is_some() {
             returned.single = file.dwarf().is_some_and(|d| d.tree.size_of(ty) == Some(4));
@@ -88,6 +97,7 @@ impl Session {
             file: module.file.clone(),
             ty,
             rust_fn,
+            nocall: dwarf.tree.nocall(chain.function),
         })
     }
 
@@ -182,6 +192,8 @@ struct Returns {
     ty: Option<TypeId>,
     /// A mangled Rust function: rustc's own ABI.
     rust_fn: bool,
+    /// `DW_CC_nocall`: it does not return by the ABI.
+    nocall: bool,
 }
 
 /// The value of type `ty` (of `file`'s DWARF) a function returned, where it is.

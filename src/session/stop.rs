@@ -139,6 +139,9 @@ pub struct ReturnValue {
     /// aggregate of 16 bytes or less, an x87 member): the type, said instead of a value.
     /// rax is shown as rax, never as the value.
     pub unread: Option<String>,
+    /// The function does not follow the calling convention (`DW_CC_nocall`): no value
+    /// can be read, whatever its type.
+    pub nocall: bool,
 }
 
 impl StopKind {
@@ -434,6 +437,11 @@ impl StopInfo {
                 let _ = write!(s, " returned {t}");
             } else if let Some(f) = r.float {
                 let _ = write!(s, " returned {}", float_text(f, r.single));
+            } else if let (true, Some(v)) = (r.nocall, r.rax) {
+                let _ = write!(
+                    s,
+                    " returned <unavailable: the function does not follow the calling convention (DW_CC_nocall: the optimizer changed how it returns)> (rax {v:#x})"
+                );
             } else if let (Some(ty), Some(v)) = (&r.unread, r.rax) {
                 let _ = write!(
                     s,

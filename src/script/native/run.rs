@@ -235,7 +235,7 @@ fn drive<'js>(
                 o.put("returned", crate::script::values::float_to_js(ctx, f))?;
             } else if let Some(rax) = r.rax {
                 // What rax held is the value only where the type is read from rax.
-                if r.unread.is_none() {
+                if r.unread.is_none() && !r.nocall {
                     o.put("returned", u64_to_js(ctx, rax)?)?;
                 }
                 o.put("rax", u64_to_js(ctx, rax)?)?;

@@ -14,6 +14,9 @@ const MAX_IN_REGISTERS: u64 = 16;
 const MAX_LEAVES: usize = 256;
 /// `DW_AT_calling_convention` values of a type (DWARF 5).
 const DW_CC_PASS_BY_REFERENCE: u64 = 4;
+/// `DW_AT_calling_convention` of a function: it does not follow the ABI (an optimizer
+/// dropped its return value or changed how it hands it back).
+const DW_CC_NOCALL: u64 = 3;
 /// `DW_AT_defaulted`: `= default` inside the class (trivial if its members' are).
 const DW_DEFAULTED_IN_CLASS: u64 = 1;
 
@@ -41,6 +44,25 @@ pub(crate) enum Returned {
 }
 
 impl InfoTree {
+    /// Whether the function DIE at `die` (or the declaration or abstract function it
+    /// completes) says `DW_CC_nocall`: its registers at the return are no value of its
+    /// return type (rustc -O2 marks functions whose unused result LLVM dropped so).
+    pub(crate) fn nocall(&self, die: usize) -> bool {
+        let mut at = Some(die);
+        for _ in 0..4 {
+            let Some((unit, entry)) = at.and_then(|d| self.entry(d)) else {
+                return false;
+            };
+            if unit.calling_convention(&entry) == Some(DW_CC_NOCALL) {
+                return true;
+            }
+            at = unit
+                .reference(&entry, gimli::DW_AT_abstract_origin)
+                .or_else(|| unit.reference(&entry, gimli::DW_AT_specification));
+        }
+        false
+    }
+
     /// How a function returning a value of aggregate type `ty` (struct, class, union or
     /// array) hands it back; `None` for other types and where the rule is uncertain.
     /// `rust_fn`: the function is a mangled Rust function, so a tuple or an array it
@@ -56,7 +78,7 @@ impl InfoTree {
         // memory whatever its size; GCC and clang say so on the type (DWARF 5).
         let by_reference = self
             .entry(t.id.0)
-            .and_then(|(u, d)| u.udata(&d, gimli::DW_AT_calling_convention))
+            .and_then(|(u, d)| u.calling_convention(&d))
             == Some(DW_CC_PASS_BY_REFERENCE)
             || (!t.c && !t.rust && self.non_trivial(ty, 0));
         if size > MAX_IN_REGISTERS || by_reference {

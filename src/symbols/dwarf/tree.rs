@@ -97,6 +97,14 @@ impl UnitHandle {
         die.attr_value(at)?.udata_value()
     }
 
+    /// `DW_AT_calling_convention` (gimli reads it as its own kind, not as a number).
+    pub(crate) fn calling_convention(&self, die: &Die) -> Option<u64> {
+        match die.attr_value(gimli::DW_AT_calling_convention)? {
+            AttributeValue::CallingConvention(cc) => Some(u64::from(cc.0)),
+            other => other.udata_value(),
+        }
+    }
+
     pub(crate) fn flag(&self, die: &Die, at: gimli::DwAt) -> bool {
         matches!(die.attr_value(at), Some(AttributeValue::Flag(true)))
     }
