@@ -484,3 +484,53 @@ fn a_callers_variable_is_pointed_to() {
     let e = scry.err("state.var('nowhere')");
     assert!(!e.contains("has one"), "{e}");
 }
+
+/// A name several functions have stops in each of them, as gdb's `break NAME`: the two
+/// classes' `price` (it waited as pending, matching neither, and the run went to the end),
+/// two overloads of `scale` (it stopped in one), and a Rust generic's instances, which
+/// share one symbol name (it stopped in the first only).
+#[test]
+fn a_breakpoint_on_a_name_stops_in_every_function_of_that_name() {
+    let exe = common::fixture_from("same_name", "g++", &["-g", "-O0"], &["same_name.cpp"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('price'); breakpoint.set('scale')");
+    assert_eq!(
+        scry.ok(
+            "breakpoint.list()[0].locations.length + ' ' + breakpoint.list()[1].locations.length"
+        ),
+        "2 2"
+    );
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        let stop = scry.ok("cont()");
+        assert!(stop.starts_with("breakpoint "), "{stop}");
+        let at = stop
+            .split_whitespace()
+            .nth(4)
+            .unwrap()
+            .split('+')
+            .next()
+            .unwrap()
+            .to_string();
+        seen.push(at);
+    }
+    assert_eq!(
+        seen,
+        ["Widget::price", "Gadget::price", "scale", "scale"],
+        "{seen:?}"
+    );
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert!(scry.ok("output()").contains("8 8 3.0"));
+    scry.finish();
+
+    let exe = common::rust_fixture("generic_instances", "0");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('generic_instances::largest')");
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        assert!(scry.ok("cont()").starts_with("breakpoint 1 at "));
+        got.push(scry.ok("String(finish().returned)"));
+    }
+    assert_eq!(got, ["9", "1.5", "122 'z'"]);
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+}

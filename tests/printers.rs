@@ -838,3 +838,48 @@ fn a_cast_from_a_base_pointer_to_the_derived_class_moves_to_the_object() {
     assert!(scry.ok("output()").contains("3 4"));
     scry.finish();
 }
+
+/// What lying bytes and JS's limits made wrong: a string's impossible length is said exactly
+/// (it was rounded through a double), a vector's end of storage that is no whole element past
+/// its start is invalid (it printed `capacity 8.25`), a map with char keys is looked up by
+/// the character, `.size` of a container names `.length` (it was its 24 bytes, read as 24
+/// elements), and a u64 past 2^53 stringifies (JSON.stringify threw).
+#[test]
+fn lying_containers_and_js_limits_give_no_wrong_number() {
+    let exe = common::fixture_from(
+        "container_lies",
+        "g++",
+        &["-g", "-O0"],
+        &["container_lies.cpp"],
+    );
+    let line = common::line_of(
+        include_str!("../fixtures/container_lies.cpp"),
+        "// stop here",
+    );
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok(&format!(
+        "breakpoint.set('container_lies.cpp:{line}'); cont()"
+    ));
+    assert_eq!(
+        scry.ok("String(state.var('bad_s'))"),
+        "<invalid: length 7130845458987561379>"
+    );
+    let bad_v = scry.ok("String(state.var('bad_v'))");
+    assert!(
+        bad_v.contains("storage span 33 is not a multiple of 4"),
+        "{bad_v}"
+    );
+    assert_eq!(scry.ok("state.var('cm').get('z')"), "26");
+    let e = scry.err("state.var('v').size");
+    assert!(e.contains(".length is its count (3)"), "{e}");
+    assert_eq!(
+        scry.ok("state.var('v').$size + ' ' + state.var('v').length"),
+        "24 3"
+    );
+    assert_eq!(
+        scry.ok("JSON.stringify(state.var('big'))"),
+        "\"0xf9ccd8a1c5080001\""
+    );
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    scry.finish();
+}

@@ -60,7 +60,8 @@ fn a_file_names_which_static_a_path_means() {
         &["file_statics.c", "file_statics_other.c"],
     );
     let mut scry = Scry::spawn(&exe, &[]);
-    scry.ok("breakpoint.set('tick')");
+    // `tick` alone is both files' (a breakpoint on a name stops in every function of it).
+    scry.ok("breakpoint.set(\"'file_statics.c'::tick\")");
     scry.ok("cont()");
     scry.ok("cont()");
     let t = truth(&mut scry);

@@ -37,6 +37,12 @@
     if (typeof v === 'number' && Number.isNaN(v)) throw new ScryError(N.val_text(h, true));
     return typeof v === 'bigint' ? Number(v) : v;
   };
+  // `num`, but a value past 2^53 stays a BigInt (for `count`, which says it exactly).
+  const numExact = (h) => {
+    const v = N.val_prim(h, 'number', true, true);
+    if (typeof v === 'number' && Number.isNaN(v)) throw new ScryError(N.val_text(h, true));
+    return v;
+  };
   const u64 = (addr) => {
     const v = N.val_read(addr, 'u64');
     return typeof v === 'bigint' ? Number(v) : v;
@@ -57,7 +63,13 @@
       seen.add(node);
     };
   };
+  // A count as a Number; its value exactly in the error (a BigInt past 2^53 is said whole,
+  // never as a rounded Number: `length 7130845458987561379`, not `...561000`).
   const count = (n, what) => {
+    if (typeof n === 'bigint') {
+      if (n < 0n || n > BigInt(MAX_SPAN)) invalid(`${what} ${n}`);
+      n = Number(n);
+    }
     if (!Number.isSafeInteger(n) || n < 0 || n > MAX_SPAN) invalid(`${what} ${n}`);
     return n;
   };
@@ -195,6 +207,11 @@
     if (want !== null && typeof want === 'object' && want[HANDLE] === undefined) return sameFields(p, want);
     if (typeof want === 'number' || typeof want === 'bigint') return typeof p !== 'object' && Number(p) === Number(want);
     if (typeof p !== 'object' && String(p) === String(want)) return true;
+    // A char key by its character (`cm.get('z')` of a map<char, int>): its plain value is
+    // its code.
+    if (typeof want === 'string' && want.length === 1 && typeof p === 'number' && k !== null && typeof k === 'object' && k[HANDLE] !== undefined && N.val_kind(k[HANDLE]) === 'char') {
+      return p === want.codePointAt(0);
+    }
     // An enum key by its enumerator's name (`names.get('Kind::Key')`, or `'Key'`): its
     // plain value is its number, its text the name.
     if (typeof want === 'string' && typeof p === 'number' && k !== null && typeof k === 'object' && k[HANDLE] !== undefined && N.val_kind(k[HANDLE]) === 'enum') {
@@ -433,7 +450,7 @@
   // Text of `len` code units of `h`'s template parameter 0 at `addr` (a string, a view).
   function textOf(h, addr, len) {
     const unit = N.val_param_size(h, 0);
-    count(len, 'length');
+    len = count(len, 'length');
     const at = (i) => {
       if (i >= len) throw new ScryError(`index ${i} is out of bounds (${len} characters)`);
       return typed(N.val_param_at(h, 0, addr + i * unit));
@@ -451,6 +468,7 @@
     // Said exactly, in hex: a corrupt pointer is past 2^53 (a Number rounds it).
     if (end < s || cap < end) invalid(`start ${hexOf(first)}, end ${hexOf(endH)}, end of storage ${hexOf(capH)}`);
     if (size === 0 || (end - s) % size !== 0) invalid(`span ${end - s} is not a multiple of ${size}`);
+    if ((cap - s) % size !== 0) invalid(`storage span ${cap - s} is not a multiple of ${size}`);
     const n = count((end - s) / size, 'length');
     const c = (cap - s) / size;
     return { summary: c === n ? `${kind}(${n})` : `${kind}(${n}, capacity ${c})`, ...run(first, n) };
@@ -480,5 +498,5 @@
   // An iterator prints as what it refers to (`iterator -> 12`); a null one says so. (An end()
   // iterator refers to no element: what it shows is whatever lies there, as in gdb.)
   const iterator = (addr, element) => (addr === 0 ? { summary: 'iterator(null)', empty: true } : { summary: 'iterator', pointee: element });
-  N.printerKit = freeze({ def, seq, run, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, iterator, MAX_WALK });
+  N.printerKit = freeze({ def, seq, run, mem, num, numExact, u64, at, deref, base, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, iterator, MAX_WALK });
 })

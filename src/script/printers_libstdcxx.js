@@ -5,14 +5,14 @@
 // registry of printers.js; called once with the native object.
 (function (N) {
   'use strict';
-  const { def, seq, run, mem, num, u64, at, deref, base, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, iterator, MAX_WALK } = N.printerKit;
+  const { def, seq, run, mem, num, numExact, u64, at, deref, base, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, iterator, MAX_WALK } = N.printerKit;
   const ScryError = N.ScryError;
   // ---- libstdc++ --------------------------------------------------------------------------
   // `std::__cxx1998::` holds the plain containers that -D_GLIBCXX_DEBUG's wrap.
   const STD = (name) => new RegExp(`^std::(__cxx1998::)?(__cxx11::)?${name}<`);
 
-  def(STD('basic_string'), (h) => textOf(h, num(mem(h, '_M_dataplus', '_M_p')), num(mem(h, '_M_string_length'))));
-  def(/^std::basic_string_view</, (h) => textOf(h, num(mem(h, '_M_str')), num(mem(h, '_M_len'))));
+  def(STD('basic_string'), (h) => textOf(h, num(mem(h, '_M_dataplus', '_M_p')), numExact(mem(h, '_M_string_length'))));
+  def(/^std::basic_string_view</, (h) => textOf(h, num(mem(h, '_M_str')), numExact(mem(h, '_M_len'))));
 
   def(/^std::vector<bool,/, (h) => {
     const start = mem(h, '_M_impl', '_M_start');
@@ -89,7 +89,7 @@
   def(STD('list'), (h) => {
     const head = mem(h, '_M_impl', '_M_node');
     const headAddr = N.val_addr(head);
-    const n = count(num(mem(head, '_M_size')), 'size');
+    const n = count(numExact(mem(head, '_M_size')), 'size');
     const off = valueOffset(h, 0, 16);
     return {
       summary: `list(${n})`,
@@ -154,7 +154,7 @@
   const treeValue = (tree, off, node) => N.val_param_at(tree, 1, node + off);
   def(/^std::(__debug::)?(multi)?map</, (h, name) => {
     const tree = mem(h, '_M_t');
-    const n = count(num(mem(tree, '_M_impl', '_M_node_count')), 'size');
+    const n = count(numExact(mem(tree, '_M_impl', '_M_node_count')), 'size');
     const kind = name.startsWith('std::multimap') ? 'multimap' : 'map';
     return {
       summary: `${kind}(${n})`,
@@ -171,7 +171,7 @@
   });
   def(/^std::(__debug::)?(multi)?set</, (h, name) => {
     const tree = mem(h, '_M_t');
-    const n = count(num(mem(tree, '_M_impl', '_M_node_count')), 'size');
+    const n = count(numExact(mem(tree, '_M_impl', '_M_node_count')), 'size');
     const kind = name.startsWith('std::multiset') ? 'multiset' : 'set';
     return {
       summary: `${kind}(${n})`,

@@ -172,7 +172,14 @@ impl Session {
                 // each inlined copy; the lowest is the breakpoint's address.
                 None => {
                     let sites = if names_a_function(spec) {
-                        self.inlined_copies(spec)
+                        // Several functions of that name (`price` of two classes): the
+                        // first's body, the others are further sites. None with code of
+                        // its own: its inlined copies.
+                        let mut own = self.same_named_sites(spec);
+                        if own.is_empty() {
+                            own = self.inlined_copies(spec);
+                        }
+                        own
                     } else {
                         Vec::new()
                     };
@@ -205,7 +212,7 @@ impl Session {
         if !names_a_function(spec) {
             return Vec::new();
         }
-        match self.symbols.try_resolve(spec.trim()) {
+        let mut sites = match self.symbols.try_resolve(spec.trim()) {
             // With out-of-line code: the copies inlined in its unit, and the specialised
             // copies GCC made of it (after their prologues, as the function's own site).
             Ok(Some(func)) => {
@@ -225,8 +232,27 @@ impl Session {
                 sites
             }
             Ok(None) => self.inlined_copies(spec),
-            Err(_) => Vec::new(),
-        }
+            Err(_) => return Vec::new(),
+        };
+        sites.extend(self.same_named_sites(spec));
+        sites
+    }
+
+    /// After its prologue, every function `spec` names (see
+    /// `SymbolStore::functions_named`): the further locations of a breakpoint on a name
+    /// several functions have, which stopped in one of them only (a Rust generic's other
+    /// instances) or in none (`price` of `Widget::price` and `Gadget::price` waited as
+    /// pending while the program ran to its end).
+    fn same_named_sites(&self, spec: &str) -> Vec<u64> {
+        self.symbols
+            .functions_named(spec.trim(), super::points::MAX_INLINED_SITES)
+            .into_iter()
+            .filter_map(|f| {
+                let m = self.symbols.module_at(f)?;
+                let body = values::body_start(&m.file, m.bias.to_file(f));
+                Some(m.bias.to_runtime(body).0)
+            })
+            .collect()
     }
 
     /// The entries of the inlined copies of the function `spec` names (no symbol checked).

@@ -456,9 +456,10 @@ impl Session {
                 .collect(),
             None => self.inlined_function_sites(spec),
         };
+        let mut seen = std::collections::HashSet::from([addr]);
         sites
             .into_iter()
-            .filter(|&a| a != addr && self.check_code_address(a).is_ok())
+            .filter(|&a| seen.insert(a) && self.check_code_address(a).is_ok())
             .collect()
     }
 
@@ -527,6 +528,12 @@ impl Session {
                 format!(" (did you mean {}?)", suggestions.join(", "))
             }
             _ => String::new(),
+        };
+        // gdb's catchpoints by their word: the C++ runtime's functions stop there.
+        let hint = match spec.trim() {
+            "throw" | "catch throw" => format!("{hint} (gdb's `catch throw` is breakpoint.set('__cxa_throw'), Rust's panic is 'rust_panic')"),
+            "catch" | "catch catch" => format!("{hint} (gdb's `catch catch` is breakpoint.set('__cxa_begin_catch'))"),
+            _ => hint,
         };
         // `'net.c'::f` carries its own quotes.
         let quoted = if spec.contains('\'') {

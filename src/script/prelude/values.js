@@ -90,7 +90,18 @@
     __proto__: null,
     addr: (h) => N.val_addr(h),
     type: (h) => N.val_type(h),
-    size: (h) => N.val_size(h),
+    // Bytes. A container a printer reads is asked for its count far more often than its
+    // bytes, and `v.size` of a vector of 3 read as 24 elements: there it is an error
+    // naming both (`.$size` is its bytes).
+    size: (h) => {
+      const p = raw ? undefined : printedOf(h, raw);
+      if (p && !p.holds()) {
+        const inner = heldSequence(p);
+        const n = inner !== undefined ? inner.length : p.length();
+        if (n !== undefined) throw new ScryError(`${N.val_type(h)}: .length is its count (${n}); .size would be its ${N.val_size(h)} bytes, which .$size gives`);
+      }
+      return N.val_size(h);
+    },
     value: (h) => named(h, () => N.val_plain(h, raw)),
     length: (h) => {
       const p = printedOf(h, raw);
@@ -153,7 +164,12 @@
     valueOf: (h) => () => N.val_prim(h, 'default', raw),
     // JSON is a rendering (of a listing with an optimized-out local too): a value with none
     // here is its `<optimized out>` text there, where `.value` is an error.
-    toJSON: (h) => () => N.val_plain(h, raw, true),
+    // A 64-bit value past 2^53 (a BigInt, which JSON cannot hold) is its hex text, as a
+    // bare BigInt is (see base.js): JSON.stringify(state.locals()) never throws on one.
+    toJSON: (h) => () => {
+      const v = N.val_plain(h, raw, true);
+      return typeof v === 'bigint' ? hex(v) : v;
+    },
   });
   // The helpers' names, for the printers' path steps (a path names members only).
   N.HELPER_NAMES = new Set(Object.keys(helpers(false)));
@@ -169,6 +185,7 @@
         if (k === Symbol.iterator) return () => elementsOf(h, raw);
         if (typeof k === 'symbol') return undefined;
         if (INDEX.test(k)) return HELPERS.at(h)(Number(k));
+        if (k === '$size') return N.val_size(h);
         if (k.startsWith('$') && hasOwn(HELPERS, k.slice(1))) return HELPERS[k.slice(1)](h);
         if (k === 'then') return undefined;
         const members = N.val_keys(h);
@@ -246,7 +263,12 @@
   }
   function localsOf(frame) {
     const rows = N.frame_vars(frame);
-    for (let i = 0; i < rows.length; i++) field(rows[i], 'value', typed(own(rows[i], 'value')));
+    for (let i = 0; i < rows.length; i++) {
+      const h = own(rows[i], 'value');
+      // Named, so `l.name + '=' + l.value` over an optimized-out one says which it was.
+      if (h !== null && typeof h === 'object' && typeof rows[i].name === 'string') nameAs(h, rows[i].name);
+      field(rows[i], 'value', typed(h));
+    }
     return rows;
   }
 

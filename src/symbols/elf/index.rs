@@ -199,6 +199,15 @@ impl SymbolIndex {
         self.syms.get(k as usize)
     }
 
+    /// Every function `name` names (see `NameTable::find_every`), at most `limit`.
+    pub fn functions_named(&self, name: &str, limit: usize) -> Vec<&Symbol> {
+        self.name_table()
+            .find_every(&self.syms, name, limit)
+            .into_iter()
+            .filter_map(|k| self.syms.get(k as usize))
+            .collect()
+    }
+
     /// By exact raw (linker) name only: no demangling, ever.
     pub fn lookup_name_raw(&self, name: &str) -> Option<&Symbol> {
         let k = self.name_table().find_raw(&self.syms, name)?;

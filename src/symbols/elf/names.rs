@@ -232,6 +232,77 @@ impl NameTable {
         }
     }
 
+    /// Every function `query` names, where a breakpoint on it stops (gdb's locations of
+    /// `break NAME`): each whose raw name, demangled name or bare path is `query` (two
+    /// `static` functions of one name, C++ overloads, a Rust generic's instances, a scope's
+    /// closures), else each whose path ends in it at a `::` (`price` for `Widget::price`
+    /// and `Gadget::price`). A function's own code only (not a GCC copy or a `.cold`
+    /// part), one symbol per address, in address order, at most `limit`.
+    pub(crate) fn find_every(&self, syms: &[Symbol], query: &str, limit: usize) -> Vec<u32> {
+        let mut exact: Vec<u32> = Vec::new();
+        let mut ends: Vec<u32> = Vec::new();
+        if self.raw.get().is_some() {
+            let raw = self.raw_table(syms);
+            let h = name_hash(query);
+            let i = raw.partition_point(|&(k, _)| k < h);
+            exact.extend(
+                raw[i..]
+                    .iter()
+                    .take_while(|&&(k, _)| k == h)
+                    .map(|&(_, idx)| idx)
+                    .filter(|&idx| &*syms[idx as usize].name == query),
+            );
+        } else {
+            let covered = self.covered(syms);
+            exact
+                .extend((0..covered.len() as u32).filter(|&i| &*covered[i as usize].name == query));
+        }
+        match (self.demangled.get(), demangle::path_needles(query)) {
+            (None, Some(needles)) => {
+                for (i, _, d) in self.spelling(syms, &needles) {
+                    let bare = demangle::strip_signature(&d);
+                    if d == query || bare == query {
+                        exact.push(i);
+                    } else if is_path_suffix(bare, query) {
+                        ends.push(i);
+                    }
+                }
+            }
+            _ => {
+                let d = self.demangled(syms);
+                let i = d.full.partition_point(|e| &*e.name < query);
+                exact.extend(
+                    d.full[i..]
+                        .iter()
+                        .take_while(|e| &*e.name == query)
+                        .map(|e| e.sym),
+                );
+                let i = d.bare.partition_point(|e| &*e.0 < query);
+                exact.extend(
+                    d.bare[i..]
+                        .iter()
+                        .take_while(|e| &*e.0 == query)
+                        .map(|e| e.1),
+                );
+                if exact.is_empty() {
+                    ends.extend(self.suffix_matches(syms, query));
+                }
+            }
+        }
+        let chosen = if exact.is_empty() { ends } else { exact };
+        let mut by_addr: Vec<u32> = chosen
+            .into_iter()
+            .filter(|&k| {
+                let s = &syms[k as usize];
+                s.kind == SymKind::Func && copy_rank(&s.name) == 0
+            })
+            .collect();
+        by_addr.sort_by_key(|&k| (syms[k as usize].addr.0, preference(&syms[k as usize]), k));
+        by_addr.dedup_by_key(|k| syms[*k as usize].addr.0);
+        by_addr.truncate(limit);
+        by_addr
+    }
+
     /// The best symbol whose raw (linker) name is exactly `query`.
     pub(crate) fn find_raw(&self, syms: &[Symbol], query: &str) -> Option<u32> {
         if self.raw.get().is_none()

@@ -322,6 +322,32 @@ impl SymbolStore {
     /// (`PyTuple_New.part.0`, `.constprop.1`, `.isra.0`; never `.cold`), in its module,
     /// ascending: gdb's further locations of `break PyTuple_New`, since each copy's DWARF
     /// names the function it was made from.
+    /// Every function a plain name (`price`, `gen::largest`, `lib:f`; no offset) names in
+    /// the first module, in search order, that has any: where gdb's `break NAME` puts its
+    /// locations (overloads, a generic's instances, `Widget::price` and `Gadget::price`).
+    pub fn functions_named(&self, text: &str, limit: usize) -> Vec<RuntimeAddr> {
+        let Ok(e) = expr::parse(text) else {
+            return Vec::new();
+        };
+        let (Base::Symbol { module, name }, 0) = (e.base, e.offset) else {
+            return Vec::new();
+        };
+        let scope = match module {
+            Some(prefix) => match self.modules_matching(prefix) {
+                Ok(scope) => scope,
+                Err(_) => return Vec::new(),
+            },
+            None => self.modules.iter().collect(),
+        };
+        for m in scope {
+            let found = m.file.symbols().functions_named(name, limit);
+            if !found.is_empty() {
+                return found.iter().map(|s| m.bias.to_runtime(s.addr)).collect();
+            }
+        }
+        Vec::new()
+    }
+
     pub fn clones_of(&self, func: RuntimeAddr, name: &str) -> Vec<RuntimeAddr> {
         let Some(m) = self.module_at(func) else {
             return Vec::new();

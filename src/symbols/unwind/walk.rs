@@ -130,10 +130,13 @@ pub fn unwind(
         let (regs, source) = match step(map, &vdso, &cur, read_mem) {
             Step::Caller(regs, source) => (*regs, source),
             Step::Outermost => return (frames, None),
-            Step::Stop(reason) => {
-                let end = in_outermost_function(map, cur.lookup_pc());
-                return (frames, (!end).then_some(reason));
-            }
+            Step::Stop(reason) => match clone_parent_caller(map, &cur, read_mem) {
+                Some(regs) => (regs, FrameSource::Cfi),
+                None => {
+                    let end = in_outermost_function(map, cur.lookup_pc());
+                    return (frames, (!end).then_some(reason));
+                }
+            },
         };
         let Some(pc) = regs.rip() else {
             return (
@@ -286,6 +289,35 @@ fn describe(map: &dyn CodeMap, addr: u64) -> String {
         Some((s, _)) => format!("{} in {module}", s.display_name()),
         None => module.to_string(),
     }
+}
+
+/// The caller of a thread stopped inside glibc's `clone`/`clone3` as the parent (at its
+/// system call, a thread being made): glibc's tables cover the child's side (whose return
+/// address is undefined: the bottom of its stack) and the instructions before the call,
+/// not the parent's way back from it, where the walk ended silently at `#0 clone3`, as
+/// though the thread had no callers. The parent's side touches no stack before its `ret`,
+/// so the return address is at rsp; taken only for frame 0 and only when it points into
+/// loaded code. The callee-saved registers are as they were.
+fn clone_parent_caller(map: &dyn CodeMap, cur: &Frame, mem: MemReader<'_>) -> Option<UnwindRegs> {
+    if cur.index != 0 {
+        return None;
+    }
+    let (s, _) = map.function_at(RuntimeAddr(cur.pc))?;
+    if !matches!(&*s.name, "clone" | "__clone" | "clone3" | "__clone3") {
+        return None;
+    }
+    let sp = cur.regs.rsp()?;
+    let ra = read_u64(mem, sp)?;
+    map.code_at(RuntimeAddr(ra))?;
+    let mut regs = UnwindRegs::default();
+    for n in [3u16, 6, 12, 13, 14, 15] {
+        if let Some(v) = cur.regs.get(n) {
+            regs.set_at(n, v, cur.regs.loc(n));
+        }
+    }
+    regs.set_at(RA, ra, Loc::At(sp));
+    regs.set(RSP, sp.wrapping_add(8));
+    Some(regs)
 }
 
 fn in_outermost_function(map: &dyn CodeMap, addr: u64) -> bool {
