@@ -516,6 +516,16 @@ fn rust_values_by_their_dwarf_layout() {
         "&alloc::vec::Vec<i32, alloc::alloc::Global>"
     );
     assert_eq!(scry.ok("state.var('maybe').$kind"), "enum");
+    // An Option in a comparison is what Some holds (it was NaN: `maybe < 0` false, a
+    // condition that never fired); None, or any other aggregate, is no number: an error.
+    assert_eq!(
+        scry.ok("[state.var('maybe') < 0, Number(state.var('maybe'))].join(' ')"),
+        "true -7"
+    );
+    let e = scry.err("state.var('nothing') > 0");
+    assert!(e.contains("None is no number"), "{e}");
+    let e = scry.err("Number(state.var('shape'))");
+    assert!(e.contains("is no number"), "{e}");
     // Statics by qualified name.
     assert_eq!(
         scry.ok("state.var('values::COUNTER').v.value"),

@@ -134,20 +134,22 @@ pub(crate) fn to_integer<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Result<i128, St
             .map_err(|_| format!("{text}n is out of range"));
     }
     if let Some(n) = numeric_of(ctx, v)? {
-        return to_integer(ctx, &n).map_err(|_| {
-            // Named by its printed text: `{a: 1, b: 2}`, `<optimized out>`.
-            let text = Coerced::<String>::from_js(ctx, v.clone())
-                .map(|t| t.0)
-                .unwrap_or_else(|_| describe(ctx, v));
-            let head: String = text.chars().take(80).collect();
-            let cut = if head.len() < text.len() { "…" } else { "" };
-            format!("{head}{cut} has no integer value (a value's address is its .addr)")
-        });
+        return to_integer(ctx, &n).map_err(|_| no_integer(ctx, v));
     }
     Err(format!(
         "expected a Number or BigInt, got {}",
         describe(ctx, v)
     ))
+}
+
+/// A value with no integer, named by its printed text: `{a: 1, b: 2}`, `<optimized out>`.
+fn no_integer<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> String {
+    let text = Coerced::<String>::from_js(ctx, v.clone())
+        .map(|t| t.0)
+        .unwrap_or_else(|_| describe(ctx, v));
+    let head: String = text.chars().take(80).collect();
+    let cut = if head.len() < text.len() { "…" } else { "" };
+    format!("{head}{cut} has no integer value (a value's address is its .addr)")
 }
 
 /// The number an object stands for, by its own `Symbol.toPrimitive('number')`: a typed value
@@ -170,6 +172,18 @@ fn numeric_of<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Result<Option<Value<'js>>,
         Ok(_) => Ok(None),
         Err(_) => {
             let thrown = ctx.catch();
+            let message = thrown
+                .as_object()
+                .and_then(|o| o.get::<_, String>("message").ok())
+                .unwrap_or_default();
+            // An aggregate, which has no number: named by its text, as one whose primitive
+            // is no number is.
+            if message.contains(" is no number") {
+                return Err(no_integer(ctx, v));
+            }
+            if !message.is_empty() {
+                return Err(message);
+            }
             Err(format!(
                 "its Symbol.toPrimitive threw {}",
                 describe(ctx, &thrown)

@@ -277,7 +277,7 @@ fn primitive_at<'js>(
             .is_some_and(|(name, _)| printers.claims_name(&name))
     };
     // Wrappers nest (an optional of an optional): a few levels, never a printer's loop.
-    if hint == "number" && !raw && kind == "struct" && depth < 4 && claimed() {
+    if hint == "number" && !raw && matches!(kind, "struct" | "enum") && depth < 4 && claimed() {
         match held_by_printer(&printers, v) {
             Some(Held::Value(held)) => {
                 drop(session);
@@ -285,6 +285,17 @@ fn primitive_at<'js>(
             }
             Some(Held::Address(a)) => return u64_to_js(ctx, a),
             None => {}
+        }
+    }
+    // A Rust `Option` in arithmetic or a comparison is what `Some` holds (`opt > 3`), as
+    // `$deref()` reads it; `None` is no number (below).
+    if hint == "number" && kind == "enum" && depth < 4 {
+        let ty = session.value_type_name(v);
+        if ty.starts_with("Option<") || ty.starts_with("core::option::Option<") {
+            if let Ok(held) = session.value_deref(v) {
+                drop(session);
+                return primitive_at(ctx, host, &held, hint, raw, depth + 1);
+            }
         }
     }
     let scalar = match session.value_scalar(v) {
@@ -329,6 +340,22 @@ fn primitive_at<'js>(
         Some(Scalar::Bool(b)) => Ok(Value::new_bool(ctx.clone(), b)),
         Some(Scalar::Char(c, _)) => Ok(Value::new_number(ctx.clone(), c as f64)),
         Some(Scalar::Pointer(p)) => u64_to_js(ctx, p),
+        // An aggregate as a number (`opt > 3` of a Rust `Option<u32>`, `Number(s)` of a
+        // struct): an error naming it, never a NaN that makes every comparison false (a
+        // condition that never fires, silently). What a wrapper holds is its number above
+        // (`Some(50)` is 50); one that holds nothing (`None`) is no number.
+        None if hint == "number" && matches!(kind, "struct" | "enum" | "union") => {
+            let shown = session
+                .value_text(v, &limits, pretty)
+                .unwrap_or_else(|_| "it".into());
+            Err(throw(
+                ctx,
+                format!(
+                    "{} {shown} is no number: use a member of it, or its .value",
+                    session.value_type_name(v)
+                ),
+            ))
+        }
         None if hint == "number" => Ok(Value::new_number(ctx.clone(), f64::NAN)),
         None => text(&session),
     }
