@@ -433,3 +433,48 @@ fn bad_tracepoint_input_is_one_clear_line() {
     assert!(stop.starts_with("exited with code 0"), "{stop}");
     assert_eq!(scry.ok("tracepoint.list()[0].hits"), "5");
 }
+
+/// An `{if}` of the form `e => e.registers.REG OP N` is tested in the probe itself: a hit it
+/// turns away writes no record (counted in `filtered`), the records that pass are the same
+/// as the JS filter's, and `delivered + filtered = hits`. Any other form stays the script's.
+#[test]
+fn a_simple_if_is_tested_in_the_probe() {
+    let mut scry = Scry::spawn(&fixture("tracepoints"), &["calls", "100000"]);
+    scry.ok("tracepoint.set('work', {collect: ['rdi'], if: e => e.registers.rdi >= 99990})");
+    scry.ok("ctx.x = []; addEventListener('trace', e => { ctx.x.push(e.registers.rdi) })");
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("exited with code 0"), "{stop}");
+    assert_eq!(
+        scry.ok("[ctx.x.length, ctx.x[0], ctx.x[9]].join(' ')"),
+        "10 99990 99999"
+    );
+    let row = scry
+        .ok("const r = tracepoint.list()[0]; [r.hits, r.delivered, r.lost, r.filtered].join(' ')");
+    assert_eq!(row, "100000 10 0 99990");
+    assert!(scry
+        .ok("String(tracepoint.list())")
+        .contains("filtered in the probe 99990"));
+
+    // Each comparison, hex constants, and a parenthesized parameter, against the JS filter.
+    for (cond, want) in [
+        ("(r) => r.registers.rdi == 0x10", "1"),
+        ("e => e.registers.rdi != 5", "999"),
+        ("e => e.registers.rdi < 10", "10"),
+        ("e => e.registers.rdi <= 10", "11"),
+        ("e => e.registers.rdi > 990", "9"),
+        ("e => e.registers.rdi % 2 === 0", "500"),
+    ] {
+        let mut scry = Scry::spawn(&fixture("tracepoints"), &["calls", "1000"]);
+        scry.ok(&format!(
+            "tracepoint.set('work', {{collect: ['rdi'], if: {cond}}}); ctx.n = 0; addEventListener('trace', () => {{ ctx.n++ }})"
+        ));
+        assert!(scry.ok("cont()").starts_with("exited with code 0"));
+        assert_eq!(scry.ok("ctx.n"), want, "{cond}");
+        let probe = scry.ok("tracepoint.list()[0].filtered !== undefined");
+        assert_eq!(
+            probe,
+            if cond.contains('%') { "false" } else { "true" },
+            "{cond}"
+        );
+    }
+}

@@ -100,7 +100,7 @@ pub(crate) use stop::{
 use target::Target;
 use targets::{Live, Targets};
 pub(crate) use threads::FrameRow;
-pub(crate) use tracepoints::{RegValue, TraceMode, TraceRecord, Want};
+pub(crate) use tracepoints::{probe_cond, RegValue, TraceMode, TraceRecord, Want};
 pub(crate) use typed_value::TypedValue;
 use watchpoints::{WatchKind, WatchScope, WatchTable, Watchpoint};
 

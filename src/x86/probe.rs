@@ -29,6 +29,8 @@ pub(crate) const TAIL: u64 = 64;
 pub(crate) const HITS: u64 = 128;
 pub(crate) const LOST: u64 = 192;
 pub(crate) const FLAGS: u64 = 256;
+/// Hits a probe's condition turned away (no record written).
+pub(crate) const FILTERED: u64 = 320;
 /// Records start one page in.
 pub(crate) const DATA: u64 = 4096;
 /// `FLAGS` bits: count hits only, write no record (nobody listens, or the probe is being
@@ -67,6 +69,41 @@ pub(crate) enum Item {
         len: u32,
         at: u32,
     },
+}
+
+/// A condition the probe tests before it reserves a record: a register as it was at the
+/// site, compared as an unsigned 64-bit number with a constant (how JavaScript compares the
+/// register's exact value with a non-negative integer). A hit it turns away counts in
+/// `FILTERED` and writes nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Cond {
+    pub src: Source,
+    pub op: CondOp,
+    pub value: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CondOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl CondOp {
+    /// The branch taken when the condition is false (unsigned compares).
+    fn unless(self) -> Code {
+        match self {
+            CondOp::Eq => Code::Jne_rel32_64,
+            CondOp::Ne => Code::Je_rel32_64,
+            CondOp::Lt => Code::Jae_rel32_64,
+            CondOp::Le => Code::Ja_rel32_64,
+            CondOp::Gt => Code::Jbe_rel32_64,
+            CondOp::Ge => Code::Jb_rel32_64,
+        }
+    }
 }
 
 /// The shared ring, as the target sees it.
@@ -249,6 +286,8 @@ pub(crate) struct Probe<'a> {
     /// A full ring: wait for scry to make room (else drop the record and count it lost).
     pub wait: bool,
     pub cover: &'a Cover,
+    /// Records only for hits where this holds (see [`Cond`]).
+    pub cond: Option<Cond>,
 }
 
 /// The system calls the trampoline makes.
@@ -359,6 +398,16 @@ pub(crate) fn trampoline(at: u64, p: &Probe<'_>) -> Result<Trampoline, String> {
         FLAG_COUNT_ONLY as u32,
     ));
     a.br(Code::Jne_rel32_64, out);
+    let filtered = p.cond.map(|_| a.label());
+    if let (Some(c), Some(filtered)) = (p.cond, filtered) {
+        if matches!(c.src, Source::Xmm(_) | Source::Abs(_)) {
+            return Err("a probe's condition compares a general register".into());
+        }
+        a.load(RAX, c.src, p.site)?;
+        a.i(Instruction::with2(Code::Mov_r64_imm64, RCX, c.value));
+        a.i(Instruction::with2(Code::Cmp_r64_rm64, RAX, RCX));
+        a.br(c.op.unless(), filtered);
+    }
     if p.wait {
         a.i(Instruction::with2(Code::Mov_r32_imm32, EDX, SPINS));
         a.i(Instruction::with2(Code::Mov_r32_imm32, R8D, YIELDS));
@@ -406,6 +455,11 @@ pub(crate) fn trampoline(at: u64, p: &Probe<'_>) -> Result<Trampoline, String> {
     a.at(lost);
     a.i(Instruction::with1(Code::Inc_rm64, hdr(LOST)).map(locked));
     a.br(Code::Jmp_rel32_64, out);
+    if let Some(filtered) = filtered {
+        a.at(filtered);
+        a.i(Instruction::with1(Code::Inc_rm64, hdr(FILTERED)).map(locked));
+        a.br(Code::Jmp_rel32_64, out);
+    }
     a.at(room);
     a.i(Instruction::with2(
         Code::Lea_r64_m,

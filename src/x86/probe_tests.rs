@@ -77,6 +77,7 @@ fn rip_relative_operands_keep_their_target() {
         items: &items,
         wait: true,
         cover: &c,
+        cond: None,
     };
     let at = 0x10_0000;
     let t = trampoline(at, &p).unwrap();

@@ -6,7 +6,7 @@ use crate::session::{RegValue, TraceMode, TraceRecord, Want};
 
 /// The natives this file defines, by the names the prelude calls them.
 pub(super) fn install(t: &Natives<'_, '_>) -> rquickjs::Result<()> {
-    t.def("tp_set", set)?; // tracepoint.set(where, {collect, full})
+    t.def("tp_set", set)?; // tracepoint.set(where, {collect, full}, [reg, op, value]?)
     t.def("tp_remove", remove)?; // tracepoint.remove(id)
     t.def("tp_list", list)?; // tracepoint.list()
     t.def("trace_listening", listening)?; // addEventListener('trace', ...)
@@ -77,6 +77,7 @@ fn set<'js>(
     at: Value<'js>,
     collect: Value<'js>,
     full: Opt<Value<'js>>,
+    compiled: Opt<Value<'js>>,
 ) -> R<'js> {
     let full: Option<String> = match full.0.filter(|v| !v.is_undefined() && !v.is_null()) {
         Some(v) => Some(
@@ -101,9 +102,20 @@ fn set<'js>(
             ))
         }
     };
+    // The `{if}` the prelude found simple enough for the probe to test: [reg, op, value].
+    let cond = match compiled.0.as_ref().and_then(|v| v.as_array()) {
+        Some(a) => {
+            let reg: String = a.get(0)?;
+            let op: String = a.get(1)?;
+            let value: Value = a.get(2)?;
+            let value = values::to_u64_bits(&ctx, &value).ok();
+            value.and_then(|v| crate::session::probe_cond(&reg, &op, v))
+        }
+        None => None,
+    };
     let (id, mode, note) = h
         .session_mut(&ctx)?
-        .tracepoint_set(&spec, &wants, wait)
+        .tracepoint_set(&spec, &wants, wait, cond)
         .or_throw(&ctx)?;
     if let Some(note) = note {
         h.print(&format!("[{}]", values::clip_message(&note)));
@@ -143,6 +155,8 @@ struct Row {
     hits: u64,
     delivered: u64,
     lost: u64,
+    /// Where the probe tests the `{if}` itself: the hits it wrote no record for.
+    filtered: Option<u64>,
     why: Option<String>,
 }
 
@@ -160,6 +174,7 @@ fn list<'js>(h: &Host, ctx: Ctx<'js>) -> R<'js> {
             hits: t.hits(),
             delivered: t.delivered,
             lost: t.lost(),
+            filtered: t.compiled().then(|| t.filtered()),
             why: t.why_trap.clone(),
         })
         .collect();
@@ -171,6 +186,7 @@ fn list<'js>(h: &Host, ctx: Ctx<'js>) -> R<'js> {
         hits,
         delivered,
         lost,
+        filtered,
         why,
     } in tps
     {
@@ -185,6 +201,9 @@ fn list<'js>(h: &Host, ctx: Ctx<'js>) -> R<'js> {
         o.put("hits", hits as f64)?;
         o.put("delivered", delivered as f64)?;
         o.put("lost", lost as f64)?;
+        if let Some(n) = filtered {
+            o.put("filtered", n as f64)?;
+        }
         if let Some(why) = why {
             o.put("why", why)?;
         }

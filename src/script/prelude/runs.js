@@ -182,6 +182,21 @@
     if (listenerType !== 'trace') throw new ScryError("stop() asks for a stop from inside a trace listener (elsewhere, return 'stop' from the listener)");
     traceStopAsked = true;
   }
+  // An {if} of the form `e => e.registers.REG OP N` (REG collected, OP a comparison, N a
+  // non-negative integer) is tested in the probe itself, with the same meaning (the
+  // register's exact unsigned value against N): a hit it turns away writes no record. Any
+  // other {if} runs here, on each record. [reg, op, N], or undefined.
+  const COND_PARAM = /^\s*(?:\(\s*([A-Za-z_$][\w$]*)\s*\)|([A-Za-z_$][\w$]*))\s*=>\s*([^]*)$/;
+  const COND_BODY = /^\s*([A-Za-z_$][\w$]*)\.registers\.([a-z0-9]+)\s*(===|==|!==|!=|<=|>=|<|>)\s*(0x[0-9a-fA-F]+|[0-9]+)\s*$/;
+  function probeCond(fn, collect) {
+    const m = COND_PARAM.exec(Function.prototype.toString.call(fn));
+    if (!m) return undefined;
+    const b = COND_BODY.exec(m[3]);
+    if (!b || b[1] !== (m[1] ?? m[2])) return undefined;
+    const collected = Array.isArray(collect) ? collect.includes(b[2]) : collect === b[2];
+    const n = BigInt(b[4]);
+    return collected && n < 1n << 64n ? [b[2], b[3], n] : undefined;
+  }
   define('tracepoint', guard('tracepoint', {
     // set(where, {collect, if, full}): where is a function (its first instruction), a
     // file:line or an address.
@@ -190,7 +205,8 @@
       if (opts !== undefined && (typeof opts !== 'object' || opts === null)) throw new TypeError("tracepoint.set(where, {collect, if, full}): options must be an object");
       const cond = opts === undefined ? undefined : own(opts, 'if');
       if (cond !== undefined && typeof cond !== 'function') throw new TypeError('tracepoint.set(where, {if}): if must be a function of the record, e.g. e => e.registers.rdi > 4096');
-      const r = N.tp_set(where, opts === undefined ? undefined : own(opts, 'collect'), opts === undefined ? undefined : own(opts, 'full'));
+      const collect = opts === undefined ? undefined : own(opts, 'collect');
+      const r = N.tp_set(where, collect, opts === undefined ? undefined : own(opts, 'full'), cond ? probeCond(cond, collect) : undefined);
       if (cond) tpFilters.set(r.id, cond);
       return r.id;
     },
@@ -201,7 +217,7 @@
     },
     list() {
       const rows = N.tp_list();
-      for (const r of rows) hidden(result(r), LINE, `${r.id}\t${r.mode}\t${r.mode === 'pending' ? r.where : r.symbol ?? hex(r.addr)}\thits ${r.hits}, delivered ${r.delivered}, lost ${r.lost}${r.why ? `\t(trap: ${r.why})` : ''}`);
+      for (const r of rows) hidden(result(r), LINE, `${r.id}\t${r.mode}\t${r.mode === 'pending' ? r.where : r.symbol ?? hex(r.addr)}\thits ${r.hits}, delivered ${r.delivered}, lost ${r.lost}${r.filtered !== undefined ? `, filtered in the probe ${r.filtered}` : ''}${r.why ? `\t(trap: ${r.why})` : ''}`);
       return result(rows);
     },
   }));

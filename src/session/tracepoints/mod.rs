@@ -18,8 +18,8 @@ use std::collections::VecDeque;
 use super::*;
 use crate::os::shared::SharedMem;
 use crate::x86::probe;
+pub(crate) use record::{probe_cond, RegValue, TraceRecord, Want};
 use record::{Clock, Layout};
-pub(crate) use record::{RegValue, TraceRecord, Want};
 
 /// Records in a ring (a power of two): at the default tick of 5 ms, room for 3M records/s
 /// before a waiting probe waits.
@@ -101,6 +101,9 @@ pub(crate) struct Tracepoint {
     /// Records handed to the script, and records lost in scry's queue.
     pub delivered: u64,
     queue_lost: u64,
+    /// The `{if}` a probe tests itself, and the hits it turned away in probes gone.
+    cond: Option<probe::Cond>,
+    filtered_before: u64,
 }
 
 impl Tracepoint {
@@ -130,6 +133,7 @@ impl Tracepoint {
     fn unplace(&mut self) {
         if let Some(p) = self.probe.take() {
             self.counted += p.shared.load(probe::HITS);
+            self.filtered_before += p.shared.load(probe::FILTERED);
             // Records never read (the ring went while threads ran) are lost too.
             let unread = p
                 .shared
@@ -141,6 +145,20 @@ impl Tracepoint {
         self.pending = true;
         self.probe_later = false;
         self.why_trap = None;
+    }
+
+    /// Its `{if}` is tested in the probe (while it is one; a trap's runs in JS).
+    pub(crate) fn compiled(&self) -> bool {
+        self.cond.is_some() && self.mode() == TraceMode::Jump
+    }
+
+    /// Hits whose record the probe's own condition turned away (no record, no listener).
+    pub(crate) fn filtered(&self) -> u64 {
+        self.filtered_before
+            + self
+                .probe
+                .as_ref()
+                .map_or(0, |p| p.shared.load(probe::FILTERED))
     }
 
     pub(crate) fn lost(&self) -> u64 {
@@ -181,6 +199,7 @@ impl Session {
         spec: &str,
         collect: &[Want],
         wait: bool,
+        cond: Option<probe::Cond>,
     ) -> Result<(u32, TraceMode, Option<String>)> {
         self.check_writable("set a tracepoint")?;
         let layout = Layout::of(collect).map_err(SessionError::Invalid)?;
@@ -198,6 +217,8 @@ impl Session {
             counted: 0,
             delivered: 0,
             queue_lost: 0,
+            cond,
+            filtered_before: 0,
         };
         let note = match self.resolve(spec) {
             Ok(addr) => {
@@ -456,6 +477,7 @@ impl Session {
                 items: &items,
                 wait: tp.wait,
                 cover,
+                cond: tp.cond,
             };
             // The code's size first (placed anywhere), then for real where it goes.
             let len = probe::trampoline(addr, &probe_of(&cover))?.code.len() as u64;

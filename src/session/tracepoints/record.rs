@@ -101,6 +101,24 @@ impl Clock {
     }
 }
 
+/// A tracepoint's `{if}` the probe can test itself (`e => e.registers.rdi > 100`, see the
+/// prelude): the register by name, the comparison (`==`, `!=`, `<`, `<=`, `>`, `>=`) and
+/// the constant. `None` for a register a probe condition cannot read (an xmm one).
+pub(crate) fn probe_cond(reg: &str, op: &str, value: u64) -> Option<probe::Cond> {
+    use probe::CondOp;
+    let src = source_of(reg).filter(|s| !matches!(s, Source::Xmm(_) | Source::Abs(_)))?;
+    let op = match op {
+        "==" | "===" => CondOp::Eq,
+        "!=" | "!==" => CondOp::Ne,
+        "<" => CondOp::Lt,
+        "<=" => CondOp::Le,
+        ">" => CondOp::Gt,
+        ">=" => CondOp::Ge,
+        _ => return None,
+    };
+    Some(probe::Cond { src, op, value })
+}
+
 /// The register a collected name means.
 fn source_of(name: &str) -> Option<Source> {
     use iced_x86::Register as R;
