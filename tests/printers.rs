@@ -871,6 +871,13 @@ fn lying_containers_and_js_limits_give_no_wrong_number() {
         "{bad_v}"
     );
     assert_eq!(scry.ok("state.var('cm').get('z')"), "26");
+    // The same by path (single quotes were gdb's file quoting there) and by JS index.
+    assert_eq!(
+        scry.ok("[state.value(\"cm['z']\"), state.var('cm')['z']].join(' ')"),
+        "26 26"
+    );
+    let e = scry.err("state.var('cm').q");
+    assert!(e.contains("has no member or key \"q\""), "{e}");
     let e = scry.err("state.var('v').size");
     assert!(e.contains(".length is its count (3)"), "{e}");
     assert_eq!(

@@ -563,7 +563,8 @@ impl Session {
         addr: u64,
     ) -> StopKind {
         if code != SI_KERNEL || !signals::has_fault_addr(signal) {
-            return signal_stop(notes, signal, code, addr);
+            let own = self.targets.live().ok().map(|t| t.pid());
+            return signal_stop(notes, signal, code, addr, own);
         }
         let operand = self.faulting_operand(tid);
         notes.push(match operand {
@@ -600,7 +601,14 @@ impl Session {
 /// CPU raised (si_code > 0), or the process that sent it with kill(), tgkill() or
 /// sigqueue() (si_code <= 0, where the field a fault address would be in holds the
 /// sender's pid), which the stop line then names instead of a made-up address.
-pub(super) fn signal_stop(notes: &mut Vec<String>, signal: i32, code: i32, addr: u64) -> StopKind {
+/// `own`: the process's pid, whose own raise()/abort() reads as such, not as an outsider's kill.
+pub(super) fn signal_stop(
+    notes: &mut Vec<String>,
+    signal: i32,
+    code: i32,
+    addr: u64,
+    own: Option<Tid>,
+) -> StopKind {
     let mut fault_addr = None;
     if code > 0 {
         if signals::has_fault_addr(signal) {
@@ -615,7 +623,12 @@ pub(super) fn signal_stop(notes: &mut Vec<String>, signal: i32, code: i32, addr:
             });
         }
     } else if matches!(code, 0 | -1 | -6) {
-        notes.push(format!("sent by process {}", addr as u32 as i32));
+        let sender = addr as u32 as i32;
+        notes.push(if own == Some(sender) {
+            format!("raised by the program itself (process {sender})")
+        } else {
+            format!("sent by process {sender}")
+        });
     }
     StopKind::Signal { signal, fault_addr }
 }

@@ -212,6 +212,14 @@
         try {
           return wrap(N.val_member(h, k), raw);
         } catch (e) {
+          // `tags['red']` of a map: its entry by key, as the path `tags['red']` reads it.
+          if (p && p.keyed()) {
+            try {
+              return p.get(k);
+            } catch (_) {
+              throw new ScryError(`${p.summary || N.val_type(h)} has no member or key ${JSON.stringify(k)} (its keys: .keys())`);
+            }
+          }
           // `k.startsWith(...)`, `hits.slice(2, 5)`: a JavaScript method asked of a typed
           // value; the plain data has it.
           if (k in String.prototype || k in Array.prototype) {

@@ -242,7 +242,10 @@ impl Parser<'_> {
                 cur = Path::Member(Box::new(cur), name);
             } else if self.eat("[") {
                 self.deeper()?;
-                let index = self.unary()?;
+                let index = match self.literal_key() {
+                    Some(key) => key,
+                    None => self.unary()?,
+                };
                 self.depth -= 1;
                 if !self.eat("]") {
                     return Err(self.expected(Expected::CloseBracket));
@@ -460,6 +463,41 @@ impl Parser<'_> {
     }
 
     /// `"text"`, with `\"` and `\\` escaped.
+    /// A key written as JavaScript and C++ write literals, alone in brackets: `'red'` (a
+    /// string in single quotes, which a path otherwise reads as gdb's `'file.c'::name`),
+    /// `'z'` (a `char` key, compared by its character), `true` and `false` (1 and 0). The
+    /// position is left as it was when the brackets hold anything else.
+    fn literal_key(&mut self) -> Option<Path> {
+        self.space();
+        let start = self.at;
+        let closes_here = |p: &mut Self| {
+            p.space();
+            p.s.get(p.at) == Some(&b']')
+        };
+        if self.s.get(start) == Some(&b'\'') {
+            let end = start + 1 + self.s[start + 1..].iter().position(|&b| b == b'\'')?;
+            let text = String::from_utf8_lossy(&self.s[start + 1..end]).into_owned();
+            self.at = end + 1;
+            if closes_here(self) {
+                return Some(Path::Text(text));
+            }
+        } else {
+            for (word, n) in [("true", 1), ("false", 0)] {
+                let after = self.s.get(start + word.len());
+                if self.s[start..].starts_with(word.as_bytes())
+                    && !after.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+                {
+                    self.at = start + word.len();
+                    if closes_here(self) {
+                        return Some(Path::Number(n));
+                    }
+                }
+            }
+        }
+        self.at = start;
+        None
+    }
+
     fn text(&mut self) -> Result<Path, PathError> {
         let open = self.at;
         let mut out = Vec::new();
@@ -526,6 +564,27 @@ mod tests {
 
     fn name(s: &str) -> Box<Path> {
         Box::new(Path::Name(s.into()))
+    }
+
+    #[test]
+    fn literal_keys_in_brackets() {
+        let key = |k: Path| Path::Index(name("m"), Box::new(k));
+        assert_eq!(parse("m['red']").unwrap(), key(Path::Text("red".into())));
+        assert_eq!(parse("m[ 'z' ]").unwrap(), key(Path::Text("z".into())));
+        assert_eq!(parse("m[true]").unwrap(), key(Path::Number(1)));
+        assert_eq!(parse("m[false]").unwrap(), key(Path::Number(0)));
+        // Still gdb's file quoting and names beginning with the words.
+        assert_eq!(
+            parse("m['f.c'::i]").unwrap(),
+            key(Path::InFile {
+                file: "f.c".into(),
+                name: "i".into()
+            })
+        );
+        assert_eq!(
+            parse("m[trueish]").unwrap(),
+            key(Path::Name("trueish".into()))
+        );
     }
 
     #[test]
