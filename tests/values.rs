@@ -789,3 +789,17 @@ fn pointers_to_members_name_their_member() {
     assert_eq!(scry.ok("state.var('pmd', 1).$size"), "8");
     assert_eq!(scry.ok("state.var('pmf', 1).$size"), "16");
 }
+
+/// A Rust fieldless enum's plain value is its variant's name (it was its number, 4 for
+/// `Dir::South`), inside an Option too; as a number it is still its discriminant.
+#[test]
+fn a_rust_fieldless_enum_is_its_variant_name_as_data() {
+    let exe = common::rust_fixture("plain_enums", "0");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('plain_enums::turn'); cont()");
+    assert_eq!(
+        scry.ok("[JSON.stringify(state.var('d').value), JSON.stringify(state.var('o').value), Number(state.var('d'))].join(' ')"),
+        "\"South\" {\"Some\":\"Greater\"} 4"
+    );
+    assert_eq!(scry.ok("String(state.var('d'))"), "South");
+}

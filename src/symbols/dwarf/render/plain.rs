@@ -98,6 +98,16 @@ impl InfoTree {
                     }
                 }
                 match self.scalar(v, t) {
+                    // A Rust fieldless enum (`Dir::South`, `Ordering::Greater`) is its
+                    // variant's name, as a data-carrying one's empty variant is (`"None"`)
+                    // and as serde writes it; C's and C++'s enums stay their numbers.
+                    Ok(Some(Scalar::Enum(n))) if ty.rust => match &ty.kind {
+                        Kind::Enum { enumerators, .. } => enumerators
+                            .iter()
+                            .find(|(_, e)| *e == n)
+                            .map_or(Plain::Int(n), |(name, _)| Plain::Str(name.clone())),
+                        _ => Plain::Int(n),
+                    },
                     Ok(Some(s)) => scalar_plain(s),
                     Ok(None) => Plain::Null,
                     Err(e) => unread(e),
