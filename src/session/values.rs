@@ -110,7 +110,7 @@ impl Session {
         let (rows, _) = self.unwind(n + 1, true)?;
         let row = rows.get(n).cloned().ok_or_else(|| {
             SessionError::Invalid(format!(
-                "no frame {n}: the stack has {} frame{} (state.unwind() lists them)",
+                "no frame {n}: the stack has {} frame{} (state.unwind({{all: true}}) lists them all: without it the listing ends at main)",
                 rows.len(),
                 if rows.len() == 1 { "" } else { "s" }
             ))
