@@ -534,3 +534,24 @@ fn a_breakpoint_on_a_name_stops_in_every_function_of_that_name() {
     assert_eq!(got, ["9", "1.5", "122 'z'"]);
     assert!(scry.ok("cont()").starts_with("exited with code 0"));
 }
+
+/// After the program ended, a new breakpoint waits for the next process (it was `no live
+/// process`, the chunk's first statement failing), and `spawn()` alone runs the same program
+/// with the same arguments again, as gdb's `break` and `run`.
+#[test]
+fn a_breakpoint_after_the_end_waits_and_spawn_runs_the_program_again() {
+    let mut scry = Scry::spawn(&fixture("forker"), &[]);
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    let set = scry.ok("breakpoint.set('work')");
+    assert!(set.contains("pending: no live process"), "{set}");
+    assert!(scry.ok("spawn()").starts_with("entry at "));
+    let stop = scry.ok("cont()");
+    assert!(
+        stop.starts_with("breakpoint 1 at ") && stop.contains("work+"),
+        "{stop}"
+    );
+    assert_eq!(scry.ok("state.var('x')"), "1");
+    scry.ok("kill()");
+    let e = scry.err("spawn(42)");
+    assert!(e.contains("spawn() alone runs the latest one again"), "{e}");
+}

@@ -135,3 +135,34 @@ fn finish_of_a_function_that_breaks_the_calling_convention_says_so() {
     }
     assert!(scry.ok("output()").contains("c=42 t=[20, 30, 40]"));
 }
+
+/// rustc -O2's codegen units: work() inlined in one unit, its abstract instance in another
+/// (a cross-unit reference), a discarded out-of-line copy at address 0 in a third. The
+/// breakpoint on the name stops at each call (it stayed pending and the program ran to its
+/// end) and the one on its line is in code (it was refused: its rows put it in the ELF header).
+#[test]
+fn breakpoints_on_a_function_rustc_inlined_across_codegen_units() {
+    let exe = common::rust_fixture("cgu_inline", "2");
+    let line = common::line_of(include_str!("../fixtures/rust/cgu_inline.rs"), "// the sum");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('cgu_inline::work')");
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("breakpoint 1 at "), "{stop}");
+    assert!(
+        scry.ok("state.unwind(1)")
+            .contains("[inlined] cgu_inline::work"),
+        "{}",
+        scry.ok("state.unwind(3)")
+    );
+    // In code, where gdb puts it (its rows at 0x40.. of the discarded copy are no code).
+    scry.ok(&format!(
+        "breakpoint.remove(1); breakpoint.set('cgu_inline.rs:{line}')"
+    ));
+    assert_eq!(
+        scry.ok("const b = breakpoint.list()[0]; [b.pending, b.site !== undefined, b.addr > 0x1000000].join(' ')"),
+        " true true"
+    );
+    scry.ok("breakpoint.remove(2)");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert_eq!(scry.ok("output()").trim(), "11");
+}

@@ -803,3 +803,28 @@ fn a_rust_fieldless_enum_is_its_variant_name_as_data() {
     );
     assert_eq!(scry.ok("String(state.var('d'))"), "South");
 }
+
+/// Map keys past 2^53 are compared exactly, by `get(BigInt)` and by path: they were rounded
+/// through a double, so 2^53 + 1 found 2^53's entry and keys not in the map found one.
+#[test]
+fn map_keys_past_two_to_the_53_are_compared_exactly() {
+    let exe = common::rust_fixture("big_keys", "0");
+    let line = common::line_of(include_str!("../fixtures/rust/big_keys.rs"), "// stop here");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok(&format!("breakpoint.set('big_keys.rs:{line}'); cont()"));
+    assert_eq!(scry.ok("state.var('bt').get(9007199254740993n)"), "\"odd\"");
+    assert_eq!(
+        scry.ok("state.var('bt').get(9007199254740992n)"),
+        "\"even\""
+    );
+    assert_eq!(scry.ok("state.value('bt[9007199254740993]')"), "\"odd\"");
+    assert_eq!(
+        scry.ok("state.var('bt').get(18446744073709551615n)"),
+        "\"max\""
+    );
+    let e = scry.err("state.var('bt').get(18446744073709551614n)");
+    assert!(e.contains("has no key"), "{e}");
+    let e = scry.err("state.var('hm').get(9007199254740992n)");
+    assert!(e.contains("has no key"), "{e}");
+    assert_eq!(scry.ok("state.var('hm').get(9007199254740993n)"), "3");
+}

@@ -200,12 +200,22 @@
     const fields = Object.keys(want);
     return fields.length > 0 && fields.every((f) => Object.prototype.hasOwnProperty.call(p, f) && sameKey(p[f], want[f]));
   }
+  // Two numbers, each a Number or a BigInt, equal as mathematical values.
+  function sameNumber(a, b) {
+    if (typeof a === 'bigint' || typeof b === 'bigint') {
+      const exact = (x) => (typeof x === 'bigint' ? x : typeof x === 'number' && Number.isInteger(x) ? BigInt(x) : undefined);
+      const [x, y] = [exact(a), exact(b)];
+      return x !== undefined && x === y;
+    }
+    return Number(a) === b;
+  }
   function sameKey(k, want) {
     if (k === want) return true;
     const p = k !== null && typeof k === 'object' ? (k[HANDLE] !== undefined ? N.val_plain(k[HANDLE]) : k) : k;
     if (p === want) return true;
     if (want !== null && typeof want === 'object' && want[HANDLE] === undefined) return sameFields(p, want);
-    if (typeof want === 'number' || typeof want === 'bigint') return typeof p !== 'object' && Number(p) === Number(want);
+    // Exactly: a key past 2^53 (a BigInt) is never rounded through a double.
+    if (typeof want === 'number' || typeof want === 'bigint') return typeof p !== 'object' && sameNumber(p, want);
     if (typeof p !== 'object' && String(p) === String(want)) return true;
     // A char key by its character (`cm.get('z')` of a map<char, int>): its plain value is
     // its code.

@@ -293,7 +293,18 @@ impl Session {
         }
     }
 
+    /// `spawn()` with nothing: the latest spawn's program, arguments and settings again.
+    pub fn spawn_again(&mut self) -> Result<StopInfo> {
+        let spec = self.targets.last_spawn.clone().ok_or_else(|| {
+            SessionError::Invalid(
+                "spawn(): nothing was spawned in this session yet: spawn(path, ...args)".into(),
+            )
+        })?;
+        self.spawn(spec)
+    }
+
     pub fn spawn(&mut self, spec: SpawnSpec) -> Result<StopInfo> {
+        let again = spec.clone();
         // Spawning again is starting over (gdb's `run` on a live program): a process scry
         // spawned itself, alone, is killed first and the new stop says so. An attached or a
         // held one is someone's to keep: an error, as before.
@@ -357,6 +368,7 @@ impl Session {
                 "the previous process {old} was killed to start this one"
             ));
         }
+        self.targets.last_spawn = Some(again);
         Ok(info)
     }
 

@@ -541,9 +541,15 @@ impl Session {
         } else {
             format!("'{spec}'")
         };
-        let note = format!(
-            "breakpoint {id} pending: no loaded module has {quoted} yet{hint}; it is armed when a library that has it loads ({{pending: false}} makes this an error)"
-        );
+        let note = if matches!(why, SessionError::NoProcess(_)) {
+            format!(
+                "breakpoint {id} pending: no live process; it is armed at {quoted} when spawn() (the latest program again) or attach() starts one"
+            )
+        } else {
+            format!(
+                "breakpoint {id} pending: no loaded module has {quoted} yet{hint}; it is armed when a library that has it loads ({{pending: false}} makes this an error)"
+            )
+        };
         Ok((id, note))
     }
 

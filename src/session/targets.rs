@@ -54,6 +54,8 @@ pub(super) struct Targets {
     pub(super) last_process: Option<(Tid, String)>,
     /// A fork child was kept in this session: "no live process" names which one ended.
     pub(super) kept_children: bool,
+    /// What the latest `spawn` ran, for `spawn()` again (gdb's `run`).
+    pub(super) last_spawn: Option<super::SpawnSpec>,
 }
 
 impl Targets {

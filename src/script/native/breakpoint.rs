@@ -68,10 +68,23 @@ fn set<'js>(h: &Host, ctx: Ctx<'js>, at: Value<'js>, name: Opt<Value<'js>>) -> R
         }
         None => address(&ctx, h, &at)?,
     };
-    let id = h
-        .session_mut(&ctx)?
-        .breakpoint_set(addr, name, spec, force, hardware)
-        .or_throw(&ctx)?;
+    let set =
+        h.session_mut(&ctx)?
+            .breakpoint_set(addr, name.clone(), spec.clone(), force, hardware);
+    let id = match set {
+        Ok(id) => id,
+        // After the program ended: it waits for the next spawn() or attach(), as the
+        // breakpoints set before it ended do (gdb's `break` after the program exited).
+        Err(e @ crate::session::SessionError::NoProcess(_)) if pending => {
+            let (id, note) = h
+                .session_mut(&ctx)?
+                .breakpoint_pending(name, spec, &e, hardware)
+                .or_throw(&ctx)?;
+            h.print(&values::clip_message(&note));
+            return Ok(Value::new_number(ctx.clone(), id as f64));
+        }
+        Err(e) => return Err(throw(&ctx, e)),
+    };
     // Another breakpoint at the same address stops there on its own terms: a condition
     // given to this one does not hold that one back. Said once, here.
     let shared = h

@@ -7,6 +7,7 @@ use super::*;
 /// The natives this file defines, by the names the prelude calls them.
 pub(super) fn install(t: &Natives<'_, '_>) -> rquickjs::Result<()> {
     t.def("spawn", spawn)?; // spawn(path, ...args, {env, cwd, stdin, stop})
+    t.def("respawn", respawn)?; // spawn(): the latest spawn again
     t.def("attach", attach)?; // attach(pid)
     t.def("core_open", core_open)?; // core(path, program)
     t.def("remote_open", remote_open)?; // remote(addr, {program})
@@ -69,6 +70,12 @@ fn spawn<'js>(
         }
     }
     let info = h.session_mut(&ctx)?.spawn(spec).or_throw(&ctx)?;
+    *h.last_stop.borrow_mut() = Some(info.clone());
+    stop_to_js(&ctx, h, &info)
+}
+
+fn respawn<'js>(h: &Host, ctx: Ctx<'js>) -> R<'js> {
+    let info = h.session_mut(&ctx)?.spawn_again().or_throw(&ctx)?;
     *h.last_stop.borrow_mut() = Some(info.clone());
     stop_to_js(&ctx, h, &info)
 }

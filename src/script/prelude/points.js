@@ -96,11 +96,12 @@
   define('prev', prev);
   define('spawn', (path, ...rest) => {
     noReentry('spawn');
-    if (typeof path !== 'string') throw new TypeError('spawn(path, ...args, {env, cwd, stdin}?): path must be a string');
+    // spawn() alone runs the latest spawn again (gdb's `run`): program, arguments, settings.
+    if (path !== undefined && typeof path !== 'string') throw new TypeError('spawn(path, ...args, {env, cwd, stdin}?): path must be a string (spawn() alone runs the latest one again)');
     let opts;
     if (rest.length && typeof rest[rest.length - 1] === 'object' && rest[rest.length - 1] !== null) opts = rest.pop();
     const hadProcess = own(N.status(), 'pid') !== undefined;
-    const rec = N.spawn(path, rest.map(String), opts);
+    const rec = path === undefined ? N.respawn() : N.spawn(path, rest.map(String), opts);
     // Listeners outlive a process: a later spawn() says they are still there.
     const kept = EVENTS.reduce((n, t) => n + listeners[t].length, 0);
     if (hadProcess && kept > 0) rec.line += ` [${kept} listener${kept === 1 ? '' : 's'} carried over: listeners()]`;

@@ -24,8 +24,28 @@ impl InfoTree {
             }
         }
         let origins: HashSet<usize> = abstracts.into_iter().collect();
+        let mut out = self.copies_in(&units, &origins, max);
+        // rustc's codegen units refer to an abstract function in another unit (a
+        // cross-unit reference): when the units that declare it inline it nowhere, every
+        // unit is looked at, once, for this name.
+        if out.is_empty() && !origins.is_empty() {
+            let rest: Vec<usize> = self
+                .unit_starts()
+                .into_iter()
+                .filter(|u| !units.contains(u))
+                .collect();
+            out = self.copies_in(&rest, &origins, max);
+        }
+        out
+    }
+
+    /// The entries of the inlined copies (of the abstract functions `origins`) in the units
+    /// starting at `units`, ascending, at most `max`. Not a copy inside a function the
+    /// linker discarded (its addresses start at 0, in the ELF header's page).
+    fn copies_in(&self, units: &[usize], origins: &HashSet<usize>, max: usize) -> Vec<u64> {
+        const FIRST_PAGE: u64 = 0x1000;
         let mut out = Vec::new();
-        for start in units {
+        for &start in units {
             let Some(unit) = self.unit_starting_at(start) else {
                 continue;
             };
@@ -47,7 +67,9 @@ impl InfoTree {
                 }
                 let global = unit.global(die.offset());
                 if let Some((entry, _)) = self.function_range(&unit, global) {
-                    out.push(entry);
+                    if entry >= FIRST_PAGE {
+                        out.push(entry);
+                    }
                 }
             }
         }

@@ -273,9 +273,16 @@ fn read_rows(dwarf: &gimli::Dwarf<Reader>, unit_offset: usize) -> Option<UnitRow
         }
         current.push(r);
         if r.end {
-            // A sequence that starts past its end (address 0 of a discarded function)
-            // is no code.
-            if current.first().is_some_and(|f| f.addr < r.addr) {
+            // A sequence that starts past its end, or at address 0 or a tombstone near 2^64
+            // (a function the linker discarded: GNU ld leaves its rows at 0, lld at -1 or
+            // -2, and no code of an ELF file is at 0, where its header is) is no code:
+            // rustc's 16 codegen units leave many such copies, whose rows put line
+            // breakpoints into the ELF header.
+            let real = |a: u64| a != 0 && a < u64::MAX - 0xff;
+            if current
+                .first()
+                .is_some_and(|f| f.addr < r.addr && real(f.addr))
+            {
                 sequences.push(std::mem::take(&mut current));
             } else {
                 current.clear();
