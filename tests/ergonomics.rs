@@ -532,7 +532,18 @@ fn a_breakpoint_on_a_name_stops_in_every_function_of_that_name() {
         got.push(scry.ok("String(finish().returned)"));
     }
     assert_eq!(got, ["9", "1.5", "122 'z'"]);
+    // A trait's methods by their name alone, and one impl's by `Type::method`.
+    scry.ok(
+        "breakpoint.remove(1); breakpoint.set('area'); breakpoint.set('Circle::area', 'circle')",
+    );
+    assert_eq!(scry.ok("breakpoint.list()[0].locations.length"), "2");
+    let rect = scry.ok("cont()");
+    assert!(rect.contains("Rect as Shape>::area"), "{rect}");
+    let circle = scry.ok("cont()");
+    assert!(circle.contains("Circle as Shape>::area"), "{circle}");
+    assert_eq!(scry.ok("breakpoint.list()[1].hits"), "1");
     assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert!(scry.ok("output()").contains("9 1.5 z 9"));
 }
 
 /// After the program ended, a new breakpoint waits for the next process (it was `no live

@@ -538,16 +538,21 @@ fn a_wide_variable_is_watched_whole_or_refused() {
     scry.ok(&format!("breakpoint.set('watch_whole.c:{line}'); cont()"));
     scry.ok("watchpoint.set('t')");
     assert_eq!(scry.ok("watchpoint.list()[0].len"), "24");
-    let hit = scry.ok("cont()");
+    let hit = scry.ok("ctx.h = cont(); ctx.h");
     assert!(
         hit.contains("(t) write") && hit.contains("{a: 1, b: 1, c: 1} -> {a: 1, b: 1, c: 2}"),
         "{hit}"
     );
-    let end = scry.ok("cont()");
+    // The event names it as the line does (SPEC 6a's `e.name`).
+    assert_eq!(scry.ok("ctx.h.name"), "t");
+    let end = scry.ok("ctx.d = cont(); ctx.d");
     assert!(
         end.contains("deleted: the frame of f that held 't' returned"),
         "{end}"
     );
+    // The access that showed it ended has its instruction too, as every hit has (a
+    // listener reading it on each hit threw at the last).
+    assert_eq!(scry.ok("typeof ctx.d.insn_addr"), "number");
     let e = scry.err("watchpoint.set('big')");
     assert!(
         e.contains("'big' is 48 bytes") && e.contains("watch a member of it"),

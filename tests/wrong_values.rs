@@ -214,8 +214,15 @@ fn plain_data_is_the_whole_value_or_an_error_never_a_part() {
 #[test]
 fn long_doubles_read_in_their_own_precision_and_range() {
     let mut scry = Scry::spawn(&common::fixture("long_double"), &[]);
+    scry.ok("breakpoint.set('third'); cont()");
+    let back = scry.ok("finish()");
     scry.ok("breakpoint.set('inspect'); cont()");
     let truth = common::truth(&mut scry);
+    // A long double return in its own precision (it was read through a double).
+    assert!(
+        back.ends_with(&format!("returned {}", truth["third"])),
+        "{back}"
+    );
     for name in ["tiny", "tenth", "one_plus"] {
         assert_eq!(
             scry.ok(&format!("String(state.var('{name}'))")),

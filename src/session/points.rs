@@ -243,7 +243,7 @@ impl Session {
                         addr: w.addr,
                         len: w.len,
                         scope_ended: Some(gone),
-                        culprit_searched: true,
+                        culprit_searched: false,
                         ..WatchReport::default()
                     });
                 }

@@ -39,6 +39,11 @@ impl Session {
         let Returns {
             file, ty, rust_fn, ..
         } = returns?;
+        // A `long double` is its own 64-bit mantissa, typed, so it prints as one
+        // (`1.66666666666666666663`), not rounded to the nearest double first.
+        if let Some(v) = self.long_double_return(&file, ty) {
+            return Some(v);
+        }
         returned.float = self.float_return(&file, ty);
         if returned.float.is_some() {
             returned.single = file.dwarf().is_some_and(|d| d.tree.size_of(ty) == Some(4));
@@ -124,6 +129,24 @@ impl Session {
         let regs = self.regs().ok()?;
         let mut bytes = [regs.rax.to_le_bytes(), regs.rdx.to_le_bytes()].concat();
         bytes.truncate(size);
+        Some(returned_in(file, ty, Place::bytes(bytes)))
+    }
+
+    /// A `long double` return (st0), as a value of its type: the 10 bytes of the x87
+    /// register, padded to the type's size. `None` for any other type.
+    fn long_double_return(
+        &mut self,
+        file: &Arc<ModuleFile>,
+        ty: Option<TypeId>,
+    ) -> Option<TypedValue> {
+        let t = file.dwarf()?.tree.strip(ty)?;
+        let size = match t.kind {
+            Kind::Base(Encoding::Float) if matches!(t.size, Some(10 | 12 | 16)) => t.size? as usize,
+            _ => return None,
+        };
+        let fpu = self.selected_fp_regs()?;
+        let mut bytes = vec![0u8; size];
+        bytes[..10].copy_from_slice(&fpu.st(0)?);
         Some(returned_in(file, ty, Place::bytes(bytes)))
     }
 

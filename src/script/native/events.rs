@@ -185,6 +185,16 @@ fn watch_fields<'js>(ctx: &Ctx<'js>, o: &Object<'js>, w: &WatchReport) -> rquick
     o.put("watchpoint_id", w.id)?;
     if let Some(name) = &w.name {
         o.put("watchpoint_name", name.as_str())?;
+        // What the stop line names it by (SPEC 6a: `e.name`).
+        o.put("name", name.as_str())?;
+    }
+    // The instruction that made the access, on every hit, a deleted one's too (a listener
+    // reading it on each hit must not throw at the last).
+    if let Some(at) = w.insn_addr {
+        o.put("insn_addr", u64_to_js(ctx, at)?)?;
+    }
+    if let Some(text) = &w.insn_text {
+        o.put("insn", text.as_str())?;
     }
     // A watchpoint that ended with its frame saw no access of the variable: it has no
     // access type (it said 'read', of a write into the reused stack).
@@ -228,12 +238,6 @@ fn watch_fields<'js>(ctx: &Ctx<'js>, o: &Object<'js>, w: &WatchReport) -> rquick
     o.put("new", watched(&w.new, &w.new_shown)?)?;
     if w.racy {
         o.put("racy", true)?;
-    }
-    if let Some(at) = w.insn_addr {
-        o.put("insn_addr", u64_to_js(ctx, at)?)?;
-    }
-    if let Some(text) = &w.insn_text {
-        o.put("insn", text.as_str())?;
     }
     Ok(())
 }

@@ -80,15 +80,21 @@ fn preference(s: &Symbol) -> (bool, u8, bool, bool, bool, bool, u64) {
 /// 0 for a function's own code, 1 for a copy GCC made of it (`f.isra.0`, `f.constprop.1`,
 /// `f.part.0`: a raw name with a suffix after a dot), 2 for a part split off into
 /// `.text.unlikely` (`f.cold`, `f.part.0.cold`).
+/// Only GCC's own words count: a Rust legacy name spells `::` inside `<...>` as `..`
+/// (`_ZN59_$LT$graph..Rect$u20$as$u20$graph..Shape$GT$4area17h...E`), which made every
+/// trait method a "copy" and left `area` without a breakpoint.
 fn copy_rank(raw: &str) -> u8 {
-    let Some((_, suffix)) = raw.split_once('.') else {
-        return 0;
-    };
-    if suffix == "cold" || suffix.ends_with(".cold") || suffix.contains(".cold.") {
-        2
-    } else {
-        1
+    const COPIES: [&str; 5] = ["constprop", "isra", "part", "lto_priv", "localalias"];
+    let mut rank = 0;
+    for part in raw.split('.').skip(1) {
+        if part == "cold" {
+            return 2;
+        }
+        if COPIES.contains(&part) {
+            rank = 1;
+        }
     }
+    rank
 }
 
 /// FNV-1a over the name's bytes: fast, and good enough to spread symbol names (a collision
@@ -122,6 +128,14 @@ impl NameTable {
     fn covered<'a>(&self, syms: &'a [Symbol]) -> &'a [Symbol] {
         &syms[..(self.count as usize).min(syms.len())]
     }
+}
+
+/// `<graph::Circle as graph::Shape>::area` as the path a user writes for the method,
+/// `graph::Circle::area` (the implementing type, then the method); `None` for any other.
+fn impl_alias(path: &str) -> Option<String> {
+    let (ty, after) = path.strip_prefix('<')?.split_once(" as ")?;
+    let (_, method) = after.split_once(">::")?;
+    Some(format!("{ty}::{method}"))
 }
 
 /// Whether the bare path `path` ends in the path `query` at a `::` (`ns::Foo::bar` ends in
@@ -286,6 +300,18 @@ impl NameTable {
                 );
                 if exact.is_empty() {
                     ends.extend(self.suffix_matches(syms, query));
+                }
+            }
+        }
+        // A trait method by the path a user writes for it (`Circle::area` for
+        // `<graph::Circle as graph::Shape>::area`), once nothing else matched.
+        if exact.is_empty() && ends.is_empty() && query.contains("::") {
+            let d = self.demangled(syms);
+            for e in &d.full {
+                if let Some(alias) = impl_alias(e.path()) {
+                    if alias == query || is_path_suffix(&alias, query) {
+                        ends.push(e.sym);
+                    }
                 }
             }
         }
