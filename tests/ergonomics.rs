@@ -566,3 +566,22 @@ fn a_breakpoint_after_the_end_waits_and_spawn_runs_the_program_again() {
     let e = scry.err("spawn(42)");
     assert!(e.contains("spawn() alone runs the latest one again"), "{e}");
 }
+
+/// A program named like its function inlined everywhere (`tally` in ./tally): the name is the
+/// function's inlined copies, not the program's base address, which a breakpoint refused as
+/// data.
+#[test]
+fn a_function_named_like_the_program_is_the_function() {
+    let exe = common::fixture_from("tally", "cc", &["-g", "-O2"], &["tally.c"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('tally')");
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("breakpoint 1 at "), "{stop}");
+    assert!(
+        scry.ok("state.unwind(1)").contains("[inlined] tally"),
+        "{stop}"
+    );
+    scry.ok("breakpoint.remove(1)");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert!(scry.ok("output()").contains("acc 30"));
+}

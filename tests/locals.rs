@@ -103,6 +103,11 @@ fn float_parameters_take_their_entry_values_from_the_call_site() {
     // Arithmetic on it names it too (the error said only "<optimized out>").
     let e = scry.err("state.var('argv', 2) + 1");
     assert!(e.contains("argv: <optimized out>"), "{e}");
+    // So does a path through it, by the part that has none (it said only "<optimized out>").
+    let e = scry.err("state.value('argv[0]', 2)");
+    assert!(e.contains("argv: <optimized out>"), "{e}");
+    let e = scry.err("state.value('*argv', 2)");
+    assert!(e.contains("argv: <optimized out>"), "{e}");
     // So does a row of `locals()`, the first thing written over them.
     let e = scry.err("state.locals(2).map(l => l.name + '=' + l.value).join(' ')");
     assert!(e.contains("argc: <optimized out>"), "{e}");

@@ -425,6 +425,18 @@ impl Pretty for JsPretty<'_, '_> {
     }
 }
 
+/// A part with no value here, named by the part of the path it is (`h: <optimized out>` for
+/// `nb[h]`, `nx: <optimized out>` for `nx->val`): the error said only `<optimized out>`.
+fn gone_named(ctx: &Ctx<'_>, part: &Path, e: crate::session::SessionError) -> rquickjs::Error {
+    match e {
+        crate::session::SessionError::NoValue(msg) if msg.starts_with('<') => throw(
+            ctx,
+            crate::session::SessionError::NoValue(format!("{part}: {msg}")),
+        ),
+        e => throw(ctx, e),
+    }
+}
+
 /// A value path (`shop.stock["nuts"]`, `sp->x`, `v[2]`, `*opt`) walked with the printers:
 /// each step a printer claims (an element, a key, what a smart pointer holds) goes through
 /// it, every other step through the value's layout.
@@ -445,7 +457,9 @@ pub(super) fn walk_path<'js>(
             if let Some(x) = printed_step(ctx, &v, "member", arg)? {
                 return Ok(x);
             }
-            host.session_ref(ctx)?.value_member(&v, name).map_err(fail)
+            host.session_ref(ctx)?
+                .value_member(&v, name)
+                .map_err(|e| gone_named(ctx, base, e))
         }
         Path::Index(base, index) => {
             let v = walk_path(ctx, host, base, frame)?;
@@ -457,7 +471,7 @@ pub(super) fn walk_path<'js>(
                     let i = host
                         .session_ref(ctx)?
                         .value_index_number(&iv)
-                        .map_err(fail)?;
+                        .map_err(|e| gone_named(ctx, other, e))?;
                     ("index", values::i64_to_js(ctx, i)?, Some(i))
                 }
             };
@@ -471,7 +485,9 @@ pub(super) fn walk_path<'js>(
                     format!("{name} has no keys: [\"...\"] is for maps a printer reads"),
                 ));
             };
-            host.session_ref(ctx)?.value_index(&v, i).map_err(fail)
+            host.session_ref(ctx)?
+                .value_index(&v, i)
+                .map_err(|e| gone_named(ctx, base, e))
         }
         Path::Deref(inner) => {
             let v = walk_path(ctx, host, inner, frame)?;
@@ -479,7 +495,9 @@ pub(super) fn walk_path<'js>(
             if let Some(x) = printed_step(ctx, &v, "deref", none)? {
                 return Ok(x);
             }
-            host.session_ref(ctx)?.value_deref(&v).map_err(fail)
+            host.session_ref(ctx)?
+                .value_deref(&v)
+                .map_err(|e| gone_named(ctx, inner, e))
         }
         Path::AddressOf(inner) => {
             let v = walk_path(ctx, host, inner, frame)?;

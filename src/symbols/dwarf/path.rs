@@ -94,6 +94,23 @@ impl std::fmt::Display for Expected {
     }
 }
 
+/// A path as it is written (`nb[h]`, `n->next.val`, `*p`), to name a part of it in an error.
+impl std::fmt::Display for Path {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Name(n) => write!(f, "{n}"),
+            Path::InFile { file, name } => write!(f, "'{file}'::{name}"),
+            Path::Number(n) => write!(f, "{n}"),
+            Path::Text(t) => write!(f, "{t:?}"),
+            Path::Member(base, m) => write!(f, "{base}.{m}"),
+            Path::Index(base, i) => write!(f, "{base}[{i}]"),
+            Path::Deref(inner) => write!(f, "*{inner}"),
+            Path::AddressOf(inner) => write!(f, "&{inner}"),
+            Path::Cast(ty, inner) => write!(f, "({ty}){inner}"),
+        }
+    }
+}
+
 impl std::fmt::Display for PathError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -66,6 +66,15 @@ impl SymbolStore {
                     Some((_, _, addr)) => addr.0,
                     // `libc.so.6+0x8e8d9`, as `symbolize` names an address no symbol covers.
                     None if module.is_none() => match self.module_named(name) {
+                        // A function inlined everywhere named like a module (`hash` in the
+                        // program ./hash) is the function: a breakpoint finds its copies
+                        // (the module's base read as code was refused as data).
+                        Some(_)
+                            if e.offset == 0
+                                && !self.inlined_function_sites(name, 1).is_empty() =>
+                        {
+                            return Ok(None)
+                        }
                         Some(m) => m.bias.0,
                         None => return Ok(None),
                     },
