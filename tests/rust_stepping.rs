@@ -58,3 +58,19 @@ fn next_through_a_for_loop_shows_the_lines_gdb_shows() {
         assert_eq!(&gdb[1..], &lines[..], "{text}");
     }
 }
+
+/// finish() out of a function whose panic catch_unwind catches ends where it is caught (std's
+/// catch_unwind), said so, as for a C++ exception; it ran on to the program's end.
+#[test]
+fn finish_out_of_a_panic_ends_where_catch_unwind_catches_it() {
+    let exe = common::rust_fixture("caught_panic", "0");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('caught_panic::risky'); cont()");
+    let back = scry.ok("finish()");
+    assert!(back.contains("it let out is caught here"), "{back}");
+    assert!(scry.ok("String(state.unwind(6))").contains("catch_unwind"));
+    scry.ok("cont()");
+    assert!(scry.ok("finish()").ends_with("returned 8"));
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert!(scry.ok("output()").contains("caught=true ok=8"));
+}

@@ -37,7 +37,7 @@ pub(crate) fn finish<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd
         run.temp_site(ret)?;
         // A C++ exception the function lets out never returns to `ret`: the finish ends in
         // the handler of the caller (or an outer frame) that catches it, and says so.
-        if let Some(c) = run.catch_site()? {
+        for c in run.catch_sites()? {
             run.temp_site(c)?;
         }
         loop {
@@ -58,7 +58,7 @@ pub(crate) fn finish<F: Front>(front: &F, deadline: Instant) -> RunResult<RunEnd
                 Caught::Handler => {
                     run.front.session(|s| {
                         s.carry_note(
-                            "finish(): the function did not return: an exception it let out is caught here"
+                            "finish(): the function did not return: an exception (or a Rust panic) it let out is caught here"
                                 .into(),
                         )
                     })?;

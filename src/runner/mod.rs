@@ -179,8 +179,9 @@ struct Run<'f, F: Front> {
     deadline: Instant,
     /// scry's own breakpoints in the target for this run (return addresses).
     temp_sites: Vec<u64>,
-    /// Where C++ catch handlers begin (see [`catch_site`](Self::catch_site)), once looked up.
-    catch_site: Option<Option<u64>>,
+    /// Where C++ catch handlers and Rust's catch_unwind begin (see
+    /// [`catch_sites`](Self::catch_sites)), once looked up.
+    catch_sites: Option<Vec<u64>>,
 }
 
 impl<'f, F: Front> Run<'f, F> {
@@ -191,7 +192,7 @@ impl<'f, F: Front> Run<'f, F> {
             front,
             deadline,
             temp_sites: Vec::new(),
-            catch_site: None,
+            catch_sites: None,
         })
     }
 
@@ -356,20 +357,38 @@ impl<'f, F: Front> Run<'f, F> {
         )
     }
 
-    /// Where C++ catch handlers begin: libstdc++'s `__cxa_begin_catch`, which every handler
-    /// calls first (looked up once a run; `None` in a program without it).
-    fn catch_site(&mut self) -> RunResult<Option<u64>> {
-        if let Some(c) = self.catch_site {
-            return Ok(c);
+    /// Where caught exceptions go: libstdc++'s `__cxa_begin_catch`, which every C++ handler
+    /// calls first, and Rust's `std::panicking::catch_unwind::cleanup` (`try::cleanup`
+    /// before rustc 1.87), which `catch_unwind` calls on a panic it caught (looked up once
+    /// a run; empty in a program with neither).
+    pub(super) fn catch_sites(&mut self) -> RunResult<Vec<u64>> {
+        if let Some(c) = &self.catch_sites {
+            return Ok(c.clone());
         }
-        // An ABI name, looked up raw: no demangling, no module list read again on a miss
-        // (a C program asks at every next()).
+        // ABI names, looked up raw: no demangling, no module list read again on a miss
+        // (a C program asks at every next()). Rust's are looked up by path only in a
+        // program with Rust's `rust_eh_personality`.
         let c = self.front.session(|s| {
-            s.symbol_store()
+            let store = s.symbol_store();
+            let mut sites: Vec<u64> = store
                 .lookup_raw("__cxa_begin_catch")
                 .map(|a| a.0)
+                .into_iter()
+                .collect();
+            if store.lookup_raw("rust_eh_personality").is_some() {
+                for path in [
+                    "std::panicking::catch_unwind::cleanup",
+                    "std::panicking::try::cleanup",
+                ] {
+                    if let Ok(Some(a)) = store.try_resolve(path) {
+                        sites.push(a.0);
+                        break;
+                    }
+                }
+            }
+            sites
         })?;
-        self.catch_site = Some(c);
+        self.catch_sites = Some(c.clone());
         Ok(c)
     }
 
@@ -377,10 +396,10 @@ impl<'f, F: Front> Run<'f, F> {
     /// pointer is `sp_frame` or an outer one (an exception thrown below it is caught there)
     /// is run out of `__cxa_begin_catch`, into the handler.
     fn caught(&mut self, stop: &StopInfo, tid: i32, sp_frame: u64) -> RunResult<Caught> {
-        let Some(Some(c)) = self.catch_site else {
+        let Some(sites) = &self.catch_sites else {
             return Ok(Caught::No);
         };
-        if stop.reason() != Reason::Breakpoint || stop.pc != Some(c) {
+        if stop.reason() != Reason::Breakpoint || !stop.pc.is_some_and(|pc| sites.contains(&pc)) {
             return Ok(Caught::No);
         }
         let sp = self.sp()?;
@@ -428,10 +447,10 @@ impl<'f, F: Front> Run<'f, F> {
         catch: Option<(i32, u64)>,
     ) -> RunResult<Option<StopInfo>> {
         let handlers = match catch {
-            Some(_) => self.catch_site()?,
-            None => None,
+            Some(_) => self.catch_sites()?,
+            None => Vec::new(),
         };
-        if let Some(c) = handlers {
+        for &c in &handlers {
             self.temp_site(c)?;
         }
         self.temp_site(addr)?;
@@ -458,7 +477,7 @@ impl<'f, F: Front> Run<'f, F> {
             }
         })();
         self.drop_temp_site(addr);
-        if let Some(c) = handlers {
+        for c in handlers {
             self.drop_temp_site(c);
         }
         outcome
