@@ -7,6 +7,7 @@ pub(crate) mod culprit;
 pub(crate) mod disasm;
 pub(crate) mod displace;
 pub(crate) mod probe;
+pub(crate) mod probe_cover;
 pub(crate) mod stores;
 
 pub use disasm::{disassemble, Insn};

@@ -1,6 +1,7 @@
 //! Tests of `probe` (kept apart so that the file holds only its code).
 
 use super::*;
+use iced_x86::{Decoder, DecoderOptions};
 
 #[test]
 fn a_prologue_is_covered_whole_instructions() {

@@ -56,12 +56,7 @@ fn set<'js>(h: &Host, ctx: Ctx<'js>, at: Value<'js>, name: Opt<Value<'js>>) -> R
                 Ok(addr) => addr,
                 // Not loaded yet, most likely: a library that comes later has it.
                 Err(e) if pending && e.is_not_loaded() => {
-                    let (id, note) = h
-                        .session_mut(&ctx)?
-                        .breakpoint_pending(name, spec, &e, hardware)
-                        .or_throw(&ctx)?;
-                    h.print(&values::clip_message(&note));
-                    return Ok(Value::new_number(ctx.clone(), id as f64));
+                    return waiting(h, &ctx, name, spec, &e, hardware);
                 }
                 Err(e) => return Err(throw(&ctx, e)),
             }
@@ -76,12 +71,7 @@ fn set<'js>(h: &Host, ctx: Ctx<'js>, at: Value<'js>, name: Opt<Value<'js>>) -> R
         // After the program ended: it waits for the next spawn() or attach(), as the
         // breakpoints set before it ended do (gdb's `break` after the program exited).
         Err(e @ crate::session::SessionError::NoProcess(_)) if pending => {
-            let (id, note) = h
-                .session_mut(&ctx)?
-                .breakpoint_pending(name, spec, &e, hardware)
-                .or_throw(&ctx)?;
-            h.print(&values::clip_message(&note));
-            return Ok(Value::new_number(ctx.clone(), id as f64));
+            return waiting(h, &ctx, name, spec, &e, hardware);
         }
         Err(e) => return Err(throw(&ctx, e)),
     };
@@ -98,6 +88,23 @@ fn set<'js>(h: &Host, ctx: Ctx<'js>, at: Value<'js>, name: Opt<Value<'js>>) -> R
                 "breakpoint {id} shares {addr:#x} with breakpoint {other}: a hit stops if any of them does, each by its own condition and log"
             ));
     }
+    Ok(Value::new_number(ctx.clone(), id as f64))
+}
+
+/// A breakpoint that waits (`pending`) for what `why` says is missing, said in one line: its id.
+fn waiting<'js>(
+    h: &Host,
+    ctx: &Ctx<'js>,
+    name: Option<String>,
+    spec: String,
+    why: &crate::session::SessionError,
+    hardware: Option<bool>,
+) -> R<'js> {
+    let (id, note) = h
+        .session_mut(ctx)?
+        .breakpoint_pending(name, spec, why, hardware)
+        .or_throw(ctx)?;
+    h.print(&values::clip_message(&note));
     Ok(Value::new_number(ctx.clone(), id as f64))
 }
 
