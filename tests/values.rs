@@ -506,6 +506,9 @@ fn rust_values_by_their_dwarf_layout() {
     assert_eq!(scry.num("state.var('numbers')[2]"), 30);
     assert_eq!(scry.ok("state.value('numbers[1]')"), "-20");
     assert_eq!(scry.num("state.var('numbers').$length"), 3);
+    // `.size` of a Vec read as its count was its 24 bytes: an error naming both.
+    let e = scry.err("state.var('numbers').size");
+    assert!(e.contains(".length is its count (3)"), "{e}");
     assert_eq!(scry.num("state.var('slice')[0]"), 8);
     assert_eq!(scry.ok("state.var('maybe').__0"), "-7");
     assert_eq!(scry.ok("state.var('shape').__1.y"), "4");

@@ -567,3 +567,33 @@ fn a_wide_variable_is_watched_whole_or_refused() {
     assert!(scry.ok("cont()").starts_with("exited with code 0"));
     assert!(scry.ok("output()").contains("r=8"));
 }
+
+/// A watch trap that leaves its thread on a breakpoint's address (the write was the last
+/// instruction before it): the next cont() reports that breakpoint, with its hit counted,
+/// for a debug-register one and an int3 alike; it ran past it uncounted.
+#[test]
+fn a_watch_hit_that_lands_on_a_breakpoint_is_followed_by_that_breakpoint() {
+    let exe = fixture("watch_lands_on_break");
+    let src = include_str!("../fixtures/watch_lands_on_break.c");
+    let line = common::line_of(src, "// the breakpoint");
+    for hardware in ["true", "false"] {
+        let mut scry = Scry::spawn(&exe, &[]);
+        scry.ok("breakpoint.set('main'); cont(); watchpoint.set('g.a')");
+        scry.ok(&format!(
+            "breakpoint.set('watch_lands_on_break.c:{line}', {{hardware: {hardware}}})"
+        ));
+        let watch = scry.ok("cont()");
+        assert!(watch.starts_with("watchpoint 1 (g.a) write"), "{watch}");
+        let pc_at_watch = scry.ok("hex(state.pc)");
+        let stop = scry.ok("cont()");
+        assert!(
+            stop.starts_with("breakpoint 2 at ") && stop.contains(&format!(":{line}")),
+            "{hardware}: {stop}"
+        );
+        // Nothing ran between the two stops.
+        assert_eq!(scry.ok("hex(state.pc)"), pc_at_watch);
+        assert_eq!(scry.ok("breakpoint.list()[1].hits"), "1");
+        assert!(scry.ok("cont()").starts_with("exited with code 0"));
+        assert!(scry.ok("output()").contains("11 22 3"));
+    }
+}

@@ -200,6 +200,20 @@ impl Session {
         }
         // A hit counted at the last stop is run over by this continue, not counted again.
         self.tracing_counted_at(None);
+        // A watch trap that left its thread on a user breakpoint's address: that breakpoint
+        // is reached, not hit yet; this continue reports the hit first, without running
+        // (it ran over it, uncounted, as though the thread had hit it). gdb stops there too.
+        if let Some((tid, pc)) = self.at_stop.arrived_at.take() {
+            let still_there = self
+                .targets
+                .live()
+                .is_ok_and(|t| t.pc(tid).ok() == Some(pc));
+            if still_there && self.points.breakpoints.is_user_site(pc) {
+                let _ = self.select_thread(tid);
+                let info = self.book_stop(Stop::Breakpoint { tid, addr: pc })?;
+                return Ok(Leg::Stop(Box::new(info)));
+            }
+        }
         loop {
             if let Some(change) = self.loader.next_change() {
                 return Ok(Leg::Stop(Box::new(self.library_stop(change))));
@@ -387,6 +401,16 @@ impl Session {
         let tid = stop.tid();
         let mut notes = Vec::new();
         self.at_stop.entry_inlines = None;
+        self.at_stop.arrived_at = match stop {
+            Stop::Watchpoint { tid, .. } => self
+                .targets
+                .live()
+                .ok()
+                .and_then(|t| t.pc(tid).ok())
+                .filter(|&pc| self.points.breakpoints.is_user_site(pc))
+                .map(|pc| (tid, pc)),
+            _ => None,
+        };
         let kind = match stop {
             // Never booked: the run reads the rings and goes on.
             Stop::Tick => StopKind::Here,

@@ -26,4 +26,8 @@ pub(super) struct StopState {
     pub(super) entry_inlines: Option<(Tid, u64, String, Option<usize>)>,
     /// Threads whose watchpoint hits wait behind an earlier report (see `concurrent_write`).
     pub(super) late_watch_hits: Vec<Tid>,
+    /// A watch trap left the thread at a user breakpoint's address (the trap comes after
+    /// the writing instruction, and the next one may be a breakpoint's), not having hit it:
+    /// the next continue reports that hit first (see `Session::cont_leg`).
+    pub(super) arrived_at: Option<(Tid, u64)>,
 }

@@ -94,10 +94,17 @@
     // bytes, and `v.size` of a vector of 3 read as 24 elements: there it is an error
     // naming both (`.$size` is its bytes).
     size: (h) => {
-      const p = raw ? undefined : printedOf(h, raw);
-      if (p && !p.holds()) {
-        const inner = heldSequence(p);
-        const n = inner !== undefined ? inner.length : p.length();
+      if (!raw) {
+        const p = printedOf(h, raw);
+        let n;
+        if (p && !p.holds()) {
+          const inner = heldSequence(p);
+          n = inner !== undefined ? inner.length : p.length();
+        } else if (!p && !N.val_type(h).endsWith(']')) {
+          // A Rust Vec, String, &str or slice, read without a printer (an array's
+          // `.size`, C's `int [4]` or Rust's `[u8; 4]`, is its bytes, as sizeof).
+          n = N.val_len(h);
+        }
         if (n !== undefined) throw new ScryError(`${N.val_type(h)}: .length is its count (${n}); .size would be its ${N.val_size(h)} bytes, which .$size gives`);
       }
       return N.val_size(h);
