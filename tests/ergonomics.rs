@@ -585,3 +585,23 @@ fn a_function_named_like_the_program_is_the_function() {
     assert!(scry.ok("cont()").starts_with("exited with code 0"));
     assert!(scry.ok("output()").contains("acc 30"));
 }
+
+/// A name more functions have than a breakpoint takes (70 `Box<N>::size`): it stops in the
+/// first 64, and its set says so rather than leaving six out silently.
+#[test]
+fn a_name_of_more_functions_than_a_breakpoint_takes_says_so() {
+    let exe = common::fixture_from("many_sizes", "g++", &["-g", "-O0"], &["many_sizes.cpp"]);
+    let mut scry = Scry::spawn(&exe, &[]);
+    let set = scry.ok("breakpoint.set('size')");
+    assert!(
+        set.contains("more than 64 functions are named 'size'"),
+        "{set}"
+    );
+    assert_eq!(scry.ok("breakpoint.list()[0].locations.length"), "64");
+    // One named whole is one.
+    let one = scry.ok("breakpoint.set('Box<3>::size')");
+    assert!(!one.contains("more than"), "{one}");
+    scry.ok("breakpoint.remove(1); breakpoint.remove(2)");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert!(scry.ok("output()").contains("2415"));
+}

@@ -243,9 +243,17 @@ impl Session {
     /// several functions have, which stopped in one of them only (a Rust generic's other
     /// instances) or in none (`price` of `Widget::price` and `Gadget::price` waited as
     /// pending while the program ran to its end).
-    fn same_named_sites(&self, spec: &str) -> Vec<u64> {
-        self.symbols
-            .functions_named(spec.trim(), super::points::MAX_INLINED_SITES)
+    fn same_named_sites(&mut self, spec: &str) -> Vec<u64> {
+        let most = super::points::MAX_INLINED_SITES;
+        let mut found = self.symbols.functions_named(spec.trim(), most + 1);
+        if found.len() > most {
+            found.truncate(most);
+            self.points.sites_cut = Some(format!(
+                "more than {most} functions are named '{}': it stops in the first {most} by address only (name one: its class or module with it, or a file:line)",
+                spec.trim()
+            ));
+        }
+        found
             .into_iter()
             .filter_map(|f| {
                 let m = self.symbols.module_at(f)?;
@@ -262,6 +270,11 @@ impl Session {
             .into_iter()
             .map(|a| a.0)
             .collect()
+    }
+
+    /// What the last breakpoint set left out (see `same_named_sites`), once.
+    pub fn take_sites_cut(&mut self) -> Option<String> {
+        self.points.sites_cut.take()
     }
 
     /// The size of a plain symbol name (no offset), for default watch lengths.

@@ -163,6 +163,9 @@ struct Points {
     watchpoints: WatchTable,
     /// `syscall.catch()`es.
     syscalls: syscalls::SyscallCatches,
+    /// The last breakpoint set on a name had more functions than it takes: said once at
+    /// its `set` (see `Session::take_sites_cut`).
+    sites_cut: Option<String>,
 }
 
 pub struct Session {

@@ -44,6 +44,8 @@ fn set<'js>(h: &Host, ctx: Ctx<'js>, at: Value<'js>, name: Opt<Value<'js>>) -> R
         ),
         None => (None, false, true),
     };
+    // Only this set's note (a re-arm made one nobody asked for).
+    h.session_mut(&ctx)?.take_sites_cut();
     let addr = match at.as_string() {
         Some(s) => {
             let text = s.to_string()?;
@@ -75,6 +77,9 @@ fn set<'js>(h: &Host, ctx: Ctx<'js>, at: Value<'js>, name: Opt<Value<'js>>) -> R
         }
         Err(e) => return Err(throw(&ctx, e)),
     };
+    if let Some(cut) = h.session_mut(&ctx)?.take_sites_cut() {
+        h.print(&format!("breakpoint {id}: {cut}"));
+    }
     // Another breakpoint at the same address stops there on its own terms: a condition
     // given to this one does not hold that one back. Said once, here.
     let shared = h
