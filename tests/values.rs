@@ -805,6 +805,8 @@ fn a_rust_fieldless_enum_is_its_variant_name_as_data() {
         "\"South\" {\"Some\":\"Greater\"} 4"
     );
     assert_eq!(scry.ok("String(state.var('d'))"), "South");
+    // A Some's length is what it holds (it was undefined).
+    assert_eq!(scry.ok("state.var('list', 1).length"), "2");
 }
 
 /// Map keys past 2^53 are compared exactly, by `get(BigInt)` and by path: they were rounded

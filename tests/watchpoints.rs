@@ -597,3 +597,23 @@ fn a_watch_hit_that_lands_on_a_breakpoint_is_followed_by_that_breakpoint() {
         assert!(scry.ok("output()").contains("11 22 3"));
     }
 }
+
+/// A watch hit's old side does not read its pointers' text from today's memory: the old bytes
+/// of a struct whose pointer leads into itself showed the text after the write (`"hi!"`) as
+/// the text before it.
+#[test]
+fn a_watch_hits_old_pointers_are_not_read_in_the_present() {
+    let exe = fixture("watch_old_pointer");
+    let line = common::line_of(
+        include_str!("../fixtures/watch_old_pointer.c"),
+        "// the write",
+    );
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok(&format!(
+        "breakpoint.set('watch_old_pointer.c:{line}'); cont(); watchpoint.set('s')"
+    ));
+    let hit = scry.ok("cont()");
+    let (old, new) = hit.split_once(" -> ").expect("old -> new");
+    assert!(!old.contains("hi!") && old.contains("p: 0x"), "{hit}");
+    assert!(new.contains("p: \"hi!\""), "{hit}");
+}

@@ -309,8 +309,10 @@ impl Session {
                     ..WatchReport::default()
                 };
                 if let Some(ty) = &w.ty {
-                    r.old_shown = Some(self.watched_as(ty, w.addr, &r.old));
-                    r.new_shown = Some(self.watched_as(ty, w.addr, &r.new));
+                    // The old bytes are of before the write: what their pointers led to
+                    // then is not kept (memory holds today's), so they show as addresses.
+                    r.old_shown = Some(self.watched_as(ty, w.addr, &r.old, false));
+                    r.new_shown = Some(self.watched_as(ty, w.addr, &r.new, true));
                 }
                 // Otherwise the culprit instruction is found when someone asks (see
                 // `find_culprit`).
@@ -359,10 +361,14 @@ impl Session {
 
     /// Watched bytes as the type they were set as: the text a hit shows and, for a number,
     /// the number.
-    fn watched_as(&self, ty: &TypedValue, addr: u64, bytes: &[u8]) -> Shown {
+    fn watched_as(&self, ty: &TypedValue, addr: u64, bytes: &[u8], pointees: bool) -> Shown {
         let v = watched_value(ty, addr, bytes);
+        let limits = Limits {
+            pointees,
+            ..Limits::default()
+        };
         Shown {
-            text: self.value_text(&v, &Limits::default(), None).ok(),
+            text: self.value_text(&v, &limits, None).ok(),
             scalar: self.value_scalar(&v).ok().flatten(),
         }
     }

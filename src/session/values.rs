@@ -84,6 +84,7 @@ impl Session {
             elements: 4,
             chars: 24,
             total: ARG_CHARS,
+            pointees: true,
         };
         let mut text = String::new();
         for (i, p) in params.iter().enumerate() {

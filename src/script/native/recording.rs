@@ -134,6 +134,7 @@ fn writes<'js>(h: &Host, ctx: Ctx<'js>, at: Value<'js>, len: Opt<Value<'js>>) ->
             elements: 8,
             chars: 64,
             total: 200,
+            pointees: true,
         };
         let session = h.session_ref(&ctx).ok()?;
         let printers = super::printers::JsPretty::new(&ctx, h, v);

@@ -218,6 +218,7 @@ fn drive<'js>(
             elements: 8,
             chars: 64,
             total: 200,
+            pointees: true,
         };
         let session = host.session_ref(ctx)?;
         let printers = super::printers::JsPretty::new(ctx, host, v);

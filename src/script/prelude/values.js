@@ -116,7 +116,19 @@
         const n = N.val_len(h);
         if (n !== undefined || raw) return n;
         const q = N.sequenceBase(h);
-        return q ? q.length() : undefined;
+        if (q) return q.length();
+        // A Rust Option's length is what Some holds (`Some(vec![1, 2])` has 2), as a
+        // wrapper's is; None has none.
+        if (/^(core::option::)?Option</.test(N.val_type(h))) {
+          let held;
+          try {
+            held = N.val_deref(h);
+          } catch (_) {
+            return undefined;
+          }
+          return helpers(raw).length(held);
+        }
+        return undefined;
       }
       const inner = heldSequence(p);
       return inner !== undefined ? inner.length : p.length();

@@ -41,6 +41,9 @@ pub struct Limits {
     pub chars: usize,
     /// Bytes of the whole text.
     pub total: usize,
+    /// Read what text pointers point to. Off for a value of another time (a watch hit's
+    /// old bytes): memory now holds what the pointer leads to now, not then.
+    pub pointees: bool,
 }
 
 impl Default for Limits {
@@ -50,6 +53,7 @@ impl Default for Limits {
             elements: 32,
             chars: 200,
             total: 4096,
+            pointees: true,
         }
     }
 }
@@ -316,6 +320,10 @@ impl InfoTree {
             return;
         }
         if let Some(kind) = self.text_kind(to) {
+            if !lim.pointees {
+                out.push(&format!("{addr:#x}"));
+                return;
+            }
             let text = self.read_string(addr, kind, lim.chars, t);
             match text {
                 Some(s) if depth == 0 => out.push(&format!("{addr:#x} {s}")),
