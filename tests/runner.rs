@@ -269,7 +269,9 @@ fn next_and_finish_over_a_throw_end_in_the_handler_that_catches_it() {
     scry.ok("cont()");
     let stop = scry.ok("finish()");
     assert!(
-        stop.contains("the function did not return: an exception it let out is caught here"),
+        stop.contains(
+            "the function did not return: an exception (or a Rust panic) it let out is caught here"
+        ),
         "{stop}"
     );
     assert_eq!(scry.num("state.var('i')"), 3, "{stop}");
