@@ -138,6 +138,25 @@ fn impl_alias(path: &str) -> Option<String> {
     Some(format!("{ty}::{method}"))
 }
 
+/// `ns::Box<3>::size` without its template or generic arguments, `ns::Box::size`; `None`
+/// when it has none.
+fn without_template_args(path: &str) -> Option<String> {
+    if !path.contains('<') {
+        return None;
+    }
+    let mut out = String::with_capacity(path.len());
+    let mut depth = 0usize;
+    for c in path.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' if depth > 0 => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    Some(out)
+}
+
 /// Whether the bare path `path` ends in the path `query` at a `::` (`ns::Foo::bar` ends in
 /// `Foo::bar` and `bar`, not in `oo::bar`).
 fn is_path_suffix(path: &str, query: &str) -> bool {
@@ -304,14 +323,18 @@ impl NameTable {
             }
         }
         // A trait method by the path a user writes for it (`Circle::area` for
-        // `<graph::Circle as graph::Shape>::area`), once nothing else matched.
-        if exact.is_empty() && ends.is_empty() && query.contains("::") {
+        // `<graph::Circle as graph::Shape>::area`), and a template's or generic type's
+        // method without its arguments (`Box::size` for every `Box<N>::size`), once
+        // nothing else matched, as gdb's `break Box::size` does.
+        if exact.is_empty() && ends.is_empty() && query.contains("::") && !query.contains('<') {
             let d = self.demangled(syms);
+            let matches = |path: &str| path == query || is_path_suffix(path, query);
             for e in &d.full {
-                if let Some(alias) = impl_alias(e.path()) {
-                    if alias == query || is_path_suffix(&alias, query) {
-                        ends.push(e.sym);
-                    }
+                let path = e.path();
+                let alias = impl_alias(path);
+                let plain = without_template_args(alias.as_deref().unwrap_or(path));
+                if alias.as_deref().is_some_and(matches) || plain.as_deref().is_some_and(matches) {
+                    ends.push(e.sym);
                 }
             }
         }
