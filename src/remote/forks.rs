@@ -104,12 +104,7 @@ impl Remote {
     /// Takes the software sites out of the memory the vfork child shares (through the
     /// parent `tid`, whose records they are).
     fn lift_for_vfork(&mut self, tid: Tid) -> Result<(), OsError> {
-        let software: Vec<u64> = self
-            .sites
-            .iter()
-            .filter(|(_, s)| !s.hardware)
-            .map(|(&a, _)| a)
-            .collect();
+        let software = self.software_sites();
         if software.is_empty() {
             return Ok(());
         }
@@ -126,6 +121,7 @@ impl Remote {
     /// copy, a followed child's parent); a vfork child's were taken out of the memory it
     /// shares already. Scry's own records stay: they are the process it keeps.
     fn let_go(&mut self, pid: Tid, tid: Tid, software: bool) -> Result<(), OsError> {
+        // The general thread is another process's from here: `g` and `m` ask for it again.
         *self.reading.borrow_mut() = None;
         self.request_ok(format!("Hgp{pid:x}.{tid:x}").as_bytes())?;
         let sites: Vec<(u64, bool)> = self.sites.iter().map(|(&a, s)| (a, s.hardware)).collect();
@@ -140,7 +136,6 @@ impl Remote {
             let kind = super::target::watch_type(watch.access);
             let _ = self.request_ok(format!("z{kind},{:x},{:x}", watch.addr, watch.len).as_bytes());
         }
-        *self.reading.borrow_mut() = None;
         self.request_ok(format!("D;{pid:x}").as_bytes())
     }
 

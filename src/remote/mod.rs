@@ -61,12 +61,10 @@ struct Features {
     native_signals: bool,
     /// `QPassSignals`: signals the stub hands to the program itself, with no stop reply.
     pass_signals: bool,
-    /// `exec-events+`: an exec is a stop of its own (`exec:`), not a SIGTRAP.
-    exec_events: bool,
-    /// `fork-events+` and `vfork-events+`: the stub holds a child for scry to clean and
-    /// let go (else it lets it go with scry's breakpoints in it).
+    /// `fork-events+`: the stub holds a fork child for scry to clean and let go (else it
+    /// lets it go with scry's breakpoints in it). Exec and vfork events are asked for and
+    /// taken as they come (`exec:`, `vfork:`), whichever the stub offers.
     fork_events: bool,
-    vfork_events: bool,
 }
 
 impl Features {
@@ -86,9 +84,7 @@ impl Features {
                 b"QCatchSyscalls+" => f.catch_syscalls = true,
                 b"native-signals+" => f.native_signals = true,
                 b"QPassSignals+" => f.pass_signals = true,
-                b"exec-events+" => f.exec_events = true,
                 b"fork-events+" => f.fork_events = true,
-                b"vfork-events+" => f.vfork_events = true,
                 _ => {
                     if let Some(size) = item.strip_prefix(b"PacketSize=") {
                         // Bounded: a hostile stub's huge size would make huge requests.

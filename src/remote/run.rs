@@ -493,12 +493,7 @@ impl Remote {
     /// writes that old byte back: the same byte when the new image is the same file, a
     /// changed one where another program has other code there (said).
     fn drop_stale_sites(&mut self) {
-        let stale: Vec<u64> = self
-            .sites
-            .iter()
-            .filter(|(_, s)| !s.hardware)
-            .map(|(&a, _)| a)
-            .collect();
+        let stale = self.software_sites();
         for &addr in &stale {
             let _ = self.request_ok(self.site_packet('z', addr, false).as_bytes());
         }
@@ -509,6 +504,15 @@ impl Remote {
                 list.join(", ")
             ));
         }
+    }
+
+    /// The addresses of scry's int3 sites (the stub wrote them into memory), ascending.
+    pub(super) fn software_sites(&self) -> Vec<u64> {
+        self.sites
+            .iter()
+            .filter(|(_, s)| !s.hardware)
+            .map(|(&a, _)| a)
+            .collect()
     }
 
     /// The slots (bit n = slot n) of the watchpoints covering data address `data`.

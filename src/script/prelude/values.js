@@ -126,7 +126,7 @@
           } catch (_) {
             return undefined;
           }
-          return helpers(raw).length(held);
+          return wrap(held, raw).$length;
         }
         return undefined;
       }

@@ -272,24 +272,8 @@ impl NameTable {
     /// and `Gadget::price`). A function's own code only (not a GCC copy or a `.cold`
     /// part), one symbol per address, in address order, at most `limit`.
     pub(crate) fn find_every(&self, syms: &[Symbol], query: &str, limit: usize) -> Vec<u32> {
-        let mut exact: Vec<u32> = Vec::new();
+        let mut exact = self.raw_named(syms, query);
         let mut ends: Vec<u32> = Vec::new();
-        if self.raw.get().is_some() {
-            let raw = self.raw_table(syms);
-            let h = name_hash(query);
-            let i = raw.partition_point(|&(k, _)| k < h);
-            exact.extend(
-                raw[i..]
-                    .iter()
-                    .take_while(|&&(k, _)| k == h)
-                    .map(|&(_, idx)| idx)
-                    .filter(|&idx| &*syms[idx as usize].name == query),
-            );
-        } else {
-            let covered = self.covered(syms);
-            exact
-                .extend((0..covered.len() as u32).filter(|&i| &*covered[i as usize].name == query));
-        }
         match (self.demangled.get(), demangle::path_needles(query)) {
             (None, Some(needles)) => {
                 for (i, _, d) in self.spelling(syms, &needles) {
@@ -354,17 +338,25 @@ impl NameTable {
 
     /// The best symbol whose raw (linker) name is exactly `query`.
     pub(crate) fn find_raw(&self, syms: &[Symbol], query: &str) -> Option<u32> {
+        self.raw_named(syms, query).first().copied()
+    }
+
+    /// Every symbol whose raw (linker) name is exactly `query`, the best `preference` first
+    /// (then symbol order): a scan until the hash table pays for itself, then the table,
+    /// which keeps that order among equal names.
+    fn raw_named(&self, syms: &[Symbol], query: &str) -> Vec<u32> {
         if self.raw.get().is_none()
             && self.scans.fetch_add(1, Ordering::Relaxed) < SCANS_BEFORE_TABLE
         {
-            // The table's answer: among equal names the best `preference`, then the first.
-            return self
+            let mut found: Vec<u32> = self
                 .covered(syms)
                 .iter()
                 .enumerate()
                 .filter(|(_, s)| &*s.name == query)
-                .min_by_key(|&(i, s)| (preference(s), i))
-                .map(|(i, _)| i as u32);
+                .map(|(i, _)| i as u32)
+                .collect();
+            found.sort_by_key(|&i| (preference(&syms[i as usize]), i));
+            return found;
         }
         let raw = self.raw_table(syms);
         let h = name_hash(query);
@@ -373,7 +365,8 @@ impl NameTable {
             .iter()
             .take_while(|&&(k, _)| k == h)
             .map(|&(_, idx)| idx)
-            .find(|&idx| &*syms[idx as usize].name == query)
+            .filter(|&idx| &*syms[idx as usize].name == query)
+            .collect()
     }
 
     /// The demangled tier of `find_exact` for a plain path before the demangled table
