@@ -614,6 +614,41 @@ fn a_watch_hits_old_pointers_are_not_read_in_the_present() {
     ));
     let hit = scry.ok("cont()");
     let (old, new) = hit.split_once(" -> ").expect("old -> new");
-    assert!(!old.contains("hi!") && old.contains("p: 0x"), "{hit}");
+    // The pointer leads into the watched bytes: their old copy is what it read then.
+    assert!(!old.contains("hi!") && old.contains("p: \"hi\""), "{hit}");
     assert!(new.contains("p: \"hi!\""), "{hit}");
+}
+
+/// A watched `std::string` shows as its text on both sides of a hit (it showed its raw
+/// fields); the old side only while the text was in the watched bytes (its own buffer):
+/// a heap text's old pointer leads to what the heap holds now, which must not show as then
+/// (it keeps the fields, the pointer an address).
+#[test]
+fn a_watched_string_shows_its_text_then_and_now() {
+    let exe = common::fixture_from(
+        "watch_string",
+        "g++",
+        &["-g", "-O0"],
+        &["watch_string.cpp"],
+    );
+    let line = common::line_of(include_str!("../fixtures/watch_string.cpp"), "// the write");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok(&format!(
+        "breakpoint.set('watch_string.cpp:{line}'); cont(); watchpoint.set('name')"
+    ));
+    let hit = scry.ok("cont()");
+    assert!(hit.contains("(name) write") && hit.contains(" \"short\" -> \"shore\" "), "{hit}");
+    // On to the write of the heap text's length, whose old bytes already lead to the heap.
+    let mut last = String::new();
+    for _ in 0..12 {
+        last = scry.ok("cont()");
+        if last.contains("-> \"a much longer text") || !last.starts_with("watchpoint") {
+            break;
+        }
+    }
+    let (old, new) = last.split_once(" -> ").expect("old -> new");
+    assert!(new.starts_with("\"a much longer text that lives"), "{last}");
+    assert!(!old.contains("a much") && !old.contains("a muc"), "{last}");
+    assert!(old.contains("_M_p: 0x"), "{last}");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
 }

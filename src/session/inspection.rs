@@ -5,6 +5,7 @@
 //! live). It borrows; it never runs, writes or changes what it reads.
 
 use super::backend::ProcessView;
+use super::memory_was;
 use super::tls;
 use super::*;
 use crate::symbols::dwarf::pretty::Pretty;
@@ -18,6 +19,8 @@ pub(super) struct Inspection<'a> {
     pub(super) store: &'a SymbolStore,
     /// The selected thread's fs_base; 0 where it cannot be read (then no thread-local is).
     pub(super) fs_base: u64,
+    /// Memory as it was, in force while a watch hit's old side is printed.
+    pub(super) memory_was: &'a memory_was::MemoryWasSlot,
 }
 
 impl Session {
@@ -33,6 +36,7 @@ impl Session {
             process: self.targets.view_ref()?,
             store: &self.symbols,
             fs_base,
+            memory_was: &self.memory_was,
         })
     }
 }
@@ -40,6 +44,9 @@ impl Session {
 impl<'a> Inspection<'a> {
     /// Fills `buf` from `addr`, or says it could not.
     pub(super) fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
+        if let Some(was) = self.memory_was.borrow().as_ref() {
+            return was.read(addr, buf);
+        }
         self.process.read_memory(addr, buf).is_ok()
     }
 

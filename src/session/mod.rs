@@ -32,6 +32,7 @@ mod globals;
 mod inspect;
 mod inspection;
 mod lookup;
+mod memory_was;
 mod overview;
 mod panels;
 mod past;
@@ -194,6 +195,9 @@ pub struct Session {
     timeline: recording::Timeline,
     /// Tracepoints, and the records read from them (see `tracepoints`).
     tracing: tracepoints::Tracing,
+    /// Memory as it was before a watch hit, while its old side is printed (see
+    /// `as_memory_was`).
+    memory_was: memory_was::MemoryWasSlot,
 }
 
 /// The os layer's read-only mapping, as the symbol layer reads files (it maps none itself).
@@ -233,6 +237,7 @@ impl Session {
             loader: Default::default(),
             timeline: Default::default(),
             tracing: Default::default(),
+            memory_was: Default::default(),
         }
     }
 

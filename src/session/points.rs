@@ -359,6 +359,13 @@ impl Session {
         late || !queued.is_empty()
     }
 
+    /// A watch hit's bytes as the value watchpoint `id` was set on, for printing it through
+    /// the printers (`None`: it was set on an address, or is gone).
+    pub fn watch_hit_value(&self, id: u32, addr: u64, bytes: &[u8]) -> Option<TypedValue> {
+        let w = self.points.watchpoints.list().iter().find(|w| w.id == id)?;
+        Some(watched_value(w.ty.as_ref()?, addr, bytes))
+    }
+
     /// Watched bytes as the type they were set as: the text a hit shows and, for a number,
     /// the number.
     fn watched_as(&self, ty: &TypedValue, addr: u64, bytes: &[u8], pointees: bool) -> Shown {

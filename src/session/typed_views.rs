@@ -324,6 +324,15 @@ impl Session {
     /// through it while a value is being printed).
     pub fn peek_memory(&self, addr: u64, len: usize) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; len];
+        if self.memory_was.borrow().is_some() {
+            // A watch hit's old side: only the watched bytes are as they were.
+            return match self.inspect(0)?.read(addr, &mut buf) {
+                true => Ok(buf),
+                false => Err(SessionError::Invalid(format!(
+                    "{addr:#x} is outside the watched bytes"
+                ))),
+            };
+        }
         self.targets.view_ref()?.read_memory(addr, &mut buf)?;
         Ok(buf)
     }

@@ -180,6 +180,56 @@ fn deadline_of<'js>(
     Ok(Instant::now() + limit)
 }
 
+/// How a value in a stop line prints: short, through the printers.
+const STOP_LINE: crate::symbols::dwarf::Limits = crate::symbols::dwarf::Limits {
+    depth: 2,
+    elements: 8,
+    chars: 64,
+    total: 200,
+    pointees: true,
+};
+
+/// A watch hit's old and new sides through the printers (`"short" -> "a longer text"` for a
+/// `std::string`, not its fields). The old side is printed from the bytes before the write
+/// alone: a printer that reads beyond them would show today's memory as the past, so such a
+/// side keeps the session's text, whose pointers are addresses.
+fn print_watch_hit<'js>(
+    ctx: &Ctx<'js>,
+    host: &Host,
+    w: &mut crate::session::stop::WatchReport,
+) -> rquickjs::Result<()> {
+    if w.scope_ended.is_some() {
+        return Ok(());
+    }
+    let session = host.session_ref(ctx)?;
+    let print = |bytes: &[u8], shown: &mut Option<crate::session::stop::Shown>, was: bool| {
+        let Some(v) = session.watch_hit_value(w.id, w.addr, bytes) else {
+            return;
+        };
+        let printers = super::printers::JsPretty::new(ctx, host, &v);
+        let text = if was {
+            session
+                .as_memory_was(w.addr, bytes, |s| s.value_text(&v, &STOP_LINE, Some(&printers)))
+                .and_then(|r| r.ok())
+        } else {
+            session.value_text(&v, &STOP_LINE, Some(&printers)).ok()
+        };
+        if let (Some(text), Some(shown)) = (text, shown.as_mut()) {
+            shown.text = Some(text);
+        }
+    };
+    // A concurrent hit's "old" is what memory holds now.
+    let old_was = w.is_write && !w.concurrent;
+    let (old, new) = (w.old.clone(), w.new.clone());
+    let (mut old_shown, mut new_shown) = (w.old_shown.take(), w.new_shown.take());
+    if w.is_write {
+        print(&old, &mut old_shown, old_was);
+    }
+    print(&new, &mut new_shown, false);
+    (w.old_shown, w.new_shown) = (old_shown, new_shown);
+    Ok(())
+}
+
 /// Runs `run` with this layer as its front end and returns its end as a JS stop.
 fn drive<'js>(
     ctx: &Ctx<'js>,
@@ -212,20 +262,15 @@ fn drive<'js>(
         returned_aggregate,
     } = end;
     if let Some(v) = &returned_aggregate {
-        // Printed as a stop line's value is: short, through the printers.
-        let limits = crate::symbols::dwarf::Limits {
-            depth: 2,
-            elements: 8,
-            chars: 64,
-            total: 200,
-            pointees: true,
-        };
         let session = host.session_ref(ctx)?;
         let printers = super::printers::JsPretty::new(ctx, host, v);
-        let text = session.value_text(v, &limits, Some(&printers)).ok();
+        let text = session.value_text(v, &STOP_LINE, Some(&printers)).ok();
         if let StopKind::Finish(r) = &mut stop.kind {
             r.text = text;
         }
+    }
+    if let StopKind::Watchpoint(w) = &mut stop.kind {
+        print_watch_hit(ctx, host, w)?;
     }
     let v = stop_to_js(ctx, host, &stop)?;
     if let Some(o) = v.as_object() {
