@@ -817,7 +817,8 @@ fn enumerators_by_name_are_values_and_keys() {
 
 /// `(C *)pb` of a `B *pb` pointing at the B part of a C (multiple inheritance: 16 bytes in)
 /// is the C, as static_cast and gdb make it; it read the B part as a C (`c` 0, another
-/// object's bytes). Through a virtual base the cast is refused rather than guessed.
+/// object's bytes). Through a virtual base the cast is refused rather than guessed. A
+/// reference cast, `(C &)rb`, is the same (it was "no type 'C &'").
 #[test]
 fn a_cast_from_a_base_pointer_to_the_derived_class_moves_to_the_object() {
     let exe = common::fixture_from("downcast", "g++", &["-g", "-O0"], &["downcast.cpp"]);
@@ -832,6 +833,11 @@ fn a_cast_from_a_base_pointer_to_the_derived_class_moves_to_the_object() {
     assert_eq!(
         scry.ok("hex(state.value('(B *)&obj')) == hex(state.var('pb'))"),
         "true"
+    );
+    // A reference cast is the object seen as the class, adjusted the same way.
+    assert_eq!(
+        scry.ok("[state.value('((C &)rb).c'), state.value('((C &)rb).a'), hex(state.value('&(C &)rb')) == hex(state.value('&obj'))].join(' ')"),
+        "3 1 true"
     );
     let e = scry.err("state.value('(W *)pv')");
     assert!(e.contains("V is a virtual base of it"), "{e}");
@@ -880,6 +886,14 @@ fn lying_containers_and_js_limits_give_no_wrong_number() {
     assert!(e.contains("has no member or key \"q\""), "{e}");
     let e = scry.err("state.var('v').size");
     assert!(e.contains(".length is its count (3)"), "{e}");
+    // A map's says how to reach an entry keyed 'size' (JS reads m['size'] as m.size), and
+    // names the map as it prints, not by its whole template type.
+    let e = scry.err("state.var('cm').size");
+    assert!(
+        e.starts_with("error: map(2): .length is its count (2)")
+            && e.contains("an entry keyed 'size' is .get('size')"),
+        "{e}"
+    );
     assert_eq!(
         scry.ok("state.var('v').$size + ' ' + state.var('v').length"),
         "24 3"

@@ -72,6 +72,14 @@ impl Session {
     /// `(T)v`: to a pointer type, `v`'s value (a pointer or an integer) is the address; to
     /// any other type, `v`'s bytes read as `T`.
     pub fn value_cast(&self, v: &TypedValue, spec: &str) -> Result<TypedValue> {
+        // `(C &)b`: the object `b` is, seen as a `C`, as C++'s `static_cast<C &>` does:
+        // `*(C *)&b`, adjusted for where the `C` starts as a pointer cast is.
+        if let Some(referred) = spec.trim_end().strip_suffix('&') {
+            let referred = referred.trim_end().trim_end_matches('&').trim_end();
+            let address = self.value_address_of(v)?;
+            let pointer = self.value_cast(&address, &format!("{referred} *"))?;
+            return self.value_deref(&pointer);
+        }
         let (file, ty) = self.type_named(spec, Some(&v.file))?;
         let to_pointer = file
             .dwarf()

@@ -105,7 +105,11 @@
           // `.size`, C's `int [4]` or Rust's `[u8; 4]`, is its bytes, as sizeof).
           n = N.val_len(h);
         }
-        if (n !== undefined) throw new ScryError(`${N.val_type(h)}: .length is its count (${n}); .size would be its ${N.val_size(h)} bytes, which .$size gives`);
+        if (n !== undefined) {
+          // A map may have an entry keyed 'size': JavaScript reads m['size'] as m.size.
+          const key = p && p.keyed() ? "; an entry keyed 'size' is .get('size')" : '';
+          throw new ScryError(`${(p && p.summary) || N.val_type(h)}: .length is its count (${n}); .size would be its ${N.val_size(h)} bytes, which .$size gives${key}`);
+        }
       }
       return N.val_size(h);
     },
