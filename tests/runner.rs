@@ -369,6 +369,35 @@ fn next_into_enters_a_library_function_through_the_plt() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A handler that interrupted a system call in the middle of its line (libc's `poll`,
+/// with libc6-dbg's lines): `next()` off its end runs on out of `poll` to the program's next
+/// line, as gdb's does; it stopped in `poll`, a call more for nothing.
+#[test]
+fn next_off_a_handler_that_interrupted_poll_runs_out_of_it() {
+    let exe = common::fixture_with("handler_poll", &["-g", "-O0"]);
+    let src = include_str!("../fixtures/handler_poll.c");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('on_alarm')");
+    // SIGALRM passes without a stop, as in gdb.
+    assert!(scry.ok("cont()").starts_with("breakpoint 1 "));
+    // Through the handler's lines (at most four), then out of it.
+    let mut stop = String::new();
+    for _ in 0..5 {
+        stop = scry.ok("next()");
+        if !stop.contains(" on_alarm+") {
+            break;
+        }
+    }
+    let after = common::line_of(src, "// after poll");
+    assert!(
+        stop.contains(" main+") && stop.contains(&format!("handler_poll.c:{after}")),
+        "{stop}"
+    );
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert!(scry.ok("output()").contains("ticks=1"));
+    scry.finish();
+}
+
 /// `next()` off the end of a signal handler goes through the trampoline that ends it
 /// (`__restore_rt`, which has no line) to the code the signal interrupted, in one call, as
 /// gdb's `next` does; it stopped in the trampoline, and the next `next()` skipped the

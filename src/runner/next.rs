@@ -169,49 +169,22 @@ impl Stepper {
             let returned = insn.as_ref().is_some_and(|i| i.mnemonic.starts_with("ret"));
             if returned && run.sp()? > self.sp0 {
                 // Out of a signal handler, into the trampoline that ends it: through the
-                // rt_sigreturn to the code the signal interrupted, where the step ends, as
-                // gdb's (the trampoline has no line, and nothing past it is its caller).
-                if run.front.call(|s| s.pc().map(|pc| s.at_sigreturn(pc)))? {
+                // rt_sigreturn to the code the signal interrupted (the trampoline has no
+                // line, and nothing past it is its caller), which the step then treats as
+                // a caller returned into, as gdb's does: in the middle of a line of libc's
+                // `poll` it runs on out to the user's next line, not stopping in `poll`.
+                let from_signal = run.front.call(|s| s.pc().map(|pc| s.at_sigreturn(pc)))?;
+                if from_signal {
                     for _ in 0..2 {
                         let mut stop = run.line_step()?;
                         if stop.reason() != Reason::Step && !run.keep_going(&mut stop)? {
                             return Ok((stop, EndAs::Plain));
                         }
                     }
-                    return Ok((run.latest(), EndAs::Step(None)));
                 }
-                // Returned into the caller. In the middle of one of its lines (after the call),
-                // the step goes on to that line's end, as gdb's does; at a line's start, or with
-                // no line known there, it ends here.
-                let back = run.front.call(|s| s.line_frames())?;
-                // Calls inlined into the caller that begin at the return address: the caller
-                // stops there, on the line that makes them (gdb hides inlined calls at their
-                // start and shows their call site).
-                if back.entries > 0 && back.entries < back.lines.len() {
-                    return Ok((run.latest(), EndAs::Step(Some(back.entries))));
+                if let Some(end) = self.returned_into_caller(run, from_signal)? {
+                    return Ok(end);
                 }
-                // gdb's rule, the line being stepped becomes the caller's: at the start of a
-                // row of another line, a statement row ends the step and a row that is no
-                // statement (-O2 scheduling) leaves no line (so the caller's next statement row
-                // ends it, even one of the line the call was on); in the middle of a row, its
-                // line, so the rest of that line runs.
-                let Some(line) = back.lines.last().cloned().flatten() else {
-                    return Ok((run.latest(), EndAs::Step(None)));
-                };
-                let row_start = run.front.call(|s| s.pc().map(|pc| s.at_row_start(pc)))?;
-                self.start = if row_start && !self.start.is(&line) {
-                    let statement = run.front.call(|s| s.pc().map(|pc| s.at_statement(pc)))?;
-                    if statement {
-                        return Ok((run.latest(), EndAs::Step(None)));
-                    }
-                    Stepping::LineZero
-                } else {
-                    Stepping::Line(line)
-                };
-                self.level = back.lines.len() - 1;
-                self.row = run.front.call(|s| s.pc().map(|pc| s.step_range(pc, 0)))?;
-                self.start_fn = back.functions[self.level].clone();
-                self.sp0 = run.sp()?;
                 continue;
             }
             let pc = run.front.call(|s| s.pc())?;
@@ -286,6 +259,56 @@ impl Stepper {
                 return Ok((run.latest(), EndAs::Step(Some(deeper))));
             }
         }
+    }
+
+    /// The step returned into a caller, or, `from_signal`, through a signal's trampoline into
+    /// the code the signal interrupted: the end of the step, or `None` to go on stepping the
+    /// caller's line from here. In interrupted code a line begins where gdb's does, rows of
+    /// one line merged: glibc's `poll` is interrupted after its `syscall`, where the third
+    /// of three rows of line 29 begins, the middle of the line (gdb runs on out of `poll`);
+    /// `pthread_kill` after its `syscall`, where a new line begins (gdb stops there).
+    fn returned_into_caller<F: Front>(
+        &mut self,
+        run: &mut Run<'_, F>,
+        from_signal: bool,
+    ) -> RunResult<Option<(StopInfo, EndAs)>> {
+        // Returned into the caller. In the middle of one of its lines (after the call),
+        // the step goes on to that line's end, as gdb's does; at a line's start, or with
+        // no line known there, it ends here.
+        let back = run.front.call(|s| s.line_frames())?;
+        // Calls inlined into the caller that begin at the return address: the caller
+        // stops there, on the line that makes them (gdb hides inlined calls at their
+        // start and shows their call site).
+        if back.entries > 0 && back.entries < back.lines.len() {
+            return Ok(Some((run.latest(), EndAs::Step(Some(back.entries)))));
+        }
+        // gdb's rule, the line being stepped becomes the caller's: at the start of a
+        // row of another line, a statement row ends the step and a row that is no
+        // statement (-O2 scheduling) leaves no line (so the caller's next statement row
+        // ends it, even one of the line the call was on); in the middle of a row, its
+        // line, so the rest of that line runs.
+        let Some(line) = back.lines.last().cloned().flatten() else {
+            return Ok(Some((run.latest(), EndAs::Step(None))));
+        };
+        let starts: fn(&Session, u64) -> bool = match from_signal {
+            true => Session::begins_line,
+            false => Session::at_row_start,
+        };
+        let row_start = run.front.call(|s| s.pc().map(|pc| starts(s, pc)))?;
+        self.start = if row_start && !self.start.is(&line) {
+            let statement = run.front.call(|s| s.pc().map(|pc| s.at_statement(pc)))?;
+            if statement {
+                return Ok(Some((run.latest(), EndAs::Step(None))));
+            }
+            Stepping::LineZero
+        } else {
+            Stepping::Line(line)
+        };
+        self.level = back.lines.len() - 1;
+        self.row = run.front.call(|s| s.pc().map(|pc| s.step_range(pc, 0)))?;
+        self.start_fn = back.functions[self.level].clone();
+        self.sp0 = run.sp()?;
+        Ok(None)
     }
 
     /// One instruction: a call over as a whole, except, stepping into, a call to a function

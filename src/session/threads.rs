@@ -408,11 +408,6 @@ impl Session {
         Ok(())
     }
 
-    /// Whether a statement row begins exactly at `pc` (not in the middle of a line).
-    pub fn at_line_start(&self, pc: u64) -> bool {
-        self.symbols.starts_statement(RuntimeAddr(pc))
-    }
-
     /// The addresses a line stepper at `pc` runs through before it looks where it is (gdb's
     /// step range): the line-table row holding `pc`, cut where the outermost of `hidden`
     /// inlined calls that a stop there hides ends.
@@ -428,6 +423,11 @@ impl Session {
     /// Whether a line-table row (statement or not) begins exactly at `pc`.
     pub fn at_row_start(&self, pc: u64) -> bool {
         self.symbols.starts_row(RuntimeAddr(pc))
+    }
+
+    /// Whether a line begins at `pc`, a run of rows of one line taken as one (gdb's view).
+    pub fn begins_line(&self, pc: u64) -> bool {
+        self.symbols.starts_line(RuntimeAddr(pc))
     }
 
     /// Whether a stepper may stop at `pc`: its line-table row is a statement boundary.

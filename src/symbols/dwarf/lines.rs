@@ -92,15 +92,19 @@ impl DwarfInfo {
             .flatten()
     }
 
-    /// Whether a statement row begins exactly at `addr`: where a stepper that arrives in the
-    /// middle of a line (returning into its caller) may stop, as gdb's. True where the tables
-    /// do not say.
-    pub fn starts_statement(&self, addr: FileAddr) -> bool {
+    /// Whether a line begins at `addr` as gdb sees lines: a row begins there and the row
+    /// that ends there, if any, is of another line (gdb merges a run of rows of one line
+    /// into one range; glibc's `poll` has three of line 29 in its first 24 bytes). False
+    /// where the tables do not say.
+    pub fn starts_line(&self, addr: FileAddr) -> bool {
         std::panic::catch_unwind(AssertUnwindSafe(|| {
-            self.stmt_line(addr.0)
-                .is_none_or(|row| row.stmt && row.starts)
+            let Some(row) = self.stmt_line(addr.0).filter(|r| r.starts) else {
+                return false;
+            };
+            let before = addr.0.checked_sub(1).and_then(|a| self.stmt_line(a));
+            !before.is_some_and(|b| b.span.1 == addr.0 && b.line == row.line && b.file == row.file)
         }))
-        .unwrap_or(true)
+        .unwrap_or(false)
     }
 
     fn locations_inner(&self, addr: u64) -> Vec<Location> {

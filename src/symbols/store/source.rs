@@ -94,18 +94,6 @@ impl SymbolStore {
             .is_none_or(|d| d.is_statement(module.bias.to_file(addr)))
     }
 
-    /// Whether a statement row of the line table begins exactly at a runtime address (see
-    /// `DwarfInfo::starts_statement`).
-    pub fn starts_statement(&self, addr: RuntimeAddr) -> bool {
-        let Some(module) = self.module_at(addr) else {
-            return true;
-        };
-        module
-            .file
-            .dwarf()
-            .is_none_or(|d| d.starts_statement(module.bias.to_file(addr)))
-    }
-
     /// Whether a runtime address is in code the line table calls "line 0" (see
     /// `DwarfInfo::in_line_zero`).
     pub fn in_line_zero(&self, addr: RuntimeAddr) -> bool {
@@ -134,6 +122,16 @@ impl SymbolStore {
                 .file
                 .dwarf()
                 .is_some_and(|d| d.starts_row(module.bias.to_file(addr)))
+        })
+    }
+
+    /// Whether a line begins at `addr`, rows of one line merged (see `DwarfInfo::starts_line`).
+    pub fn starts_line(&self, addr: RuntimeAddr) -> bool {
+        self.module_at(addr).is_some_and(|module| {
+            module
+                .file
+                .dwarf()
+                .is_some_and(|d| d.starts_line(module.bias.to_file(addr)))
         })
     }
 
