@@ -905,3 +905,32 @@ fn lying_containers_and_js_limits_give_no_wrong_number() {
     assert!(scry.ok("cont()").starts_with("exited with code 0"));
     scry.finish();
 }
+
+/// A Rust `Option` or `Result` lends the members, elements and indexes of what it holds, as
+/// SPEC's wrappers do: a linked list of `Option<Box<Node>>` reads `head.next.val` (it was
+/// "no member 'val'; members: __0" at every step); `None` says it holds nothing.
+#[test]
+fn a_rust_option_lends_what_it_holds() {
+    let exe = common::rust_fixture("option_links", "0");
+    let line = common::line_of(
+        include_str!("../fixtures/rust/option_links.rs"),
+        "// stop here",
+    );
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok(&format!("breakpoint.set('option_links.rs:{line}'); cont()"));
+    assert_eq!(
+        scry.ok("[state.value('head.val'), state.value('head.next.val'), state.var('head').next.next.val].join(' ')"),
+        "8 -3 5"
+    );
+    let e = scry.err("state.value('head.next.next.next.val')");
+    assert!(e.contains("no member 'val'") && e.contains("None"), "{e}");
+    assert_eq!(
+        scry.ok("[state.value('opt_v[2]'), state.var('opt_v')[0], [...state.var('opt_v')].map(Number).join('+')].join(' ')"),
+        "3 1 1+2+3"
+    );
+    assert!(scry.err("state.value('none_v[0]')").contains("None"));
+    assert_eq!(scry.ok("state.value('r.x') + state.var('r').y"), "13");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert!(scry.ok("output()").contains("10 Some([1, 2, 3]) None 13 true"));
+    scry.finish();
+}

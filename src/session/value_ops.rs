@@ -71,6 +71,14 @@ impl Session {
     pub fn value_member(&self, v: &TypedValue, name: &str) -> Result<TypedValue> {
         let r = self.with_value(v, |d, t| d.member(&v.value, name, t))?;
         if let Err(ValueError::NoMember { .. }) = &r {
+            // A Rust `Option` or `Result` lends the members of what it holds, as a wrapper
+            // does: `head.val` of an `Option<Box<Node>>` (it was `no member 'val'; members:
+            // __0`, and every step down a list needed `(*head).val`).
+            if let Some(held) = self.held_by_variant(v) {
+                return held
+                    .map_err(|why| SessionError::Invalid(format!("no member '{name}': {why}")))
+                    .and_then(|held| self.value_member(&held, name));
+            }
             // `p->m` reads the member through the pointer (C's `->` is `.` here).
             let object = match self.value_scalar(v) {
                 Ok(Some(Scalar::Pointer(_))) => self.value_deref(v).ok(),
@@ -97,7 +105,32 @@ impl Session {
 
     pub fn value_index(&self, v: &TypedValue, i: i64) -> Result<TypedValue> {
         let r = self.with_value(v, |d, t| d.element(&v.value, i, t))?;
+        if let Err(ValueError::NotIndexable { .. }) = &r {
+            // `opt_v[2]` of a `Some(vec![...])`: what the variant holds is indexed.
+            if let Some(held) = self.held_by_variant(v) {
+                return held
+                    .map_err(|why| SessionError::Invalid(format!("no element {i}: {why}")))
+                    .and_then(|held| self.value_index(&held, i));
+            }
+        }
         self.derived(v, r)
+    }
+
+    /// What a Rust enum's active variant holds when it holds one value (`Some(x)`'s `x`,
+    /// `Ok(v)`'s `v`), or why it holds none (`None holds nothing to dereference`); `None`
+    /// for any other value.
+    fn held_by_variant(&self, v: &TypedValue) -> Option<Result<TypedValue>> {
+        let v = &self.referent(v);
+        let r = self
+            .with_value(v, |d, t| {
+                let ty = d.strip(v.value.ty)?;
+                if !ty.rust {
+                    return None;
+                }
+                d.rust_deref(&v.value, &ty, t)
+            })
+            .ok()??;
+        Some(self.derived(v, r))
     }
 
     pub fn value_deref(&self, v: &TypedValue) -> Result<TypedValue> {

@@ -41,6 +41,8 @@
     }
     return x !== null && typeof x === 'object' && x[HANDLE] !== undefined ? x : undefined;
   }
+  // A Rust enum that lends what it holds, as a wrapper does.
+  const RUST_HOLDER = /^(core::(option|result)::)?(Option|Result)</;
   function* elementsOf(h, raw) {
     const p = printedOf(h, raw);
     if (p) {
@@ -57,6 +59,12 @@
       const q = raw ? null : N.sequenceBase(h);
       if (q) {
         yield* q.iterate();
+        return;
+      }
+      // A Rust Option or Result: the elements of what it holds, as `.length` and `[i]` read
+      // them (`[...opt_v]` of a `Some(vec![1, 2, 3])`); None's error says it holds none.
+      if (!raw && RUST_HOLDER.test(N.val_type(h))) {
+        yield* elementsOf(N.val_deref(h), raw);
         return;
       }
       throw new ScryError(`${N.val_type(h)} is not iterable (it has no elements)`);
@@ -122,8 +130,8 @@
         const q = N.sequenceBase(h);
         if (q) return q.length();
         // A Rust Option's length is what Some holds (`Some(vec![1, 2])` has 2), as a
-        // wrapper's is; None has none.
-        if (/^(core::option::)?Option</.test(N.val_type(h))) {
+        // wrapper's is (a Result's what Ok or Err holds); None has none.
+        if (RUST_HOLDER.test(N.val_type(h))) {
           let held;
           try {
             held = N.val_deref(h);
