@@ -930,7 +930,49 @@ fn a_rust_option_lends_what_it_holds() {
     );
     assert!(scry.err("state.value('none_v[0]')").contains("None"));
     assert_eq!(scry.ok("state.value('r.x') + state.var('r').y"), "13");
+    // `==` takes what Some holds, as `>` does (it compared the text "Some(50)").
+    assert_eq!(scry.ok("[state.var('some_n') == 50, state.var('some_n') + 1].join(' ')"), "true 51");
     assert!(scry.ok("cont()").starts_with("exited with code 0"));
-    assert!(scry.ok("output()").contains("10 Some([1, 2, 3]) None 13 true"));
+    assert!(scry.ok("output()").contains("10 Some([1, 2, 3]) None 13 true Some(50)"));
+    scry.finish();
+}
+
+/// `==` and `+` of a printed wrapper take what it holds, as Number() does: `counter == 18`
+/// of a std::atomic compared its text ("atomic(18)") and was silently false, and so was
+/// `p->next == 0` of a null unique_ptr (a condition that never fired). A null smart pointer
+/// is 0, as a null raw pointer is; text still prints as the printers show it.
+#[test]
+fn operators_on_wrappers_take_what_they_hold() {
+    let exe = common::fixture_from(
+        "wrapper_operators",
+        "g++",
+        &["-g", "-O0"],
+        &["wrapper_operators.cpp"],
+    );
+    let line = common::line_of(
+        include_str!("../fixtures/wrapper_operators.cpp"),
+        "// stop here",
+    );
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok(&format!("breakpoint.set('wrapper_operators.cpp:{line}'); cont()"));
+    assert_eq!(
+        scry.ok("const c = state.var('counter'), t = state.var('timeout'); [c == 18, c + 1, t == 30, t + 1, c > 17].join(' ')"),
+        "true 19 true 31 true"
+    );
+    assert_eq!(
+        scry.ok("[state.value('head->next->next') == 0, state.var('none') == 0, Number(state.var('none')), state.value('head->next') == 0].join(' ')"),
+        "true true 0 false"
+    );
+    assert_eq!(
+        scry.ok("`${state.var('counter')} ${state.var('none')}`"),
+        "atomic(18) shared_ptr(null)"
+    );
+    // The loop an agent writes down a list of unique_ptrs ends at the null.
+    assert_eq!(
+        scry.ok("let p = state.var('head'), n = 0; while (p != 0 && n < 9) { n++; p = p.next; } n"),
+        "2"
+    );
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert!(scry.ok("output()").contains("18 30 2 1"));
     scry.finish();
 }

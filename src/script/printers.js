@@ -507,6 +507,6 @@
   // written with.
   // An iterator prints as what it refers to (`iterator -> 12`); a null one says so. (An end()
   // iterator refers to no element: what it shows is whatever lies there, as in gdb.)
-  const iterator = (addr, element) => (addr === 0 ? { summary: 'iterator(null)', empty: true } : { summary: 'iterator', pointee: element });
+  const iterator = (addr, element) => (addr === 0 ? { summary: 'iterator(null)', empty: true, null: true } : { summary: 'iterator', pointee: element });
   N.printerKit = freeze({ def, seq, run, mem, num, numExact, u64, at, deref, base, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, iterator, MAX_WALK });
 })

@@ -201,7 +201,7 @@
   function sharedOf(h, kind) {
     const ptr = mem(h, '__ptr_');
     const ctrl = num(mem(h, '__cntrl_'));
-    if (ctrl === 0) return num(ptr) === 0 ? { summary: `${kind}(null)`, empty: true } : { summary: `${kind}(no count)`, pointee: () => typed(deref(ptr)) };
+    if (ctrl === 0) return num(ptr) === 0 ? { summary: `${kind}(null)`, empty: true, null: true } : { summary: `${kind}(no count)`, pointee: () => typed(deref(ptr)) };
     const use = Number(N.val_read(ctrl + 8, 'i64')) + 1;
     return counted(kind, use, Number(N.val_read(ctrl + 16, 'i64')) + 1 - (use > 0 ? 1 : 0), ptr);
   }
@@ -209,7 +209,7 @@
   def(STD('weak_ptr'), (h) => sharedOf(h, 'weak_ptr'));
   def(STD('unique_ptr'), (h, name) => {
     const ptr = first(h, '__ptr_');
-    if (num(ptr) === 0) return { summary: 'unique_ptr(null)', empty: true };
+    if (num(ptr) === 0) return { summary: 'unique_ptr(null)', empty: true, null: true };
     // unique_ptr<T[]> owns an array whose length it does not keep: its pointer, indexable.
     if (/unique_ptr<[^<>]*\[\]/.test(name)) return { summary: 'unique_ptr<[]>', value: () => typed(ptr), at: (i) => typed(at(ptr, i)) };
     return { summary: 'unique_ptr', pointee: () => typed(deref(ptr)) };

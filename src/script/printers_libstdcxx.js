@@ -216,7 +216,7 @@
   function sharedOf(h, kind) {
     const ptr = mem(h, '_M_ptr');
     const pi = num(mem(h, '_M_refcount', '_M_pi'));
-    if (pi === 0) return num(ptr) === 0 ? { summary: `${kind}(null)`, empty: true } : { summary: `${kind}(no count)`, pointee: () => typed(deref(ptr)) };
+    if (pi === 0) return num(ptr) === 0 ? { summary: `${kind}(null)`, empty: true, null: true } : { summary: `${kind}(no count)`, pointee: () => typed(deref(ptr)) };
     const use = N.val_read(pi + 8, 'i32');
     return counted(kind, use, N.val_read(pi + 12, 'i32') - (use > 0 ? 1 : 0), ptr);
   }
@@ -234,7 +234,7 @@
     const head = base(tuple, 'std::_Head_base<0,');
     if (head === undefined) invalid('no pointer in the tuple');
     const ptr = mem(head, '_M_head_impl');
-    if (num(ptr) === 0) return { summary: 'unique_ptr(null)', empty: true };
+    if (num(ptr) === 0) return { summary: 'unique_ptr(null)', empty: true, null: true };
     // unique_ptr<T[]> owns an array whose length it does not keep: its pointer, indexable.
     if (/^std::unique_ptr<[^<>]*\[\]/.test(name)) return { summary: 'unique_ptr<[]>', value: () => typed(ptr), at: (i) => typed(at(ptr, i)) };
     return { summary: 'unique_ptr', pointee: () => typed(deref(ptr)) };

@@ -287,9 +287,9 @@ fn primitive_at<'js>(
             None => {}
         }
     }
-    // A Rust `Option` in arithmetic or a comparison is what `Some` holds (`opt > 3`), as
-    // `$deref()` reads it; `None` is no number (below).
-    if hint == "number" && kind == "enum" && depth < 4 {
+    // A Rust `Option` in arithmetic or a comparison is what `Some` holds (`opt > 3`, and
+    // `opt == 50`, the default hint), as `$deref()` reads it; `None` is no number (below).
+    if hint != "string" && kind == "enum" && depth < 4 {
         let ty = session.value_type_name(v);
         if ty.starts_with("Option<") || ty.starts_with("core::option::Option<") {
             if let Ok(held) = session.value_deref(v) {

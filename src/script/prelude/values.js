@@ -41,6 +41,21 @@
     }
     return x !== null && typeof x === 'object' && x[HANDLE] !== undefined ? x : undefined;
   }
+  // A typed value as JavaScript's operators take it. Where a printer says what the value
+  // holds, `==` and `+` (the default hint) take that, as Number() does: `counter == 18` of a
+  // std::atomic compared its text, "atomic(18)", and was silently false. A smart pointer is
+  // the address it holds, a null one 0 (`p->next == 0` ends a walk down a list of
+  // unique_ptrs; it was false, and Number() of it an error).
+  function primitiveOf(h, hint, raw) {
+    const p = hint === 'string' ? null : printedOf(h, raw);
+    if (p && p.r.null === true) return 0;
+    if (p && hint === 'default' && p.holds()) {
+      if (p.shape === 'pointer') return N.val_prim(h, 'number', raw);
+      const x = p.held();
+      return x !== null && typeof x === 'object' && x[HANDLE] !== undefined ? x[Symbol.toPrimitive]('default') : x;
+    }
+    return N.val_prim(h, hint, raw);
+  }
   // A Rust enum that lends what it holds, as a wrapper does.
   const RUST_HOLDER = /^(core::(option|result)::)?(Option|Result)</;
   function* elementsOf(h, raw) {
@@ -212,7 +227,7 @@
       get(h, k) {
         if (k === LINE) return N.val_text(h, raw);
         if (k === HANDLE) return h;
-        if (k === Symbol.toPrimitive) return (hint) => named(h, () => N.val_prim(h, hint, raw));
+        if (k === Symbol.toPrimitive) return (hint) => named(h, () => primitiveOf(h, hint, raw));
         if (k === Symbol.iterator) return () => elementsOf(h, raw);
         if (typeof k === 'symbol') return undefined;
         if (INDEX.test(k)) return HELPERS.at(h)(Number(k));
