@@ -211,6 +211,28 @@ fn printing_counts_against_the_script_budget() {
     assert_eq!(scry.ok("1 + 1"), "2");
 }
 
+/// `config.script_timeout` set in a chunk is that chunk's budget from there on: raised
+/// before a long read, the read runs (the chunk kept the budget it began with, then said it
+/// had run the new one); lowered, the rest of the chunk stops at it.
+#[test]
+fn the_script_budget_set_in_a_chunk_applies_to_it() {
+    let bin = fixture("loop");
+    let mut scry = Scry::spawn(&bin, &["1"]);
+    scry.ok("config.script_timeout = 1");
+    assert_eq!(
+        scry.ok("config.script_timeout = 4; const t0 = Date.now(); while (Date.now() - t0 < 1500); 'ran'"),
+        "ran"
+    );
+    let started = std::time::Instant::now();
+    let err = scry.err("config.script_timeout = 0.5; for (;;);");
+    assert!(
+        err.starts_with("error: script stopped after running 0.5s (config.script_timeout)"),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(3), "{:?}", started.elapsed());
+    assert_eq!(scry.ok("1 + 1"), "2");
+}
+
 #[test]
 fn a_listener_cut_short_by_the_budget_leaves_no_listener_depth_behind() {
     let bin = fixture("loop");

@@ -117,7 +117,14 @@ fn set<'js>(h: &Host, ctx: Ctx<'js>, key: String, v: Value<'js>) -> rquickjs::Re
     };
     match key.as_str() {
         "timeout" => s.config.timeout = secs("timeout")?,
-        "script_timeout" => s.config.script_timeout = secs("script_timeout")?,
+        "script_timeout" => {
+            // In force at once, for the rest of this chunk too: an agent that raises it
+            // before a long read means that read (the chunk kept the old 5 s, and its error
+            // then named the new limit as the time it ran).
+            let new = secs("script_timeout")?;
+            h.rebudget(s.config.script_timeout, new);
+            s.config.script_timeout = new;
+        }
         "output_limit" => {
             s.config.output_limit = positive("output_limit")?.clamp(256.0, 1e9) as usize
         }
