@@ -976,3 +976,46 @@ fn operators_on_wrappers_take_what_they_hold() {
     assert!(scry.ok("output()").contains("18 30 2 1"));
     scry.finish();
 }
+
+/// A comparator, hasher or deleter with data beside a container's own field: each container
+/// prints what it holds with both libraries. With libc++ both halves of its
+/// `__compressed_pair` have a `__value_`, and reading it by name was ambiguous: every one
+/// printed `<invalid: member '__value_' is ambiguous ...>`.
+#[test]
+fn containers_with_stateful_comparators_print_with_both_libraries() {
+    let line = common::line_of(include_str!("../fixtures/stateful_pairs.cpp"), "// stop here");
+    let mut builds = vec![common::fixture_from(
+        "stateful_pairs",
+        "g++",
+        &["-g", "-O0"],
+        &["stateful_pairs.cpp"],
+    )];
+    if libcxx("-O0").is_some() {
+        builds.push(common::fixture_from(
+            "stateful_pairs_libcxx",
+            "clang++",
+            &["-stdlib=libc++", "-g", "-O0"],
+            &["stateful_pairs.cpp"],
+        ));
+    }
+    for exe in builds {
+        let mut scry = Scry::spawn(&exe, &[]);
+        scry.ok(&format!("breakpoint.set('stateful_pairs.cpp:{line}'); cont()"));
+        assert_eq!(
+            scry.ok("String(state.var('m'))"),
+            r#"map(3) {13: "thirteen", 4: "four", 27: "twenty-seven"}"#,
+            "{}",
+            exe.display()
+        );
+        assert_eq!(scry.ok("String(state.var('s'))"), "set(3) [9, 3, 1]");
+        assert_eq!(
+            scry.ok("[state.var('um').get(1), state.var('um').get(2), state.value('m[27]').value].join(' ')"),
+            "10 20 twenty-seven"
+        );
+        assert_eq!(scry.ok("state.value('c->host').value"), "db.local");
+        assert_eq!(scry.ok("state.var('c').fd"), "7");
+        assert!(scry.ok("cont()").starts_with("exited with code 0"));
+        assert!(scry.ok("output()").contains("3 3 2 thirteen 7"));
+        scry.finish();
+    }
+}

@@ -8,9 +8,16 @@
   const { def, seq, run, mem, num, u64, at, deref, invalid, count, walked, typed, valueOffset, templateArgs, functionAt, textOf, contiguous, counted, iterator, MAX_WALK } = N.printerKit;
   // libc++ versions its ABI with an inline namespace (`__1`; `__2` for the next ABI).
   const STD = (name) => new RegExp(`^std::__\\d::${name}<`);
-  // The first half of a libc++ `__compressed_pair` (the second is an allocator or a deleter,
-  // empty and folded away).
-  const first = (h, ...names) => mem(h, ...names, '__value_');
+  // The first half of a libc++ `__compressed_pair` (the second is an allocator, a deleter, a
+  // comparator or a hasher): its `__compressed_pair_elem<T, 0>` base's `__value_`. By name
+  // alone `__value_` is ambiguous when the second is no empty class (a `ByMod{10}` map's
+  // comparator, a seeded hash, a function-pointer deleter): both bases then hold one.
+  const ELEM0 = /^std::__\d::__compressed_pair_elem<.*, 0, (true|false)>$/;
+  const first = (h, ...names) => {
+    const pair = mem(h, ...names);
+    for (const [name, base] of N.val_bases(pair)) if (ELEM0.test(name)) return mem(base, '__value_');
+    return mem(pair, '__value_');
+  };
 
   // Strings: 24 bytes, one of two forms chosen by the low bit of the first byte. Long:
   // capacity|1, size, pointer. Short: size << 1 in the first byte, the characters inline
