@@ -456,7 +456,8 @@ fn wrong_first_tries_are_errors_that_teach() {
 
 /// A member of the whole object reads through a base pointer in one call, as its vtable
 /// says (gdb's `set print object on`): `shapes[1]->w` of a Rect held as a Shape, through a
-/// second base at an offset too; a plain struct whose first word points at a vtable is no
+/// second base at an offset too, and through a shared_ptr or a typedef of the base (by the
+/// typedef's name no base matched); a plain struct whose first word points at a vtable is no
 /// such object; a member neither has names the whole object's.
 #[test]
 fn a_member_of_the_whole_object_reads_through_its_base() {
@@ -482,6 +483,11 @@ fn a_member_of_the_whole_object_reads_through_its_base() {
     assert_eq!(scry.ok("state.value('named->tag')"), "77");
     assert_eq!(scry.ok("state.var('named').w"), "5");
     assert_eq!(scry.ok("state.value('named->label')"), "\"named\"");
+    // Through a shared_ptr (its pointer is an `element_type *`) and a typedef of the base.
+    assert_eq!(
+        scry.ok("[state.value('shared->w'), state.var('shared').h, state.value('typed->w')].join(' ')"),
+        "5 6 5"
+    );
     let e = scry.err("state.value('holder.w')");
     assert!(
         e.contains("Holder has no member 'w'") && !e.contains("vtable"),
@@ -493,6 +499,6 @@ fn a_member_of_the_whole_object_reads_through_its_base() {
         "{e}"
     );
     scry.ok("cont()");
-    assert!(scry.ok("output()").contains("truth total=24 tag=77 q=9"));
+    assert!(scry.ok("output()").contains("truth total=24 tag=77 q=9 shared=30"));
     scry.finish();
 }

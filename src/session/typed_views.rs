@@ -278,7 +278,12 @@ impl Session {
         }
         let to_top = word(vptr - 16)? as i64;
         let whole = addr.checked_add_signed(to_top)?;
-        let static_name = self.value_type_name(v);
+        // The class itself, through typedefs: a shared_ptr's `element_type`, a `ShapeT`
+        // (by the typedef's name no base matched, and `sh->w` found no `w`).
+        let static_name = v
+            .tree()
+            .map(|d| d.type_name(d.strip_id(v.value.ty)))
+            .unwrap_or_else(|| self.value_type_name(v));
         if class == static_name && to_top == 0 {
             return None;
         }

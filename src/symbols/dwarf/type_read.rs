@@ -70,6 +70,17 @@ impl InfoTree {
         self.make(Kind::Array { elem, counts }, None, elem)
     }
 
+    /// The id of the type `strip` reaches: a typedef's or qualifier's, followed through.
+    pub(crate) fn strip_id(&self, mut id: Option<TypeId>) -> Option<TypeId> {
+        for _ in 0..64 {
+            match self.type_of(id?)?.kind {
+                Kind::Typedef(next) | Kind::Qualified(_, next) => id = next,
+                _ => return id,
+            }
+        }
+        None
+    }
+
     /// Follows typedefs and qualifiers to the type that says what the bytes are.
     pub(crate) fn strip(&self, mut id: Option<TypeId>) -> Option<Arc<Type>> {
         for _ in 0..64 {
