@@ -502,3 +502,26 @@ fn a_member_of_the_whole_object_reads_through_its_base() {
     assert!(scry.ok("output()").contains("truth total=24 tag=77 q=9 shared=30"));
     scry.finish();
 }
+
+/// A variable whose symbol carries an ABI tag (`g_title[abi:cxx11]`, a std::string) is found
+/// by the name the source gives it: its address, its memory, its thread-local instance (they
+/// were "unknown symbol 'g_title'" and "no thread-local variable 'tl_name'").
+#[test]
+fn variables_with_abi_tags_are_found_by_their_names() {
+    let exe = common::fixture_from("abi_tags", "g++", &["-g", "-O0"], &["abi_tags.cpp"]);
+    let line = common::line_of(include_str!("../fixtures/abi_tags.cpp"), "// stop here");
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok(&format!("breakpoint.set('abi_tags.cpp:{line}'); cont()"));
+    assert_eq!(
+        scry.ok("Number(symbol('g_title')) == Number(state.var('g_title').$addr)"),
+        "true"
+    );
+    assert_eq!(scry.ok("state.thread_local('tl_name').value"), "main-thread");
+    assert_eq!(
+        scry.ok("Number(state.thread_local_addr('tl_name')) == Number(state.value('&tl_name'))"),
+        "true"
+    );
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert!(scry.ok("output()").contains("title main-thread"));
+    scry.finish();
+}

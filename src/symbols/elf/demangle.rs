@@ -110,7 +110,14 @@ pub fn strip_signature(demangled: &str) -> &str {
         }
     }
     let Some(rest) = s.strip_suffix(')') else {
-        return demangled;
+        // A variable's ABI tag too: `g_title[abi:cxx11]` (a std::string global, a
+        // thread_local std::string) is `g_title`, as gdb takes `print g_title`; it was
+        // "unknown symbol".
+        let mut name = demangled.trim_end();
+        while let Some(at) = name.rfind("[abi:").filter(|_| name.ends_with(']')) {
+            name = name[..at].trim_end();
+        }
+        return if name.is_empty() { demangled } else { name };
     };
     let Some(open) = matching_open(rest, b'(', b')') else {
         return demangled;
@@ -265,6 +272,9 @@ mod tests {
         assert_eq!(strip_signature("ns::Foo::bar(int) const"), "ns::Foo::bar");
         assert_eq!(strip_signature("foo() [clone .cold]"), "foo");
         assert_eq!(strip_signature("label[abi:cxx11](int)"), "label");
+        // A variable's tag: a std::string global.
+        assert_eq!(strip_signature("g_title[abi:cxx11]"), "g_title");
+        assert_eq!(strip_signature("cfg::Limits::banner[abi:cxx11]"), "cfg::Limits::banner");
         assert_eq!(strip_signature("operator()"), "operator()");
         assert_eq!(strip_signature("S::operator()"), "S::operator()");
         assert_eq!(strip_signature("S::operator()(int) const"), "S::operator()");
