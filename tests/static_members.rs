@@ -111,6 +111,11 @@ fn navigates(version: u8) {
     assert_eq!(scry.ok("state.value('reg.total')"), t["total"]);
     assert_eq!(scry.ok("state.value('per.hits')"), t["hits"]);
     assert_eq!(scry.ok("state.value('cfg.shared.id')"), t["shared_id"]);
+    // By the qualified name, with no object at hand: a constant the class declares too (it
+    // was "no variable 'Counter::limit'"), and one of a namespaced class.
+    assert_eq!(scry.ok("state.value('Counter::limit')"), "9");
+    assert_eq!(scry.ok("state.value('Counter::instances')"), t["instances"]);
+    assert_eq!(scry.ok("state.value('ns::Cfg::shared.id')"), t["shared_id"]);
     // The address is the definition's, as the program sees it.
     for (path, key) in [
         ("c.instances", "instances_at"),

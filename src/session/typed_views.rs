@@ -257,6 +257,33 @@ impl Session {
         })
     }
 
+    /// `Class::member`: a static data member of a class by its qualified name, one with
+    /// storage or a constant the class declares (`static constexpr double rate`), as gdb
+    /// reads `Account::rate`. Only the class's own statics (any other member needs an
+    /// object), and only by the class's full name.
+    pub(super) fn class_static(&self, name: &str) -> Option<TypedValue> {
+        let (class, member) = name.trim().rsplit_once("::")?;
+        let (file, ty) = self.type_named(class, None).ok()?;
+        let tree = &file.dwarf()?.tree;
+        // Named in full: `Cfg` of two namespaces' `a::Cfg` and `b::Cfg` is neither.
+        if tree.type_name(tree.strip_id(ty)) != class.trim() {
+            return None;
+        }
+        let t = tree.strip(ty)?;
+        let Kind::Aggregate { statics, .. } = &t.kind else {
+            return None;
+        };
+        if !statics.iter().any(|s| s.name == member) {
+            return None;
+        }
+        // A static is read without the object: where one would be does not matter.
+        let class = TypedValue {
+            file,
+            value: Value::at(ty, 0),
+        };
+        self.value_member(&class, member).ok()
+    }
+
     /// The whole C++ object `v` is a base-class part of, as its vtable says (gdb's `set
     /// print object on`): `Rect` for the `Shape` a `unique_ptr<Shape>` holds. `None` when
     /// `v` is no polymorphic object in memory, is its whole object already, or what its

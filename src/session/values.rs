@@ -380,6 +380,11 @@ impl Session {
                 outer.join(", ")
             )));
         }
+        // `Account::rate`: a class's static with no variable of its own (a constant the
+        // class declares), named in full.
+        if let Some(v) = self.class_static(name) {
+            return Ok(v);
+        }
         let mut near: Vec<String> = Vec::new();
         for module in store.modules() {
             if let Some(d) = module.file.dwarf() {
