@@ -214,6 +214,13 @@
     if (found === undefined) return { summary: `${spell('dyn ?')} 0x${data.toString(16)}` };
     const [concrete, value] = found;
     if (value === undefined) return { summary: `${spell(concrete)} 0x${data.toString(16)}` };
+    // A zero-sized value the DWARF types as more: `Box::new(double)` boxes the fn item (no
+    // bytes, its data pointer the dangling 0x1), which rustc's vtable names as the fn pointer
+    // type. The vtable's size slot is the truth; reading 8 bytes at 0x1 said the box was bad.
+    if (u64(vtable + 8) === 0 && N.val_size(value) > 0) {
+      const what = concrete.startsWith('fn(') ? 'a fn item' : 'zero-sized';
+      return { summary: `${spell(concrete)} (${what}: no data)`, empty: true };
+    }
     return { summary: spell(concrete), pointee: () => typed(value) };
   });
   def(/^std::path::PathBuf$/, (h) => bytesText(mem(h, 'inner', 'inner', 'inner')));

@@ -41,16 +41,16 @@
     }
     return x !== null && typeof x === 'object' && x[HANDLE] !== undefined ? x : undefined;
   }
-  // A typed value as JavaScript's operators take it. Where a printer says what the value
+  // A typed value as JavaScript's operators take it. Where a printer says what a wrapper
   // holds, `==` and `+` (the default hint) take that, as Number() does: `counter == 18` of a
-  // std::atomic compared its text, "atomic(18)", and was silently false. A smart pointer is
-  // the address it holds, a null one 0 (`p->next == 0` ends a walk down a list of
-  // unique_ptrs; it was false, and Number() of it an error).
+  // std::atomic compared its text, "atomic(18)", and was silently false. A null smart pointer
+  // is 0 (`p->next == 0` ends a walk down a list of unique_ptrs; it was false, and Number()
+  // of it an error); any other keeps its text there (`l.name + '=' + l.value` of a locals
+  // row), which is never 0, and its address as a number.
   function primitiveOf(h, hint, raw) {
     const p = hint === 'string' ? null : printedOf(h, raw);
     if (p && p.r.null === true) return 0;
-    if (p && hint === 'default' && p.holds()) {
-      if (p.shape === 'pointer') return N.val_prim(h, 'number', raw);
+    if (p && hint === 'default' && p.shape === 'value') {
       const x = p.held();
       return x !== null && typeof x === 'object' && x[HANDLE] !== undefined ? x[Symbol.toPrimitive]('default') : x;
     }
