@@ -330,6 +330,19 @@ impl Inferior {
         Ok((data != 0).then_some(Stop::Watchpoint { tid, slots: data }))
     }
 
+    /// A thread on a breakpoint held in a debug register, which it has not hit (a watch
+    /// trap left it there), runs the instruction when resumed, as after a hit the kernel
+    /// reported: RF set, as the kernel sets it for a hit.
+    pub(crate) fn take_as_hit(&mut self, tid: Tid) {
+        if let Ok(&regs) = self.regs(tid) {
+            if self.hw_sites.contains_key(&regs.rip) && regs.eflags & RF == 0 {
+                let mut regs = regs;
+                regs.eflags |= RF;
+                let _ = self.set_regs(tid, &regs);
+            }
+        }
+    }
+
     /// Makes a thread stopped at a breakpoint held in a debug register trap there again when
     /// it runs (its hit was undone): the CPU set RF on the hit, which would let it through.
     pub(super) fn rearm_hw_hit(&mut self, tid: Tid) {

@@ -209,6 +209,12 @@ impl Session {
                 .live()
                 .is_ok_and(|t| t.pc(tid).ok() == Some(pc));
             if still_there && self.points.breakpoints.is_user_site(pc) {
+                // Its hit is this one: a continue from it runs the instruction, never
+                // trapping on it again (a listener's 'continue' resumed it straight into the
+                // debug register: every such hit counted twice).
+                if let Ok(t) = self.targets.live() {
+                    t.take_as_hit(tid);
+                }
                 let _ = self.select_thread(tid);
                 let info = self.book_stop(Stop::Breakpoint { tid, addr: pc })?;
                 return Ok(Leg::Stop(Box::new(info)));

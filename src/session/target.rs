@@ -37,6 +37,10 @@ pub(crate) trait Target: ProcessView {
     fn queued_watch_hits(&self) -> Vec<(Tid, u8)> {
         Vec::new()
     }
+    /// Thread `tid`, stopped on a breakpoint's address without having hit it (a watch trap
+    /// after the instruction before), is taken as having hit it: resumed, it runs the
+    /// instruction instead of trapping there again (a hit reported twice).
+    fn take_as_hit(&mut self, _tid: Tid) {}
     /// The process still exists (a held one may be killed from outside).
     fn still_there(&self) -> bool;
     fn thread_count(&self) -> usize;
@@ -299,6 +303,9 @@ impl Target for Inferior {
     }
     fn queued_watch_hits(&self) -> Vec<(Tid, u8)> {
         Inferior::queued_watch_hits(self)
+    }
+    fn take_as_hit(&mut self, tid: Tid) {
+        Inferior::take_as_hit(self, tid)
     }
     fn still_there(&self) -> bool {
         Inferior::still_there(self)
