@@ -108,3 +108,53 @@ fn detach_after_watchpoint_hits_in_many_threads_leaves_the_program_alive() {
         assert_eq!(out, "done counted=1\n");
     }
 }
+
+fn vanishing() -> std::path::PathBuf {
+    fixture_with("threads_vanish", &["-g", "-O2", "-pthread"])
+}
+
+/// A thread calls exit(42) while four others keep hitting a breakpoint: the run that meets
+/// the end reports `exited with code 42`, never a breakpoint stop of a process already gone
+/// (it was `breakpoint 1` with no pc, about one run in three, and the exit one call late).
+#[test]
+fn a_process_that_exits_while_its_threads_hit_a_breakpoint_reports_its_exit() {
+    for site in ["{hardware: false}", "{}", "{hardware: false}", "{}"] {
+        let mut scry = Scry::spawn(&vanishing(), &["exit", "5"]);
+        scry.ok(&format!("breakpoint.set('hot', {site})"));
+        let end = scry.ok(
+            "let r; for (let i = 0; i < 100000; i++) { r = cont({timeout: 20}); if (r.reason != 'breakpoint') break; if (r.pc === undefined) break; } String(r)",
+        );
+        assert!(end.starts_with("exited with code 42"), "{site}: {end}");
+    }
+}
+
+/// A thread execs while four others hit a logpoint: the exec is reported and the new
+/// program runs to its end (a ptrace "No such process" error ended the run, half the
+/// time, and every call after; the shell never ran).
+#[test]
+fn an_exec_from_a_thread_under_a_logpoint_runs_the_new_program() {
+    for site in ["hardware: false", "hardware: true", "hardware: false"] {
+        let mut scry = Scry::spawn(&vanishing(), &["exec", "5"]);
+        scry.ok(&format!(
+            "ctx.n = 0; breakpoint.set('hot', {{{site}, log: e => {{ ctx.n++ }}}})"
+        ));
+        let exec = scry.ok("cont({timeout: 20})");
+        assert!(exec.starts_with("exec "), "{site}: {exec}");
+        let end = scry.ok("cont({timeout: 20})");
+        assert!(end.starts_with("exited with code 5"), "{site}: {end}");
+        assert!(scry.ok("output()").contains("exec ok"));
+    }
+}
+
+/// Stepping a thread through its exit(3): the step ends with the process's exit, as gdb's
+/// `stepi` does (it was "ptrace getregs ... No such process" on the main thread, and every
+/// call after failed the same way).
+#[test]
+fn stepping_a_thread_through_exit_reports_the_exit() {
+    let mut scry = Scry::spawn(&vanishing(), &["step"]);
+    scry.ok("breakpoint.set('ender')");
+    assert!(scry.ok("cont()").starts_with("breakpoint 1 "));
+    let end = scry.ok("step(1000000)");
+    assert!(end.starts_with("exited with code 3 ["), "{end}");
+    assert!(scry.err("state.pc").contains("no live process (exited with code 3)"));
+}

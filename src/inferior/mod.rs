@@ -18,6 +18,7 @@ mod sigtrap;
 pub(crate) mod sites;
 mod stop_all;
 mod syscall_stops;
+mod vanished;
 pub(crate) mod thread;
 pub(crate) mod tree;
 mod waiting;

@@ -74,7 +74,9 @@ impl Inferior {
             self.alarm
                 .arm(deadline.saturating_duration_since(Instant::now()));
         }
-        let stop = self.step_within(deadline, pass);
+        let stop = self.unless_vanished(deadline, pass, NonStop::default(), |me| {
+            me.step_within(deadline, pass)
+        });
         if let Some(run) = self.run_deadline.filter(|_| sooner) {
             self.alarm
                 .arm(run.saturating_duration_since(Instant::now()));
@@ -164,6 +166,17 @@ impl Inferior {
 
     /// Resumes every thread until something worth reporting happens or `deadline` passes.
     pub(crate) fn cont(
+        &mut self,
+        deadline: Instant,
+        pass: PassFn,
+        nonstop: NonStop,
+    ) -> Result<Stop, OsError> {
+        self.unless_vanished(deadline, pass, nonstop, |me| {
+            me.cont_from_stop(deadline, pass, nonstop)
+        })
+    }
+
+    fn cont_from_stop(
         &mut self,
         deadline: Instant,
         pass: PassFn,
@@ -308,7 +321,7 @@ impl Inferior {
         Ok(None)
     }
 
-    fn run_until_event(
+    pub(super) fn run_until_event(
         &mut self,
         deadline: Instant,
         pass: PassFn,
