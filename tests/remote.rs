@@ -358,6 +358,30 @@ fn every_hit_is_counted_once_whichever_way_its_site_is_passed() {
     assert!(out.contains("sum 45850"), "{out}");
 }
 
+/// Threads over gdbserver: `finish()` leaves a stop at the return address every worker
+/// reaches, and a removed breakpoint leaves the other threads' hits in the stub's replies.
+/// A late hit of a site taken out is run over, never a signal: it was reported as SIGTRAP
+/// and passed on at the next resume, and the program was `killed by SIGTRAP`.
+#[test]
+fn late_hits_of_removed_sites_never_reach_the_program() {
+    let program = common::fixture_with("remote_workers", &["-g", "-O0", "-pthread"]);
+    for _ in 0..2 {
+        let Some(mut stub) = Stub::start(&program, &[]) else {
+            return;
+        };
+        let mut scry = remote(&stub, &program);
+        scry.ok("breakpoint.set('tally')");
+        let odd = scry.ok(
+            "ctx.r = []; for (let i = 0; i < 10; i++) { const s = String(cont()); ctx.r.push(s); if (!s.startsWith('breakpoint')) break; ctx.r.push(String(finish())); } ctx.r.filter(x => !x.startsWith('breakpoint') && !x.startsWith('finish')).join('|')",
+        );
+        assert_eq!(odd, "", "{}", scry.ok("ctx.r.join('\\n')"));
+        let end = scry.ok("breakpoint.remove(1); String(cont())");
+        assert_eq!(end, "exited with code 2", "{end}");
+        scry.finish();
+        assert!(stub.wait_end().contains("checksum 7350"));
+    }
+}
+
 /// A crash is the signal with its fault address; registers and memory read and write; a
 /// watchpoint reports the store that fired it.
 #[test]

@@ -124,6 +124,9 @@ pub(crate) struct Remote {
     registers: RefCell<HashMap<Tid, Vec<Option<u8>>>>,
     memory: MemoryCache,
     sites: BTreeMap<u64, Site>,
+    /// Sites taken out lately (see `run::MAX_LIFTED`): a hit of one that another thread made
+    /// before it went is still on its way in a stop reply.
+    lifted: Vec<u64>,
     watches: [Option<WatchSlot>; HW_SLOTS],
     rendezvous: Option<u64>,
     /// Signals to deliver at the next resume, by thread.
@@ -326,6 +329,7 @@ pub(crate) fn connect(how: &Connect) -> Result<(Box<dyn Target>, Stop), OsError>
         registers: RefCell::new(HashMap::new()),
         memory: MemoryCache::new(features.packet_size),
         sites: BTreeMap::new(),
+        lifted: Vec::new(),
         watches: [None; HW_SLOTS],
         rendezvous: None,
         pending: HashMap::new(),

@@ -59,6 +59,8 @@ impl Remote {
         let ended = matches!(ran, Ok((Reply::Exited { .. } | Reply::Killed { .. }, _, _)));
         if !ended {
             self.request_ok(self.site_packet('z', next, true).as_bytes())?;
+            // Another thread may have reached it too: its hit is still on its way.
+            self.note_lifted(next);
         }
         let (reply, interrupt, _) = ran?;
         if let Reply::Stopped {

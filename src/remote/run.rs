@@ -12,6 +12,8 @@ use crate::os::{OsError, Tid};
 /// How often a wait looks at whether the user interrupted scry.
 const POLL: Duration = Duration::from_millis(100);
 const SIGTRAP: i32 = 5;
+/// Sites taken out that a late hit is still recognised at, the newest kept.
+const MAX_LIFTED: usize = 256;
 const AT_ENTRY: u64 = 9;
 
 /// How a run's wait ended before its stop reply.
@@ -448,6 +450,16 @@ impl Remote {
                 self.rf_fresh = site.hardware.then_some((tid, pc));
                 return Ok(Event::Report(Stop::Breakpoint { tid, addr: pc }));
             }
+            // A hit of a site taken out since (another thread's, made while the stop that
+            // removed it was being reported; `finish()`'s return stop that every worker
+            // reaches): the stub says it was a breakpoint and left the thread before the
+            // instruction, which runs when the thread is resumed without the trap. Reported
+            // as a signal it was passed on at the next resume: `killed by SIGTRAP` (gdb's
+            // "moribund locations" are the same idea).
+            let breakpoint = matches!(why, Why::SoftwareBreakpoint | Why::HardwareBreakpoint);
+            if breakpoint && self.lifted.contains(&pc) {
+                return Ok(Event::Ignore);
+            }
         }
         if signal != SIGTRAP && signal != 0 && pass(signal) {
             return Ok(Event::Pass(tid, signal));
@@ -472,6 +484,7 @@ impl Remote {
             self.drop_stale_sites();
         }
         self.sites.clear();
+        self.lifted.clear();
         self.watches = Default::default();
         self.rendezvous = None;
         self.parked = None;
@@ -575,10 +588,21 @@ impl Remote {
         Ok(())
     }
 
+    /// A site of scry's at `addr` is out: a late hit of it is recognised (see `classify`).
+    pub(super) fn note_lifted(&mut self, addr: u64) {
+        if !self.lifted.contains(&addr) {
+            if self.lifted.len() >= MAX_LIFTED {
+                self.lifted.remove(0);
+            }
+            self.lifted.push(addr);
+        }
+    }
+
     pub(super) fn remove_site_packet(&mut self, addr: u64) -> Result<(), OsError> {
         let Some(site) = self.sites.remove(&addr) else {
             return Ok(());
         };
+        self.note_lifted(addr);
         if self.ended.is_some() {
             return Ok(());
         }
