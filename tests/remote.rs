@@ -207,6 +207,14 @@ fn breakpoints_and_modules_over_qemus_gdbstub() {
     assert_eq!(scry.ok("state.var('k')"), "1");
     let frames = scry.ok("state.unwind().map(r => r.symbol.split('+')[0]).join(' ')");
     assert!(frames.starts_with("tally main"), "{frames}");
+    // The registers after a commented-out part of QEMU's description are where it says:
+    // fs_base is the thread pointer (glibc's TCB begins with its own address), and the SSE
+    // registers are sent (fs_base read cr0, 24 bytes on, and xmm0 was "not sent").
+    assert_eq!(
+        scry.ok("const fs = state.registers.fs_base; state.memory(fs).u64() == fs"),
+        "true"
+    );
+    assert_eq!(scry.ok("typeof state.registers.xmm0"), "object");
     scry.ok("breakpoint.remove(1); globalThis.seen = []");
     scry.ok("breakpoint.set('tally', {log: e => { seen.push(Number(state.var('k'))) }})");
     let end = scry.ok("cont()");
@@ -221,6 +229,25 @@ fn breakpoints_and_modules_over_qemus_gdbstub() {
     std::thread::sleep(Duration::from_millis(100));
     let out = stub.output.lock().unwrap().clone();
     assert!(out.contains("sum 21"), "{out}");
+}
+
+/// A stub that gives no siginfo (QEMU's) says nothing of where a signal came from: a NULL
+/// write's SIGSEGV read as "sent by process 0" (a zeroed siginfo is SI_USER from pid 0).
+#[test]
+fn a_signal_over_a_stub_without_siginfo_names_no_sender() {
+    let program = fixture("remote_counter");
+    let Some(_stub) = Qemu::start(&program, &["2", "crash"]) else {
+        return;
+    };
+    let mut scry = Scry::start(&[
+        "--remote",
+        &format!("127.0.0.1:{}", _stub.port),
+        program.to_str().unwrap(),
+    ]);
+    let stop = scry.ok("cont()");
+    assert!(stop.starts_with("signal SIGSEGV at "), "{stop}");
+    assert!(!stop.contains("sent by"), "{stop}");
+    scry.ok("kill()");
 }
 
 /// A static program under QEMU has no loader: its first stop is its entry point (running

@@ -46,6 +46,11 @@ pub enum Origin {
 }
 
 /// Why the process (or one of its threads) stopped, as the debugger reports it.
+/// A signal stop's code where the backend cannot read the siginfo (a stub without
+/// `qXfer:siginfo`): nothing is said of where the signal came from. Read as 0 (SI_USER) it
+/// made every fault "sent by process 0".
+pub(crate) const NO_SIGINFO: i32 = i32::MIN;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
     /// Spawned and stopped at the program's entry point.
@@ -74,6 +79,7 @@ pub enum Stop {
     Signal {
         tid: Tid,
         signal: i32,
+        /// Its siginfo's si_code; [`NO_SIGINFO`] where the backend has none.
         code: i32,
         fault_addr: u64,
     },

@@ -464,7 +464,9 @@ impl Remote {
         if signal != SIGTRAP && signal != 0 && pass(signal) {
             return Ok(Event::Pass(tid, signal));
         }
-        let (code, fault_addr) = self.siginfo(tid).unwrap_or((0, 0));
+        let (code, fault_addr) = self
+            .siginfo(tid)
+            .unwrap_or((crate::inferior::NO_SIGINFO, 0));
         if signal != 0 {
             self.pending.insert(tid, signal);
         }

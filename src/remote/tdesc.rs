@@ -283,6 +283,16 @@ fn collect(
 ) -> Result<(), String> {
     let mut rest = xml;
     while let Some(start) = rest.find('<') {
+        // A comment holds no registers, even ones written as tags (QEMU 7.2 comments out
+        // `cs_base` to `es_base` so: read, every register after `gs` was 24 bytes off and
+        // `fs_base` showed cr0).
+        if rest[start..].starts_with("<!--") {
+            let end = rest[start + 4..]
+                .find("-->")
+                .ok_or("the target description ends inside a comment")?;
+            rest = &rest[start + 4 + end + 3..];
+            continue;
+        }
         let tag_end = rest[start..]
             .find('>')
             .map(|e| start + e)
@@ -370,6 +380,22 @@ mod tests {
         assert!(layout.find("eax").is_none());
         assert!(layout.lacking().contains(&"fs_base"));
         assert!(!layout.lacking().contains(&"eflags"));
+    }
+
+    #[test]
+    fn a_comment_holds_no_registers() {
+        // QEMU 7.2's i386-64bit.xml, in part.
+        let xml = r#"<feature><reg name="gs" bitsize="32"/>
+  <!--reg name="cs_base" bitsize="64" type="int64"/>
+  <reg name="ss_base" bitsize="64" type="int64"/>
+  <reg name="es_base" bitsize="64" type="int64"/-->
+  <reg name="fs_base" bitsize="64" type="int64"/></feature>"#;
+        let mut out = Vec::new();
+        collect(xml, &mut |_| None, 0, &mut out).unwrap();
+        let names: Vec<&str> = out.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["gs", "fs_base"]);
+        let mut out = Vec::new();
+        assert!(collect("<x><!-- open", &mut |_| None, 0, &mut out).is_err());
     }
 
     #[test]
