@@ -169,6 +169,18 @@ fn removal_and_detach_leave_the_file_s_code_and_the_program_running() {
         "detach left the file's code"
     );
     assert_eq!(proc_status_field(pid, "TracerPid"), "0");
+    // The tracepoint waits, its count kept, as a breakpoint does (a detach deleted it).
+    assert_eq!(
+        scry.ok("const t = tracepoint.list()[0]; [tracepoint.list().length, t.hits, t.mode].join(' ')"),
+        "1 1 pending"
+    );
+    // Attached again, it is set again and counts on.
+    scry.ok(&format!("attach({pid})"));
+    assert_eq!(scry.ok("tracepoint.list()[0].mode"), "jump");
+    scry.ok("cont({timeout: 0.3})");
+    assert!(scry.num("tracepoint.list()[0].hits") > 1);
+    assert_eq!(scry.ok("detach().reason"), "detached");
+    assert!(text_is_the_file_s(&program, pid), "the second detach left the file's code");
     scry.finish();
     // It runs on to its end (about a second of usleeps left).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);

@@ -439,7 +439,9 @@ impl Session {
             self.return_to_present()?;
         }
         if self.targets.live.is_some() {
-            notes.extend(self.remove_all_tracepoints());
+            // Taken out of the program, kept as breakpoints are (counts and all) for the
+            // next attach or spawn: a detach deleted every one.
+            notes.extend(self.lift_tracepoints());
         }
         if let Some(target) = self.targets.live.as_mut() {
             // An error leaves the process traced and stopped as it was (a refusal changes
