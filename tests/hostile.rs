@@ -229,7 +229,11 @@ fn the_script_budget_set_in_a_chunk_applies_to_it() {
         err.starts_with("error: script stopped after running 0.5s (config.script_timeout)"),
         "{err}"
     );
-    assert!(started.elapsed() < std::time::Duration::from_secs(3), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(scry.ok("1 + 1"), "2");
 }
 

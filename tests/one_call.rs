@@ -485,7 +485,9 @@ fn a_member_of_the_whole_object_reads_through_its_base() {
     assert_eq!(scry.ok("state.value('named->label')"), "\"named\"");
     // Through a shared_ptr (its pointer is an `element_type *`) and a typedef of the base.
     assert_eq!(
-        scry.ok("[state.value('shared->w'), state.var('shared').h, state.value('typed->w')].join(' ')"),
+        scry.ok(
+            "[state.value('shared->w'), state.var('shared').h, state.value('typed->w')].join(' ')"
+        ),
         "5 6 5"
     );
     let e = scry.err("state.value('holder.w')");
@@ -499,7 +501,9 @@ fn a_member_of_the_whole_object_reads_through_its_base() {
         "{e}"
     );
     scry.ok("cont()");
-    assert!(scry.ok("output()").contains("truth total=24 tag=77 q=9 shared=30"));
+    assert!(scry
+        .ok("output()")
+        .contains("truth total=24 tag=77 q=9 shared=30"));
     scry.finish();
 }
 
@@ -516,7 +520,10 @@ fn variables_with_abi_tags_are_found_by_their_names() {
         scry.ok("Number(symbol('g_title')) == Number(state.var('g_title').$addr)"),
         "true"
     );
-    assert_eq!(scry.ok("state.thread_local('tl_name').value"), "main-thread");
+    assert_eq!(
+        scry.ok("state.thread_local('tl_name').value"),
+        "main-thread"
+    );
     assert_eq!(
         scry.ok("Number(state.thread_local_addr('tl_name')) == Number(state.value('&tl_name'))"),
         "true"

@@ -931,9 +931,14 @@ fn a_rust_option_lends_what_it_holds() {
     assert!(scry.err("state.value('none_v[0]')").contains("None"));
     assert_eq!(scry.ok("state.value('r.x') + state.var('r').y"), "13");
     // `==` takes what Some holds, as `>` does (it compared the text "Some(50)").
-    assert_eq!(scry.ok("[state.var('some_n') == 50, state.var('some_n') + 1].join(' ')"), "true 51");
+    assert_eq!(
+        scry.ok("[state.var('some_n') == 50, state.var('some_n') + 1].join(' ')"),
+        "true 51"
+    );
     assert!(scry.ok("cont()").starts_with("exited with code 0"));
-    assert!(scry.ok("output()").contains("10 Some([1, 2, 3]) None 13 true Some(50)"));
+    assert!(scry
+        .ok("output()")
+        .contains("10 Some([1, 2, 3]) None 13 true Some(50)"));
     scry.finish();
 }
 
@@ -954,7 +959,9 @@ fn operators_on_wrappers_take_what_they_hold() {
         "// stop here",
     );
     let mut scry = Scry::spawn(&exe, &[]);
-    scry.ok(&format!("breakpoint.set('wrapper_operators.cpp:{line}'); cont()"));
+    scry.ok(&format!(
+        "breakpoint.set('wrapper_operators.cpp:{line}'); cont()"
+    ));
     assert_eq!(
         scry.ok("const c = state.var('counter'), t = state.var('timeout'); [c == 18, c + 1, t == 30, t + 1, c > 17].join(' ')"),
         "true 19 true 31 true"
@@ -983,7 +990,10 @@ fn operators_on_wrappers_take_what_they_hold() {
 /// printed `<invalid: member '__value_' is ambiguous ...>`.
 #[test]
 fn containers_with_stateful_comparators_print_with_both_libraries() {
-    let line = common::line_of(include_str!("../fixtures/stateful_pairs.cpp"), "// stop here");
+    let line = common::line_of(
+        include_str!("../fixtures/stateful_pairs.cpp"),
+        "// stop here",
+    );
     let mut builds = vec![common::fixture_from(
         "stateful_pairs",
         "g++",
@@ -1000,7 +1010,9 @@ fn containers_with_stateful_comparators_print_with_both_libraries() {
     }
     for exe in builds {
         let mut scry = Scry::spawn(&exe, &[]);
-        scry.ok(&format!("breakpoint.set('stateful_pairs.cpp:{line}'); cont()"));
+        scry.ok(&format!(
+            "breakpoint.set('stateful_pairs.cpp:{line}'); cont()"
+        ));
         assert_eq!(
             scry.ok("String(state.var('m'))"),
             r#"map(3) {13: "thirteen", 4: "four", 27: "twenty-seven"}"#,

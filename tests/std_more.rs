@@ -51,7 +51,11 @@ const RUST: &[(&str, &str, &str)] = &[
     // A fn item boxed as a trait object has no bytes (its data pointer is 0x1): the
     // vtable's size says so, where the DWARF names the 8-byte fn pointer type (it read 8
     // bytes at 0x1: `<cannot read 8 bytes at 0x1>`, a box that looked corrupt).
-    ("doubler", "Box<fn(i32) -> i32> (a fn item: no data)", "null"),
+    (
+        "doubler",
+        "Box<fn(i32) -> i32> (a fn item: no data)",
+        "null",
+    ),
 ];
 
 #[test]

@@ -171,7 +171,9 @@ fn removal_and_detach_leave_the_file_s_code_and_the_program_running() {
     assert_eq!(proc_status_field(pid, "TracerPid"), "0");
     // The tracepoint waits, its count kept, as a breakpoint does (a detach deleted it).
     assert_eq!(
-        scry.ok("const t = tracepoint.list()[0]; [tracepoint.list().length, t.hits, t.mode].join(' ')"),
+        scry.ok(
+            "const t = tracepoint.list()[0]; [tracepoint.list().length, t.hits, t.mode].join(' ')"
+        ),
         "1 1 pending"
     );
     // Attached again, it is set again and counts on.
@@ -180,7 +182,10 @@ fn removal_and_detach_leave_the_file_s_code_and_the_program_running() {
     scry.ok("cont({timeout: 0.3})");
     assert!(scry.num("tracepoint.list()[0].hits") > 1);
     assert_eq!(scry.ok("detach().reason"), "detached");
-    assert!(text_is_the_file_s(&program, pid), "the second detach left the file's code");
+    assert!(
+        text_is_the_file_s(&program, pid),
+        "the second detach left the file's code"
+    );
     scry.finish();
     // It runs on to its end (about a second of usleeps left).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);

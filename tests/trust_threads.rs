@@ -156,5 +156,7 @@ fn stepping_a_thread_through_exit_reports_the_exit() {
     assert!(scry.ok("cont()").starts_with("breakpoint 1 "));
     let end = scry.ok("step(1000000)");
     assert!(end.starts_with("exited with code 3 ["), "{end}");
-    assert!(scry.err("state.pc").contains("no live process (exited with code 3)"));
+    assert!(scry
+        .err("state.pc")
+        .contains("no live process (exited with code 3)"));
 }

@@ -640,19 +640,17 @@ fn a_watch_hits_old_pointers_are_not_read_in_the_present() {
 /// (it keeps the fields, the pointer an address).
 #[test]
 fn a_watched_string_shows_its_text_then_and_now() {
-    let exe = common::fixture_from(
-        "watch_string",
-        "g++",
-        &["-g", "-O0"],
-        &["watch_string.cpp"],
-    );
+    let exe = common::fixture_from("watch_string", "g++", &["-g", "-O0"], &["watch_string.cpp"]);
     let line = common::line_of(include_str!("../fixtures/watch_string.cpp"), "// the write");
     let mut scry = Scry::spawn(&exe, &[]);
     scry.ok(&format!(
         "breakpoint.set('watch_string.cpp:{line}'); cont(); watchpoint.set('name')"
     ));
     let hit = scry.ok("cont()");
-    assert!(hit.contains("(name) write") && hit.contains(" \"short\" -> \"shore\" "), "{hit}");
+    assert!(
+        hit.contains("(name) write") && hit.contains(" \"short\" -> \"shore\" "),
+        "{hit}"
+    );
     // On to the write of the heap text's length, whose old bytes already lead to the heap.
     let mut last = String::new();
     for _ in 0..12 {

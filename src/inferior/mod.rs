@@ -18,9 +18,9 @@ mod sigtrap;
 pub(crate) mod sites;
 mod stop_all;
 mod syscall_stops;
-mod vanished;
 pub(crate) mod thread;
 pub(crate) mod tree;
+mod vanished;
 mod waiting;
 
 use std::collections::{BTreeMap, VecDeque};

@@ -46,7 +46,12 @@ pub(super) type MemoryWasSlot = RefCell<Option<MemoryWas>>;
 impl Session {
     /// `f` run with memory read as it was: `bytes` at `addr`, nothing else (see the
     /// module's doc). `None` when `f` read outside them: its answer would mix then and now.
-    pub fn as_memory_was<T>(&self, addr: u64, bytes: &[u8], f: impl FnOnce(&Self) -> T) -> Option<T> {
+    pub fn as_memory_was<T>(
+        &self,
+        addr: u64,
+        bytes: &[u8],
+        f: impl FnOnce(&Self) -> T,
+    ) -> Option<T> {
         *self.memory_was.borrow_mut() = Some(MemoryWas {
             addr,
             bytes: bytes.to_vec(),

@@ -209,7 +209,9 @@ fn print_watch_hit<'js>(
         let printers = super::printers::JsPretty::new(ctx, host, &v);
         let text = if was {
             session
-                .as_memory_was(w.addr, bytes, |s| s.value_text(&v, &STOP_LINE, Some(&printers)))
+                .as_memory_was(w.addr, bytes, |s| {
+                    s.value_text(&v, &STOP_LINE, Some(&printers))
+                })
                 .and_then(|r| r.ok())
         } else {
             session.value_text(&v, &STOP_LINE, Some(&printers)).ok()

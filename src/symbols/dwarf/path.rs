@@ -120,10 +120,23 @@ impl std::fmt::Display for PathError {
                 found,
                 column,
                 path,
-            } => write!(
-                f,
-                "unexpected '{found}' at column {column} of '{path}' (paths use names, ., ->, [i], * and &)"
-            ),
+            } => {
+                write!(
+                    f,
+                    "unexpected '{found}' at column {column} of '{path}' (paths use names, ., ->, [i], * and &)"
+                )?;
+                // `v.size()`, `opt.value().host`: a method call, which gdb makes in the
+                // program and scry does not; the spellings that answer the same.
+                let before = path.get(..column.saturating_sub(1)).unwrap_or("");
+                let called = *found == '(' && before.ends_with(|c: char| c.is_alphanumeric() || c == '_');
+                if called {
+                    write!(
+                        f,
+                        "; a path calls no methods: a container's count is its .length in JS (state.var('v').length), an element v[i] or m[\"key\"], what an optional or smart pointer holds *p or p.member (it lends its members)"
+                    )?;
+                }
+                Ok(())
+            }
             PathError::Expected { what, column } => write!(f, "expected {what} at column {column}"),
             PathError::NoName { column, found } => {
                 write!(f, "expected a name at column {column}, found '{found}'")

@@ -125,6 +125,14 @@ fn rejects_what_is_not_a_path() {
         e.to_string(),
         "unexpected '+' at column 3 of 'a + b' (paths use names, ., ->, [i], * and &)"
     );
+    // A method call is named as such, with the spellings that answer it.
+    let call = parse("idx[\"alpha\"].size()").unwrap_err().to_string();
+    assert!(
+        call.starts_with("unexpected '(' at column 18")
+            && call.contains("a path calls no methods")
+            && call.contains(".length"),
+        "{call}"
+    );
     assert_eq!(
         parse("a[1").unwrap_err().to_string(),
         "expected ']' at column 4"

@@ -274,7 +274,10 @@ mod tests {
         assert_eq!(strip_signature("label[abi:cxx11](int)"), "label");
         // A variable's tag: a std::string global.
         assert_eq!(strip_signature("g_title[abi:cxx11]"), "g_title");
-        assert_eq!(strip_signature("cfg::Limits::banner[abi:cxx11]"), "cfg::Limits::banner");
+        assert_eq!(
+            strip_signature("cfg::Limits::banner[abi:cxx11]"),
+            "cfg::Limits::banner"
+        );
         assert_eq!(strip_signature("operator()"), "operator()");
         assert_eq!(strip_signature("S::operator()"), "S::operator()");
         assert_eq!(strip_signature("S::operator()(int) const"), "S::operator()");
