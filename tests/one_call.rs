@@ -532,3 +532,27 @@ fn variables_with_abi_tags_are_found_by_their_names() {
     assert!(scry.ok("output()").contains("title main-thread"));
     scry.finish();
 }
+
+/// A name the program's methods have and the C library's data too (`timezone`): a
+/// breakpoint on it stops in the methods, as gdb's `break timezone` does; it was refused as
+/// data, not code.
+#[test]
+fn a_breakpoint_on_a_name_libc_has_as_data_stops_in_the_methods() {
+    let exe = common::fixture_from(
+        "method_like_data",
+        "g++",
+        &["-g", "-O0"],
+        &["method_like_data.cpp"],
+    );
+    let mut scry = Scry::spawn(&exe, &[]);
+    scry.ok("breakpoint.set('main'); cont()");
+    scry.ok("breakpoint.set('timezone')");
+    // In either order (g++ evaluates printf's arguments right to left).
+    let both = format!("{} {}", scry.ok("cont()"), scry.ok("cont()"));
+    assert!(
+        both.contains("Clock::timezone") && both.contains("Place::timezone"),
+        "{both}"
+    );
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    assert!(scry.ok("output()").contains("120 6"));
+}

@@ -167,6 +167,15 @@ impl Session {
             self.resolve(spec)?
         } else {
             match self.try_resolve_symbol(spec)? {
+                // A name only some library's data has (libc's `name`) while the program's
+                // functions `Stage::name` have it too: those are what a breakpoint means
+                // (it was refused as data, not code).
+                Some(a) if names_a_function(spec) && self.is_data_symbol(a) => {
+                    match self.same_named_sites(spec).first() {
+                        Some(&f) => f,
+                        None => a,
+                    }
+                }
                 Some(a) => a,
                 // A function with no code of its own (inlined into every caller) stops at
                 // each inlined copy; the lowest is the breakpoint's address.
@@ -261,6 +270,13 @@ impl Session {
                 Some(m.bias.to_runtime(body).0)
             })
             .collect()
+    }
+
+    /// Whether `addr` is where a data symbol (an object, not a function) begins.
+    fn is_data_symbol(&self, addr: u64) -> bool {
+        self.symbols
+            .symbol_at(RuntimeAddr(addr))
+            .is_some_and(|(_, sym, off)| off == 0 && sym.kind == crate::symbols::SymKind::Object)
     }
 
     /// The entries of the inlined copies of the function `spec` names (no symbol checked).
