@@ -409,6 +409,30 @@ fn late_hits_of_removed_sites_never_reach_the_program() {
     }
 }
 
+/// `next()` over gdbserver while a handled SIGALRM comes every millisecond: each handler runs
+/// through, and the step ends at the next line (every next() ended in the handler, then on
+/// the same line again).
+#[test]
+fn next_over_a_stub_runs_signal_handlers_through() {
+    let program = common::fixture_with("remote_alarm", &["-g", "-O0"]);
+    let src = include_str!("../fixtures/remote_alarm.c");
+    let (the_loop, after) = (
+        common::line_of(src, "// the loop"),
+        common::line_of(src, "// after"),
+    );
+    let Some(mut stub) = Stub::start(&program, &[]) else {
+        return;
+    };
+    let mut scry = remote(&stub, &program);
+    scry.ok(&format!("breakpoint.set('remote_alarm.c:{the_loop}'); cont()"));
+    let stop = scry.ok("breakpoint.remove(1); next({timeout: 60})");
+    assert!(stop.contains(&format!("remote_alarm.c:{after}")), "{stop}");
+    assert_eq!(scry.ok("state.var('calls')"), "3000");
+    assert!(scry.ok("cont()").starts_with("exited with code 0"));
+    scry.finish();
+    assert!(stub.wait_end().contains("calls=3000 ticks=1"));
+}
+
 /// A crash is the signal with its fault address; registers and memory read and write; a
 /// watchpoint reports the store that fired it.
 #[test]

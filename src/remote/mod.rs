@@ -14,6 +14,7 @@
 
 mod conn;
 mod forks;
+mod handlers;
 mod memory;
 mod modules;
 mod packet;
@@ -127,6 +128,9 @@ pub(crate) struct Remote {
     /// Sites taken out lately (see `run::MAX_LIFTED`): a hit of one that another thread made
     /// before it went is still on its way in a stop reply.
     lifted: Vec<u64>,
+    /// Steps are by lines: a signal the program handles runs its handler through (see
+    /// `handlers`).
+    run_handlers: bool,
     watches: [Option<WatchSlot>; HW_SLOTS],
     rendezvous: Option<u64>,
     /// Signals to deliver at the next resume, by thread.
@@ -330,6 +334,7 @@ pub(crate) fn connect(how: &Connect) -> Result<(Box<dyn Target>, Stop), OsError>
         memory: MemoryCache::new(features.packet_size),
         sites: BTreeMap::new(),
         lifted: Vec::new(),
+        run_handlers: false,
         watches: [None; HW_SLOTS],
         rendezvous: None,
         pending: HashMap::new(),

@@ -157,6 +157,12 @@ impl Remote {
                     self.warn_if_threads_unreliable();
                     return Ok(stop);
                 }
+                // A step by lines runs a handler through, back to where the signal came.
+                Event::Pass(tid, sig) if self.run_handlers && step == Some(tid) => {
+                    if let Some(stop) = self.run_handler_through(tid, sig, deadline, pass)? {
+                        return Ok(stop);
+                    }
+                }
                 Event::Pass(tid, sig) => {
                     self.pending.insert(tid, sig);
                     // A signal that stops the program again at once (a storm, or a stub's

@@ -65,7 +65,7 @@ impl Remote {
         ))
     }
 
-    fn hw_slots_used(&self) -> usize {
+    pub(super) fn hw_slots_used(&self) -> usize {
         self.sites.values().filter(|s| s.hardware).count()
             + self.watches.iter().filter(|w| w.is_some()).count()
     }
@@ -321,6 +321,10 @@ impl Target for Remote {
 
     fn step(&mut self, deadline: Instant, pass: PassFn) -> Result<Stop, OsError> {
         self.resume(Some(self.selected), deadline, pass)
+    }
+
+    fn steps_by_lines(&mut self, on: bool) {
+        self.run_handlers = on;
     }
 
     fn launch(&mut self, _deadline: Instant, _pass: PassFn) -> Result<Option<Stop>, OsError> {
