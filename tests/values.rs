@@ -807,6 +807,12 @@ fn a_rust_fieldless_enum_is_its_variant_name_as_data() {
     assert_eq!(scry.ok("String(state.var('d'))"), "South");
     // A Some's length is what it holds (it was undefined).
     assert_eq!(scry.ok("state.var('list', 1).length"), "2");
+    // A map keyed by it finds the key by path and by name, qualified or not.
+    assert_eq!(
+        scry.ok("[state.value('dirs[Dir::South]'), state.var('dirs').get('Dir::South'), state.var('dirs').get('plain_enums::Dir::North'), state.var('dirs').get('South')].join(' ')"),
+        "7 7 1 7"
+    );
+    assert!(scry.err("state.var('dirs').get('Dir::West')").contains("has no key"));
 }
 
 /// Map keys past 2^53 are compared exactly, by `get(BigInt)` and by path: they were rounded
