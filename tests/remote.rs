@@ -433,6 +433,31 @@ fn next_over_a_stub_runs_signal_handlers_through() {
     assert!(stub.wait_end().contains("calls=3000 ticks=1"));
 }
 
+/// A stub killed while the program is stopped: every call after says the stub is gone and
+/// that the program's fate is not known (it said "no live process (start one with spawn(path)
+/// or attach(pid))", and status() "ended").
+#[test]
+fn a_stub_that_dies_is_named_in_every_call_after() {
+    let program = fixture("remote_counter");
+    let Some(mut stub) = Stub::start(&program, &["3"]) else {
+        return;
+    };
+    let mut scry = remote(&stub, &program);
+    assert!(scry.ok("breakpoint.set('tally'); cont()").starts_with("breakpoint 1 "));
+    let _ = stub.child.kill();
+    let _ = stub.child.wait();
+    let first = scry.err("state.unwind(); state.memory(state.registers.rsp).u64()");
+    assert!(first.contains("remote stub at 127.0.0.1:"), "{first}");
+    let later = scry.err("state.pc");
+    assert!(
+        later.contains("remote stub at 127.0.0.1:") && later.contains("not known"),
+        "{later}"
+    );
+    assert!(!later.contains("start one"), "{later}");
+    let status = scry.ok("status().ended");
+    assert!(status.contains("remote stub"), "{status}");
+}
+
 /// A crash is the signal with its fault address; registers and memory read and write; a
 /// watchpoint reports the store that fired it.
 #[test]

@@ -76,6 +76,11 @@ impl Conn {
         }
     }
 
+    /// Why the connection broke, naming the stub.
+    pub(crate) fn broken_reason(&self) -> Option<String> {
+        self.broken.clone()
+    }
+
     pub(crate) fn is_broken(&self) -> bool {
         self.broken.is_some()
     }

@@ -279,6 +279,12 @@ impl Target for Remote {
         !self.is_dead()
     }
 
+    fn lost(&self) -> Option<String> {
+        let why = self.conn.borrow().broken_reason()?;
+        (self.ended.is_none() && !self.detached)
+            .then(|| format!("{why}: what became of the program is not known"))
+    }
+
     fn thread_count(&self) -> usize {
         self.thread_ids().len()
     }

@@ -168,7 +168,7 @@ impl Engine {
             None => match session.last_process() {
                 Some((pid, program, ended)) => out.push_str(&format!(
                     "no live process: {program} (pid {pid}) {}; spawn(path) or attach(pid) starts one",
-                    ended.unwrap_or("ended")
+                    ended.as_deref().unwrap_or("ended")
                 )),
                 None => out.push_str("no process yet: spawn(path) or attach(pid)"),
             },

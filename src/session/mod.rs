@@ -267,15 +267,19 @@ impl Session {
     }
 
     /// The latest process (live or not): its pid, its program, and how it ended if it did.
-    pub fn last_process(&self) -> Option<(Tid, &str, Option<&str>)> {
+    pub fn last_process(&self) -> Option<(Tid, &str, Option<std::borrow::Cow<'_, str>>)> {
         // The live process may have changed under the same session: a followed fork child,
         // a new image after exec.
         if let Some(t) = self.targets.live.as_ref().filter(|t| !t.process.is_dead()) {
             return Some((t.process.pid(), t.program.as_str(), None));
         }
         let (pid, program) = self.targets.last_process.as_ref()?;
-        let ended = (!self.is_live() && self.targets.core.is_none())
-            .then(|| self.targets.ended.as_deref().unwrap_or("ended"));
+        let ended = (!self.is_live() && self.targets.core.is_none()).then(|| {
+            match self.targets.ended_now() {
+                Some(how) => std::borrow::Cow::Owned(how),
+                None => std::borrow::Cow::Borrowed("ended"),
+            }
+        });
         Some((*pid, program.as_str(), ended))
     }
 

@@ -41,6 +41,11 @@ pub(crate) trait Target: ProcessView {
     /// after the instruction before), is taken as having hit it: resumed, it runs the
     /// instruction instead of trapping there again (a hit reported twice).
     fn take_as_hit(&mut self, _tid: Tid) {}
+    /// Why the process can no longer be reached though it was not seen to end (a remote
+    /// stub that closed the connection or stopped answering): what "no live process" says.
+    fn lost(&self) -> Option<String> {
+        None
+    }
     /// The process still exists (a held one may be killed from outside).
     fn still_there(&self) -> bool;
     fn thread_count(&self) -> usize;

@@ -80,10 +80,11 @@ impl Targets {
         if let Some(refusal) = self.core_refusal("run") {
             return Err(refusal);
         }
+        let ended = self.ended_now();
         match &mut self.live {
             Some(t) if usable(t.process.as_ref()) => Ok(t.process.as_mut()),
             _ => Err(SessionError::NoProcess(ended_with_held(
-                &self.ended,
+                &ended,
                 &self.held,
                 named_pid(self.kept_children, &self.last_process),
             ))),
@@ -92,17 +93,27 @@ impl Targets {
 
     /// What inspection reads: the core, or the live process.
     pub(super) fn view(&mut self) -> Result<&mut dyn ProcessView> {
+        let ended = self.ended_now();
         match (&mut self.core, &mut self.live) {
             (Some(core), _) => Ok(&mut core.process),
             (None, Some(t)) if !t.process.is_dead() => {
                 Ok(t.process.as_mut() as &mut dyn ProcessView)
             }
             _ => Err(SessionError::NoProcess(ended_with_held(
-                &self.ended,
+                &ended,
                 &self.held,
                 named_pid(self.kept_children, &self.last_process),
             ))),
         }
+    }
+
+    /// How the last process ended; for one not seen to end that can no longer be reached
+    /// (a remote stub that closed the connection), why (it was "no live process (start one
+    /// with spawn(path) ...)", as if none had ever been).
+    pub(super) fn ended_now(&self) -> Option<String> {
+        self.ended
+            .clone()
+            .or_else(|| self.live.as_ref().and_then(|t| t.process.lost()))
     }
 
     /// [`view`](Self::view) for reads that need no `&mut`.
@@ -134,7 +145,7 @@ impl Targets {
     /// How the last process ended, naming the held processes that remain.
     pub(super) fn ended_with_held(&self) -> Option<String> {
         ended_with_held(
-            &self.ended,
+            &self.ended_now(),
             &self.held,
             named_pid(self.kept_children, &self.last_process),
         )

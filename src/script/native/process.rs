@@ -165,7 +165,7 @@ fn status<'js>(h: &Host, ctx: Ctx<'js>) -> R<'js> {
         let mut session = h.session_mut(&ctx)?;
         let last = session
             .last_process()
-            .map(|(pid, program, ended)| (pid, program.to_string(), ended.map(str::to_string)));
+            .map(|(pid, program, ended)| (pid, program.to_string(), ended.map(|e| e.into_owned())));
         // The last stop's line, while there is a process (or core) it describes.
         let stop = stop
             .filter(|_| session.is_live() || session.core_name().is_some())
