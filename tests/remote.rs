@@ -424,7 +424,9 @@ fn next_over_a_stub_runs_signal_handlers_through() {
         return;
     };
     let mut scry = remote(&stub, &program);
-    scry.ok(&format!("breakpoint.set('remote_alarm.c:{the_loop}'); cont()"));
+    scry.ok(&format!(
+        "breakpoint.set('remote_alarm.c:{the_loop}'); cont()"
+    ));
     let stop = scry.ok("breakpoint.remove(1); next({timeout: 60})");
     assert!(stop.contains(&format!("remote_alarm.c:{after}")), "{stop}");
     assert_eq!(scry.ok("state.var('calls')"), "3000");
@@ -443,7 +445,9 @@ fn a_stub_that_dies_is_named_in_every_call_after() {
         return;
     };
     let mut scry = remote(&stub, &program);
-    assert!(scry.ok("breakpoint.set('tally'); cont()").starts_with("breakpoint 1 "));
+    assert!(scry
+        .ok("breakpoint.set('tally'); cont()")
+        .starts_with("breakpoint 1 "));
     let _ = stub.child.kill();
     let _ = stub.child.wait();
     let first = scry.err("state.unwind(); state.memory(state.registers.rsp).u64()");

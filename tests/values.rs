@@ -812,7 +812,9 @@ fn a_rust_fieldless_enum_is_its_variant_name_as_data() {
         scry.ok("[state.value('dirs[Dir::South]'), state.var('dirs').get('Dir::South'), state.var('dirs').get('plain_enums::Dir::North'), state.var('dirs').get('South')].join(' ')"),
         "7 7 1 7"
     );
-    assert!(scry.err("state.var('dirs').get('Dir::West')").contains("has no key"));
+    assert!(scry
+        .err("state.var('dirs').get('Dir::West')")
+        .contains("has no key"));
 }
 
 /// Map keys past 2^53 are compared exactly, by `get(BigInt)` and by path: they were rounded

@@ -33,7 +33,7 @@ impl Remote {
         };
         // An int3 of scry's there already is the way back.
         let mut temporary = None;
-        if !self.sites.get(&pc).is_some_and(|s| !s.hardware) {
+        if self.sites.get(&pc).is_none_or(|s| s.hardware) {
             // An int3: a debug register at pc may be passed on the way back, the flags the
             // signal frame restores carrying the RF of a hit there (the program then ran
             // on to its end). One only where memory is not to be written.
