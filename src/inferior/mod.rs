@@ -45,12 +45,12 @@ pub enum Origin {
     Attached,
 }
 
-/// Why the process (or one of its threads) stopped, as the debugger reports it.
 /// A signal stop's code where the backend cannot read the siginfo (a stub without
 /// `qXfer:siginfo`): nothing is said of where the signal came from. Read as 0 (SI_USER) it
 /// made every fault "sent by process 0".
 pub(crate) const NO_SIGINFO: i32 = i32::MIN;
 
+/// Why the process (or one of its threads) stopped, as the debugger reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
     /// Spawned and stopped at the program's entry point.
