@@ -111,6 +111,12 @@ fn values_watchpoints_and_registers_over_lldb_server() {
         scry.ok("try { state.registers.orig_rax } catch (e) { e.noValue }"),
         "true"
     );
+    // A register write goes as `P` where `G` is refused (lldb-server 14 takes only `P`:
+    // every write failed), and back as it was.
+    assert_eq!(
+        scry.ok("const r = state.registers.rbx; state.registers.rbx = 0x1234; const v = hex(state.registers.rbx); state.registers.rbx = r; [v, state.registers.rbx == r].join(' ')"),
+        "0x1234 true"
+    );
     scry.ok("watchpoint.remove(1)");
     assert_eq!(scry.ok("cont()"), "exited with code 4");
     scry.finish();

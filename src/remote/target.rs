@@ -448,16 +448,23 @@ impl Target for Remote {
         }
         if !changed.is_empty() {
             // One `G` with every register (gdbserver 13 answers no `P`); `P` for each where
-            // the stub marked some register unavailable, which `G` cannot leave alone.
-            match blob.iter().copied().collect::<Option<Vec<u8>>>() {
-                Some(bytes) => {
-                    self.request_ok(format!("G{}", super::packet::hex(&bytes)).as_bytes())?
-                }
-                None => {
-                    for (i, now) in changed {
-                        if let Some(ask) = self.layout.set_packet(i, now) {
-                            self.request_ok(ask.as_bytes())?;
-                        }
+            // the stub marked some register unavailable, which `G` cannot leave alone, and
+            // where it refuses `G` (lldb-server 14 takes only `P`: every write failed).
+            let whole = blob.iter().copied().collect::<Option<Vec<u8>>>();
+            let sent_whole = whole.is_some();
+            let refused = match whole {
+                Some(bytes) => self
+                    .request_ok(format!("G{}", super::packet::hex(&bytes)).as_bytes())
+                    .err(),
+                None => Some(OsError::Remote("some register unavailable".into())),
+            };
+            if let Some(g_refused) = refused {
+                for (i, now) in changed {
+                    let Some(ask) = self.layout.set_packet(i, now) else {
+                        return Err(g_refused);
+                    };
+                    if let Err(e) = self.request_ok(ask.as_bytes()) {
+                        return Err(if sent_whole { g_refused } else { e });
                     }
                 }
             }
