@@ -388,7 +388,8 @@ fn every_hit_is_counted_once_whichever_way_its_site_is_passed() {
 /// Threads over gdbserver: `finish()` leaves a stop at the return address every worker
 /// reaches, and a removed breakpoint leaves the other threads' hits in the stub's replies.
 /// A late hit of a site taken out is run over, never a signal: it was reported as SIGTRAP
-/// and passed on at the next resume, and the program was `killed by SIGTRAP`.
+/// and passed on at the next resume, and the program was `killed by SIGTRAP`. Thread
+/// listeners, which hear nothing over a stub yet, are told so.
 #[test]
 fn late_hits_of_removed_sites_never_reach_the_program() {
     let program = common::fixture_with("remote_workers", &["-g", "-O0", "-pthread"]);
@@ -407,6 +408,19 @@ fn late_hits_of_removed_sites_never_reach_the_program() {
         scry.finish();
         assert!(stub.wait_end().contains("checksum 7350"));
     }
+    // A thread listener hears nothing over a stub yet: said, never silent.
+    let Some(_stub) = Stub::start(&program, &[]) else {
+        return;
+    };
+    let mut scry = remote(&_stub, &program);
+    scry.ok("addEventListener('thread', e => {})");
+    let end = scry.ok("cont()");
+    assert!(
+        end.starts_with("exited with code 2")
+            && end.contains("thread listeners hear no thread starts"),
+        "{end}"
+    );
+    scry.finish();
 }
 
 /// `next()` over gdbserver while a handled SIGALRM comes every millisecond: each handler runs

@@ -149,6 +149,8 @@ pub(crate) struct Remote {
     /// The local file chosen for each path the target maps (build ids compared once).
     local_files: RefCell<HashMap<String, PathBuf>>,
     warnings: Vec<String>,
+    /// Thread listeners were told they hear nothing here (see `set_report_threads`).
+    told_threads: bool,
     /// The modules were made without the stub's files (see `modules`): QEMU's user mode,
     /// whose stub does not stop several threads together. Warned once (`fileless_warned`).
     fileless: std::cell::Cell<bool>,
@@ -348,6 +350,7 @@ pub(crate) fn connect(how: &Connect) -> Result<(Box<dyn Target>, Stop), OsError>
         local_files: RefCell::new(HashMap::new()),
         file_namespace_set: std::cell::Cell::new(false),
         warnings: Vec::new(),
+        told_threads: false,
         fileless: Default::default(),
         fileless_warned: false,
         parked: None,

@@ -293,7 +293,16 @@ impl Target for Remote {
         self.read_only = on;
     }
 
-    fn set_report_threads(&mut self, _on: bool) {}
+    fn set_report_threads(&mut self, on: bool) {
+        // Not followed over a stub yet: said once, never a listener that silently hears
+        // nothing (0 events where locally 40).
+        let said =
+            "thread listeners hear no thread starts or exits over a remote stub (not followed yet)";
+        if on && !self.told_threads {
+            self.told_threads = true;
+            self.warnings.push(said.to_string());
+        }
+    }
 
     fn set_follow_fork(&mut self, follow: FollowFork) {
         self.forks.follow = follow;
