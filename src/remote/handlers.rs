@@ -11,8 +11,9 @@ use super::{Remote, HW_SLOTS};
 use crate::inferior::{PassFn, Stop};
 use crate::os::{OsError, Tid};
 
-/// Rounds of the handler coming back to the same place deeper in the stack (a handler that
-/// runs the interrupted code again) before the step gives up and steps into it.
+/// Rounds of a run-through at most (the handler's run, each signal that comes meanwhile,
+/// each return to the place deeper in the stack, as a handler running the interrupted code
+/// again makes): past them the step goes on from where the thread is.
 const MAX_RETURNS: usize = 8;
 
 impl Remote {
@@ -28,33 +29,43 @@ impl Remote {
     ) -> Result<Option<Stop>, OsError> {
         let regs = self.registers_of(tid)?;
         let (pc, sp) = (regs.rip, regs.rsp);
-        let Some(wire) = self.numbering().to_wire(signal) else {
-            return Ok(None);
-        };
-        // An int3 of scry's there already is the way back.
+        // An int3 of scry's there already is the way back. Else one is put there: a debug
+        // register at pc may be passed on the way back, the flags the signal frame restores
+        // carrying the RF of a hit there (the program then ran on to its end); a debug
+        // register only where memory is not to be written.
         let mut temporary = None;
         if self.sites.get(&pc).is_none_or(|s| s.hardware) {
-            // An int3: a debug register at pc may be passed on the way back, the flags the
-            // signal frame restores carrying the RF of a hit there (the program then ran
-            // on to its end). One only where memory is not to be written.
-            let hardware = self.read_only && self.hw_slots_used() < HW_SLOTS;
-            self.request_ok(self.site_packet('Z', pc, hardware).as_bytes())?;
+            let hardware = self.read_only;
+            let placed = (!hardware || self.hw_slots_used() < HW_SLOTS)
+                && self
+                    .request_ok(self.site_packet('Z', pc, hardware).as_bytes())
+                    .is_ok();
+            if !placed {
+                // No way back to watch for: the step delivers the signal and goes into the
+                // handler, as before.
+                self.pending.insert(tid, signal);
+                return Ok(None);
+            }
             temporary = Some((pc, hardware));
         }
         let thread = self.thread_id(tid);
-        let mut action = format!("vCont;C{wire:02x}:{thread}");
+        // The signal the next round delivers: the first, then any that comes meanwhile.
+        let mut deliver = Some(signal);
         let mut result = Ok(None);
         for _ in 0..MAX_RETURNS {
+            let action = match deliver.take().and_then(|s| self.numbering().to_wire(s)) {
+                Some(wire) => format!("vCont;C{wire:02x}:{thread}"),
+                None => format!("vCont;c:{thread}"),
+            };
             self.forget_state();
-            let ran = self.run_packet(&[], &action, deadline);
-            let (reply, interrupt, _) = match ran {
+            let (reply, interrupt, _) = match self.run_packet(&[], &action, deadline) {
                 Ok(r) => r,
                 Err(e) => {
                     result = Err(e);
                     break;
                 }
             };
-            let back = match &reply {
+            let at_place = match &reply {
                 Reply::Stopped {
                     signal: 5,
                     thread,
@@ -66,34 +77,33 @@ impl Remote {
                 }
                 _ => false,
             };
-            if back && self.registers_of(tid).is_ok_and(|r| r.rsp == sp) {
-                break;
+            if at_place {
+                if self.registers_of(tid).is_ok_and(|r| r.rsp == sp) {
+                    break;
+                }
+                // Back at the place, deeper in the stack: on round.
+                continue;
             }
-            if !back {
-                result = match self.classify(reply, interrupt, Some(tid), pass) {
-                    Ok(Event::Report(stop)) => Ok(Some(stop)),
-                    // Another passed signal: the next round delivers it.
-                    Ok(Event::Pass(t, sig)) if t == tid => match self.numbering().to_wire(sig) {
-                        Some(w) => {
-                            action = format!("vCont;C{w:02x}:{thread}");
-                            continue;
-                        }
-                        None => Ok(None),
-                    },
-                    Ok(Event::Pass(t, sig)) => {
-                        self.pending.insert(t, sig);
-                        Ok(None)
-                    }
-                    Ok(Event::Ignore) => {
-                        action = format!("vCont;c:{thread}");
-                        continue;
-                    }
-                    Err(e) => Err(e),
-                };
-                break;
+            match self.classify(reply, interrupt, Some(tid), pass) {
+                Ok(Event::Report(stop)) => {
+                    result = Ok(Some(stop));
+                    break;
+                }
+                // Another signal for the program: the next round delivers it.
+                Ok(Event::Pass(t, sig)) if t == tid => deliver = Some(sig),
+                Ok(Event::Pass(t, sig)) => {
+                    self.pending.insert(t, sig);
+                }
+                Ok(Event::Ignore) => {}
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
             }
-            // Back at the place, deeper in the stack: on round.
-            action = format!("vCont;c:{thread}");
+        }
+        // Rounds used up with a signal not yet delivered: the step delivers it.
+        if let Some(sig) = deliver {
+            self.pending.insert(tid, sig);
         }
         if let Some((addr, hardware)) = temporary {
             if self.ended.is_none() {

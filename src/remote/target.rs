@@ -460,20 +460,28 @@ impl Target for Remote {
             // the stub marked some register unavailable, which `G` cannot leave alone, and
             // where it refuses `G` (lldb-server 14 takes only `P`: every write failed).
             let whole = blob.iter().copied().collect::<Option<Vec<u8>>>();
-            let sent_whole = whole.is_some();
             let refused = match whole {
-                Some(bytes) => self
-                    .request_ok(format!("G{}", super::packet::hex(&bytes)).as_bytes())
-                    .err(),
-                None => Some(OsError::Remote("some register unavailable".into())),
+                Some(bytes) => {
+                    match self.request_ok(format!("G{}", super::packet::hex(&bytes)).as_bytes()) {
+                        Ok(()) => None,
+                        Err(e) => Some(Some(e)),
+                    }
+                }
+                None => Some(None),
             };
-            if let Some(g_refused) = refused {
+            if let Some(mut g_error) = refused {
                 for (i, now) in changed {
-                    let Some(ask) = self.layout.set_packet(i, now) else {
-                        return Err(g_refused);
-                    };
-                    if let Err(e) = self.request_ok(ask.as_bytes()) {
-                        return Err(if sent_whole { g_refused } else { e });
+                    // A `G` refused and no `P` for the register, or a `P` refused too: the
+                    // `G`'s answer says why.
+                    match self.layout.set_packet(i, now) {
+                        Some(ask) => self
+                            .request_ok(ask.as_bytes())
+                            .map_err(|p_error| g_error.take().unwrap_or(p_error))?,
+                        None => {
+                            if let Some(e) = g_error.take() {
+                                return Err(e);
+                            }
+                        }
                     }
                 }
             }

@@ -74,7 +74,6 @@ impl Host {
         })
     }
 
-    /// Time the target spent running is not the script's: move the JS deadline by it.
     /// The running chunk's budget changed from `old` to `new`: its deadline moves by the
     /// difference (what it has already run still counts).
     pub(super) fn rebudget(&self, old: Duration, new: Duration) {
@@ -87,6 +86,7 @@ impl Host {
         }
     }
 
+    /// Time the target spent running is not the script's: move the JS deadline by it.
     pub(super) fn credit(&self, waited: Duration) {
         if let Some(d) = self.js_deadline.get() {
             self.js_deadline.set(Some(d + waited));

@@ -214,11 +214,11 @@
     const p = k !== null && typeof k === 'object' ? (k[HANDLE] !== undefined ? N.val_plain(k[HANDLE]) : k) : k;
     if (p === want) return true;
     if (want !== null && typeof want === 'object' && want[HANDLE] === undefined) return sameFields(p, want);
-    const isEnum = k !== null && typeof k === 'object' && k[HANDLE] !== undefined && N.val_kind(k[HANDLE]) === 'enum';
     // A Rust fieldless enum key's plain value is its variant's name (`S`): asked by the path
     // `dirs[Dir::S]` it is the enumerator's number, by `get('Dir::S')` its qualified name
-    // (both said "no key", of a key the map holds).
-    if (isEnum && typeof p === 'string') {
+    // (both said "no key", of a key the map holds). Its kind is asked last: a lookup
+    // compares every key until it finds one.
+    if (typeof p === 'string' && typeof want !== 'object' && k !== null && typeof k === 'object' && k[HANDLE] !== undefined && N.val_kind(k[HANDLE]) === 'enum') {
       if (typeof want === 'string') return want === p || want.endsWith('::' + p);
       if (typeof want === 'number' || typeof want === 'bigint') return sameNumber(N.val_prim(k[HANDLE], 'number', true), want);
     }

@@ -80,30 +80,31 @@ impl Targets {
         if let Some(refusal) = self.core_refusal("run") {
             return Err(refusal);
         }
-        let ended = self.ended_now();
+        if !self
+            .live
+            .as_ref()
+            .is_some_and(|t| usable(t.process.as_ref()))
+        {
+            return Err(SessionError::NoProcess(self.ended_with_held()));
+        }
         match &mut self.live {
-            Some(t) if usable(t.process.as_ref()) => Ok(t.process.as_mut()),
-            _ => Err(SessionError::NoProcess(ended_with_held(
-                &ended,
-                &self.held,
-                named_pid(self.kept_children, &self.last_process),
-            ))),
+            Some(t) => Ok(t.process.as_mut()),
+            // Checked above: a borrow of `self` for the error would outlive the match.
+            None => Err(SessionError::NoProcess(None)),
         }
     }
 
     /// What inspection reads: the core, or the live process.
     pub(super) fn view(&mut self) -> Result<&mut dyn ProcessView> {
-        let ended = self.ended_now();
+        let usable =
+            self.core.is_some() || self.live.as_ref().is_some_and(|t| !t.process.is_dead());
+        if !usable {
+            return Err(SessionError::NoProcess(self.ended_with_held()));
+        }
         match (&mut self.core, &mut self.live) {
             (Some(core), _) => Ok(&mut core.process),
-            (None, Some(t)) if !t.process.is_dead() => {
-                Ok(t.process.as_mut() as &mut dyn ProcessView)
-            }
-            _ => Err(SessionError::NoProcess(ended_with_held(
-                &ended,
-                &self.held,
-                named_pid(self.kept_children, &self.last_process),
-            ))),
+            (None, Some(t)) => Ok(t.process.as_mut() as &mut dyn ProcessView),
+            (None, None) => Err(SessionError::NoProcess(None)),
         }
     }
 
